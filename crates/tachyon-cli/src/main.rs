@@ -1,0 +1,5 @@
+//! The `tachyon` command.
+
+fn main() {
+    println!("tachyon {}", env!("CARGO_PKG_VERSION"));
+}

@@ -1,0 +1,1 @@
+//! Common path pessimism removal. (Being written: see issue 3.)

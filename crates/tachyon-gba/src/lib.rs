@@ -1,0 +1,1 @@
+//! Graph-based analysis. (Being written: see issue 3.)

@@ -1,0 +1,1 @@
+//! Design generator. (Being written: see issue 4.)

@@ -1,0 +1,1 @@
+//! GPU host side. (Being written: see issue 5.)

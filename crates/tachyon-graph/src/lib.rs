@@ -1,0 +1,1 @@
+//! Timing graph IR. (Being written: see issue 3.)

@@ -1,0 +1,1 @@
+//! GPU entry points (`extern "ptx-kernel"`), compiled only for nvptx64.

@@ -1,0 +1,1 @@
+//! Liberty (NLDM) parser. (Being written: see issue 2.)

@@ -1,0 +1,1 @@
+//! Syntax models to timing graph. (Being written: see issue 3.)

@@ -1,0 +1,1 @@
+//! Critical path generation. (Being written: see issue 6.)

@@ -1,0 +1,1 @@
+//! SDC subset and TAU 2015 file readers. (Being written: see issue 2.)

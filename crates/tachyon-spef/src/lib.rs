@@ -1,0 +1,1 @@
+//! SPEF parser. (Being written: see issue 2.)

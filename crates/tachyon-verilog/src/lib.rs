@@ -1,0 +1,1 @@
+//! Flat structural Verilog parser. (Being written: see issue 2.)

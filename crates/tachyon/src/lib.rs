@@ -1,0 +1,1 @@
+//! Tachyon static timing analysis facade. (Being written.)
