@@ -1,9 +1,333 @@
-//! `cargo xtask bench` (not written yet).
+//! `cargo xtask bench`: runs the release `tachyon` binary on TAU benchmark folders and
+//! generated designs, several runs each, and prints a table of medians per phase plus
+//! peak memory (and JSON for tracking over time). `cargo xtask bench parse` measures
+//! parser throughput (MB/s) per format instead.
+//!
+//! The binary reports its own phase times and peak memory through `--timings-json`, so
+//! every number comes from one process per run and nothing here depends on the engine's
+//! internals.
+
+use crate::cli_binary::{self, workspace_root};
+use anyhow::Context;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The phases in report order; the binary reports those it has built.
+const PHASES: [&str; 8] = [
+    "parse",
+    "link",
+    "levelize",
+    "rc",
+    "propagate",
+    "cppr",
+    "paths",
+    "report",
+];
+
+/// What to measure.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchKind {
+    /// The whole timing flow, per phase.
+    Flow,
+    /// Parser throughput per format.
+    Parse,
+}
 
 /// Arguments of `cargo xtask bench`.
 #[derive(clap::Args)]
-pub struct BenchArgs {}
+pub struct BenchArgs {
+    /// What to measure.
+    #[arg(value_enum, default_value = "flow")]
+    kind: BenchKind,
+    /// TAU 2015 benchmark folders (default: every folder of ../shared/tau2015).
+    #[arg(long, num_args = 1..)]
+    tau: Vec<PathBuf>,
+    /// Generated design sizes, comma separated (e.g. 100k,1m).
+    #[arg(long, value_delimiter = ',')]
+    gen: Vec<String>,
+    /// Timing backend: cpu, gpu or auto.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Runs per design; the table shows medians.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Also write the results as JSON here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Where generated designs are written (and reused between runs).
+    #[arg(long, default_value = "target/bench")]
+    work_dir: PathBuf,
+}
 
-pub fn run(_args: BenchArgs) -> anyhow::Result<()> {
-    anyhow::bail!("cargo xtask bench is not written yet")
+/// One design to run: a display name and its `.tau2015` file.
+struct Design {
+    name: String,
+    tau2015: PathBuf,
+}
+
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let binary = cli_binary::build_release()?;
+    let designs = collect_designs(&args, &binary)?;
+    match args.kind {
+        BenchKind::Flow => bench_flow(&args, &binary, &designs),
+        BenchKind::Parse => bench_parse(&args, &binary, &designs),
+    }
+}
+
+fn collect_designs(args: &BenchArgs, binary: &Path) -> anyhow::Result<Vec<Design>> {
+    let mut designs = Vec::new();
+    let tau_folders = if args.tau.is_empty() && args.gen.is_empty() {
+        default_tau_folders()
+    } else {
+        args.tau.clone()
+    };
+    for folder in tau_folders {
+        let name = folder
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_else(|| folder.display().to_string());
+        let tau2015 = folder.join(format!("{name}.tau2015"));
+        if tau2015.is_file() {
+            designs.push(Design { name, tau2015 });
+        } else {
+            eprintln!("bench: skipping {}: no {name}.tau2015", folder.display());
+        }
+    }
+    for size in &args.gen {
+        designs.push(generated_design(args, binary, size)?);
+    }
+    Ok(designs)
+}
+
+fn default_tau_folders() -> Vec<PathBuf> {
+    let shared = workspace_root().join("../shared/tau2015");
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(&shared)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .filter(|path| path.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    folders.sort();
+    folders
+}
+
+/// Generates (once) the design of `size` gates under the work folder.
+fn generated_design(args: &BenchArgs, binary: &Path, size: &str) -> anyhow::Result<Design> {
+    let name = format!("gen{size}");
+    let folder = workspace_root().join(&args.work_dir).join(&name);
+    let tau2015 = folder.join(format!("{name}.tau2015"));
+    if !tau2015.is_file() {
+        eprintln!("bench: generating {name} into {}", folder.display());
+        let status = Command::new(binary)
+            .args(["gen", "--gates", size, "--seed", "1", "--name", &name])
+            .arg("--out")
+            .arg(&folder)
+            .status()
+            .context("cannot run tachyon gen")?;
+        anyhow::ensure!(status.success(), "tachyon gen --gates {size} failed");
+    }
+    Ok(Design { name, tau2015 })
+}
+
+fn thread_args(args: &BenchArgs) -> Vec<String> {
+    args.threads
+        .map(|threads| vec!["--threads".to_string(), threads.to_string()])
+        .unwrap_or_default()
+}
+
+fn bench_flow(args: &BenchArgs, binary: &Path, designs: &[Design]) -> anyhow::Result<()> {
+    let report_path =
+        std::env::temp_dir().join(format!("tachyon-bench-{}.json", std::process::id()));
+    let mut results = Vec::new();
+    for design in designs {
+        let mut runs = Vec::new();
+        for _ in 0..args.runs.max(1) {
+            let status = Command::new(binary)
+                .args(thread_args(args))
+                .arg("tau")
+                .arg(&design.tau2015)
+                .args([
+                    "--skip-ops",
+                    "--device",
+                    &args.device,
+                    "--output",
+                    "/dev/null",
+                ])
+                .arg("--timings-json")
+                .arg(&report_path)
+                .status()
+                .context("cannot run tachyon tau")?;
+            anyhow::ensure!(status.success(), "tachyon tau {} failed", design.name);
+            let text = std::fs::read_to_string(&report_path)?;
+            runs.push(serde_json::from_str::<Value>(&text)?);
+        }
+        results.push((design.name.clone(), runs));
+    }
+    print_flow_table(&results);
+    if let Some(json_path) = &args.json {
+        let document = serde_json::json!({
+            "kind": "flow",
+            "device": args.device,
+            "threads": args.threads,
+            "designs": results.iter().map(|(name, runs)| serde_json::json!({"name": name, "runs": runs})).collect::<Vec<_>>(),
+        });
+        std::fs::write(json_path, serde_json::to_string_pretty(&document)?)?;
+    }
+    Ok(())
+}
+
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    Some(values[values.len() / 2])
+}
+
+fn print_flow_table(results: &[(String, Vec<Value>)]) {
+    print!("{:<12} {:>9}", "design", "pins");
+    for phase in PHASES {
+        print!(" {phase:>9}");
+    }
+    println!(" {:>9} {:>9} {:>10}", "total", "peak MB", "WNS late");
+    for (name, runs) in results {
+        let last = runs.last().cloned().unwrap_or(Value::Null);
+        print!("{name:<12} {:>9}", last["pins"].as_u64().unwrap_or(0));
+        for phase in PHASES {
+            let seconds: Vec<f64> = runs
+                .iter()
+                .filter_map(|run| run["phases"][phase].as_f64())
+                .collect();
+            match median(seconds) {
+                Some(value) => print!(" {:>8.1}m", value * 1e3),
+                None => print!(" {:>9}", "-"),
+            }
+        }
+        let totals: Vec<f64> = runs
+            .iter()
+            .map(|run| {
+                PHASES
+                    .iter()
+                    .filter_map(|phase| run["phases"][phase].as_f64())
+                    .sum()
+            })
+            .collect();
+        let peak = runs
+            .iter()
+            .filter_map(|run| run["peak_rss_bytes"].as_u64())
+            .max()
+            .unwrap_or(0);
+        println!(
+            " {:>8.1}m {:>9.0} {:>10.3}",
+            median(totals).unwrap_or(0.0) * 1e3,
+            peak as f64 / 1e6,
+            last["wns_late"].as_f64().unwrap_or(f64::NAN)
+        );
+    }
+    println!("(times are medians in ms; '-' = phase not built yet)");
+    for (name, runs) in results {
+        if let Some(histogram) = runs.last().and_then(|run| run.get("slack_histogram")) {
+            print_histogram(name, histogram);
+        }
+    }
+}
+
+fn print_histogram(name: &str, histogram: &Value) {
+    let (Some(edges), Some(counts)) = (
+        histogram["edges"].as_array(),
+        histogram["counts"].as_array(),
+    ) else {
+        return;
+    };
+    let largest = counts
+        .iter()
+        .filter_map(Value::as_u64)
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    println!("\nlate endpoint slack histogram of {name} (ps):");
+    for (index, count) in counts.iter().enumerate() {
+        let count = count.as_u64().unwrap_or(0);
+        let low = edges.get(index).and_then(Value::as_f64).unwrap_or(f64::NAN);
+        let high = edges
+            .get(index + 1)
+            .and_then(Value::as_f64)
+            .unwrap_or(f64::NAN);
+        let bar = "#".repeat(((count * 50) / largest) as usize);
+        println!("{low:>10.1} .. {high:>10.1} {count:>8} {bar}");
+    }
+}
+
+/// Parser throughput: every input file of each design through `tachyon parse --json`.
+fn bench_parse(args: &BenchArgs, binary: &Path, designs: &[Design]) -> anyhow::Result<()> {
+    let report_path =
+        std::env::temp_dir().join(format!("tachyon-parse-{}.json", std::process::id()));
+    let mut rows = Vec::new();
+    for design in designs {
+        let folder = design
+            .tau2015
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let mut files = vec![design.tau2015.clone()];
+        if let Ok(line) = std::fs::read_to_string(&design.tau2015) {
+            files.extend(line.split_whitespace().map(|name| folder.join(name)));
+        }
+        for file in files.iter().skip(1) {
+            let mut seconds = Vec::new();
+            let mut kind = String::new();
+            let mut bytes = 0;
+            for _ in 0..args.runs.max(1) {
+                let status = Command::new(binary)
+                    .args(thread_args(args))
+                    .args(["parse", "--quiet", "--json"])
+                    .arg(&report_path)
+                    .arg(file)
+                    .status()
+                    .context("cannot run tachyon parse")?;
+                anyhow::ensure!(status.success(), "tachyon parse {} failed", file.display());
+                let report: Value = serde_json::from_str(&std::fs::read_to_string(&report_path)?)?;
+                let entry = &report["files"][0];
+                kind = entry["kind"].as_str().unwrap_or("?").to_string();
+                bytes = entry["bytes"].as_u64().unwrap_or(0);
+                seconds.push(entry["seconds"].as_f64().unwrap_or(f64::NAN));
+            }
+            let median_seconds = median(seconds).unwrap_or(f64::NAN);
+            rows.push(serde_json::json!({
+                "design": design.name,
+                "file": file.file_name().map(|name| name.to_string_lossy().into_owned()),
+                "kind": kind,
+                "bytes": bytes,
+                "seconds": median_seconds,
+                "mb_per_s": bytes as f64 / 1e6 / median_seconds,
+            }));
+        }
+    }
+    println!(
+        "{:<12} {:<26} {:<8} {:>10} {:>10} {:>9}",
+        "design", "file", "format", "MB", "ms", "MB/s"
+    );
+    for row in &rows {
+        println!(
+            "{:<12} {:<26} {:<8} {:>10.2} {:>10.2} {:>9.1}",
+            row["design"].as_str().unwrap_or(""),
+            row["file"].as_str().unwrap_or(""),
+            row["kind"].as_str().unwrap_or(""),
+            row["bytes"].as_f64().unwrap_or(0.0) / 1e6,
+            row["seconds"].as_f64().unwrap_or(f64::NAN) * 1e3,
+            row["mb_per_s"].as_f64().unwrap_or(f64::NAN),
+        );
+    }
+    if let Some(json_path) = &args.json {
+        let document = serde_json::json!({"kind": "parse", "threads": args.threads, "files": rows});
+        std::fs::write(json_path, serde_json::to_string_pretty(&document)?)?;
+    }
+    Ok(())
 }

@@ -6,6 +6,7 @@
 //! - `bench`: run the whole flow on TAU benchmarks and generated designs, per phase.
 
 mod bench;
+mod cli_binary;
 mod gen;
 mod ptx;
 
