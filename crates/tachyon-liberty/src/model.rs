@@ -1,0 +1,789 @@
+//! The typed Liberty model: what static timing analysis needs from a library, built from
+//! the syntax tree of [`crate::syntax`].
+//!
+//! Values stay in library units; [`Units`] holds the multipliers to ps, fF and kOhm.
+//! Groups and attributes the model does not know are skipped.
+
+use std::collections::HashMap;
+
+use tachyon_source::{offset_in, ParseError};
+
+use crate::syntax::{self, ComplexAttribute, Group, SimpleAttribute, Statement, Value};
+
+/// A cell library.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Library {
+    /// The argument of the `library` group.
+    pub name: String,
+    /// Multipliers from library units to ps, fF and kOhm.
+    pub units: Units,
+    /// The `lu_table_template` groups, in source order.
+    pub templates: Vec<LutTemplate>,
+    /// The cells, in source order.
+    pub cells: Vec<Cell>,
+    cell_index: HashMap<String, usize>,
+}
+
+/// Multipliers that convert the library's values to picoseconds, femtofarads and kilo-ohms
+/// (a consumer multiplies a raw value by them).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Units {
+    /// Picoseconds per library time unit (`time_unit : "1ns"` gives 1000).
+    pub time_ps: f64,
+    /// Femtofarads per library capacitance unit (`capacitive_load_unit (1, pf)` gives 1000).
+    pub capacitance_ff: f64,
+    /// Kilo-ohms per library resistance unit (`pulling_resistance_unit : "1kohm"` gives 1).
+    pub resistance_kohm: f64,
+}
+
+impl Default for Units {
+    /// The Liberty defaults: 1ns, 1pf, 1kohm.
+    fn default() -> Self {
+        Units {
+            time_ps: 1000.0,
+            capacitance_ff: 1000.0,
+            resistance_kohm: 1.0,
+        }
+    }
+}
+
+/// A `lu_table_template`: the variables and default indices of the tables that name it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LutTemplate {
+    /// The template's name.
+    pub name: String,
+    /// What the first index measures.
+    pub variable_1: Option<TableVariable>,
+    /// What the second index measures.
+    pub variable_2: Option<TableVariable>,
+    /// Default first index.
+    pub index_1: Vec<f64>,
+    /// Default second index.
+    pub index_2: Vec<f64>,
+}
+
+/// What a table index measures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TableVariable {
+    /// `input_net_transition`.
+    InputNetTransition,
+    /// `total_output_net_capacitance`.
+    TotalOutputNetCapacitance,
+    /// `related_pin_transition`.
+    RelatedPinTransition,
+    /// `constrained_pin_transition`.
+    ConstrainedPinTransition,
+    /// Any other variable, as written.
+    Other(String),
+}
+
+/// A cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    /// The cell's name.
+    pub name: String,
+    /// The `area` attribute.
+    pub area: Option<f64>,
+    /// The pins, in source order (`pin (A, B)` gives two).
+    pub pins: Vec<Pin>,
+    /// Whether the cell has an `ff` or `latch` group.
+    pub is_sequential: bool,
+    /// The `ff` group, when there is one.
+    pub ff: Option<FlipFlop>,
+    pin_index: HashMap<String, usize>,
+}
+
+/// The `ff` group of a sequential cell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlipFlop {
+    /// The `clocked_on` expression, such as `CK` or `(!CLK)`.
+    pub clocked_on: String,
+    /// The `next_state` expression.
+    pub next_state: String,
+}
+
+/// A pin of a cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pin {
+    /// The pin's name.
+    pub name: String,
+    /// The pin's direction.
+    pub direction: PinDirection,
+    /// The `capacitance` attribute.
+    pub capacitance: Option<f64>,
+    /// The `rise_capacitance` attribute.
+    pub rise_capacitance: Option<f64>,
+    /// The `fall_capacitance` attribute.
+    pub fall_capacitance: Option<f64>,
+    /// `clock : true`.
+    pub is_clock: bool,
+    /// Every `timing` group of the pin, in source order.
+    pub timings: Vec<TimingGroup>,
+}
+
+/// A pin's direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PinDirection {
+    /// `input`.
+    Input,
+    /// `output`.
+    Output,
+    /// `inout`.
+    Inout,
+    /// `internal`.
+    Internal,
+}
+
+/// A `timing` group: the arcs from the related pins to the pin that holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimingGroup {
+    /// The related pins (`related_pin : "A B"` names two).
+    pub related_pins: Vec<String>,
+    /// The unateness, when given.
+    pub timing_sense: Option<TimingSense>,
+    /// The arc's type; `Combinational` when absent.
+    pub timing_type: TimingType,
+    /// Delay to a rising output.
+    pub cell_rise: Option<Table>,
+    /// Delay to a falling output.
+    pub cell_fall: Option<Table>,
+    /// Transition of a rising output.
+    pub rise_transition: Option<Table>,
+    /// Transition of a falling output.
+    pub fall_transition: Option<Table>,
+    /// Constraint for a rising constrained pin.
+    pub rise_constraint: Option<Table>,
+    /// Constraint for a falling constrained pin.
+    pub fall_constraint: Option<Table>,
+}
+
+/// The unateness of a timing arc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimingSense {
+    /// `positive_unate`.
+    PositiveUnate,
+    /// `negative_unate`.
+    NegativeUnate,
+    /// `non_unate`.
+    NonUnate,
+}
+
+/// The `timing_type` of a timing group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TimingType {
+    /// `combinational`.
+    Combinational,
+    /// `combinational_rise`.
+    CombinationalRise,
+    /// `combinational_fall`.
+    CombinationalFall,
+    /// `rising_edge`.
+    RisingEdge,
+    /// `falling_edge`.
+    FallingEdge,
+    /// `setup_rising`.
+    SetupRising,
+    /// `setup_falling`.
+    SetupFalling,
+    /// `hold_rising`.
+    HoldRising,
+    /// `hold_falling`.
+    HoldFalling,
+    /// `recovery_rising`.
+    RecoveryRising,
+    /// `recovery_falling`.
+    RecoveryFalling,
+    /// `removal_rising`.
+    RemovalRising,
+    /// `removal_falling`.
+    RemovalFalling,
+    /// `three_state_enable`.
+    ThreeStateEnable,
+    /// `three_state_disable`.
+    ThreeStateDisable,
+    /// Any other type (`preset`, `clear`, ...), as written.
+    Other(String),
+}
+
+/// A clock edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockEdge {
+    /// The rising edge.
+    Rising,
+    /// The falling edge.
+    Falling,
+}
+
+/// A lookup table (NLDM).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// What the first index measures.
+    pub variable_1: Option<TableVariable>,
+    /// What the second index measures.
+    pub variable_2: Option<TableVariable>,
+    /// The first index (the table's own, else its template's).
+    pub index_1: Vec<f64>,
+    /// The second index (the table's own, else its template's).
+    pub index_2: Vec<f64>,
+    /// Row-major over `index_1` x `index_2`: `max(1, n1) * max(1, n2)` values.
+    pub values: Vec<f64>,
+}
+
+/// Counts for a one-line summary of a library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LibrarySummary {
+    /// Number of cells.
+    pub n_cells: usize,
+    /// Number of pins over all cells.
+    pub n_pins: usize,
+    /// Number of timing groups over all pins.
+    pub n_timing_arcs: usize,
+    /// Number of lookup-table templates.
+    pub n_templates: usize,
+}
+
+impl Library {
+    /// The cell named `name`.
+    pub fn cell(&self, name: &str) -> Option<&Cell> {
+        self.cell_index
+            .get(name)
+            .and_then(|&cell_idx| self.cells.get(cell_idx))
+    }
+
+    /// The template named `name`.
+    pub fn template(&self, name: &str) -> Option<&LutTemplate> {
+        self.templates.iter().find(|template| template.name == name)
+    }
+
+    /// Counts of cells, pins, timing groups and templates.
+    pub fn summary(&self) -> LibrarySummary {
+        let pins = self.cells.iter().flat_map(|cell| &cell.pins);
+        LibrarySummary {
+            n_cells: self.cells.len(),
+            n_pins: pins.clone().count(),
+            n_timing_arcs: pins.map(|pin| pin.timings.len()).sum(),
+            n_templates: self.templates.len(),
+        }
+    }
+}
+
+impl Cell {
+    /// The pin named `name`.
+    pub fn pin(&self, name: &str) -> Option<&Pin> {
+        self.pin_index
+            .get(name)
+            .and_then(|&pin_idx| self.pins.get(pin_idx))
+    }
+}
+
+impl TimingType {
+    /// Setup-like checks: `setup_*` and `recovery_*`.
+    pub fn is_setup(&self) -> bool {
+        matches!(
+            self,
+            TimingType::SetupRising
+                | TimingType::SetupFalling
+                | TimingType::RecoveryRising
+                | TimingType::RecoveryFalling
+        )
+    }
+
+    /// Hold-like checks: `hold_*` and `removal_*`.
+    pub fn is_hold(&self) -> bool {
+        matches!(
+            self,
+            TimingType::HoldRising
+                | TimingType::HoldFalling
+                | TimingType::RemovalRising
+                | TimingType::RemovalFalling
+        )
+    }
+
+    /// Whether the group is a timing check (setup-like or hold-like) rather than a delay arc.
+    pub fn is_constraint(&self) -> bool {
+        self.is_setup() || self.is_hold()
+    }
+
+    /// The clock edge the arc or check is relative to, for edge-triggered types.
+    pub fn clock_edge(&self) -> Option<ClockEdge> {
+        match self {
+            TimingType::RisingEdge
+            | TimingType::SetupRising
+            | TimingType::HoldRising
+            | TimingType::RecoveryRising
+            | TimingType::RemovalRising => Some(ClockEdge::Rising),
+            TimingType::FallingEdge
+            | TimingType::SetupFalling
+            | TimingType::HoldFalling
+            | TimingType::RecoveryFalling
+            | TimingType::RemovalFalling => Some(ClockEdge::Falling),
+            _ => None,
+        }
+    }
+
+    fn from_name(name: &str) -> TimingType {
+        match name {
+            "combinational" => TimingType::Combinational,
+            "combinational_rise" => TimingType::CombinationalRise,
+            "combinational_fall" => TimingType::CombinationalFall,
+            "rising_edge" => TimingType::RisingEdge,
+            "falling_edge" => TimingType::FallingEdge,
+            "setup_rising" => TimingType::SetupRising,
+            "setup_falling" => TimingType::SetupFalling,
+            "hold_rising" => TimingType::HoldRising,
+            "hold_falling" => TimingType::HoldFalling,
+            "recovery_rising" => TimingType::RecoveryRising,
+            "recovery_falling" => TimingType::RecoveryFalling,
+            "removal_rising" => TimingType::RemovalRising,
+            "removal_falling" => TimingType::RemovalFalling,
+            "three_state_enable" => TimingType::ThreeStateEnable,
+            "three_state_disable" => TimingType::ThreeStateDisable,
+            other => TimingType::Other(other.to_string()),
+        }
+    }
+}
+
+impl TableVariable {
+    fn from_name(name: &str) -> TableVariable {
+        match name {
+            "input_net_transition" => TableVariable::InputNetTransition,
+            "total_output_net_capacitance" => TableVariable::TotalOutputNetCapacitance,
+            "related_pin_transition" => TableVariable::RelatedPinTransition,
+            "constrained_pin_transition" => TableVariable::ConstrainedPinTransition,
+            other => TableVariable::Other(other.to_string()),
+        }
+    }
+}
+
+/// Parses a Liberty file into the typed model. Syntax errors and semantic errors (a
+/// table whose value count does not match its indices, an unknown template, a bad
+/// number) are reported with the file, line and column.
+pub fn parse_library(file_name: &str, text: &str) -> Result<Library, ParseError> {
+    let statements = syntax::parse(file_name, text)?;
+    let builder = Builder { file_name, text };
+    let library_group = statements
+        .iter()
+        .find_map(|statement| match statement {
+            Statement::Group(group) if group.name == "library" => Some(group),
+            _ => None,
+        })
+        .ok_or_else(|| ParseError::at(file_name, text, 0, "a library group"))?;
+    builder.library(library_group)
+}
+
+/// Turns syntax groups into model types; holds the source for error positions.
+struct Builder<'t> {
+    file_name: &'t str,
+    text: &'t str,
+}
+
+impl Builder<'_> {
+    fn error(&self, offset: usize, expected: impl Into<String>) -> ParseError {
+        ParseError::at(self.file_name, self.text, offset, expected)
+    }
+
+    fn error_found(
+        &self,
+        offset: usize,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> ParseError {
+        ParseError::with_found(self.file_name, self.text, offset, expected, found)
+    }
+
+    fn library(&self, group: &Group<'_>) -> Result<Library, ParseError> {
+        let name = self.first_argument(group, "a library name")?;
+        let units = self.units(group)?;
+        let mut templates = Vec::new();
+        for template_group in group.groups("lu_table_template") {
+            templates.push(self.template(template_group)?);
+        }
+        let template_index: HashMap<&str, &LutTemplate> = templates
+            .iter()
+            .map(|template| (template.name.as_str(), template))
+            .collect();
+        let mut cells = Vec::new();
+        let mut cell_index = HashMap::new();
+        for cell_group in group.groups("cell") {
+            let cell = self.cell(cell_group, &template_index)?;
+            if cell_index.insert(cell.name.clone(), cells.len()).is_some() {
+                return Err(self.error_found(
+                    cell_group.offset,
+                    "a cell name not used before",
+                    format!("a second cell \"{}\"", cell.name),
+                ));
+            }
+            cells.push(cell);
+        }
+        Ok(Library {
+            name,
+            units,
+            templates,
+            cells,
+            cell_index,
+        })
+    }
+
+    fn units(&self, group: &Group<'_>) -> Result<Units, ParseError> {
+        let mut units = Units::default();
+        if let Some(attribute) = group.simple_attribute("time_unit") {
+            units.time_ps = self.unit_multiplier(
+                &attribute.value,
+                &[
+                    ("ps", 1.0),
+                    ("ns", 1e3),
+                    ("us", 1e6),
+                    ("ms", 1e9),
+                    ("fs", 1e-3),
+                    ("s", 1e12),
+                ],
+                "a time unit such as \"1ns\" or \"1ps\"",
+            )?;
+        }
+        if let Some(attribute) = group.simple_attribute("pulling_resistance_unit") {
+            units.resistance_kohm = self.unit_multiplier(
+                &attribute.value,
+                &[("kohm", 1.0), ("ohm", 1e-3)],
+                "a resistance unit such as \"1kohm\" or \"1ohm\"",
+            )?;
+        }
+        if let Some(attribute) = group.complex_attribute("capacitive_load_unit") {
+            units.capacitance_ff = self.capacitive_load_unit(attribute)?;
+        }
+        Ok(units)
+    }
+
+    /// Reads `"<number><unit>"` and multiplies the number by the unit's factor. The unit
+    /// list is searched in order, so longer suffixes (`kohm`) come before shorter (`ohm`).
+    fn unit_multiplier(
+        &self,
+        value: &Value<'_>,
+        suffixes: &[(&str, f64)],
+        expected: &str,
+    ) -> Result<f64, ParseError> {
+        let written = value.text.trim();
+        let lower = written.to_ascii_lowercase();
+        for &(suffix, factor) in suffixes {
+            if let Some(number) = lower.strip_suffix(suffix) {
+                let number = number.trim();
+                let scale = if number.is_empty() {
+                    Some(1.0)
+                } else {
+                    parse_finite(number)
+                };
+                if let Some(scale) = scale {
+                    return Ok(scale * factor);
+                }
+            }
+        }
+        Err(self.error(value.offset, expected))
+    }
+
+    fn capacitive_load_unit(&self, attribute: &ComplexAttribute<'_>) -> Result<f64, ParseError> {
+        const EXPECTED: &str = "capacitive_load_unit (<number>, ff|pf|nf|uf)";
+        let [scale, unit] = attribute.values[..] else {
+            return Err(self.error(attribute.offset, EXPECTED));
+        };
+        let scale =
+            parse_finite(scale.text.trim()).ok_or_else(|| self.error(scale.offset, "a number"))?;
+        let factor = match unit.text.trim().to_ascii_lowercase().as_str() {
+            "ff" => 1.0,
+            "pf" => 1e3,
+            "nf" => 1e6,
+            "uf" => 1e9,
+            "af" => 1e-3,
+            _ => return Err(self.error(unit.offset, "ff, pf, nf or uf")),
+        };
+        Ok(scale * factor)
+    }
+
+    fn template(&self, group: &Group<'_>) -> Result<LutTemplate, ParseError> {
+        Ok(LutTemplate {
+            name: self.first_argument(group, "a template name")?,
+            variable_1: group
+                .simple_attribute("variable_1")
+                .map(|attribute| TableVariable::from_name(attribute.value.text.trim())),
+            variable_2: group
+                .simple_attribute("variable_2")
+                .map(|attribute| TableVariable::from_name(attribute.value.text.trim())),
+            index_1: self.optional_numbers(group.complex_attribute("index_1"))?,
+            index_2: self.optional_numbers(group.complex_attribute("index_2"))?,
+        })
+    }
+
+    fn cell(
+        &self,
+        group: &Group<'_>,
+        templates: &HashMap<&str, &LutTemplate>,
+    ) -> Result<Cell, ParseError> {
+        let name = self.first_argument(group, "a cell name")?;
+        let area = self.optional_number(group.simple_attribute("area"))?;
+        let mut pins: Vec<Pin> = Vec::new();
+        let mut pin_index = HashMap::new();
+        for pin_group in group.groups("pin") {
+            if pin_group.arguments.is_empty() {
+                return Err(self.error(pin_group.offset, "a pin name in pin (...)"));
+            }
+            let body = self.pin_body(pin_group, templates)?;
+            for argument in &pin_group.arguments {
+                let pin_name = argument.text.trim().to_string();
+                if pin_index.insert(pin_name.clone(), pins.len()).is_some() {
+                    return Err(self.error_found(
+                        argument.offset,
+                        "a pin name not used before in this cell",
+                        format!("a second pin \"{pin_name}\""),
+                    ));
+                }
+                pins.push(Pin {
+                    name: pin_name,
+                    ..body.clone()
+                });
+            }
+        }
+        let ff = group.groups("ff").next().map(|ff_group| FlipFlop {
+            clocked_on: text_attribute(ff_group, "clocked_on"),
+            next_state: text_attribute(ff_group, "next_state"),
+        });
+        let is_sequential = ff.is_some() || group.groups("latch").next().is_some();
+        Ok(Cell {
+            name,
+            area,
+            pins,
+            is_sequential,
+            ff,
+            pin_index,
+        })
+    }
+
+    /// Everything of a pin but its name (one body may serve several names).
+    fn pin_body(
+        &self,
+        group: &Group<'_>,
+        templates: &HashMap<&str, &LutTemplate>,
+    ) -> Result<Pin, ParseError> {
+        let direction = match group.simple_attribute("direction") {
+            None => return Err(self.error(group.offset, "a direction attribute in this pin")),
+            Some(attribute) => match attribute.value.text.trim() {
+                "input" => PinDirection::Input,
+                "output" => PinDirection::Output,
+                "inout" => PinDirection::Inout,
+                "internal" => PinDirection::Internal,
+                _ => {
+                    return Err(
+                        self.error(attribute.value.offset, "input, output, inout or internal")
+                    )
+                }
+            },
+        };
+        let is_clock = match group.simple_attribute("clock") {
+            None => false,
+            Some(attribute) => self.boolean(&attribute.value)?,
+        };
+        let mut timings = Vec::new();
+        for timing_group in group.groups("timing") {
+            timings.push(self.timing(timing_group, templates)?);
+        }
+        Ok(Pin {
+            name: String::new(),
+            direction,
+            capacitance: self.optional_number(group.simple_attribute("capacitance"))?,
+            rise_capacitance: self.optional_number(group.simple_attribute("rise_capacitance"))?,
+            fall_capacitance: self.optional_number(group.simple_attribute("fall_capacitance"))?,
+            is_clock,
+            timings,
+        })
+    }
+
+    fn timing(
+        &self,
+        group: &Group<'_>,
+        templates: &HashMap<&str, &LutTemplate>,
+    ) -> Result<TimingGroup, ParseError> {
+        let related_pins = group
+            .simple_attribute("related_pin")
+            .map(|attribute| {
+                attribute
+                    .value
+                    .text
+                    .split_whitespace()
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let timing_sense = match group.simple_attribute("timing_sense") {
+            None => None,
+            Some(attribute) => Some(match attribute.value.text.trim() {
+                "positive_unate" => TimingSense::PositiveUnate,
+                "negative_unate" => TimingSense::NegativeUnate,
+                "non_unate" => TimingSense::NonUnate,
+                _ => {
+                    return Err(self.error(
+                        attribute.value.offset,
+                        "positive_unate, negative_unate or non_unate",
+                    ))
+                }
+            }),
+        };
+        let timing_type = group
+            .simple_attribute("timing_type")
+            .map_or(TimingType::Combinational, |attribute| {
+                TimingType::from_name(attribute.value.text.trim())
+            });
+        let table = |name: &str| self.optional_table(group, name, templates);
+        Ok(TimingGroup {
+            related_pins,
+            timing_sense,
+            timing_type,
+            cell_rise: table("cell_rise")?,
+            cell_fall: table("cell_fall")?,
+            rise_transition: table("rise_transition")?,
+            fall_transition: table("fall_transition")?,
+            rise_constraint: table("rise_constraint")?,
+            fall_constraint: table("fall_constraint")?,
+        })
+    }
+
+    /// The last table group named `name` in `group`, if any.
+    fn optional_table(
+        &self,
+        group: &Group<'_>,
+        name: &str,
+        templates: &HashMap<&str, &LutTemplate>,
+    ) -> Result<Option<Table>, ParseError> {
+        match group.groups(name).last() {
+            None => Ok(None),
+            Some(table_group) => self.table(table_group, templates).map(Some),
+        }
+    }
+
+    fn table(
+        &self,
+        group: &Group<'_>,
+        templates: &HashMap<&str, &LutTemplate>,
+    ) -> Result<Table, ParseError> {
+        let template_argument = group
+            .arguments
+            .first()
+            .ok_or_else(|| self.error(group.offset, "a template name in the table's (...)"))?;
+        let template_name = template_argument.text.trim();
+        let template = if template_name == "scalar" {
+            None
+        } else {
+            let template = templates.get(template_name).ok_or_else(|| {
+                self.error_found(
+                    template_argument.offset,
+                    "the name of a lu_table_template of this library",
+                    format!("\"{template_name}\""),
+                )
+            })?;
+            Some(*template)
+        };
+        if let Some(index_3) = group.complex_attribute("index_3") {
+            return Err(self.error_found(
+                index_3.offset,
+                "a table of at most two dimensions",
+                "index_3",
+            ));
+        }
+        let index_1 = match group.complex_attribute("index_1") {
+            Some(attribute) => self.numbers(attribute)?,
+            None => template.map_or_else(Vec::new, |template| template.index_1.clone()),
+        };
+        let index_2 = match group.complex_attribute("index_2") {
+            Some(attribute) => self.numbers(attribute)?,
+            None => template.map_or_else(Vec::new, |template| template.index_2.clone()),
+        };
+        let values_attribute = group
+            .complex_attribute("values")
+            .ok_or_else(|| self.error(group.offset, "a values (...) attribute in this table"))?;
+        let values = self.numbers(values_attribute)?;
+        let n_expected = index_1.len().max(1) * index_2.len().max(1);
+        if values.len() != n_expected {
+            return Err(self.error_found(
+                values_attribute.offset,
+                format!(
+                    "{n_expected} values ({} x {} from the indices)",
+                    index_1.len().max(1),
+                    index_2.len().max(1)
+                ),
+                format!("{} values", values.len()),
+            ));
+        }
+        Ok(Table {
+            variable_1: template.and_then(|template| template.variable_1.clone()),
+            variable_2: template.and_then(|template| template.variable_2.clone()),
+            index_1,
+            index_2,
+            values,
+        })
+    }
+
+    fn first_argument(&self, group: &Group<'_>, expected: &str) -> Result<String, ParseError> {
+        group
+            .arguments
+            .first()
+            .map(|argument| argument.text.trim().to_string())
+            .ok_or_else(|| self.error(group.offset, expected))
+    }
+
+    fn boolean(&self, value: &Value<'_>) -> Result<bool, ParseError> {
+        match value.text.trim() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err(self.error(value.offset, "true or false")),
+        }
+    }
+
+    fn optional_number(
+        &self,
+        attribute: Option<&SimpleAttribute<'_>>,
+    ) -> Result<Option<f64>, ParseError> {
+        match attribute {
+            None => Ok(None),
+            Some(attribute) => parse_finite(attribute.value.text.trim())
+                .map(Some)
+                .ok_or_else(|| self.error(attribute.value.offset, "a number")),
+        }
+    }
+
+    fn optional_numbers(
+        &self,
+        attribute: Option<&ComplexAttribute<'_>>,
+    ) -> Result<Vec<f64>, ParseError> {
+        attribute.map_or_else(|| Ok(Vec::new()), |attribute| self.numbers(attribute))
+    }
+
+    /// All numbers of a complex attribute: each value may hold a list separated by commas,
+    /// white space or `\` line continuations (`"1, 2", "3, 4"` or `1, 2, 3`).
+    fn numbers(&self, attribute: &ComplexAttribute<'_>) -> Result<Vec<f64>, ParseError> {
+        let mut numbers = Vec::new();
+        for value in &attribute.values {
+            let tokens = value
+                .text
+                .split(|character: char| {
+                    character == ',' || character == '\\' || character.is_whitespace()
+                })
+                .filter(|token| !token.is_empty());
+            for token in tokens {
+                let number = parse_finite(token).ok_or_else(|| {
+                    self.error(value.offset + offset_in(value.text, token), "a number")
+                })?;
+                numbers.push(number);
+            }
+        }
+        Ok(numbers)
+    }
+}
+
+/// The text of a simple attribute, or an empty string when it is absent.
+fn text_attribute(group: &Group<'_>, name: &str) -> String {
+    group
+        .simple_attribute(name)
+        .map(|attribute| attribute.value.text.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// A finite number; Rust also accepts `inf` and `nan`, which no library value means.
+fn parse_finite(text: &str) -> Option<f64> {
+    text.parse::<f64>().ok().filter(|number| number.is_finite())
+}
