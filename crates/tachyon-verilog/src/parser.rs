@@ -1,0 +1,727 @@
+//! The recursive-descent parser over a byte cursor.
+//!
+//! Hot paths (white space, comments, identifiers, punctuation) are plain byte scans:
+//! nom combinators would re-check every alternative per byte. nom recognizes the rarer
+//! number literals and range bounds. Line and column are computed only when an error
+//! is built.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use nom::character::complete::i64 as signed_integer;
+use tachyon_source::ParseError;
+
+use crate::constant::{constant_value, parse_constant, ConstantProblem, MAX_BITS};
+use crate::model::{
+    Assign, Connections, Expression, Instance, Module, NamedConnection, Netlist, Port,
+    PortDirection, Wire,
+};
+
+/// Bytes that may start a simple identifier: letters and `_`.
+const IDENTIFIER_START: [bool; 256] =
+    byte_class(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_");
+
+/// Bytes that may continue a simple identifier: letters, digits, `_` and `$`.
+const IDENTIFIER_CONTINUE: [bool; 256] =
+    byte_class(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789$");
+
+/// White space bytes, which also end an escaped identifier.
+const WHITE_SPACE: [bool; 256] = byte_class(b" \t\n\r\x0b\x0c");
+
+/// A lookup table that is true for the bytes of `members`.
+const fn byte_class(members: &[u8]) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut index = 0;
+    while index < members.len() {
+        table[members[index] as usize] = true;
+        index += 1;
+    }
+    table
+}
+
+/// The most nodes a concatenation may expand to through replications (`{n{...}}`), so
+/// that nested replications cannot exhaust memory.
+const MAX_CONCAT_NODES: usize = MAX_BITS as usize;
+
+/// The deepest nesting of concatenations accepted.
+const MAX_CONCATENATION_DEPTH: u32 = 64;
+
+/// What a module item starts with, for the "expected" part of errors.
+const MODULE_ITEM: &str =
+    "a declaration (input, output, inout, wire), an instance, an assign or \"endmodule\"";
+
+/// Parses a whole file. See [`crate::parse_netlist`].
+pub(crate) fn parse_netlist<'a>(file_name: &str, text: &'a str) -> Result<Netlist<'a>, ParseError> {
+    let mut parser = Parser {
+        file_name,
+        text,
+        bytes: text.as_bytes(),
+        position: 0,
+        concatenation_depth: 0,
+    };
+    let mut modules: Vec<Module<'a>> = Vec::new();
+    let mut module_names: HashMap<&'a str, ()> = HashMap::new();
+    loop {
+        parser.skip_trivia()?;
+        if parser.peek() == Some(b'`') {
+            // Compiler directives such as `timescale are irrelevant to structure.
+            parser.skip_line();
+            continue;
+        }
+        if parser.at_end() {
+            break;
+        }
+        let start = parser.position;
+        let keyword = parser.identifier("\"module\"")?;
+        if keyword != "module" && keyword != "macromodule" {
+            return Err(parser.error_at(start, "\"module\""));
+        }
+        let module = parser.module()?;
+        if module_names.insert(module.name, ()).is_some() {
+            return Err(ParseError::with_found(
+                file_name,
+                text,
+                start,
+                "a module name not defined earlier in the file",
+                format!("a second module \"{}\"", module.name),
+            ));
+        }
+        modules.push(module);
+    }
+    Ok(Netlist { modules })
+}
+
+/// A port while its module is being parsed: non-ANSI headers name ports before their
+/// direction and range are declared.
+struct PendingPort<'a> {
+    name: &'a str,
+    /// Byte offset of the name in the header, for "never declared" errors.
+    offset: usize,
+    direction: Option<PortDirection>,
+    range: Option<(i64, i64)>,
+}
+
+/// The cursor over the source text.
+struct Parser<'a, 'f> {
+    file_name: &'f str,
+    text: &'a str,
+    bytes: &'a [u8],
+    position: usize,
+    /// How many concatenations enclose the cursor; bounded so that hostile nesting
+    /// cannot overflow the stack.
+    concatenation_depth: u32,
+}
+
+impl<'a> Parser<'a, '_> {
+    // ----- Modules -----
+
+    /// Parses a module after the `module` keyword, up to and including `endmodule`.
+    fn module(&mut self) -> Result<Module<'a>, ParseError> {
+        let name = self.identifier("a module name")?;
+        let mut ports: Vec<PendingPort<'a>> = Vec::new();
+        let mut port_indices: HashMap<&'a str, usize> = HashMap::new();
+        self.skip_trivia()?;
+        if self.peek() == Some(b'#') {
+            return Err(self.error_here("\"(\" or \";\" (module parameters are not supported)"));
+        }
+        let ansi = if self.eat(b'(')? {
+            self.port_list(&mut ports, &mut port_indices)?
+        } else {
+            false
+        };
+        self.expect(b';', "\";\" after the module header")?;
+
+        let mut wires = Vec::new();
+        let mut instances = Vec::new();
+        let mut assigns = Vec::new();
+        loop {
+            self.skip_trivia()?;
+            let start = self.position;
+            if !self
+                .peek()
+                .is_some_and(|byte| IDENTIFIER_START[byte as usize] || byte == b'\\')
+            {
+                return Err(self.error_here(MODULE_ITEM));
+            }
+            let word = self.identifier(MODULE_ITEM)?;
+            let escaped = self.bytes.get(start) == Some(&b'\\');
+            match word {
+                _ if escaped => self.instances(word, &mut instances)?,
+                "endmodule" => break,
+                "input" | "output" | "inout" => {
+                    if ansi {
+                        return Err(ParseError::with_found(
+                            self.file_name,
+                            self.text,
+                            start,
+                            MODULE_ITEM,
+                            format!(
+                                "\"{word}\" in a module whose header already declares its ports"
+                            ),
+                        ));
+                    }
+                    let direction = direction_of(word).unwrap_or(PortDirection::Input);
+                    self.port_declaration(direction, &mut ports, &port_indices)?;
+                }
+                "wire" | "tri" => self.wire_declaration(&mut wires, &mut assigns)?,
+                "assign" => self.assign(&mut assigns)?,
+                "module" | "macromodule" => {
+                    return Err(self.error_at(start, "\"endmodule\" before the next module"))
+                }
+                "reg" | "parameter" | "localparam" | "supply0" | "supply1" | "always"
+                | "initial" | "generate" | "function" | "task" | "defparam" | "specify"
+                | "integer" | "real" | "genvar" => {
+                    return Err(ParseError::with_found(
+                        self.file_name,
+                        self.text,
+                        start,
+                        MODULE_ITEM,
+                        format!("\"{word}\", which a structural netlist reader does not support"),
+                    ))
+                }
+                cell => self.instances(cell, &mut instances)?,
+            }
+        }
+
+        let mut finished_ports = Vec::with_capacity(ports.len());
+        for port in ports {
+            let Some(direction) = port.direction else {
+                return Err(ParseError::with_found(
+                    self.file_name,
+                    self.text,
+                    port.offset,
+                    format!(
+                        "an input, output or inout declaration for port \"{}\"",
+                        port.name
+                    ),
+                    "none before endmodule",
+                ));
+            };
+            finished_ports.push(Port {
+                name: port.name,
+                direction,
+                range: port.range,
+            });
+        }
+        Ok(Module::new(name, finished_ports, wires, instances, assigns))
+    }
+
+    /// Parses the header port list after `(`, up to and including `)`. Returns whether
+    /// it was an ANSI list (one that declares directions).
+    fn port_list(
+        &mut self,
+        ports: &mut Vec<PendingPort<'a>>,
+        port_indices: &mut HashMap<&'a str, usize>,
+    ) -> Result<bool, ParseError> {
+        if self.eat(b')')? {
+            return Ok(false);
+        }
+        let ansi = direction_of(self.peek_identifier()).is_some();
+        let mut direction = PortDirection::Input;
+        let mut range = None;
+        loop {
+            if ansi {
+                if let Some(new_direction) = direction_of(self.peek_identifier()) {
+                    self.identifier("a port direction")?;
+                    direction = new_direction;
+                    if self.peek_identifier() == "wire" {
+                        self.identifier("\"wire\"")?;
+                    }
+                    range = self.optional_range()?;
+                }
+            }
+            self.skip_trivia()?;
+            let offset = self.position;
+            let name = self.identifier(if ansi {
+                "a port name or direction"
+            } else {
+                "a port name"
+            })?;
+            if port_indices.insert(name, ports.len()).is_some() {
+                return Err(self.error_at(offset, "a port name not already in the header"));
+            }
+            ports.push(PendingPort {
+                name,
+                offset,
+                direction: ansi.then_some(direction),
+                range: if ansi { range } else { None },
+            });
+            if self.expect_comma_or(b')', "\",\" or \")\" in the port list")? {
+                return Ok(ansi);
+            }
+        }
+    }
+
+    /// Parses a non-ANSI `input [range] a, b;` after its keyword.
+    fn port_declaration(
+        &mut self,
+        direction: PortDirection,
+        ports: &mut [PendingPort<'a>],
+        port_indices: &HashMap<&'a str, usize>,
+    ) -> Result<(), ParseError> {
+        if self.peek_identifier() == "wire" {
+            self.identifier("\"wire\"")?;
+        }
+        let range = self.optional_range()?;
+        loop {
+            self.skip_trivia()?;
+            let offset = self.position;
+            let name = self.identifier("a port name")?;
+            let port = port_indices
+                .get(name)
+                .and_then(|&index| ports.get_mut(index))
+                .ok_or_else(|| self.error_at(offset, "a port listed in the module header"))?;
+            if port.direction.is_some() {
+                return Err(self.error_at(offset, "a port whose direction is declared only once"));
+            }
+            port.direction = Some(direction);
+            port.range = range;
+            if self.expect_comma_or(b';', "\",\" or \";\" after a port name")? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Parses `wire [range] a, b = expression;` after its keyword. A declaration with
+    /// `= expression` also records an assign.
+    fn wire_declaration(
+        &mut self,
+        wires: &mut Vec<Wire<'a>>,
+        assigns: &mut Vec<Assign<'a>>,
+    ) -> Result<(), ParseError> {
+        let range = self.optional_range()?;
+        loop {
+            let name = self.identifier("a wire name")?;
+            wires.push(Wire { name, range });
+            if self.eat(b'=')? {
+                let source = self.expression()?;
+                assigns.push(Assign {
+                    target: Expression::Net(name),
+                    source,
+                });
+            }
+            if self.expect_comma_or(b';', "\",\" or \";\" after a wire name")? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Parses `assign a = b, c = d;` after its keyword.
+    fn assign(&mut self, assigns: &mut Vec<Assign<'a>>) -> Result<(), ParseError> {
+        loop {
+            let target = self.expression()?;
+            self.expect(b'=', "\"=\" in an assign")?;
+            let source = self.expression()?;
+            assigns.push(Assign { target, source });
+            if self.expect_comma_or(b';', "\",\" or \";\" after an assign")? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Parses `name ( connections ) [, name ( connections )] ;` after the cell name.
+    fn instances(
+        &mut self,
+        cell: &'a str,
+        instances: &mut Vec<Instance<'a>>,
+    ) -> Result<(), ParseError> {
+        loop {
+            self.skip_trivia()?;
+            if self.peek() == Some(b'#') {
+                return Err(
+                    self.error_here("an instance name (parameter overrides are not supported)")
+                );
+            }
+            let name = self.identifier("an instance name")?;
+            self.expect(b'(', "\"(\" before the connections of an instance")?;
+            let connections = self.connections()?;
+            instances.push(Instance {
+                cell,
+                name: Cow::Borrowed(name),
+                connections,
+            });
+            if self.expect_comma_or(b';', "\";\" after an instance")? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Parses the connection list after `(`, up to and including `)`.
+    fn connections(&mut self) -> Result<Connections<'a>, ParseError> {
+        if self.eat(b')')? {
+            return Ok(Connections::Named(Vec::new()));
+        }
+        if self.peek() == Some(b'.') {
+            // Most cells have two to five pins.
+            let mut named = Vec::with_capacity(4);
+            loop {
+                self.expect(b'.', "\".\" before a pin name")?;
+                let pin = self.identifier("a pin name")?;
+                self.expect(b'(', "\"(\" after a pin name")?;
+                let expression = if self.eat(b')')? {
+                    None
+                } else {
+                    let expression = self.expression()?;
+                    self.expect(b')', "\")\" after a pin connection")?;
+                    Some(expression)
+                };
+                named.push(NamedConnection { pin, expression });
+                if self.expect_comma_or(b')', "\",\" or \")\" after a pin connection")? {
+                    return Ok(Connections::Named(named));
+                }
+            }
+        }
+        let mut positional = Vec::with_capacity(4);
+        loop {
+            positional.push(self.expression()?);
+            if self.expect_comma_or(b')', "\",\" or \")\" after a connection")? {
+                return Ok(Connections::Positional(positional));
+            }
+        }
+    }
+
+    // ----- Expressions -----
+
+    /// Parses a net, bit-select, part-select, constant or concatenation.
+    fn expression(&mut self) -> Result<Expression<'a>, ParseError> {
+        self.skip_trivia()?;
+        match self.peek() {
+            Some(b'{') => {
+                self.position += 1;
+                self.concatenation()
+            }
+            Some(byte) if byte.is_ascii_digit() || byte == b'\'' => {
+                Ok(Expression::Constant(self.constant()?))
+            }
+            _ => {
+                let name = self.identifier("a net name, constant or \"{\"")?;
+                self.skip_trivia()?;
+                if self.peek() != Some(b'[') {
+                    return Ok(Expression::Net(name));
+                }
+                self.position += 1;
+                let first = self.integer()?;
+                if self.eat(b']')? {
+                    return Ok(Expression::Bit(name, first));
+                }
+                self.expect(b':', "\":\" or \"]\" in a bit or part select")?;
+                let offset = self.position;
+                let last = self.integer()?;
+                self.check_range_width(offset, first, last)?;
+                self.expect(b']', "\"]\" after a part select")?;
+                Ok(Expression::Part(name, first, last))
+            }
+        }
+    }
+
+    /// Parses a concatenation after `{`, up to and including `}`; `{n{a, b}}`
+    /// replications are expanded into plain concatenations.
+    fn concatenation(&mut self) -> Result<Expression<'a>, ParseError> {
+        if self.concatenation_depth >= MAX_CONCATENATION_DEPTH {
+            return Err(self.error_here(format!(
+                "concatenations nested at most {MAX_CONCATENATION_DEPTH} deep"
+            )));
+        }
+        self.concatenation_depth += 1;
+        let result = self.concatenation_body();
+        self.concatenation_depth -= 1;
+        result
+    }
+
+    fn concatenation_body(&mut self) -> Result<Expression<'a>, ParseError> {
+        self.skip_trivia()?;
+        let first_offset = self.position;
+        let first = self.expression()?;
+        if let Expression::Constant(count) = &first {
+            if self.eat(b'{')? {
+                let count = constant_value(count)
+                    .filter(|&count| count > 0)
+                    .ok_or_else(|| self.error_at(first_offset, "a positive replication count"))?;
+                let Expression::Concat(inner) = self.concatenation()? else {
+                    return Err(self.error_at(first_offset, "a replicated concatenation"));
+                };
+                let inner_nodes: usize = inner.iter().map(node_count).sum();
+                if inner_nodes.saturating_mul(count as usize) > MAX_CONCAT_NODES {
+                    return Err(self.error_at(
+                        first_offset,
+                        format!("a replication of at most {MAX_CONCAT_NODES} nets"),
+                    ));
+                }
+                let mut replicated = Vec::with_capacity(inner.len() * count as usize);
+                for _ in 0..count {
+                    replicated.extend(inner.iter().cloned());
+                }
+                self.expect(b'}', "\"}\" after a replication")?;
+                return Ok(Expression::Concat(replicated));
+            }
+        }
+        let mut nodes = node_count(&first);
+        let mut parts = vec![first];
+        while !self.expect_comma_or(b'}', "\",\" or \"}\" in a concatenation")? {
+            let part = self.expression()?;
+            nodes += node_count(&part);
+            parts.push(part);
+            if nodes > MAX_CONCAT_NODES {
+                return Err(self.error_here(format!(
+                    "\"}}\": a concatenation of at most {MAX_CONCAT_NODES} nets"
+                )));
+            }
+        }
+        Ok(Expression::Concat(parts))
+    }
+
+    /// Parses a number literal at the cursor.
+    fn constant(&mut self) -> Result<crate::model::Constant, ParseError> {
+        let start = self.position;
+        let rest = self.text.get(start..).unwrap_or("");
+        match parse_constant(rest) {
+            Ok((constant, consumed)) => {
+                self.position += consumed;
+                Ok(constant)
+            }
+            Err(problem) => Err(self.error_at(
+                start,
+                match problem {
+                    ConstantProblem::NotALiteral => {
+                        "a constant such as 1'b0, 4'hA or 0".to_string()
+                    }
+                    ConstantProblem::BadDigit => "a constant whose digits fit its base".to_string(),
+                    ConstantProblem::BadWidth => {
+                        format!("a constant width between 1 and {MAX_BITS}")
+                    }
+                    ConstantProblem::TooLarge => "a decimal constant below 2^64".to_string(),
+                },
+            )),
+        }
+    }
+
+    /// Parses an optional `[msb:lsb]` range.
+    fn optional_range(&mut self) -> Result<Option<(i64, i64)>, ParseError> {
+        if !self.eat(b'[')? {
+            return Ok(None);
+        }
+        let msb = self.integer()?;
+        self.expect(b':', "\":\" in a range")?;
+        let offset = self.position;
+        let lsb = self.integer()?;
+        self.check_range_width(offset, msb, lsb)?;
+        self.expect(b']', "\"]\" after a range")?;
+        Ok(Some((msb, lsb)))
+    }
+
+    /// Rejects ranges wider than [`MAX_BITS`], which no gate-level netlist has and which
+    /// would make the bit-level views exhaust memory.
+    fn check_range_width(
+        &mut self,
+        offset: usize,
+        first: i64,
+        last: i64,
+    ) -> Result<(), ParseError> {
+        let width = first.abs_diff(last);
+        if width >= u64::from(MAX_BITS) {
+            return Err(self.error_at(offset, format!("a range of at most {MAX_BITS} bits")));
+        }
+        Ok(())
+    }
+
+    /// Parses a signed decimal integer (a range bound or bit index).
+    fn integer(&mut self) -> Result<i64, ParseError> {
+        self.skip_trivia()?;
+        let start = self.position;
+        let rest = self.text.get(start..).unwrap_or("");
+        match signed_integer::<&str, ()>(rest) {
+            Ok((remaining, value)) => {
+                self.position += rest.len() - remaining.len();
+                Ok(value)
+            }
+            Err(_) => Err(self.error_at(start, "an integer")),
+        }
+    }
+
+    // ----- Tokens -----
+
+    /// Parses a simple identifier, or an escaped one (`\a/b[3] ` gives `a/b[3]`).
+    fn identifier(&mut self, expected: &str) -> Result<&'a str, ParseError> {
+        self.skip_trivia()?;
+        let start = self.position;
+        let (name_start, name_end, next) = match self.peek() {
+            Some(b'\\') => {
+                let name_start = start + 1;
+                let length = self
+                    .bytes
+                    .get(name_start..)
+                    .unwrap_or(&[])
+                    .iter()
+                    .position(|&byte| WHITE_SPACE[byte as usize])
+                    .unwrap_or(self.bytes.len() - name_start);
+                // The terminating white space belongs to the identifier; skip it too.
+                let name_end = name_start + length;
+                (name_start, name_end, (name_end + 1).min(self.bytes.len()))
+            }
+            Some(byte) if IDENTIFIER_START[byte as usize] => {
+                let length = self
+                    .bytes
+                    .get(start..)
+                    .unwrap_or(&[])
+                    .iter()
+                    .position(|&byte| !IDENTIFIER_CONTINUE[byte as usize])
+                    .unwrap_or(self.bytes.len() - start);
+                (start, start + length, start + length)
+            }
+            _ => return Err(self.error_at(start, expected)),
+        };
+        match self.text.get(name_start..name_end) {
+            Some(name) if !name.is_empty() => {
+                self.position = next;
+                Ok(name)
+            }
+            _ => Err(self.error_at(start, expected)),
+        }
+    }
+
+    /// The simple identifier after trivia, without consuming it ("" when there is none,
+    /// or when the trivia is malformed: the next consuming call reports that).
+    fn peek_identifier(&mut self) -> &'a str {
+        if self.skip_trivia().is_err() {
+            return "";
+        }
+        let start = self.position;
+        let rest = self.bytes.get(start..).unwrap_or(&[]);
+        if !rest
+            .first()
+            .is_some_and(|&byte| IDENTIFIER_START[byte as usize])
+        {
+            return "";
+        }
+        let length = rest
+            .iter()
+            .position(|&byte| !IDENTIFIER_CONTINUE[byte as usize])
+            .unwrap_or(rest.len());
+        self.text.get(start..start + length).unwrap_or("")
+    }
+
+    /// Skips white space, `//` and `/* */` comments and `(* attributes *)`.
+    fn skip_trivia(&mut self) -> Result<(), ParseError> {
+        loop {
+            match self.peek() {
+                Some(byte) if WHITE_SPACE[byte as usize] => self.position += 1,
+                Some(b'/') => match self.bytes.get(self.position + 1) {
+                    Some(b'/') => self.skip_line(),
+                    Some(b'*') => {
+                        self.skip_block(self.position + 2, b'/', "\"*/\" closing the comment")?
+                    }
+                    _ => return Ok(()),
+                },
+                Some(b'(') if self.bytes.get(self.position + 1) == Some(&b'*') => {
+                    // `(*)` is not an attribute, but it is not valid in a netlist either.
+                    self.skip_block(self.position + 2, b')', "\"*)\" closing the attribute")?
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    /// Skips from `search_from` past the next `*` followed by `closer`; an error at the
+    /// block start when the file ends first.
+    fn skip_block(
+        &mut self,
+        search_from: usize,
+        closer: u8,
+        expected: &str,
+    ) -> Result<(), ParseError> {
+        let rest = self.bytes.get(search_from..).unwrap_or(&[]);
+        match rest.windows(2).position(|pair| pair == [b'*', closer]) {
+            Some(found) => {
+                self.position = search_from + found + 2;
+                Ok(())
+            }
+            None => Err(ParseError::with_found(
+                self.file_name,
+                self.text,
+                self.position,
+                expected,
+                "end of file",
+            )),
+        }
+    }
+
+    /// Skips to the end of the current line (the newline is left as white space).
+    fn skip_line(&mut self) {
+        let rest = self.bytes.get(self.position..).unwrap_or(&[]);
+        self.position += rest
+            .iter()
+            .position(|&byte| byte == b'\n')
+            .unwrap_or(rest.len());
+    }
+
+    /// Consumes `byte` after trivia, or fails with `expected`.
+    fn expect(&mut self, byte: u8, expected: &str) -> Result<(), ParseError> {
+        if self.eat(byte)? {
+            Ok(())
+        } else {
+            Err(self.error_here(expected))
+        }
+    }
+
+    /// Consumes `byte` after trivia if it is next; says whether it did.
+    fn eat(&mut self, byte: u8) -> Result<bool, ParseError> {
+        self.skip_trivia()?;
+        if self.peek() == Some(byte) {
+            self.position += 1;
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }
+
+    /// Consumes `,` (returning false: the list goes on) or `closer` (returning true).
+    fn expect_comma_or(&mut self, closer: u8, expected: &str) -> Result<bool, ParseError> {
+        self.skip_trivia()?;
+        match self.peek() {
+            Some(b',') => {
+                self.position += 1;
+                Ok(false)
+            }
+            Some(byte) if byte == closer => {
+                self.position += 1;
+                Ok(true)
+            }
+            _ => Err(self.error_here(expected)),
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.position).copied()
+    }
+
+    fn at_end(&self) -> bool {
+        self.position >= self.bytes.len()
+    }
+
+    fn error_here(&self, expected: impl Into<String>) -> ParseError {
+        self.error_at(self.position, expected)
+    }
+
+    fn error_at(&self, offset: usize, expected: impl Into<String>) -> ParseError {
+        ParseError::at(self.file_name, self.text, offset, expected)
+    }
+}
+
+/// The direction a keyword declares, if it is one.
+fn direction_of(word: &str) -> Option<PortDirection> {
+    match word {
+        "input" => Some(PortDirection::Input),
+        "output" => Some(PortDirection::Output),
+        "inout" => Some(PortDirection::Inout),
+        _ => None,
+    }
+}
+
+/// The number of expression nodes in `expression`, counting concatenation members
+/// recursively (a guard against replication blow-up).
+fn node_count(expression: &Expression<'_>) -> usize {
+    match expression {
+        Expression::Concat(parts) => parts.iter().map(node_count).sum::<usize>().max(1),
+        _ => 1,
+    }
+}
