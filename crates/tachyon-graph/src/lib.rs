@@ -1,1 +1,29 @@
-//! Timing graph IR. (Being written: see issue 3.)
+//! The timing graph IR of Tachyon.
+//!
+//! Pins are the nodes; net arcs (driver -> sink) and cell arcs (from Liberty `timing()`
+//! groups, one set per split) are the edges; tests (setup/hold) tie a clock pin to a
+//! data pin. A graph is built once per design state with the `add_*` methods of
+//! [`TimingGraph`] and then finalized, which derives CSR fan-in/fan-out and topological
+//! levels (breaking combinational loops deterministically). Timing values live beside it
+//! in [`TimingData`], four conditions per pin.
+//!
+//! This crate knows nothing of file formats; `tachyon-link` builds graphs from parsed
+//! designs.
+
+mod graph;
+mod ids;
+mod model;
+mod rc_tree;
+mod timing;
+
+pub use graph::{CombinationalLoop, Csr, TimingGraph};
+pub use ids::{ArcId, NetId, PinId, TableId, TestId};
+pub use model::{
+    Arc, ArcKind, Assertions, CellArc, Clock, Net, NldmTable, Pin, PinKind, RcTree, Test, TestKind,
+    Unateness,
+};
+pub use rc_tree::{FlattenReport, RcNetwork};
+pub use timing::{TestResult, TimingData, NO_VALUE};
+
+#[cfg(test)]
+mod tests;

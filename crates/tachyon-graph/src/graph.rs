@@ -1,0 +1,309 @@
+//! The timing graph: arenas of pins, nets, arcs and tests, plus the derived CSR
+//! adjacency and topological levels.
+
+use std::collections::HashMap;
+use std::sync::Arc as Shared;
+
+use crate::ids::{ArcId, NetId, PinId, TableId, TestId};
+use crate::model::{Arc, ArcKind, Assertions, Net, NldmTable, Pin, Test};
+
+/// Compressed sparse rows: the arcs of pin `p` are `arcs[start[p]..start[p + 1]]`.
+#[derive(Debug, Clone, Default)]
+pub struct Csr {
+    start: Vec<u32>,
+    arcs: Vec<ArcId>,
+}
+
+impl Csr {
+    fn build(n_pins: usize, arcs: &[Arc], enabled: &[bool], key: impl Fn(&Arc) -> PinId) -> Csr {
+        let mut start = vec![0u32; n_pins + 1];
+        for (arc, _) in arcs.iter().zip(enabled).filter(|(_, on)| **on) {
+            start[key(arc).index() + 1] += 1;
+        }
+        for pin in 0..n_pins {
+            start[pin + 1] += start[pin];
+        }
+        let mut fill = start.clone();
+        let mut slots = vec![ArcId(0); start[n_pins] as usize];
+        for (arc_index, arc) in arcs.iter().enumerate() {
+            if enabled[arc_index] {
+                let pin = key(arc).index();
+                slots[fill[pin] as usize] = ArcId::from_index(arc_index);
+                fill[pin] += 1;
+            }
+        }
+        Csr { start, arcs: slots }
+    }
+
+    /// The arcs of `pin`.
+    #[inline]
+    pub fn of(&self, pin: PinId) -> &[ArcId] {
+        let start = self.start[pin.index()] as usize;
+        let end = self.start[pin.index() + 1] as usize;
+        &self.arcs[start..end]
+    }
+}
+
+/// A combinational loop found by levelization, broken by disabling `broken_arcs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CombinationalLoop {
+    /// The pin where the loop was cut.
+    pub pin: PinId,
+    /// The arcs into `pin` that were disabled.
+    pub broken_arcs: Vec<ArcId>,
+}
+
+/// The timing graph of one design state.
+///
+/// Build it with the `add_*` methods, then call [`TimingGraph::finalize`] to derive the
+/// adjacency and levels; timing engines need a finalized graph.
+#[derive(Debug, Clone, Default)]
+pub struct TimingGraph {
+    pins: Vec<Pin>,
+    nets: Vec<Net>,
+    arcs: Vec<Arc>,
+    tests: Vec<Test>,
+    tables: Shared<Vec<NldmTable>>,
+    pin_by_name: HashMap<String, PinId>,
+    assertions: Assertions,
+    // Derived by finalize().
+    arc_enabled: Vec<bool>,
+    fanin: Csr,
+    fanout: Csr,
+    level_start: Vec<u32>,
+    level_order: Vec<PinId>,
+    loops: Vec<CombinationalLoop>,
+    finalized: bool,
+}
+
+impl TimingGraph {
+    /// An empty graph whose arcs and tests refer to `tables`.
+    pub fn new(tables: Shared<Vec<NldmTable>>) -> TimingGraph {
+        TimingGraph {
+            tables,
+            ..TimingGraph::default()
+        }
+    }
+
+    /// Adds a pin; its name must be unique (a repeated name returns the existing pin).
+    pub fn add_pin(&mut self, pin: Pin) -> PinId {
+        if let Some(&existing) = self.pin_by_name.get(&pin.name) {
+            return existing;
+        }
+        let id = PinId::from_index(self.pins.len());
+        self.pin_by_name.insert(pin.name.clone(), id);
+        self.pins.push(pin);
+        self.finalized = false;
+        id
+    }
+
+    /// Adds a net and records it on its driver and sink pins.
+    pub fn add_net(&mut self, net: Net) -> NetId {
+        let id = NetId::from_index(self.nets.len());
+        for &pin in net.driver.iter().chain(&net.sinks) {
+            self.pins[pin.index()].net = Some(id);
+        }
+        self.nets.push(net);
+        self.finalized = false;
+        id
+    }
+
+    /// Adds a propagation arc.
+    pub fn add_arc(&mut self, arc: Arc) -> ArcId {
+        let id = ArcId::from_index(self.arcs.len());
+        self.arcs.push(arc);
+        self.finalized = false;
+        id
+    }
+
+    /// Adds a timing test.
+    pub fn add_test(&mut self, test: Test) -> TestId {
+        let id = TestId::from_index(self.tests.len());
+        self.tests.push(test);
+        id
+    }
+
+    /// Replaces the assertions.
+    pub fn set_assertions(&mut self, assertions: Assertions) {
+        self.assertions = assertions;
+    }
+
+    /// Derives the fan-in/fan-out adjacency and the topological levels, breaking
+    /// combinational loops (see [`TimingGraph::combinational_loops`]).
+    pub fn finalize(&mut self) {
+        let n_pins = self.pins.len();
+        self.arc_enabled = vec![true; self.arcs.len()];
+        self.loops.clear();
+        loop {
+            let fanin = Csr::build(n_pins, &self.arcs, &self.arc_enabled, |arc| arc.to);
+            let fanout = Csr::build(n_pins, &self.arcs, &self.arc_enabled, |arc| arc.from);
+            match self.levelize(&fanin, &fanout) {
+                Ok((level_start, level_order)) => {
+                    self.fanin = fanin;
+                    self.fanout = fanout;
+                    self.level_start = level_start;
+                    self.level_order = level_order;
+                    break;
+                }
+                Err(stuck_pin) => {
+                    // Cut the loop at the lowest-numbered stuck pin: deterministic, and
+                    // every cut removes at least one arc so this terminates.
+                    let broken_arcs: Vec<ArcId> = fanin.of(stuck_pin).to_vec();
+                    for arc in &broken_arcs {
+                        self.arc_enabled[arc.index()] = false;
+                    }
+                    tracing::warn!(
+                        pin = %self.pins[stuck_pin.index()].name,
+                        n_arcs = broken_arcs.len(),
+                        "combinational loop: arcs into this pin are disabled"
+                    );
+                    self.loops.push(CombinationalLoop {
+                        pin: stuck_pin,
+                        broken_arcs,
+                    });
+                }
+            }
+        }
+        self.finalized = true;
+    }
+
+    /// Kahn's algorithm; on a loop, returns the lowest-numbered pin left unlevelized
+    /// that has unlevelized fan-in.
+    fn levelize(&self, fanin: &Csr, fanout: &Csr) -> Result<(Vec<u32>, Vec<PinId>), PinId> {
+        let n_pins = self.pins.len();
+        let mut remaining: Vec<u32> = (0..n_pins)
+            .map(|pin| fanin.of(PinId::from_index(pin)).len() as u32)
+            .collect();
+        let mut level_order: Vec<PinId> = (0..n_pins)
+            .map(PinId::from_index)
+            .filter(|pin| remaining[pin.index()] == 0)
+            .collect();
+        let mut level_start = vec![0u32];
+        let mut begin = 0;
+        while begin < level_order.len() {
+            let end = level_order.len();
+            level_start.push(end as u32);
+            for position in begin..end {
+                let pin = level_order[position];
+                for &arc in fanout.of(pin) {
+                    let to = self.arcs[arc.index()].to;
+                    remaining[to.index()] -= 1;
+                    if remaining[to.index()] == 0 {
+                        level_order.push(to);
+                    }
+                }
+            }
+            begin = end;
+        }
+        if level_order.len() < n_pins {
+            let stuck = (0..n_pins)
+                .find(|&pin| remaining[pin] > 0)
+                .map(PinId::from_index)
+                .unwrap_or(PinId(0));
+            return Err(stuck);
+        }
+        Ok((level_start, level_order))
+    }
+
+    /// Whether [`TimingGraph::finalize`] ran after the last structural change.
+    pub fn is_finalized(&self) -> bool {
+        self.finalized
+    }
+
+    /// Number of pins.
+    pub fn n_pins(&self) -> u32 {
+        self.pins.len() as u32
+    }
+
+    /// All pins, indexed by [`PinId`].
+    pub fn pins(&self) -> &[Pin] {
+        &self.pins
+    }
+
+    /// One pin.
+    pub fn pin(&self, pin: PinId) -> &Pin {
+        &self.pins[pin.index()]
+    }
+
+    /// Mutable access to one pin (capacitances may change without re-finalizing).
+    pub fn pin_mut(&mut self, pin: PinId) -> &mut Pin {
+        &mut self.pins[pin.index()]
+    }
+
+    /// The pin called `name`.
+    pub fn pin_by_name(&self, name: &str) -> Option<PinId> {
+        self.pin_by_name.get(name).copied()
+    }
+
+    /// All nets, indexed by [`NetId`].
+    pub fn nets(&self) -> &[Net] {
+        &self.nets
+    }
+
+    /// One net.
+    pub fn net(&self, net: NetId) -> &Net {
+        &self.nets[net.index()]
+    }
+
+    /// All arcs, indexed by [`ArcId`] (disabled loop arcs included).
+    pub fn arcs(&self) -> &[Arc] {
+        &self.arcs
+    }
+
+    /// One arc.
+    pub fn arc(&self, arc: ArcId) -> &Arc {
+        &self.arcs[arc.index()]
+    }
+
+    /// All tests, indexed by [`TestId`].
+    pub fn tests(&self) -> &[Test] {
+        &self.tests
+    }
+
+    /// The shared NLDM table store.
+    pub fn tables(&self) -> &[NldmTable] {
+        &self.tables
+    }
+
+    /// One table.
+    pub fn table(&self, table: TableId) -> &NldmTable {
+        &self.tables[table.index()]
+    }
+
+    /// The assertions.
+    pub fn assertions(&self) -> &Assertions {
+        &self.assertions
+    }
+
+    /// Enabled arcs into `pin`.
+    pub fn fanin(&self, pin: PinId) -> &[ArcId] {
+        self.fanin.of(pin)
+    }
+
+    /// Enabled arcs out of `pin`.
+    pub fn fanout(&self, pin: PinId) -> &[ArcId] {
+        self.fanout.of(pin)
+    }
+
+    /// Number of topological levels.
+    pub fn n_levels(&self) -> u32 {
+        self.level_start.len().saturating_sub(1) as u32
+    }
+
+    /// The pins of level `level`: all their fan-in comes from lower levels.
+    pub fn level(&self, level: u32) -> &[PinId] {
+        let start = self.level_start[level as usize] as usize;
+        let end = self.level_start[level as usize + 1] as usize;
+        &self.level_order[start..end]
+    }
+
+    /// All pins in topological order.
+    pub fn topological_order(&self) -> &[PinId] {
+        &self.level_order
+    }
+
+    /// The loops broken by the last [`TimingGraph::finalize`].
+    pub fn combinational_loops(&self) -> &[CombinationalLoop] {
+        &self.loops
+    }
+}

@@ -1,0 +1,102 @@
+//! Structure-of-arrays timing values: four conditions per pin, net and arc.
+
+use tachyon_kernels::condition::condition_index;
+use tachyon_kernels::{Split, Transition};
+
+use crate::ids::PinId;
+
+/// The "no value" marker: a NaN. Every quantity that is not defined (an untimed pin, an
+/// unconstrained required time) is stored as this.
+pub const NO_VALUE: f64 = f64::NAN;
+
+/// The result of one test after propagation, per data transition.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TestResult {
+    /// The required time the test puts on its data pin before CPPR.
+    pub required_before_cppr: [f64; 2],
+    /// The effective CPPR credit (post-CPPR slack minus pre-CPPR slack), 0 without CPPR.
+    pub credit: [f64; 2],
+    /// The post-CPPR test slack.
+    pub slack: [f64; 2],
+}
+
+impl Default for TestResult {
+    fn default() -> Self {
+        TestResult {
+            required_before_cppr: [NO_VALUE; 2],
+            credit: [0.0; 2],
+            slack: [NO_VALUE; 2],
+        }
+    }
+}
+
+/// Timing values of one graph. Index `[condition]` follows
+/// [`tachyon_kernels::CONDITIONS`] (`split * 2 + transition`) unless said otherwise.
+#[derive(Debug, Clone, Default)]
+pub struct TimingData {
+    /// Arrival time per pin.
+    pub arrival: Vec<[f64; 4]>,
+    /// Slew per pin.
+    pub slew: Vec<[f64; 4]>,
+    /// Required arrival time per pin.
+    pub required: Vec<[f64; 4]>,
+    /// The load the driver of each net sees, per net.
+    pub net_load: Vec<[f64; 4]>,
+    /// Wire (Elmore) delay from the net's driver to each sink pin.
+    pub wire_delay: Vec<[f64; 4]>,
+    /// Slew degradation (impulse) from the net's driver to each sink pin.
+    pub wire_impulse: Vec<[f64; 4]>,
+    /// Delay of each arc: for cell arcs `[input_transition * 2 + output_transition]`
+    /// (the split is the arc's), for net arcs `[condition]`.
+    pub arc_delay: Vec<[f64; 4]>,
+    /// One result per test.
+    pub tests: Vec<TestResult>,
+}
+
+impl TimingData {
+    /// Storage sized for `n_pins` pins, `n_nets` nets, `n_arcs` arcs and `n_tests` tests,
+    /// every value "no value".
+    pub fn new(n_pins: usize, n_nets: usize, n_arcs: usize, n_tests: usize) -> TimingData {
+        TimingData {
+            arrival: vec![[NO_VALUE; 4]; n_pins],
+            slew: vec![[NO_VALUE; 4]; n_pins],
+            required: vec![[NO_VALUE; 4]; n_pins],
+            net_load: vec![[0.0; 4]; n_nets],
+            wire_delay: vec![[0.0; 4]; n_pins],
+            wire_impulse: vec![[0.0; 4]; n_pins],
+            arc_delay: vec![[NO_VALUE; 4]; n_arcs],
+            tests: vec![TestResult::default(); n_tests],
+        }
+    }
+
+    /// The arrival time of `pin`, if it has one.
+    pub fn arrival_at(&self, pin: PinId, split: Split, transition: Transition) -> Option<f64> {
+        defined(self.arrival[pin.index()][condition_index(split, transition)])
+    }
+
+    /// The slew of `pin`, if it has one.
+    pub fn slew_at(&self, pin: PinId, split: Split, transition: Transition) -> Option<f64> {
+        defined(self.slew[pin.index()][condition_index(split, transition)])
+    }
+
+    /// The required arrival time of `pin`, if it is constrained.
+    pub fn required_at(&self, pin: PinId, split: Split, transition: Transition) -> Option<f64> {
+        defined(self.required[pin.index()][condition_index(split, transition)])
+    }
+
+    /// The slack of `pin` (`RAT - AT` late, `AT - RAT` early), if both are defined.
+    pub fn slack_at(&self, pin: PinId, split: Split, transition: Transition) -> Option<f64> {
+        let arrival = self.arrival_at(pin, split, transition)?;
+        let required = self.required_at(pin, split, transition)?;
+        Some(match split {
+            Split::Early => tachyon_kernels::delay::early_slack(arrival, required),
+            Split::Late => tachyon_kernels::delay::late_slack(required, arrival),
+        })
+    }
+}
+
+/// `Some(value)` unless it is the "no value" marker (or infinite).
+#[inline]
+pub fn defined(value: f64) -> Option<f64> {
+    value.is_finite().then_some(value)
+}
