@@ -5,13 +5,14 @@
 //! Groups and attributes the model does not know are skipped.
 
 use std::collections::HashMap;
+use std::fmt;
 
 use tachyon_source::{offset_in, ParseError};
 
 use crate::syntax::{self, ComplexAttribute, Group, SimpleAttribute, Statement, Value};
 
 /// A cell library.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct Library {
     /// The argument of the `library` group.
     pub name: String,
@@ -78,7 +79,7 @@ pub enum TableVariable {
 }
 
 /// A cell.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct Cell {
     /// The cell's name.
     pub name: String,
@@ -264,6 +265,32 @@ impl Library {
             n_timing_arcs: pins.map(|pin| pin.timings.len()).sum(),
             n_templates: self.templates.len(),
         }
+    }
+}
+
+// Debug leaves out the name indexes: they repeat the vectors, in hash order.
+impl fmt::Debug for Library {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("Library")
+            .field("name", &self.name)
+            .field("units", &self.units)
+            .field("templates", &self.templates)
+            .field("cells", &self.cells)
+            .finish()
+    }
+}
+
+impl fmt::Debug for Cell {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("Cell")
+            .field("name", &self.name)
+            .field("area", &self.area)
+            .field("pins", &self.pins)
+            .field("is_sequential", &self.is_sequential)
+            .field("ff", &self.ff)
+            .finish()
     }
 }
 
@@ -568,10 +595,12 @@ impl Builder<'_> {
                 "output" => PinDirection::Output,
                 "inout" => PinDirection::Inout,
                 "internal" => PinDirection::Internal,
-                _ => {
-                    return Err(
-                        self.error(attribute.value.offset, "input, output, inout or internal")
-                    )
+                other => {
+                    return Err(self.error_found(
+                        attribute.value.offset,
+                        "input, output, inout or internal",
+                        format!("\"{other}\""),
+                    ))
                 }
             },
         };
@@ -616,10 +645,11 @@ impl Builder<'_> {
                 "positive_unate" => TimingSense::PositiveUnate,
                 "negative_unate" => TimingSense::NegativeUnate,
                 "non_unate" => TimingSense::NonUnate,
-                _ => {
-                    return Err(self.error(
+                other => {
+                    return Err(self.error_found(
                         attribute.value.offset,
                         "positive_unate, negative_unate or non_unate",
+                        format!("\"{other}\""),
                     ))
                 }
             }),
@@ -734,15 +764,21 @@ impl Builder<'_> {
         }
     }
 
+    /// A finite number; the error quotes exactly the text that is not one.
+    fn number(&self, text: &str, offset: usize) -> Result<f64, ParseError> {
+        parse_finite(text)
+            .ok_or_else(|| self.error_found(offset, "a number", format!("\"{text}\"")))
+    }
+
     fn optional_number(
         &self,
         attribute: Option<&SimpleAttribute<'_>>,
     ) -> Result<Option<f64>, ParseError> {
         match attribute {
             None => Ok(None),
-            Some(attribute) => parse_finite(attribute.value.text.trim())
-                .map(Some)
-                .ok_or_else(|| self.error(attribute.value.offset, "a number")),
+            Some(attribute) => self
+                .number(attribute.value.text.trim(), attribute.value.offset)
+                .map(Some),
         }
     }
 
@@ -765,10 +801,8 @@ impl Builder<'_> {
                 })
                 .filter(|token| !token.is_empty());
             for token in tokens {
-                let number = parse_finite(token).ok_or_else(|| {
-                    self.error(value.offset + offset_in(value.text, token), "a number")
-                })?;
-                numbers.push(number);
+                let offset = value.offset + offset_in(value.text, token);
+                numbers.push(self.number(token, offset)?);
             }
         }
         Ok(numbers)
