@@ -5,6 +5,6 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
-        let _ = text; // The parser call is added with the parser.
+        let _ = tachyon_liberty::parse_library("fuzz.lib", text);
     }
 });
