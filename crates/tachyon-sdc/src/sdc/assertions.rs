@@ -379,3 +379,87 @@ fn merge(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::parse_sdc;
+
+    use super::*;
+
+    fn assertions(text: &str) -> Result<Vec<Assertion>, SdcError> {
+        parse_sdc("t.sdc", text).unwrap().to_assertions()
+    }
+
+    #[test]
+    fn output_delay_uses_the_clock_period() {
+        let text = "create_clock -period 50 -name c [get_ports clk]\n\
+                    set_output_delay -10 -min [get_ports out] -clock c\n\
+                    set_output_delay 30 -max [get_ports out] -clock c\n";
+        let found = assertions(text).unwrap();
+        assert_eq!(
+            found.get(1),
+            Some(&Assertion::RequiredTime {
+                pin: "out".into(),
+                values: [10.0, 10.0, 20.0, 20.0]
+            })
+        );
+    }
+
+    #[test]
+    fn waveform_sets_the_duty() {
+        let text = "create_clock -period 40 -waveform {0 10} clk";
+        let found = assertions(text).unwrap();
+        assert_eq!(
+            found,
+            vec![Assertion::Clock {
+                pin: "clk".into(),
+                period: 40.0,
+                duty: Some(25.0)
+            }]
+        );
+    }
+
+    #[test]
+    fn conversion_errors() {
+        let unknown = assertions("set_output_delay 1 -clock c out").unwrap_err();
+        assert_eq!(
+            unknown.to_string(),
+            "t.sdc:1: the clock \"c\" is not defined before this command"
+        );
+        let ambiguous = assertions(
+            "create_clock -period 1 -name a\ncreate_clock -period 2 -name b\n\
+             set_output_delay 1 out",
+        )
+        .unwrap_err();
+        assert!(matches!(
+            ambiguous,
+            SdcError::AmbiguousClock {
+                line: 3,
+                n_clocks: 2,
+                ..
+            }
+        ));
+        let missing = assertions("set_input_transition 1 -max -rise a").unwrap_err();
+        assert_eq!(
+            missing.to_string(),
+            "t.sdc:1: the slew of \"a\" is not set for early-rise early-fall late-fall"
+        );
+        let pattern = assertions("set_load 1 [get_ports out*]").unwrap_err();
+        assert!(pattern.to_string().contains("the pattern \"out*\""));
+    }
+
+    #[test]
+    fn early_only_output_delay_needs_no_clock() {
+        let sdc = parse_sdc("t.sdc", "set_output_delay 2 -min out").unwrap();
+        let partial = sdc.to_partial_assertions().unwrap();
+        assert_eq!(
+            partial,
+            vec![PartialAssertion {
+                kind: PartialAssertionKind::RequiredTime,
+                pin: "out".into(),
+                values: [Some(-2.0), Some(-2.0), None, None],
+                line: 1
+            }]
+        );
+    }
+}

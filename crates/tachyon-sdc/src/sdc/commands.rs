@@ -187,7 +187,15 @@ impl Context<'_> {
         )?;
         let period = match arguments.value("-period") {
             Some(word) => self.number(word, "a clock period")?,
-            None => return Err(self.error(name_word.offset, "create_clock with -period")),
+            None => {
+                return Err(ParseError::with_found(
+                    self.file_name,
+                    self.text,
+                    name_word.offset,
+                    "create_clock with -period <period>",
+                    "no -period",
+                ))
+            }
         };
         let name = match arguments.value("-name") {
             Some(word) => Some(self.text_of(word, "a clock name")?.to_string()),
@@ -476,7 +484,11 @@ impl Context<'_> {
                 self.text,
                 name_word.offset,
                 expected,
-                format!("{count} positional arguments"),
+                match count {
+                    0 => "no argument".to_string(),
+                    1 => "only 1 argument".to_string(),
+                    _ => format!("only {count} arguments"),
+                },
             ));
         }
         Ok(())
