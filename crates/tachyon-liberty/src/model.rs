@@ -548,24 +548,15 @@ impl Builder<'_> {
         let mut pins: Vec<Pin> = Vec::new();
         let mut pin_index = HashMap::new();
         for pin_group in group.groups("pin") {
-            if pin_group.arguments.is_empty() {
+            let Some((last_name, other_names)) = pin_group.arguments.split_last() else {
                 return Err(self.error(pin_group.offset, "a pin name in pin (...)"));
-            }
+            };
+            // `pin (A, B) { ... }` declares several pins that share one body.
             let body = self.pin_body(pin_group, templates)?;
-            for argument in &pin_group.arguments {
-                let pin_name = argument.text.trim().to_string();
-                if pin_index.insert(pin_name.clone(), pins.len()).is_some() {
-                    return Err(self.error_found(
-                        argument.offset,
-                        "a pin name not used before in this cell",
-                        format!("a second pin \"{pin_name}\""),
-                    ));
-                }
-                pins.push(Pin {
-                    name: pin_name,
-                    ..body.clone()
-                });
+            for name in other_names {
+                self.add_pin(&mut pins, &mut pin_index, name, body.clone())?;
             }
+            self.add_pin(&mut pins, &mut pin_index, last_name, body)?;
         }
         let ff = group.groups("ff").next().map(|ff_group| FlipFlop {
             clocked_on: text_attribute(ff_group, "clocked_on"),
@@ -580,6 +571,29 @@ impl Builder<'_> {
             ff,
             pin_index,
         })
+    }
+
+    /// Names `body` and appends it, refusing a name the cell already has.
+    fn add_pin(
+        &self,
+        pins: &mut Vec<Pin>,
+        pin_index: &mut HashMap<String, usize>,
+        name: &Value<'_>,
+        body: Pin,
+    ) -> Result<(), ParseError> {
+        let pin_name = name.text.trim().to_string();
+        if pin_index.insert(pin_name.clone(), pins.len()).is_some() {
+            return Err(self.error_found(
+                name.offset,
+                "a pin name not used before in this cell",
+                format!("a second pin \"{pin_name}\""),
+            ));
+        }
+        pins.push(Pin {
+            name: pin_name,
+            ..body
+        });
+        Ok(())
     }
 
     /// Everything of a pin but its name (one body may serve several names).
