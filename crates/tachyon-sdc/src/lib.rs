@@ -13,6 +13,15 @@
 //!   [`Sdc::to_assertions`] turns the TAU-relevant subset into the same [`Assertion`]s a
 //!   `.timing` file gives.
 //!
+//! The SDC subset: `create_clock`, `set_input_delay`, `set_output_delay`,
+//! `set_input_transition`, `set_load`, `set_clock_uncertainty`, `set_false_path`,
+//! `set_multicycle_path` and `set_units`, with objects given as `[get_ports ...]`,
+//! `[get_pins ...]`, `[get_clocks ...]`, `[all_inputs]`, `[all_outputs]`, or a bare
+//! name or `{list}`. Any other command is kept as [`SdcCommand::Other`] (see
+//! [`Sdc::unsupported_commands`]) rather than failing, so callers can warn. An unknown
+//! option of a supported command is an error. Tcl variables and `expr` are not
+//! evaluated.
+//!
 //! Values that come in four timing conditions are always stored in the order
 //! early-rise, early-fall, late-rise, late-fall (see [`condition_index`]); "early" is
 //! SDC's `-min` (hold) and "late" is `-max` (setup).
