@@ -1,1 +1,197 @@
-//! Common path pessimism removal. (Being written: see issue 3.)
+//! Common path pessimism removal (CPPR), exact per test.
+//!
+//! A path launched at clock pin L and captured at clock pin C shares the clock path from
+//! the source down to their lowest common ancestor on the clock tree; counting that
+//! shared part both early and late is pessimism, given back as the credit
+//! `credit(LCA(L, C))` (`tachyon_kernels::delay::{setup_credit, hold_credit}`). The
+//! post-CPPR test slack is `min over L of (slack via L + credit(LCA(L, C)))`, with no
+//! credit for paths from primary inputs.
+//!
+//! # The depth-grouping scheme
+//!
+//! Clock tree nodes are (pin, transition) pairs; `anc_d(x)` is x's ancestor at depth d
+//! (x itself when d >= depth(x)). For each depth d one forward pass through the data
+//! network keeps, per pin and transition, the best arrival and the best arrival of a
+//! different group, where a launch's group is `anc_d(L)`. At a test with capture node C,
+//! the best arrival whose group differs from `anc_d(C)` gives `m_d`, the worst slack
+//! over launches whose LCA with C is shallower than d. Credits never decrease with
+//! depth (the late-early spread only grows along a clock path), so
+//!
+//! `post = min(m_PI, min over e < depth(C) of (m_{e+1} + credit(anc_e(C))), self term)`
+//!
+//! is exact: every term is at least the true minimum (each launch counted in `m_{e+1}`
+//! has its LCA at depth <= e, so its true credit is at most `credit(anc_e(C))`), and the
+//! term at the true minimum's LCA depth equals it. `m_PI` comes from a pass seeded by
+//! the primary inputs only; the self term (launch = capture flip-flop, LCA = C) from the
+//! deepest pass, where every launch is its own group. [`brute_force_post_cppr_slacks`]
+//! computes the same thing launch by launch, for tests.
+//!
+//! The effective credit (post-CPPR slack minus pre-CPPR slack) is stored per test so
+//! that `tachyon-gba` seeds post-CPPR required times on data pins.
+
+mod clock_tree;
+mod groups;
+
+use rayon::prelude::*;
+use tachyon_graph::{TimingData, TimingGraph};
+use tachyon_kernels::{Split, Transition};
+
+pub use clock_tree::ClockTree;
+use groups::{propagate_groups, Seeding, Top2};
+
+/// Fills `tests[..].credit` and `tests[..].slack` with the exact post-CPPR values.
+/// Needs arrivals, arc delays and `required_before_cppr` (`tachyon_gba::evaluate_tests`).
+pub fn apply_cppr(graph: &TimingGraph, data: &mut TimingData) {
+    let _span = tracing::info_span!("cppr").entered();
+    let post = post_cppr_slacks(graph, data);
+    store(graph, data, &post);
+}
+
+/// Writes post-CPPR slacks and the credits they imply into `data.tests`.
+fn store(graph: &TimingGraph, data: &mut TimingData, post: &[[f64; 2]]) {
+    for test_index in 0..graph.tests().len() {
+        for transition in Transition::BOTH {
+            let before = tachyon_gba::slack_before_cppr(graph, data, test_index, transition);
+            let after = post[test_index][transition.index()];
+            let result = &mut data.tests[test_index];
+            if before.is_nan() || !after.is_finite() {
+                result.credit[transition.index()] = 0.0;
+                result.slack[transition.index()] = before;
+            } else {
+                result.credit[transition.index()] = after - before;
+                result.slack[transition.index()] = after;
+            }
+        }
+    }
+}
+
+/// The exact post-CPPR slack of every test per data transition (`+inf` where no path
+/// reaches the data pin), by depth grouping.
+pub fn post_cppr_slacks(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 2]> {
+    let mut post = vec![[f64::INFINITY; 2]; graph.tests().len()];
+    let Some(clock) = graph.assertions().clock else {
+        return post;
+    };
+    for split in Split::BOTH {
+        let tree = ClockTree::build(graph, data, clock.source, split);
+        let tests: Vec<usize> = (0..graph.tests().len())
+            .filter(|&test| graph.tests()[test].kind.split() == split)
+            .collect();
+        if tests.is_empty() {
+            continue;
+        }
+        let from_inputs = propagate_groups(graph, data, &tree, split, Seeding::PrimaryInputs);
+        for &test in &tests {
+            for transition in Transition::BOTH {
+                let value = from_inputs[graph.tests()[test].data.index()][transition.index()]
+                    .best_except(u32::MAX);
+                let slack = test_slack(graph, data, test, transition, value);
+                min_into(&mut post[test][transition.index()], slack);
+            }
+        }
+        let max_depth = tree.max_depth();
+        let passes: Vec<(u32, Vec<[Top2; 2]>)> = (1..=max_depth.max(1))
+            .into_par_iter()
+            .map(|depth| {
+                let seeding = Seeding::LaunchesGroupedAtDepth(depth);
+                (depth, propagate_groups(graph, data, &tree, split, seeding))
+            })
+            .collect();
+        for (depth, arrivals) in &passes {
+            for &test in &tests {
+                let test_arc = &graph.tests()[test];
+                let Some(capture) = tree.node(test_arc.clock, test_arc.clock_edge) else {
+                    continue;
+                };
+                let capture_depth = tree.depth(capture);
+                let capture_group = tree.ancestor(capture, *depth);
+                for transition in Transition::BOTH {
+                    let top = &arrivals[test_arc.data.index()][transition.index()];
+                    // m_{e+1} + credit(anc_e(C)) for e = depth - 1 < depth(C).
+                    if *depth <= capture_depth {
+                        let value = top.best_except(capture_group);
+                        let slack = test_slack(graph, data, test, transition, value);
+                        let credit = tree.credit(tree.ancestor(capture, depth - 1));
+                        min_into(&mut post[test][transition.index()], slack + credit);
+                    }
+                    // The self term: launch = capture, every launch its own group.
+                    if *depth == max_depth.max(1) {
+                        if let Some(value) = top.value_of(capture) {
+                            let slack = test_slack(graph, data, test, transition, value);
+                            let credit = tree.credit(capture);
+                            min_into(&mut post[test][transition.index()], slack + credit);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    post
+}
+
+/// The same slacks as [`post_cppr_slacks`], launch point by launch point (slow; for
+/// tests).
+pub fn brute_force_post_cppr_slacks(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 2]> {
+    let mut post = vec![[f64::INFINITY; 2]; graph.tests().len()];
+    let Some(clock) = graph.assertions().clock else {
+        return post;
+    };
+    for split in Split::BOTH {
+        let tree = ClockTree::build(graph, data, clock.source, split);
+        let from_inputs = propagate_groups(graph, data, &tree, split, Seeding::PrimaryInputs);
+        let mut launches: Vec<u32> = tree.launch_nodes(graph, split);
+        launches.sort_unstable();
+        launches.dedup();
+        let mut per_launch = Vec::new();
+        for &launch in &launches {
+            per_launch.push((
+                launch,
+                propagate_groups(graph, data, &tree, split, Seeding::OneLaunch(launch)),
+            ));
+        }
+        for (test, test_arc) in graph.tests().iter().enumerate() {
+            if test_arc.kind.split() != split {
+                continue;
+            }
+            let capture = tree.node(test_arc.clock, test_arc.clock_edge);
+            for transition in Transition::BOTH {
+                let data_pin = test_arc.data.index();
+                let value = from_inputs[data_pin][transition.index()].best_except(u32::MAX);
+                let slack = test_slack(graph, data, test, transition, value);
+                min_into(&mut post[test][transition.index()], slack);
+                let Some(capture) = capture else { continue };
+                for (launch, arrivals) in &per_launch {
+                    let value = arrivals[data_pin][transition.index()].best_except(u32::MAX);
+                    let credit = tree.credit(tree.lowest_common_ancestor(*launch, capture));
+                    let slack = test_slack(graph, data, test, transition, value);
+                    min_into(&mut post[test][transition.index()], slack + credit);
+                }
+            }
+        }
+    }
+    post
+}
+
+/// The pre-CPPR slack test `test` would have with `arrival` at its data pin.
+fn test_slack(
+    graph: &TimingGraph,
+    data: &TimingData,
+    test: usize,
+    transition: Transition,
+    arrival: f64,
+) -> f64 {
+    let required = data.tests[test].required_before_cppr[transition.index()];
+    match graph.tests()[test].kind.split() {
+        Split::Late => tachyon_kernels::delay::late_slack(required, arrival),
+        Split::Early => tachyon_kernels::delay::early_slack(arrival, required),
+    }
+}
+
+fn min_into(current: &mut f64, candidate: f64) {
+    if candidate < *current {
+        *current = candidate;
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,1 +1,60 @@
-//! Graph-based analysis. (Being written: see issue 3.)
+//! Graph-based analysis on the CPU: RC trees, delay calculation, forward arrival and
+//! slew propagation, test evaluation, backward required-time propagation.
+//!
+//! The phases run in this order, each level by level with rayon (each pin pulls from its
+//! fan-in or fan-out, so results do not depend on thread scheduling):
+//!
+//! 1. [`compute_parasitics`]: per net and condition, the driver load and the wire delay
+//!    and slew degradation to every sink.
+//! 2. [`propagate_arrivals`]: arrival times and slews from the assertions forward.
+//! 3. [`evaluate_tests`]: the pre-CPPR required time each test puts on its data pin.
+//!    (CPPR, in `tachyon-cppr`, then fills the credits.)
+//! 4. [`propagate_required`]: tests and output assertions seed required times, which
+//!    run backward.
+//!
+//! Every formula comes from `tachyon-kernels`. "No value" is NaN throughout.
+
+mod backward;
+mod forward;
+mod parasitics;
+mod tests_eval;
+
+pub use backward::propagate_required;
+pub use forward::propagate_arrivals;
+pub use parasitics::compute_parasitics;
+pub use tests_eval::{evaluate_tests, finish_tests_without_cppr, slack_before_cppr};
+
+use tachyon_graph::{TimingData, TimingGraph};
+
+/// Runs all phases without CPPR: the timing a plain graph-based analysis gives.
+pub fn update_timing_without_cppr(graph: &TimingGraph) -> TimingData {
+    let mut data = TimingData::new(
+        graph.n_pins() as usize,
+        graph.nets().len(),
+        graph.arcs().len(),
+        graph.tests().len(),
+    );
+    compute_parasitics(graph, &mut data);
+    propagate_arrivals(graph, &mut data);
+    evaluate_tests(graph, &mut data);
+    finish_tests_without_cppr(graph, &mut data);
+    propagate_required(graph, &mut data);
+    data
+}
+
+/// Merges `candidate` into `current` the way `split` merges (NaN means "none yet").
+#[inline]
+pub(crate) fn merge_into(current: &mut f64, candidate: f64, keep_smaller: bool) {
+    if candidate.is_nan() {
+        return;
+    }
+    if current.is_nan()
+        || (keep_smaller && candidate < *current)
+        || (!keep_smaller && candidate > *current)
+    {
+        *current = candidate;
+    }
+}
+
+#[cfg(test)]
+mod unit_tests;

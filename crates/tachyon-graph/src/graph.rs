@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc as Shared;
 
 use crate::ids::{ArcId, NetId, PinId, TableId, TestId};
-use crate::model::{Arc, ArcKind, Assertions, Net, NldmTable, Pin, Test};
+use crate::model::{Arc, Assertions, Net, NldmTable, Pin, Test};
 
 /// Compressed sparse rows: the arcs of pin `p` are `arcs[start[p]..start[p + 1]]`.
 #[derive(Debug, Clone, Default)]

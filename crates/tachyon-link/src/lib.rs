@@ -1,1 +1,53 @@
-//! Syntax models to timing graph. (Being written: see issue 3.)
+//! The one bridge from syntax models (Liberty, Verilog, SPEF, `.timing`/SDC) to the
+//! timing graph.
+//!
+//! [`CellLibrary`] binds a parsed Liberty library into arcs and tests whose tables are
+//! converted to ps and fF once, into a shared table store. [`Design`] is the editable
+//! netlist state (instances, nets, pin connections, per-net parasitics, assertions);
+//! [`Design::build_graph`] turns it into a finalized [`tachyon_graph::TimingGraph`].
+//! Edits change the `Design`; the caller rebuilds the graph when it next needs timing.
+//!
+//! Coupling capacitors in SPEF are grounded: their value is added to both nodes' ground
+//! capacitance.
+
+mod design;
+mod library;
+
+pub use design::{Design, NetParasitics};
+pub use library::{CellLibrary, LibraryCell, LibraryPin, PinDirection};
+
+/// Everything that can go wrong binding syntax models to the design; each names the
+/// offending pin, net, cell or instance.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum LinkError {
+    /// An instance uses a cell neither library defines.
+    #[error("instance `{instance}`: cell `{cell}` is not in the library")]
+    UnknownCell {
+        /// The instance.
+        instance: String,
+        /// The missing cell.
+        cell: String,
+    },
+    /// A connection names a pin its cell does not have.
+    #[error("instance `{instance}` (cell `{cell}`): no pin `{pin}`")]
+    UnknownCellPin {
+        /// The instance.
+        instance: String,
+        /// Its cell.
+        cell: String,
+        /// The missing pin.
+        pin: String,
+    },
+    /// An edit or assertion names an instance that does not exist.
+    #[error("no instance `{0}`")]
+    UnknownInstance(String),
+    /// An edit or SPEF names a net that does not exist.
+    #[error("no net `{0}`")]
+    UnknownNet(String),
+    /// An edit or assertion names a pin that does not exist.
+    #[error("no pin `{0}`")]
+    UnknownPin(String),
+    /// A netlist construct the linker does not support.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+}

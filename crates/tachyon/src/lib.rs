@@ -1,1 +1,24 @@
-//! Tachyon static timing analysis facade. (Being written.)
+//! Tachyon static timing analysis: the [`Timer`] API and re-exports of the component
+//! crates.
+//!
+//! ```no_run
+//! use tachyon::{Split, Timer, Transition};
+//! let mut timer = Timer::new();
+//! timer.load_tau2015("design/design.tau2015").unwrap();
+//! let slack = timer.slack("out", Split::Late, Transition::Rise).unwrap();
+//! ```
+
+mod timer;
+
+pub use tachyon_cppr as cppr;
+pub use tachyon_gba as gba;
+pub use tachyon_graph as graph;
+pub use tachyon_kernels as kernels;
+pub use tachyon_liberty as liberty;
+pub use tachyon_link as link;
+pub use tachyon_sdc as sdc;
+pub use tachyon_spef as spef;
+pub use tachyon_verilog as verilog;
+
+pub use tachyon_kernels::{Split, Transition};
+pub use timer::{OpsSummary, PhaseTiming, Timer, TimerError};

@@ -1,0 +1,196 @@
+//! The clock tree: (pin, transition) nodes reached from the clock source, each linked to
+//! the predecessor that gives its arrival for one split.
+
+use tachyon_graph::{ArcKind, PinId, TimingData, TimingGraph};
+use tachyon_kernels::condition::condition_index;
+use tachyon_kernels::{Split, Transition};
+
+const NOT_IN_TREE: u32 = u32::MAX;
+
+/// The clock tree for one split. Node ids are `pin * 2 + transition`.
+#[derive(Debug, Clone)]
+pub struct ClockTree {
+    split: Split,
+    is_clock_pin: Vec<bool>,
+    parent: Vec<u32>,
+    depth: Vec<u32>,
+    spread: Vec<f64>,
+    max_depth: u32,
+}
+
+impl ClockTree {
+    /// Builds the tree of the clock network driven by `source`, following for each node
+    /// the fan-in that gives its `split` arrival (the first such on ties).
+    ///
+    /// The clock network is every pin reached from the source through net arcs and cell
+    /// arcs other than launch (`rising_edge`/`falling_edge`) arcs.
+    pub fn build(graph: &TimingGraph, data: &TimingData, source: PinId, split: Split) -> ClockTree {
+        let n_pins = graph.n_pins() as usize;
+        let mut is_clock_pin = vec![false; n_pins];
+        is_clock_pin[source.index()] = true;
+        let mut stack = vec![source];
+        while let Some(pin) = stack.pop() {
+            for &arc_id in graph.fanout(pin) {
+                let arc = graph.arc(arc_id);
+                let launches = matches!(&arc.kind, ArcKind::Cell(cell) if cell.clock_edge.is_some());
+                if !launches && !is_clock_pin[arc.to.index()] {
+                    is_clock_pin[arc.to.index()] = true;
+                    stack.push(arc.to);
+                }
+            }
+        }
+        let mut tree = ClockTree {
+            split,
+            is_clock_pin,
+            parent: vec![NOT_IN_TREE; n_pins * 2],
+            depth: vec![NOT_IN_TREE; n_pins * 2],
+            spread: vec![0.0; n_pins * 2],
+            max_depth: 0,
+        };
+        for &pin in graph.topological_order() {
+            if !tree.is_clock_pin[pin.index()] {
+                continue;
+            }
+            for transition in Transition::BOTH {
+                let node = pin.index() * 2 + transition.index();
+                let arrival = data.arrival[pin.index()];
+                let own = arrival[condition_index(split, transition)];
+                if own.is_nan() {
+                    continue;
+                }
+                tree.spread[node] = arrival[condition_index(Split::Late, transition)]
+                    - arrival[condition_index(Split::Early, transition)];
+                if pin == source {
+                    tree.parent[node] = node as u32;
+                    tree.depth[node] = 0;
+                    continue;
+                }
+                if let Some(parent) = tree.best_predecessor(graph, data, pin, transition) {
+                    tree.parent[node] = parent;
+                    tree.depth[node] = tree.depth[parent as usize] + 1;
+                    tree.max_depth = tree.max_depth.max(tree.depth[node]);
+                }
+            }
+        }
+        tree
+    }
+
+    fn best_predecessor(
+        &self,
+        graph: &TimingGraph,
+        data: &TimingData,
+        pin: PinId,
+        transition: Transition,
+    ) -> Option<u32> {
+        let split = self.split;
+        let mut best: Option<(f64, u32)> = None;
+        let mut consider = |value: f64, node: u32| {
+            if value.is_nan() || self.depth[node as usize] == NOT_IN_TREE {
+                return;
+            }
+            let better = match (best, split) {
+                (None, _) => true,
+                (Some((current, _)), Split::Late) => value > current,
+                (Some((current, _)), Split::Early) => value < current,
+            };
+            if better {
+                best = Some((value, node));
+            }
+        };
+        for &arc_id in graph.fanin(pin) {
+            let arc = graph.arc(arc_id);
+            if !self.is_clock_pin[arc.from.index()] {
+                continue;
+            }
+            let delays = data.arc_delay[arc_id.index()];
+            let from_arrival = data.arrival[arc.from.index()];
+            match &arc.kind {
+                ArcKind::Net { .. } => {
+                    let condition = condition_index(split, transition);
+                    let node = (arc.from.index() * 2 + transition.index()) as u32;
+                    consider(from_arrival[condition] + delays[condition], node);
+                }
+                ArcKind::Cell(cell) if cell.split == split => {
+                    for input in Transition::BOTH {
+                        let delay = delays[input.index() * 2 + transition.index()];
+                        let node = (arc.from.index() * 2 + input.index()) as u32;
+                        consider(from_arrival[condition_index(split, input)] + delay, node);
+                    }
+                }
+                ArcKind::Cell(_) => {}
+            }
+        }
+        best.map(|(_, node)| node)
+    }
+
+    /// Whether `pin` is on the clock network.
+    pub fn is_clock_pin(&self, pin: PinId) -> bool {
+        self.is_clock_pin[pin.index()]
+    }
+
+    /// The node of (`pin`, `transition`), if the clock reaches it.
+    pub fn node(&self, pin: PinId, transition: Transition) -> Option<u32> {
+        let node = pin.index() * 2 + transition.index();
+        (self.depth.get(node).copied().unwrap_or(NOT_IN_TREE) != NOT_IN_TREE).then_some(node as u32)
+    }
+
+    /// The depth of a node (the source is at depth 0).
+    pub fn depth(&self, node: u32) -> u32 {
+        self.depth[node as usize]
+    }
+
+    /// The deepest node's depth.
+    pub fn max_depth(&self) -> u32 {
+        self.max_depth
+    }
+
+    /// The ancestor of `node` at `depth` (`node` itself when `depth >= depth(node)`).
+    pub fn ancestor(&self, node: u32, depth: u32) -> u32 {
+        let mut current = node;
+        let mut current_depth = self.depth[node as usize];
+        while current_depth > depth {
+            current = self.parent[current as usize];
+            current_depth -= 1;
+        }
+        current
+    }
+
+    /// The lowest common ancestor of two nodes (walks up; for tests and small trees).
+    pub fn lowest_common_ancestor(&self, a: u32, b: u32) -> u32 {
+        let depth = self.depth(a).min(self.depth(b));
+        let (mut a, mut b) = (self.ancestor(a, depth), self.ancestor(b, depth));
+        while a != b {
+            a = self.parent[a as usize];
+            b = self.parent[b as usize];
+        }
+        a
+    }
+
+    /// The CPPR credit of a common point: the late-early spread there, less the
+    /// source's spread for setup (late) tests.
+    pub fn credit(&self, node: u32) -> f64 {
+        let spread = self.spread[node as usize];
+        match self.split {
+            Split::Early => spread,
+            Split::Late => {
+                let root = self.ancestor(node, 0) as usize;
+                spread - self.spread[root]
+            }
+        }
+    }
+
+    /// The clock nodes that launch data through a `split` launch arc.
+    pub fn launch_nodes(&self, graph: &TimingGraph, split: Split) -> Vec<u32> {
+        let mut nodes = Vec::new();
+        for arc in graph.arcs() {
+            if let ArcKind::Cell(cell) = &arc.kind {
+                if let (Some(edge), true) = (cell.clock_edge, cell.split == split) {
+                    if let Some(node) = self.node(arc.from, edge) {
+                        nodes.push(node);
+                    }
+                }
+            }
+        }
+        nodes
+    }
+}

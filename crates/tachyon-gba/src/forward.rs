@@ -1,0 +1,135 @@
+//! Phase 2: arrival times and slews, level by level from the assertions.
+
+use rayon::prelude::*;
+use tachyon_graph::{ArcId, ArcKind, PinId, PinKind, TimingData, TimingGraph, NO_VALUE};
+use tachyon_kernels::condition::condition_index;
+use tachyon_kernels::{rc, Split, Transition, CONDITIONS};
+
+use crate::merge_into;
+
+/// What one pin computes: its arrival, slew, and the delays of its fan-in arcs.
+struct PinArrival {
+    arrival: [f64; 4],
+    slew: [f64; 4],
+    arc_delays: Vec<(ArcId, [f64; 4])>,
+}
+
+/// Fills `arrival`, `slew` and `arc_delay`. Needs [`crate::compute_parasitics`] first.
+pub fn propagate_arrivals(graph: &TimingGraph, data: &mut TimingData) {
+    let _span = tracing::info_span!("propagate_arrivals").entered();
+    let n_pins = graph.n_pins() as usize;
+    let mut asserted_arrival = vec![[NO_VALUE; 4]; n_pins];
+    let mut asserted_slew = vec![[NO_VALUE; 4]; n_pins];
+    for &(pin, values) in &graph.assertions().arrival {
+        asserted_arrival[pin.index()] = values;
+    }
+    for &(pin, values) in &graph.assertions().slew {
+        asserted_slew[pin.index()] = values;
+    }
+    for level in 0..graph.n_levels() {
+        let pins = graph.level(level);
+        let results: Vec<PinArrival> = pins
+            .par_iter()
+            .map(|&pin| {
+                if graph.pin(pin).kind == PinKind::PrimaryInput {
+                    PinArrival {
+                        arrival: asserted_arrival[pin.index()],
+                        slew: asserted_slew[pin.index()],
+                        arc_delays: Vec::new(),
+                    }
+                } else {
+                    pin_arrival(graph, data, pin)
+                }
+            })
+            .collect();
+        for (&pin, result) in pins.iter().zip(results) {
+            data.arrival[pin.index()] = result.arrival;
+            data.slew[pin.index()] = result.slew;
+            for (arc, delays) in result.arc_delays {
+                data.arc_delay[arc.index()] = delays;
+            }
+        }
+    }
+}
+
+fn pin_arrival(graph: &TimingGraph, data: &TimingData, pin: PinId) -> PinArrival {
+    let mut result = PinArrival {
+        arrival: [NO_VALUE; 4],
+        slew: [NO_VALUE; 4],
+        arc_delays: Vec::with_capacity(graph.fanin(pin).len()),
+    };
+    for &arc_id in graph.fanin(pin) {
+        let arc = graph.arc(arc_id);
+        let from = arc.from.index();
+        let mut delays = [NO_VALUE; 4];
+        match &arc.kind {
+            ArcKind::Net { .. } => {
+                for (condition, &(split, _)) in CONDITIONS.iter().enumerate() {
+                    let arrival = data.arrival[from][condition];
+                    let slew = data.slew[from][condition];
+                    if arrival.is_nan() || slew.is_nan() {
+                        continue;
+                    }
+                    let wire_delay = data.wire_delay[pin.index()][condition];
+                    delays[condition] = wire_delay;
+                    let keep_smaller = split == Split::Early;
+                    merge_into(
+                        &mut result.arrival[condition],
+                        arrival + wire_delay,
+                        keep_smaller,
+                    );
+                    let sink_slew =
+                        rc::sink_slew(slew, data.wire_impulse[pin.index()][condition]);
+                    merge_into(&mut result.slew[condition], sink_slew, keep_smaller);
+                }
+            }
+            ArcKind::Cell(cell_arc) => {
+                let split = cell_arc.split;
+                let keep_smaller = split == Split::Early;
+                let load = graph
+                    .pin(pin)
+                    .net
+                    .map(|net| data.net_load[net.index()])
+                    .unwrap_or([0.0; 4]);
+                for output in Transition::BOTH {
+                    let Some(delay_table) = cell_arc.delay[output.index()] else {
+                        continue;
+                    };
+                    let output_condition = condition_index(split, output);
+                    let output_load = load[output_condition];
+                    for input in Transition::BOTH {
+                        if !cell_arc.unateness.allows(input, output)
+                            || cell_arc.clock_edge.is_some_and(|edge| edge != input)
+                        {
+                            continue;
+                        }
+                        let input_condition = condition_index(split, input);
+                        let arrival = data.arrival[from][input_condition];
+                        let input_slew = data.slew[from][input_condition];
+                        if arrival.is_nan() || input_slew.is_nan() {
+                            continue;
+                        }
+                        let delay = graph.table(delay_table).lookup(input_slew, output_load);
+                        delays[input.index() * 2 + output.index()] = delay;
+                        merge_into(
+                            &mut result.arrival[output_condition],
+                            arrival + delay,
+                            keep_smaller,
+                        );
+                        if let Some(slew_table) = cell_arc.slew[output.index()] {
+                            let output_slew =
+                                graph.table(slew_table).lookup(input_slew, output_load);
+                            merge_into(
+                                &mut result.slew[output_condition],
+                                output_slew,
+                                keep_smaller,
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        result.arc_delays.push((arc_id, delays));
+    }
+    result
+}

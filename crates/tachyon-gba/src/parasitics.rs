@@ -1,0 +1,77 @@
+//! Phase 1: RC tree passes per net.
+
+use rayon::prelude::*;
+use tachyon_graph::{Net, TimingData, TimingGraph};
+use tachyon_kernels::rc;
+
+/// What one net contributes: its driver load and (pin index, delay, impulse) per sink.
+type NetParasitics = ([f64; 4], Vec<(usize, [f64; 4], [f64; 4])>);
+
+/// Fills `net_load`, `wire_delay` and `wire_impulse` of every net.
+pub fn compute_parasitics(graph: &TimingGraph, data: &mut TimingData) {
+    let _span = tracing::info_span!("rc").entered();
+    let results: Vec<NetParasitics> = graph
+        .nets()
+        .par_iter()
+        .map(|net| net_parasitics(graph, net))
+        .collect();
+    for (net_index, (load, sinks)) in results.into_iter().enumerate() {
+        data.net_load[net_index] = load;
+        for (pin_index, delay, impulse) in sinks {
+            data.wire_delay[pin_index] = delay;
+            data.wire_impulse[pin_index] = impulse;
+        }
+    }
+}
+
+fn net_parasitics(graph: &TimingGraph, net: &Net) -> NetParasitics {
+    let Some(tree) = &net.parasitics else {
+        // A lumped net: the driver sees the sum of the sink pin caps, no wire delay.
+        let mut load = [0.0; 4];
+        for &sink in &net.sinks {
+            let capacitance = graph.pin(sink).capacitance;
+            for condition in 0..4 {
+                load[condition] += capacitance[condition];
+            }
+        }
+        let sinks = net
+            .sinks
+            .iter()
+            .map(|sink| (sink.index(), [0.0; 4], [0.0; 4]))
+            .collect();
+        return (load, sinks);
+    };
+    let n_nodes = tree.parent.len();
+    let mut root_load = [0.0; 4];
+    let mut per_pin: Vec<(usize, [f64; 4], [f64; 4])> = net
+        .sinks
+        .iter()
+        .map(|sink| (sink.index(), [0.0; 4], [0.0; 4]))
+        .collect();
+    let mut cap = vec![0.0; n_nodes];
+    let mut load = vec![0.0; n_nodes];
+    let mut delay = vec![0.0; n_nodes];
+    let mut scratch = vec![0.0; n_nodes];
+    let mut ldelay = vec![0.0; n_nodes];
+    let mut beta = vec![0.0; n_nodes];
+    for condition in 0..4 {
+        cap.copy_from_slice(&tree.ground_capacitance);
+        for &(pin, node) in &tree.pin_nodes {
+            if Some(pin) != net.driver {
+                cap[node as usize] += graph.pin(pin).capacitance[condition];
+            }
+        }
+        rc::load(&tree.parent, &cap, &mut load);
+        rc::elmore_delay(&tree.parent, &tree.resistance, &load, &mut delay);
+        rc::load_delay(&tree.parent, &cap, &delay, &mut scratch, &mut ldelay);
+        rc::beta(&tree.parent, &tree.resistance, &ldelay, &mut beta);
+        root_load[condition] = if n_nodes > 0 { load[0] } else { 0.0 };
+        for &(pin, node) in &tree.pin_nodes {
+            if let Some(entry) = per_pin.iter_mut().find(|entry| entry.0 == pin.index()) {
+                entry.1[condition] = delay[node as usize];
+                entry.2[condition] = rc::impulse(beta[node as usize], delay[node as usize]);
+            }
+        }
+    }
+    (root_load, per_pin)
+}

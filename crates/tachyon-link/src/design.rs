@@ -1,0 +1,480 @@
+//! The editable design state and its translation into a timing graph.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc as Shared;
+
+use tachyon_graph::{
+    Arc, ArcKind, Assertions, CellArc, Clock, Net, NldmTable, Pin, PinId, PinKind, RcNetwork,
+    Test, TimingGraph,
+};
+use tachyon_kernels::Split;
+use tachyon_sdc::Assertion;
+
+use crate::library::{CellLibrary, PinDirection};
+use crate::LinkError;
+
+/// The parasitics of one net from SPEF, in ps/fF/kOhm, by node name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NetParasitics {
+    /// Node names (`inst:pin`, a port name, or an internal `net:k`).
+    pub node_names: Vec<String>,
+    /// Ground capacitance per node (coupling capacitors grounded).
+    pub ground_capacitance: Vec<f64>,
+    /// Resistors between nodes (kOhm).
+    pub resistors: Vec<(u32, u32, f64)>,
+}
+
+impl NetParasitics {
+    /// Converts a SPEF `*D_NET` with the file's unit multipliers.
+    pub fn from_spef(net: &tachyon_spef::DNet<'_>, units: &tachyon_spef::Units) -> NetParasitics {
+        let mut parasitics = NetParasitics::default();
+        let mut index: HashMap<String, u32> = HashMap::new();
+        let mut node = |name: &str, parasitics: &mut NetParasitics| -> u32 {
+            if let Some(&existing) = index.get(name) {
+                return existing;
+            }
+            let id = parasitics.node_names.len() as u32;
+            parasitics.node_names.push(name.to_string());
+            parasitics.ground_capacitance.push(0.0);
+            index.insert(name.to_string(), id);
+            id
+        };
+        for connection in &net.connections {
+            node(&connection.name, &mut parasitics);
+        }
+        for capacitor in &net.caps {
+            let value = capacitor.value * units.capacitance_ff;
+            let first = node(&capacitor.node, &mut parasitics);
+            parasitics.ground_capacitance[first as usize] += value;
+            if let Some(other) = &capacitor.coupled_to {
+                let second = node(other, &mut parasitics);
+                parasitics.ground_capacitance[second as usize] += value;
+            }
+        }
+        for resistor in &net.resistors {
+            let from = node(&resistor.from, &mut parasitics);
+            let to = node(&resistor.to, &mut parasitics);
+            parasitics
+                .resistors
+                .push((from, to, resistor.value * units.resistance_kohm));
+        }
+        parasitics
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct NetState {
+    parasitics: Option<Shared<NetParasitics>>,
+}
+
+/// The editable design: libraries, netlist, parasitics and assertions.
+#[derive(Debug, Clone, Default)]
+pub struct Design {
+    libraries: [Option<CellLibrary>; 2],
+    tables: Vec<NldmTable>,
+    shared_tables: Shared<Vec<NldmTable>>,
+    ports: Vec<(String, PinKind)>,
+    instances: BTreeMap<String, String>,
+    nets: BTreeMap<String, NetState>,
+    connections: BTreeMap<String, String>,
+    assertions: Vec<Assertion>,
+}
+
+impl Design {
+    /// An empty design.
+    pub fn new() -> Design {
+        Design::default()
+    }
+
+    /// Binds `library` as the `split` library (None = both).
+    pub fn set_library(&mut self, split: Option<Split>, library: &tachyon_liberty::Library) {
+        let bound = CellLibrary::bind(library, &mut self.tables);
+        self.shared_tables = Shared::new(self.tables.clone());
+        match split {
+            Some(split) => self.libraries[split.index()] = Some(bound),
+            None => {
+                self.libraries[0] = Some(bound.clone());
+                self.libraries[1] = Some(bound);
+            }
+        }
+    }
+
+    /// Replaces the netlist with the top module of `netlist`.
+    pub fn set_netlist(&mut self, netlist: &tachyon_verilog::Netlist<'_>) -> Result<(), LinkError> {
+        let module = netlist
+            .top(None)
+            .map_err(|error| LinkError::Unsupported(error.to_string()))?;
+        self.ports.clear();
+        self.instances.clear();
+        self.nets.clear();
+        self.connections.clear();
+        for wire in module.wire_bits() {
+            self.nets.insert(wire.to_string(), NetState::default());
+        }
+        for (port, direction) in module.port_bits() {
+            let kind = match direction {
+                tachyon_verilog::PortDirection::Input => PinKind::PrimaryInput,
+                _ => PinKind::PrimaryOutput,
+            };
+            self.ports.push((port.to_string(), kind));
+            self.nets.insert(port.to_string(), NetState::default());
+            self.connections.insert(port.to_string(), port.to_string());
+        }
+        if !module.assigns.is_empty() {
+            tracing::warn!(n = module.assigns.len(), "assign statements are ignored");
+        }
+        for instance in &module.instances {
+            self.instances
+                .insert(instance.name.to_string(), instance.cell.to_string());
+            let tachyon_verilog::Connections::Named(connections) = &instance.connections else {
+                return Err(LinkError::Unsupported(format!(
+                    "instance `{}`: positional connections",
+                    instance.name
+                )));
+            };
+            for connection in connections {
+                let Some(expression) = &connection.expression else {
+                    continue;
+                };
+                let bits = expression.bits(module);
+                if let Some(tachyon_verilog::Bit::Net(net)) = bits.first() {
+                    self.nets.entry(net.to_string()).or_default();
+                    self.connections
+                        .insert(format!("{}:{}", instance.name, connection.pin), net.to_string());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Annotates the nets `spef` describes, replacing their parasitics. A net the
+    /// design lacks is an error naming it.
+    pub fn annotate(&mut self, spef: &tachyon_spef::Spef<'_>) -> Result<(), LinkError> {
+        let units = spef.header.units;
+        for net in &spef.nets {
+            let parasitics = Shared::new(NetParasitics::from_spef(net, &units));
+            let Some(state) = self.nets.get_mut(net.name.as_ref()) else {
+                return Err(LinkError::UnknownNet(net.name.to_string()));
+            };
+            state.parasitics = Some(parasitics);
+        }
+        Ok(())
+    }
+
+    /// Replaces the assertions.
+    pub fn set_assertions(&mut self, assertions: Vec<Assertion>) {
+        self.assertions = assertions;
+    }
+
+    /// `insert_gate`: adds an unconnected instance of `cell`.
+    pub fn insert_gate(&mut self, instance: &str, cell: &str) -> Result<(), LinkError> {
+        self.require_cell(instance, cell)?;
+        self.instances.insert(instance.to_string(), cell.to_string());
+        Ok(())
+    }
+
+    /// `repower_gate`: changes an instance's cell, keeping its connections.
+    pub fn repower_gate(&mut self, instance: &str, cell: &str) -> Result<(), LinkError> {
+        self.require_cell(instance, cell)?;
+        let Some(current) = self.instances.get_mut(instance) else {
+            return Err(LinkError::UnknownInstance(instance.to_string()));
+        };
+        *current = cell.to_string();
+        Ok(())
+    }
+
+    /// `remove_gate`: removes an instance and its pins' connections.
+    pub fn remove_gate(&mut self, instance: &str) -> Result<(), LinkError> {
+        if self.instances.remove(instance).is_none() {
+            return Err(LinkError::UnknownInstance(instance.to_string()));
+        }
+        let prefix = format!("{instance}:");
+        self.connections.retain(|pin, _| !pin.starts_with(&prefix));
+        Ok(())
+    }
+
+    /// `insert_net`: adds a net with no pins and no parasitics.
+    pub fn insert_net(&mut self, net: &str) {
+        self.nets.insert(net.to_string(), NetState::default());
+    }
+
+    /// `remove_net`: removes a net and disconnects its pins.
+    pub fn remove_net(&mut self, net: &str) -> Result<(), LinkError> {
+        if self.nets.remove(net).is_none() {
+            return Err(LinkError::UnknownNet(net.to_string()));
+        }
+        self.connections.retain(|_, connected| connected != net);
+        Ok(())
+    }
+
+    /// `connect_pin`: connects a port or instance pin to a net.
+    pub fn connect_pin(&mut self, pin: &str, net: &str) -> Result<(), LinkError> {
+        if !self.nets.contains_key(net) {
+            return Err(LinkError::UnknownNet(net.to_string()));
+        }
+        self.require_pin(pin)?;
+        self.connections.insert(pin.to_string(), net.to_string());
+        Ok(())
+    }
+
+    /// `disconnect_pin`: disconnects a pin from its net.
+    pub fn disconnect_pin(&mut self, pin: &str) -> Result<(), LinkError> {
+        self.require_pin(pin)?;
+        self.connections.remove(pin);
+        Ok(())
+    }
+
+    fn require_cell(&self, instance: &str, cell: &str) -> Result<(), LinkError> {
+        if self.library_cell_pins(cell).is_none() {
+            return Err(LinkError::UnknownCell {
+                instance: instance.to_string(),
+                cell: cell.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    fn require_pin(&self, pin: &str) -> Result<(), LinkError> {
+        if self.ports.iter().any(|(port, _)| port == pin) {
+            return Ok(());
+        }
+        let Some((instance, pin_name)) = pin.rsplit_once(':') else {
+            return Err(LinkError::UnknownPin(pin.to_string()));
+        };
+        let Some(cell) = self.instances.get(instance) else {
+            return Err(LinkError::UnknownPin(pin.to_string()));
+        };
+        let known = self
+            .library_cell_pins(cell)
+            .is_some_and(|pins| pins.iter().any(|(name, _)| name == pin_name));
+        if known {
+            Ok(())
+        } else {
+            Err(LinkError::UnknownCellPin {
+                instance: instance.to_string(),
+                cell: cell.clone(),
+                pin: pin_name.to_string(),
+            })
+        }
+    }
+
+    fn library_cell_pins(&self, cell: &str) -> Option<Vec<(String, PinDirection)>> {
+        self.libraries.iter().flatten().find_map(|library| {
+            library.cell(cell).map(|cell| {
+                cell.pins
+                    .iter()
+                    .map(|pin| (pin.name.clone(), pin.direction))
+                    .collect()
+            })
+        })
+    }
+
+    /// Builds the finalized timing graph of the current state.
+    pub fn build_graph(&self) -> Result<TimingGraph, LinkError> {
+        let _span = tracing::info_span!("link").entered();
+        let mut graph = TimingGraph::new(self.shared_tables.clone());
+        let mut load: HashMap<&str, f64> = HashMap::new();
+        for assertion in &self.assertions {
+            if let Assertion::Load { pin, capacitance } = assertion {
+                load.insert(pin.as_str(), *capacitance);
+            }
+        }
+        for (port, kind) in &self.ports {
+            let capacitance = load.get(port.as_str()).copied().unwrap_or(0.0);
+            graph.add_pin(Pin {
+                name: port.clone(),
+                kind: *kind,
+                net: None,
+                capacitance: [capacitance; 4],
+            });
+        }
+        // Instance pins, then their cell arcs and tests.
+        let mut instance_pins: Vec<(String, Vec<PinId>)> = Vec::with_capacity(self.instances.len());
+        for (instance, cell_name) in &self.instances {
+            let cells: Vec<_> = self
+                .libraries
+                .iter()
+                .map(|library| library.as_ref().and_then(|library| library.cell(cell_name)))
+                .collect();
+            let Some(reference) = cells.iter().flatten().next() else {
+                return Err(LinkError::UnknownCell {
+                    instance: instance.clone(),
+                    cell: cell_name.clone(),
+                });
+            };
+            let mut pins = Vec::with_capacity(reference.pins.len());
+            for library_pin in &reference.pins {
+                let mut capacitance = [0.0; 4];
+                for split in Split::BOTH {
+                    let cell = cells[split.index()].unwrap_or(reference);
+                    let pin_caps = cell
+                        .pin_index(&library_pin.name)
+                        .map(|index| cell.pins[index as usize].capacitance)
+                        .unwrap_or(library_pin.capacitance);
+                    capacitance[split.index() * 2] = pin_caps[0];
+                    capacitance[split.index() * 2 + 1] = pin_caps[1];
+                }
+                let kind = match library_pin.direction {
+                    PinDirection::Input => PinKind::CellInput,
+                    PinDirection::Output => PinKind::CellOutput,
+                };
+                pins.push(graph.add_pin(Pin {
+                    name: format!("{instance}:{}", library_pin.name),
+                    kind,
+                    net: None,
+                    capacitance,
+                }));
+            }
+            for split in Split::BOTH {
+                let Some(cell) = cells[split.index()] else { continue };
+                let pin_of = |index: u32| {
+                    let name = &cell.pins[index as usize].name;
+                    reference.pin_index(name).map(|index| pins[index as usize])
+                };
+                for arc in &cell.arcs {
+                    let (Some(from), Some(to)) = (pin_of(arc.from), pin_of(arc.to)) else {
+                        continue;
+                    };
+                    graph.add_arc(Arc {
+                        from,
+                        to,
+                        kind: ArcKind::Cell(CellArc {
+                            split,
+                            unateness: arc.unateness,
+                            clock_edge: arc.clock_edge,
+                            delay: arc.delay,
+                            slew: arc.slew,
+                        }),
+                    });
+                }
+                for test in &cell.tests {
+                    if test.kind.split() != split {
+                        continue;
+                    }
+                    let (Some(clock), Some(data)) = (pin_of(test.clock), pin_of(test.data)) else {
+                        continue;
+                    };
+                    graph.add_test(Test {
+                        clock,
+                        data,
+                        kind: test.kind,
+                        clock_edge: test.clock_edge,
+                        constraint: test.constraint,
+                    });
+                }
+            }
+            instance_pins.push((instance.clone(), pins));
+        }
+        // Nets.
+        let mut net_pins: BTreeMap<&str, Vec<PinId>> = BTreeMap::new();
+        for (pin_name, net_name) in &self.connections {
+            let Some(pin) = graph.pin_by_name(pin_name) else {
+                continue;
+            };
+            net_pins.entry(net_name.as_str()).or_default().push(pin);
+        }
+        for (net_name, state) in &self.nets {
+            let pins = net_pins.remove(net_name.as_str()).unwrap_or_default();
+            let mut driver = None;
+            let mut sinks = Vec::new();
+            for pin in pins {
+                if graph.pin(pin).kind.is_driver() && driver.is_none() {
+                    driver = Some(pin);
+                } else {
+                    sinks.push(pin);
+                }
+            }
+            let parasitics = match (&state.parasitics, driver) {
+                (Some(parasitics), Some(driver)) => {
+                    flatten_parasitics(&graph, net_name, parasitics, driver, &sinks)
+                }
+                _ => None,
+            };
+            let net = graph.add_net(Net {
+                name: net_name.clone(),
+                driver,
+                sinks: sinks.clone(),
+                parasitics,
+            });
+            if let Some(driver) = driver {
+                for sink in sinks {
+                    graph.add_arc(Arc {
+                        from: driver,
+                        to: sink,
+                        kind: ArcKind::Net { net },
+                    });
+                }
+            }
+        }
+        graph.set_assertions(self.graph_assertions(&graph)?);
+        graph.finalize();
+        Ok(graph)
+    }
+
+    fn graph_assertions(&self, graph: &TimingGraph) -> Result<Assertions, LinkError> {
+        let mut assertions = Assertions::default();
+        let pin = |name: &str| {
+            graph
+                .pin_by_name(name)
+                .ok_or_else(|| LinkError::UnknownPin(name.to_string()))
+        };
+        for assertion in &self.assertions {
+            match assertion {
+                Assertion::Clock { pin: name, period, .. } => {
+                    assertions.clock = Some(Clock {
+                        source: pin(name)?,
+                        period: *period,
+                    });
+                }
+                Assertion::ArrivalTime { pin: name, values } => {
+                    assertions.arrival.push((pin(name)?, *values))
+                }
+                Assertion::Slew { pin: name, values } => assertions.slew.push((pin(name)?, *values)),
+                Assertion::RequiredTime { pin: name, values } => {
+                    assertions.required.push((pin(name)?, *values))
+                }
+                Assertion::Load { .. } => {}
+            }
+        }
+        Ok(assertions)
+    }
+}
+
+/// Matches SPEF node names to the net's pins and flattens the tree from the driver.
+fn flatten_parasitics(
+    graph: &TimingGraph,
+    net_name: &str,
+    parasitics: &NetParasitics,
+    driver: PinId,
+    sinks: &[PinId],
+) -> Option<tachyon_graph::RcTree> {
+    let node_of: HashMap<&str, u32> = parasitics
+        .node_names
+        .iter()
+        .enumerate()
+        .map(|(index, name)| (name.as_str(), index as u32))
+        .collect();
+    let root = *node_of.get(graph.pin(driver).name.as_str())?;
+    let mut pin_nodes = vec![(driver, root)];
+    for &sink in sinks {
+        match node_of.get(graph.pin(sink).name.as_str()) {
+            Some(&node) => pin_nodes.push((sink, node)),
+            None => tracing::warn!(net = net_name, pin = %graph.pin(sink).name, "pin not in the net's parasitics"),
+        }
+    }
+    let network = RcNetwork {
+        ground_capacitance: parasitics.ground_capacitance.clone(),
+        resistors: parasitics.resistors.clone(),
+        pin_nodes,
+    };
+    let (tree, report) = network.flatten(root);
+    if !report.unreachable_nodes.is_empty() || report.loop_resistors > 0 {
+        tracing::warn!(
+            net = net_name,
+            unreachable = report.unreachable_nodes.len(),
+            loops = report.loop_resistors,
+            "parasitics are not a tree rooted at the driver"
+        );
+    }
+    Some(tree)
+}

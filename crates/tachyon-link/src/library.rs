@@ -1,0 +1,224 @@
+//! Liberty libraries bound for timing: per cell, its pins, delay arcs and tests, with
+//! tables converted to ps/fF in a shared store.
+
+use std::collections::HashMap;
+
+use tachyon_graph::{NldmTable, TableId, TestKind, Unateness};
+use tachyon_kernels::Transition;
+use tachyon_liberty as liberty;
+
+/// Whether a cell pin drives or receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PinDirection {
+    /// Receives a signal (inputs and clock pins).
+    Input,
+    /// Drives a net (outputs; inout pins are treated as outputs).
+    Output,
+}
+
+/// A cell pin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LibraryPin {
+    /// The pin name.
+    pub name: String,
+    /// Input or output.
+    pub direction: PinDirection,
+    /// Rise and fall capacitance (fF).
+    pub capacitance: [f64; 2],
+}
+
+/// A delay arc of a cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LibraryArc {
+    /// Index of the related (input) pin.
+    pub from: u32,
+    /// Index of the output pin.
+    pub to: u32,
+    /// Unateness.
+    pub unateness: Unateness,
+    /// Launch edge for `rising_edge`/`falling_edge` arcs.
+    pub clock_edge: Option<Transition>,
+    /// Delay tables by output transition.
+    pub delay: [Option<TableId>; 2],
+    /// Slew tables by output transition.
+    pub slew: [Option<TableId>; 2],
+}
+
+/// A timing check of a cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LibraryTest {
+    /// Index of the related (clock) pin.
+    pub clock: u32,
+    /// Index of the constrained (data) pin.
+    pub data: u32,
+    /// Setup or hold.
+    pub kind: TestKind,
+    /// The clock edge.
+    pub clock_edge: Transition,
+    /// Constraint tables by data transition.
+    pub constraint: [Option<TableId>; 2],
+}
+
+/// A bound cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LibraryCell {
+    /// The cell name.
+    pub name: String,
+    /// Its pins.
+    pub pins: Vec<LibraryPin>,
+    /// Its delay arcs.
+    pub arcs: Vec<LibraryArc>,
+    /// Its timing checks.
+    pub tests: Vec<LibraryTest>,
+    pin_index: HashMap<String, u32>,
+}
+
+impl LibraryCell {
+    /// The index of pin `name`.
+    pub fn pin_index(&self, name: &str) -> Option<u32> {
+        self.pin_index.get(name).copied()
+    }
+}
+
+/// A library bound for one split.
+#[derive(Debug, Clone, Default)]
+pub struct CellLibrary {
+    cells: HashMap<String, LibraryCell>,
+}
+
+impl CellLibrary {
+    /// Binds `library`, appending its tables (in ps and fF) to `tables`.
+    pub fn bind(library: &liberty::Library, tables: &mut Vec<NldmTable>) -> CellLibrary {
+        let units = library.units;
+        let mut cells = HashMap::new();
+        for cell in &library.cells {
+            let mut bound = LibraryCell {
+                name: cell.name.clone(),
+                pins: Vec::new(),
+                arcs: Vec::new(),
+                tests: Vec::new(),
+                pin_index: HashMap::new(),
+            };
+            for pin in &cell.pins {
+                let direction = match pin.direction {
+                    liberty::PinDirection::Output | liberty::PinDirection::Inout => {
+                        PinDirection::Output
+                    }
+                    _ => PinDirection::Input,
+                };
+                let base = pin.capacitance.unwrap_or(0.0);
+                let rise = pin.rise_capacitance.unwrap_or(base) * units.capacitance_ff;
+                let fall = pin.fall_capacitance.unwrap_or(base) * units.capacitance_ff;
+                bound
+                    .pin_index
+                    .insert(pin.name.clone(), bound.pins.len() as u32);
+                bound.pins.push(LibraryPin {
+                    name: pin.name.clone(),
+                    direction,
+                    capacitance: [rise, fall],
+                });
+            }
+            for pin in &cell.pins {
+                let to = bound.pin_index[&pin.name];
+                for group in &pin.timings {
+                    let edge = group.timing_type.clock_edge().map(|edge| match edge {
+                        liberty::ClockEdge::Rising => Transition::Rise,
+                        liberty::ClockEdge::Falling => Transition::Fall,
+                    });
+                    let mut store = |table: &Option<liberty::Table>, value_scale: f64| {
+                        table
+                            .as_ref()
+                            .map(|table| push_table(tables, table, &units, value_scale))
+                    };
+                    let time = units.time_ps;
+                    for related in &group.related_pins {
+                        let Some(&from) = bound.pin_index.get(related) else {
+                            tracing::warn!(cell = %cell.name, pin = %related, "timing group names an unknown related pin");
+                            continue;
+                        };
+                        if group.timing_type.is_constraint() {
+                            let kind = if group.timing_type.is_setup() {
+                                TestKind::Setup
+                            } else {
+                                TestKind::Hold
+                            };
+                            bound.tests.push(LibraryTest {
+                                clock: from,
+                                data: to,
+                                kind,
+                                clock_edge: edge.unwrap_or(Transition::Rise),
+                                constraint: [
+                                    store(&group.rise_constraint, time),
+                                    store(&group.fall_constraint, time),
+                                ],
+                            });
+                            continue;
+                        }
+                        if matches!(group.timing_type, liberty::TimingType::Other(_))
+                            || matches!(
+                                group.timing_type,
+                                liberty::TimingType::ThreeStateEnable
+                                    | liberty::TimingType::ThreeStateDisable
+                            )
+                        {
+                            // Preset/clear and tristate arcs are not part of the model.
+                        }
+                        let unateness = match group.timing_sense {
+                            Some(liberty::TimingSense::PositiveUnate) => Unateness::Positive,
+                            Some(liberty::TimingSense::NegativeUnate) => Unateness::Negative,
+                            _ => Unateness::NonUnate,
+                        };
+                        bound.arcs.push(LibraryArc {
+                            from,
+                            to,
+                            unateness,
+                            clock_edge: edge,
+                            delay: [store(&group.cell_rise, time), store(&group.cell_fall, time)],
+                            slew: [
+                                store(&group.rise_transition, time),
+                                store(&group.fall_transition, time),
+                            ],
+                        });
+                    }
+                }
+            }
+            cells.insert(cell.name.clone(), bound);
+        }
+        CellLibrary { cells }
+    }
+
+    /// The cell called `name`.
+    pub fn cell(&self, name: &str) -> Option<&LibraryCell> {
+        self.cells.get(name)
+    }
+}
+
+/// Converts one table to ps/fF and appends it to the store.
+fn push_table(
+    tables: &mut Vec<NldmTable>,
+    table: &liberty::Table,
+    units: &liberty::Units,
+    value_scale: f64,
+) -> TableId {
+    use liberty::TableVariable as Variable;
+    let axis_scale = |variable: &Option<Variable>| match variable {
+        Some(Variable::TotalOutputNetCapacitance) => units.capacitance_ff,
+        _ => units.time_ps,
+    };
+    // The primary argument (input slew, or the related pin's slew) is on index_2 when
+    // variable_1 names the other one.
+    let primary_is_index_2 = matches!(
+        table.variable_1,
+        Some(Variable::TotalOutputNetCapacitance) | Some(Variable::ConstrainedPinTransition)
+    );
+    let scale_1 = axis_scale(&table.variable_1);
+    let scale_2 = axis_scale(&table.variable_2);
+    let id = TableId::from_index(tables.len());
+    tables.push(NldmTable {
+        index_1: table.index_1.iter().map(|value| value * scale_1).collect(),
+        index_2: table.index_2.iter().map(|value| value * scale_2).collect(),
+        values: table.values.iter().map(|value| value * value_scale).collect(),
+        primary_is_index_2,
+    });
+    id
+}

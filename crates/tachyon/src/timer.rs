@@ -1,0 +1,444 @@
+//! The `Timer`: reads a design, keeps it up to date across edits, answers queries.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tachyon_graph::{PinKind, TimingData, TimingGraph};
+use tachyon_kernels::{Split, Transition};
+use tachyon_link::{Design, LinkError};
+use tachyon_sdc::{Operation, OperationKind};
+use tachyon_source::ParseError;
+
+/// Everything a [`Timer`] call can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum TimerError {
+    /// A file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A file did not parse.
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    /// The SDC could not be turned into assertions.
+    #[error("{0}")]
+    Sdc(String),
+    /// The design does not link.
+    #[error(transparent)]
+    Link(#[from] LinkError),
+    /// Writing query answers failed.
+    #[error("writing answers: {0}")]
+    Write(#[from] std::io::Error),
+}
+
+/// How long one phase took, summed over all updates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseTiming {
+    /// `parse`, `link`, `rc`, `propagate`, `cppr`.
+    pub phase: &'static str,
+    /// Total time spent.
+    pub duration: Duration,
+}
+
+/// What [`Timer::run_ops`] did besides writing answers.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OpsSummary {
+    /// Queries answered.
+    pub n_answers: usize,
+    /// Edits applied.
+    pub n_edits: usize,
+    /// Lines that were not answered, with why (e.g. `report_worst_paths`).
+    pub notices: Vec<String>,
+}
+
+/// A static timer: a design plus its up-to-date timing.
+#[derive(Debug)]
+pub struct Timer {
+    design: Design,
+    timing: Option<(TimingGraph, TimingData)>,
+    cppr: bool,
+    phases: Vec<PhaseTiming>,
+}
+
+impl Default for Timer {
+    fn default() -> Self {
+        Timer::new()
+    }
+}
+
+fn read(path: &Path) -> Result<String, TimerError> {
+    std::fs::read_to_string(path).map_err(|source| TimerError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+impl Timer {
+    /// An empty timer with CPPR enabled.
+    pub fn new() -> Timer {
+        Timer {
+            design: Design::new(),
+            timing: None,
+            cppr: true,
+            phases: Vec::new(),
+        }
+    }
+
+    fn record(&mut self, phase: &'static str, started: Instant) {
+        let elapsed = started.elapsed();
+        match self.phases.iter_mut().find(|entry| entry.phase == phase) {
+            Some(entry) => entry.duration += elapsed,
+            None => self.phases.push(PhaseTiming {
+                phase,
+                duration: elapsed,
+            }),
+        }
+    }
+
+    /// Per-phase durations so far.
+    pub fn phase_timings(&self) -> &[PhaseTiming] {
+        &self.phases
+    }
+
+    /// Reads a Liberty library for `split` (None = both splits).
+    pub fn read_celllib(&mut self, split: Option<Split>, path: impl AsRef<Path>) -> Result<(), TimerError> {
+        let path = path.as_ref();
+        let text = read(path)?;
+        let started = Instant::now();
+        let library = {
+            let _span = tracing::info_span!("parse", file = %path.display()).entered();
+            tachyon_liberty::parse_library(&path.display().to_string(), &text)?
+        };
+        self.record("parse", started);
+        self.design.set_library(split, &library);
+        self.timing = None;
+        Ok(())
+    }
+
+    /// Reads the netlist (its top module).
+    pub fn read_verilog(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
+        let path = path.as_ref();
+        let text = read(path)?;
+        let started = Instant::now();
+        let netlist = {
+            let _span = tracing::info_span!("parse", file = %path.display()).entered();
+            tachyon_verilog::parse_netlist(&path.display().to_string(), &text)?
+        };
+        self.record("parse", started);
+        self.design.set_netlist(&netlist)?;
+        self.timing = None;
+        Ok(())
+    }
+
+    /// Reads parasitics; the nets it names get these, replacing what they had.
+    pub fn read_spef(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
+        let path = path.as_ref();
+        let text = read(path)?;
+        let started = Instant::now();
+        let spef = {
+            let _span = tracing::info_span!("parse", file = %path.display()).entered();
+            tachyon_spef::parse_spef(&path.display().to_string(), &text)?
+        };
+        self.record("parse", started);
+        self.design.annotate(&spef)?;
+        self.timing = None;
+        Ok(())
+    }
+
+    /// Reads TAU `.timing` assertions.
+    pub fn read_timing(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
+        let path = path.as_ref();
+        let text = read(path)?;
+        let assertions = tachyon_sdc::parse_timing(&path.display().to_string(), &text)?;
+        self.design.set_assertions(assertions);
+        self.timing = None;
+        Ok(())
+    }
+
+    /// Reads SDC assertions.
+    pub fn read_sdc(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
+        let path = path.as_ref();
+        let text = read(path)?;
+        let sdc = tachyon_sdc::parse_sdc(&path.display().to_string(), &text)?;
+        let assertions = sdc
+            .to_assertions()
+            .map_err(|error| TimerError::Sdc(format!("{}: {error}", path.display())))?;
+        self.design.set_assertions(assertions);
+        self.timing = None;
+        Ok(())
+    }
+
+    /// Reads the four files a `.tau2015` names (relative to its folder) and the sibling
+    /// `.timing`, if present.
+    pub fn load_tau2015(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
+        let path = path.as_ref();
+        let text = read(path)?;
+        let files = tachyon_sdc::parse_tau2015(&path.display().to_string(), &text)?;
+        let folder = path.parent().unwrap_or(Path::new("."));
+        self.read_celllib(Some(Split::Early), folder.join(&files.early_liberty))?;
+        self.read_celllib(Some(Split::Late), folder.join(&files.late_liberty))?;
+        self.read_verilog(folder.join(&files.verilog))?;
+        self.read_spef(folder.join(&files.spef))?;
+        let timing = path.with_extension("timing");
+        if timing.is_file() {
+            self.read_timing(timing)?;
+        }
+        Ok(())
+    }
+
+    /// Enables or disables CPPR (enabled by default).
+    pub fn set_cppr(&mut self, enabled: bool) {
+        if self.cppr != enabled {
+            self.cppr = enabled;
+            self.timing = None;
+        }
+    }
+
+    /// Brings the timing up to date (a no-op when nothing changed).
+    pub fn update_timing(&mut self) -> Result<(), TimerError> {
+        if self.timing.is_some() {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let graph = self.design.build_graph()?;
+        self.record("link", started);
+        let mut data = TimingData::new(
+            graph.n_pins() as usize,
+            graph.nets().len(),
+            graph.arcs().len(),
+            graph.tests().len(),
+        );
+        let started = Instant::now();
+        tachyon_gba::compute_parasitics(&graph, &mut data);
+        self.record("rc", started);
+        let started = Instant::now();
+        tachyon_gba::propagate_arrivals(&graph, &mut data);
+        tachyon_gba::evaluate_tests(&graph, &mut data);
+        self.record("propagate", started);
+        let started = Instant::now();
+        if self.cppr {
+            tachyon_cppr::apply_cppr(&graph, &mut data);
+        } else {
+            tachyon_gba::finish_tests_without_cppr(&graph, &mut data);
+        }
+        self.record("cppr", started);
+        let started = Instant::now();
+        tachyon_gba::propagate_required(&graph, &mut data);
+        self.record("propagate", started);
+        self.timing = Some((graph, data));
+        Ok(())
+    }
+
+    fn query(
+        &mut self,
+        pin: &str,
+        value: impl Fn(&TimingData, tachyon_graph::PinId) -> Option<f64>,
+    ) -> Result<Option<f64>, TimerError> {
+        self.update_timing()?;
+        let Some((graph, data)) = &self.timing else {
+            return Ok(None);
+        };
+        let id = graph
+            .pin_by_name(pin)
+            .ok_or_else(|| LinkError::UnknownPin(pin.to_string()))?;
+        Ok(value(data, id))
+    }
+
+    /// The arrival time at `pin` (None: untimed).
+    pub fn at(&mut self, pin: &str, split: Split, transition: Transition) -> Result<Option<f64>, TimerError> {
+        self.query(pin, |data, id| data.arrival_at(id, split, transition))
+    }
+
+    /// The slew at `pin`.
+    pub fn slew(&mut self, pin: &str, split: Split, transition: Transition) -> Result<Option<f64>, TimerError> {
+        self.query(pin, |data, id| data.slew_at(id, split, transition))
+    }
+
+    /// The required arrival time at `pin` (None: unconstrained).
+    pub fn rat(&mut self, pin: &str, split: Split, transition: Transition) -> Result<Option<f64>, TimerError> {
+        self.query(pin, |data, id| data.required_at(id, split, transition))
+    }
+
+    /// The slack at `pin`.
+    pub fn slack(&mut self, pin: &str, split: Split, transition: Transition) -> Result<Option<f64>, TimerError> {
+        self.query(pin, |data, id| data.slack_at(id, split, transition))
+    }
+
+    /// The endpoints: primary outputs and test data pins.
+    pub fn endpoints(&mut self) -> Result<Vec<String>, TimerError> {
+        self.update_timing()?;
+        let Some((graph, _)) = &self.timing else {
+            return Ok(Vec::new());
+        };
+        let mut names: Vec<String> = graph
+            .pins()
+            .iter()
+            .filter(|pin| pin.kind == PinKind::PrimaryOutput)
+            .map(|pin| pin.name.clone())
+            .collect();
+        for test in graph.tests() {
+            let name = &graph.pin(test.data).name;
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        Ok(names)
+    }
+
+    fn endpoint_slacks(&mut self, split: Split) -> Result<Vec<f64>, TimerError> {
+        let endpoints = self.endpoints()?;
+        let mut slacks = Vec::new();
+        for endpoint in endpoints {
+            for transition in Transition::BOTH {
+                if let Some(slack) = self.slack(&endpoint, split, transition)? {
+                    slacks.push(slack);
+                }
+            }
+        }
+        Ok(slacks)
+    }
+
+    /// The worst endpoint slack if negative, else 0.
+    pub fn worst_negative_slack(&mut self, split: Split) -> Result<f64, TimerError> {
+        Ok(self
+            .endpoint_slacks(split)?
+            .into_iter()
+            .fold(0.0, f64::min))
+    }
+
+    /// The sum of negative endpoint slacks.
+    pub fn total_negative_slack(&mut self, split: Split) -> Result<f64, TimerError> {
+        Ok(self
+            .endpoint_slacks(split)?
+            .into_iter()
+            .filter(|slack| *slack < 0.0)
+            .sum())
+    }
+
+    /// `insert_gate`.
+    pub fn insert_gate(&mut self, instance: &str, cell: &str) -> Result<(), TimerError> {
+        self.timing = None;
+        Ok(self.design.insert_gate(instance, cell)?)
+    }
+
+    /// `repower_gate`.
+    pub fn repower_gate(&mut self, instance: &str, cell: &str) -> Result<(), TimerError> {
+        self.timing = None;
+        Ok(self.design.repower_gate(instance, cell)?)
+    }
+
+    /// `remove_gate`.
+    pub fn remove_gate(&mut self, instance: &str) -> Result<(), TimerError> {
+        self.timing = None;
+        Ok(self.design.remove_gate(instance)?)
+    }
+
+    /// `insert_net`.
+    pub fn insert_net(&mut self, net: &str) -> Result<(), TimerError> {
+        self.timing = None;
+        self.design.insert_net(net);
+        Ok(())
+    }
+
+    /// `remove_net`.
+    pub fn remove_net(&mut self, net: &str) -> Result<(), TimerError> {
+        self.timing = None;
+        Ok(self.design.remove_net(net)?)
+    }
+
+    /// `connect_pin`.
+    pub fn connect_pin(&mut self, pin: &str, net: &str) -> Result<(), TimerError> {
+        self.timing = None;
+        Ok(self.design.connect_pin(pin, net)?)
+    }
+
+    /// `disconnect_pin`.
+    pub fn disconnect_pin(&mut self, pin: &str) -> Result<(), TimerError> {
+        self.timing = None;
+        Ok(self.design.disconnect_pin(pin)?)
+    }
+
+    /// Runs an `.ops` script: edits apply, each `report_at`/`report_rat`/`report_slack`
+    /// writes one line in the golden format to `out`. `read_spef` paths are relative to
+    /// `base_dir`. `report_worst_paths` is not supported yet: it writes nothing and adds
+    /// a notice.
+    pub fn run_ops(
+        &mut self,
+        operations: &[Operation],
+        base_dir: &Path,
+        out: &mut impl Write,
+    ) -> Result<OpsSummary, TimerError> {
+        let mut summary = OpsSummary::default();
+        for operation in operations {
+            let answer = match &operation.kind {
+                OperationKind::InsertGate { instance, cell } => self.insert_gate(instance, cell).map(|_| None),
+                OperationKind::RepowerGate { instance, cell } => self.repower_gate(instance, cell).map(|_| None),
+                OperationKind::RemoveGate { instance } => self.remove_gate(instance).map(|_| None),
+                OperationKind::InsertNet { net } => self.insert_net(net).map(|_| None),
+                OperationKind::RemoveNet { net } => self.remove_net(net).map(|_| None),
+                OperationKind::ConnectPin { pin, net } => self.connect_pin(pin, net).map(|_| None),
+                OperationKind::DisconnectPin { pin } => self.disconnect_pin(pin).map(|_| None),
+                OperationKind::ReadSpef { path } => self.read_spef(base_dir.join(path)).map(|_| None),
+                OperationKind::ReportAt { pin, split, transition } => {
+                    let (split, transition) = convert(*split, *transition);
+                    self.at(pin, split, transition)
+                        .map(|value| Some(format_value(value, 987654.0)))
+                }
+                OperationKind::ReportRat { pin, split, transition } => {
+                    let (split, transition) = convert(*split, *transition);
+                    let missing = match split {
+                        Split::Early => -987654.0,
+                        Split::Late => 987654.0,
+                    };
+                    self.rat(pin, split, transition)
+                        .map(|value| Some(format_value(value, missing)))
+                }
+                OperationKind::ReportSlack { pin, split, transition } => {
+                    let (split, transition) = convert(*split, *transition);
+                    self.slack(pin, split, transition)
+                        .map(|value| Some(format_value(value, 987654.0)))
+                }
+                OperationKind::ReportWorstPaths { .. } => {
+                    summary.notices.push(format!(
+                        "line {}: report_worst_paths is not supported yet",
+                        operation.line
+                    ));
+                    Ok(None)
+                }
+            };
+            match answer? {
+                Some(line) => {
+                    writeln!(out, "{line}")?;
+                    summary.n_answers += 1;
+                }
+                None if !operation.kind.is_query() => summary.n_edits += 1,
+                None => {}
+            }
+        }
+        Ok(summary)
+    }
+}
+
+fn convert(split: tachyon_sdc::Split, transition: tachyon_sdc::Transition) -> (Split, Transition) {
+    let split = match split {
+        tachyon_sdc::Split::Early => Split::Early,
+        tachyon_sdc::Split::Late => Split::Late,
+    };
+    let transition = match transition {
+        tachyon_sdc::Transition::Rise => Transition::Rise,
+        tachyon_sdc::Transition::Fall => Transition::Fall,
+    };
+    (split, transition)
+}
+
+/// Three decimals, or the golden's "no value" marker (`987654.0`, signed as given).
+fn format_value(value: Option<f64>, missing: f64) -> String {
+    match value {
+        Some(value) => format!("{value:.3}"),
+        None => format!("{missing:.1}"),
+    }
+}
