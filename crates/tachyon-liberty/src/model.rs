@@ -503,7 +503,7 @@ impl Builder<'_> {
                 }
             }
         }
-        Err(self.error(value.offset, expected))
+        Err(self.error_found(value.offset, expected, format!("\"{written}\"")))
     }
 
     fn capacitive_load_unit(&self, attribute: &ComplexAttribute<'_>) -> Result<f64, ParseError> {
@@ -519,7 +519,13 @@ impl Builder<'_> {
             "nf" => 1e6,
             "uf" => 1e9,
             "af" => 1e-3,
-            _ => return Err(self.error(unit.offset, "ff, pf, nf or uf")),
+            other => {
+                return Err(self.error_found(
+                    unit.offset,
+                    "ff, pf, nf or uf",
+                    format!("\"{other}\""),
+                ))
+            }
         };
         Ok(scale * factor)
     }
