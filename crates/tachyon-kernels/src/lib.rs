@@ -17,7 +17,9 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+pub mod batch;
 pub mod condition;
+pub mod delay;
 pub mod lut;
 pub mod math;
 pub mod rc;

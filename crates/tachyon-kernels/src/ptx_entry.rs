@@ -1,1 +1,134 @@
 //! GPU entry points (`extern "ptx-kernel"`), compiled only for nvptx64.
+//!
+//! Each entry point computes its thread's index, turns the raw kernel arguments into the
+//! slices of its unit of work and calls the same safe function of [`crate::batch`] that
+//! the CPU twin calls. No formula lives here. The host (`tachyon-gpu`) validates every
+//! layout before a launch; the slices built here rely on that validation. Should a bad
+//! layout slip through anyway, the bounds checks of the batch functions end the kernel
+//! with `trap` (the build uses `panic=immediate-abort`), which the host sees as a launch
+//! error, rather than reading out of bounds.
+#![allow(unsafe_code)]
+
+use core::arch::nvptx;
+use core::cell::Cell;
+use core::slice;
+
+use crate::batch;
+use crate::N_CONDITIONS;
+
+/// The global index of the calling thread in a one-dimensional launch.
+#[inline]
+fn global_thread_index() -> usize {
+    // SAFETY: the special registers are readable by every thread of every launch.
+    let (block, block_size, thread) = unsafe {
+        (
+            nvptx::_block_idx_x(),
+            nvptx::_block_dim_x(),
+            nvptx::_thread_idx_x(),
+        )
+    };
+    block as usize * block_size as usize + thread as usize
+}
+
+/// RC passes for a batch of flattened nets: one thread per (net, condition), thread `t`
+/// handling net `t / 4` and condition `t % 4`, so the four threads of a net touch the
+/// same 32 bytes of each interleaved node. Layout: see [`crate::batch`].
+///
+/// # Safety
+///
+/// `net_offsets` holds `n_nets + 1` ascending values; `parent` and `res` hold
+/// `net_offsets[n_nets]` values, with local parents `parent[v] < v`; `cap`, `load`,
+/// `delay` and `impulse` hold `4 * net_offsets[n_nets]` values. The output arrays overlap
+/// no input array. The host (`tachyon-gpu`) checks all of this before launching.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn rc_nets(
+    n_nets: u32,
+    net_offsets: *const u32,
+    parent: *const u32,
+    res: *const f64,
+    cap: *const f64,
+    load: *mut f64,
+    delay: *mut f64,
+    impulse: *mut f64,
+) {
+    let thread = global_thread_index();
+    let net = thread / N_CONDITIONS;
+    let condition = thread % N_CONDITIONS;
+    if net >= n_nets as usize {
+        return;
+    }
+    // SAFETY: `net < n_nets`, so `net + 1` is within the `n_nets + 1` offsets.
+    let (start, end) = unsafe {
+        (
+            *net_offsets.add(net) as usize,
+            *net_offsets.add(net + 1) as usize,
+        )
+    };
+    let n_nodes = end.saturating_sub(start);
+    let (wide_start, wide_len) = (start * N_CONDITIONS, n_nodes * N_CONDITIONS);
+    // SAFETY: the host guarantees that `start..end` lies within the node arrays and
+    // `4 * start..4 * end` within the per-condition arrays. The inputs are only read. The
+    // outputs are viewed as `Cell`s because the four threads of this net share the range:
+    // each thread reads and writes only the elements of its own condition
+    // (`node * 4 + condition`), so no element is accessed by two threads, and `Cell`
+    // permits mutation through shared references within a thread.
+    let (parent, res, cap, load, delay, impulse) = unsafe {
+        (
+            slice::from_raw_parts(parent.add(start), n_nodes),
+            slice::from_raw_parts(res.add(start), n_nodes),
+            slice::from_raw_parts(cap.add(wide_start), wide_len),
+            slice::from_raw_parts(load.add(wide_start) as *const Cell<f64>, wide_len),
+            slice::from_raw_parts(delay.add(wide_start) as *const Cell<f64>, wide_len),
+            slice::from_raw_parts(impulse.add(wide_start) as *const Cell<f64>, wide_len),
+        )
+    };
+    batch::rc_net_condition(parent, res, cap, condition, load, delay, impulse);
+}
+
+/// Many independent NLDM lookups: one thread per query. Query `q` reads table
+/// `query_table[q]` (described by `table_offset`, `table_n1`, `table_n2` into
+/// `table_data`) at `(x1[q], x2[q])` and writes `out[q]`.
+///
+/// # Safety
+///
+/// `query_table`, `x1`, `x2` and `out` hold `n_queries` values; every `query_table[q]` is
+/// below `n_tables`, the length of `table_offset`, `table_n1` and `table_n2`; every table
+/// lies inside `table_data`, which holds `table_data_len` values. `out` overlaps no input.
+/// The host (`tachyon-gpu`) checks all of this before launching.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn lut_batch(
+    n_queries: u32,
+    query_table: *const u32,
+    x1: *const f64,
+    x2: *const f64,
+    n_tables: u32,
+    table_offset: *const u32,
+    table_n1: *const u32,
+    table_n2: *const u32,
+    table_data: *const f64,
+    table_data_len: u64,
+    out: *mut f64,
+) {
+    let query = global_thread_index();
+    if query >= n_queries as usize {
+        return;
+    }
+    // SAFETY: `query < n_queries`, the length of the per-query arrays; the table
+    // descriptor arrays hold `n_tables` values and `table_data` holds `table_data_len`
+    // values (host-checked), and `out[query]` is written by this thread alone.
+    unsafe {
+        let table = *query_table.add(query) as usize;
+        let table_offsets = slice::from_raw_parts(table_offset, n_tables as usize);
+        let table_n1s = slice::from_raw_parts(table_n1, n_tables as usize);
+        let table_n2s = slice::from_raw_parts(table_n2, n_tables as usize);
+        let data = slice::from_raw_parts(table_data, table_data_len as usize);
+        *out.add(query) = batch::lut_query(
+            data,
+            table_offsets[table] as usize,
+            table_n1s[table] as usize,
+            table_n2s[table] as usize,
+            *x1.add(query),
+            *x2.add(query),
+        );
+    }
+}

@@ -1,0 +1,397 @@
+//! `GpuContext`: one CUDA context per device, the lazily loaded kernels, and the typed
+//! launchers.
+
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use cudarc::driver::sys::{CUevent_flags, CUresult};
+use cudarc::driver::{
+    result, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr,
+    DriverError, LaunchConfig, PushKernelArg,
+};
+use cudarc::nvrtc::Ptx;
+use tachyon_kernels::N_CONDITIONS;
+
+use crate::batch::{LutBatch, RcNetBatch, RcNetsOutput};
+use crate::device::driver_present;
+use crate::error::{DuringExt, GpuError};
+use crate::ptx::KERNELS_PTX;
+
+/// Threads per block of every launch: a multiple of the warp size that keeps several
+/// blocks resident per multiprocessor.
+const THREADS_PER_BLOCK: u32 = 256;
+
+/// The contexts opened so far, one per device ordinal, shared by the whole process.
+static CONTEXTS: Mutex<Vec<Arc<GpuContext>>> = Mutex::new(Vec::new());
+
+/// The kernels of the embedded PTX, loaded into one context.
+struct Kernels {
+    rc_nets: CudaFunction,
+    lut_batch: CudaFunction,
+}
+
+/// One GPU: its CUDA context and stream, and the kernels (loaded on first use).
+pub struct GpuContext {
+    ordinal: u32,
+    name: String,
+    context: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    kernels: OnceLock<Kernels>,
+    /// Serialises the first load of the kernels, so the module is loaded once.
+    kernel_load: Mutex<()>,
+}
+
+impl fmt::Debug for GpuContext {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("GpuContext")
+            .field("ordinal", &self.ordinal)
+            .field("name", &self.name)
+            .field("kernels_loaded", &self.kernels.get().is_some())
+            .finish()
+    }
+}
+
+/// A batch of RC nets uploaded to a GPU, with room for the results.
+pub struct DeviceRcNets {
+    n_nets: u32,
+    n_nodes: u32,
+    net_offsets: CudaSlice<u32>,
+    parent: CudaSlice<u32>,
+    res: CudaSlice<f64>,
+    cap: CudaSlice<f64>,
+    load: CudaSlice<f64>,
+    delay: CudaSlice<f64>,
+    impulse: CudaSlice<f64>,
+}
+
+impl fmt::Debug for DeviceRcNets {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("DeviceRcNets")
+            .field("n_nets", &self.n_nets)
+            .field("n_nodes", &self.n_nodes)
+            .finish()
+    }
+}
+
+impl DeviceRcNets {
+    pub fn n_nets(&self) -> u32 {
+        self.n_nets
+    }
+
+    pub fn n_nodes(&self) -> u32 {
+        self.n_nodes
+    }
+}
+
+impl GpuContext {
+    /// The context of GPU `ordinal`, created on first use and shared afterwards. Fails
+    /// cleanly (never panics) when there is no driver or no such GPU.
+    pub fn open(ordinal: u32) -> Result<Arc<GpuContext>, GpuError> {
+        let mut contexts = CONTEXTS.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = contexts.iter().find(|context| context.ordinal == ordinal) {
+            return Ok(Arc::clone(found));
+        }
+        if !driver_present() {
+            return Err(GpuError::NoDriver);
+        }
+        match result::init() {
+            Err(DriverError(CUresult::CUDA_ERROR_NO_DEVICE)) => return Err(GpuError::NoDevice),
+            other => other.during("initialising the driver")?,
+        }
+        let count = CudaContext::device_count().during("counting GPUs")?.max(0) as u32;
+        if count == 0 {
+            return Err(GpuError::NoDevice);
+        }
+        if ordinal >= count {
+            return Err(GpuError::NoSuchDevice { ordinal, count });
+        }
+        let context = CudaContext::new(ordinal as usize).during("creating a context")?;
+        let name = context.name().during("reading the GPU's name")?;
+        let stream = context.default_stream();
+        let opened = Arc::new(GpuContext {
+            ordinal,
+            name,
+            context,
+            stream,
+            kernels: OnceLock::new(),
+            kernel_load: Mutex::new(()),
+        });
+        contexts.push(Arc::clone(&opened));
+        Ok(opened)
+    }
+
+    pub fn ordinal(&self) -> u32 {
+        self.ordinal
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `(free, total)` device memory in bytes.
+    pub fn memory(&self) -> Result<(u64, u64), GpuError> {
+        let (free, total) = self
+            .context
+            .mem_get_info()
+            .during("reading the free memory")?;
+        Ok((free as u64, total as u64))
+    }
+
+    /// Waits until all work queued on this GPU has finished.
+    pub fn synchronize(&self) -> Result<(), GpuError> {
+        self.stream.synchronize().during("waiting for the GPU")
+    }
+
+    /// The kernels, loading the embedded PTX into this context on first use.
+    fn kernels(&self) -> Result<&Kernels, GpuError> {
+        if let Some(kernels) = self.kernels.get() {
+            return Ok(kernels);
+        }
+        let _loading = self
+            .kernel_load
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(kernels) = self.kernels.get() {
+            return Ok(kernels);
+        }
+        let module = self
+            .context
+            .load_module(Ptx::from_src(KERNELS_PTX))
+            .during("loading the embedded PTX")?;
+        let function = |name: &'static str| {
+            module
+                .load_function(name)
+                .map_err(|_| GpuError::MissingKernel { name })
+        };
+        let kernels = Kernels {
+            rc_nets: function("rc_nets")?,
+            lut_batch: function("lut_batch")?,
+        };
+        tracing::debug!(gpu = self.ordinal, "loaded the kernels");
+        Ok(self.kernels.get_or_init(|| kernels))
+    }
+
+    /// Fails with [`GpuError::OutOfMemory`] unless `needed` bytes are free.
+    pub(crate) fn ensure_free(&self, during: &'static str, needed: u64) -> Result<(), GpuError> {
+        let (free, total) = self.memory()?;
+        if needed > free {
+            return Err(GpuError::OutOfMemory {
+                ordinal: self.ordinal,
+                during,
+                needed,
+                free,
+                total,
+            });
+        }
+        Ok(())
+    }
+
+    /// Turns an allocation failure into [`GpuError::OutOfMemory`] where it is one.
+    fn allocation_error(&self, during: &'static str, needed: u64, error: DriverError) -> GpuError {
+        if error.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            let (free, total) = self.memory().unwrap_or((0, 0));
+            GpuError::OutOfMemory {
+                ordinal: self.ordinal,
+                during,
+                needed,
+                free,
+                total,
+            }
+        } else {
+            GpuError::Driver {
+                during,
+                source: error,
+            }
+        }
+    }
+
+    /// Copies `data` to a new device buffer (of at least one element: the driver rejects
+    /// empty allocations).
+    fn upload<T: DeviceRepr>(
+        &self,
+        during: &'static str,
+        data: &[T],
+    ) -> Result<CudaSlice<T>, GpuError> {
+        let mut buffer = self.allocate_poisoned::<T>(during, data.len())?;
+        self.stream
+            .memcpy_htod(data, &mut buffer)
+            .during("copying to the GPU")?;
+        Ok(buffer)
+    }
+
+    /// A new device buffer of `len` elements (at least one), every byte set to 0xFF: a NaN
+    /// for floats, so an element a kernel forgot to write cannot pass for a result.
+    fn allocate_poisoned<T: DeviceRepr>(
+        &self,
+        during: &'static str,
+        len: usize,
+    ) -> Result<CudaSlice<T>, GpuError> {
+        let len = len.max(1);
+        let bytes = (len * std::mem::size_of::<T>()) as u64;
+        // SAFETY: the memory is uninitialised until the memset below fills every byte;
+        // the buffers hold plain integers and floats, for which any bytes are valid.
+        let mut buffer = unsafe { self.stream.alloc::<T>(len) }
+            .map_err(|error| self.allocation_error(during, bytes, error))?;
+        let stream = self.stream.cu_stream();
+        let (pointer, record) = buffer.device_ptr_mut(&self.stream);
+        // SAFETY: `pointer` addresses the `bytes` bytes just allocated on this stream, and
+        // the memset is queued on the same stream.
+        unsafe { result::memset_d8_async(pointer, 0xFF, bytes as usize, stream) }
+            .during("filling a buffer")?;
+        // The record marks the buffer as written once the memset is queued.
+        drop(record);
+        Ok(buffer)
+    }
+
+    /// Bytes of device memory an RC batch of `n_nets` nets and `n_nodes` nodes takes.
+    pub fn rc_nets_bytes(n_nets: u32, n_nodes: u32) -> u64 {
+        let (n_nets, n_nodes) = (n_nets as u64, n_nodes as u64);
+        let per_node = 4 + 8 + 4 * N_CONDITIONS as u64 * 8;
+        4 * (n_nets + 1) + n_nodes * per_node
+    }
+
+    /// Uploads an RC batch and allocates its outputs.
+    pub fn upload_rc_nets(&self, batch: &RcNetBatch) -> Result<DeviceRcNets, GpuError> {
+        const DURING: &str = "uploading RC nets";
+        let (n_nets, n_nodes) = (batch.n_nets(), batch.n_nodes());
+        self.ensure_free(DURING, Self::rc_nets_bytes(n_nets, n_nodes))?;
+        let n_values = n_nodes as usize * N_CONDITIONS;
+        Ok(DeviceRcNets {
+            n_nets,
+            n_nodes,
+            net_offsets: self.upload(DURING, batch.net_offsets())?,
+            parent: self.upload(DURING, batch.parent())?,
+            res: self.upload(DURING, batch.res())?,
+            cap: self.upload(DURING, batch.cap())?,
+            load: self.allocate_poisoned(DURING, n_values)?,
+            delay: self.allocate_poisoned(DURING, n_values)?,
+            impulse: self.allocate_poisoned(DURING, n_values)?,
+        })
+    }
+
+    /// Queues the `rc_nets` kernel on an uploaded batch (returns before it finishes).
+    pub fn launch_rc_nets(&self, nets: &mut DeviceRcNets) -> Result<(), GpuError> {
+        if nets.n_nets == 0 || nets.n_nodes == 0 {
+            return Ok(());
+        }
+        let kernels = self.kernels()?;
+        let n_threads = nets.n_nets * N_CONDITIONS as u32;
+        let config = launch_config(n_threads);
+        let mut launch = self.stream.launch_builder(&kernels.rc_nets);
+        launch
+            .arg(&nets.n_nets)
+            .arg(&nets.net_offsets)
+            .arg(&nets.parent)
+            .arg(&nets.res)
+            .arg(&nets.cap)
+            .arg(&mut nets.load)
+            .arg(&mut nets.delay)
+            .arg(&mut nets.impulse);
+        // SAFETY: the arguments match the kernel's signature (`ptx_entry::rc_nets`) in
+        // order and type. The batch was validated by `RcNetBatch::new` (ascending offsets
+        // ending at the node count, local parents before their nodes) and the buffers
+        // were sized from it: `n_nets + 1` offsets, `n_nodes` parents and resistances,
+        // `4 * n_nodes` values for the capacitances and each output. The outputs are
+        // separate allocations, so they overlap no input.
+        unsafe { launch.launch(config) }.during("launching rc_nets")?;
+        Ok(())
+    }
+
+    /// Copies the results of an uploaded batch back (waits for the kernel).
+    pub fn download_rc_nets(&self, nets: &DeviceRcNets) -> Result<RcNetsOutput, GpuError> {
+        let n_values = nets.n_nodes as usize * N_CONDITIONS;
+        let download = |buffer: &CudaSlice<f64>| {
+            self.stream
+                .clone_dtoh(&buffer.slice(0..n_values))
+                .during("running rc_nets and copying its results back")
+        };
+        Ok(RcNetsOutput {
+            load: download(&nets.load)?,
+            delay: download(&nets.delay)?,
+            impulse: download(&nets.impulse)?,
+        })
+    }
+
+    /// Runs the RC passes of a batch on this GPU: upload, launch, download.
+    pub fn rc_nets(&self, batch: &RcNetBatch) -> Result<RcNetsOutput, GpuError> {
+        let mut nets = self.upload_rc_nets(batch)?;
+        self.launch_rc_nets(&mut nets)?;
+        self.download_rc_nets(&nets)
+    }
+
+    /// Runs the `rc_nets` kernel `runs` times on an uploaded batch and returns each run's
+    /// time in milliseconds, measured with device events around the launch.
+    pub fn time_rc_nets(&self, nets: &mut DeviceRcNets, runs: usize) -> Result<Vec<f64>, GpuError> {
+        let mut times = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+            let start = self.context.new_event(flags).during("creating an event")?;
+            let end = self.context.new_event(flags).during("creating an event")?;
+            start.record(&self.stream).during("recording an event")?;
+            self.launch_rc_nets(nets)?;
+            end.record(&self.stream).during("recording an event")?;
+            end.synchronize().during("running rc_nets")?;
+            times.push(f64::from(
+                start.elapsed_ms(&end).during("reading an event")?,
+            ));
+        }
+        Ok(times)
+    }
+
+    /// Runs many independent NLDM lookups on this GPU: upload, launch, download.
+    pub fn lut_batch(&self, batch: &LutBatch) -> Result<Vec<f64>, GpuError> {
+        const DURING: &str = "uploading LUT queries";
+        let n_queries = batch.n_queries();
+        if n_queries == 0 {
+            return Ok(Vec::new());
+        }
+        let tables = batch.tables();
+        let needed =
+            8 * tables.data().len() as u64 + 12 * tables.n_tables() as u64 + 28 * n_queries as u64;
+        self.ensure_free(DURING, needed)?;
+        let query_table = self.upload(DURING, batch.query_table())?;
+        let x1 = self.upload(DURING, batch.x1())?;
+        let x2 = self.upload(DURING, batch.x2())?;
+        let table_offset = self.upload(DURING, tables.offsets())?;
+        let table_n1 = self.upload(DURING, tables.n1())?;
+        let table_n2 = self.upload(DURING, tables.n2())?;
+        let table_data = self.upload(DURING, tables.data())?;
+        let mut out = self.allocate_poisoned::<f64>(DURING, n_queries as usize)?;
+        let n_tables = tables.n_tables();
+        let table_data_len = tables.data().len() as u64;
+
+        let kernels = self.kernels()?;
+        let mut launch = self.stream.launch_builder(&kernels.lut_batch);
+        launch
+            .arg(&n_queries)
+            .arg(&query_table)
+            .arg(&x1)
+            .arg(&x2)
+            .arg(&n_tables)
+            .arg(&table_offset)
+            .arg(&table_n1)
+            .arg(&table_n2)
+            .arg(&table_data)
+            .arg(&table_data_len)
+            .arg(&mut out);
+        // SAFETY: the arguments match the kernel's signature (`ptx_entry::lut_batch`) in
+        // order and type. `LutBatch::new` checked that every query names an existing table
+        // and that x1/x2 have one value per query; `LutTables::push` laid every table out
+        // inside `table_data`. The buffers were sized from the batch, and `out` is a
+        // separate allocation of `n_queries` values.
+        unsafe { launch.launch(launch_config(n_queries)) }.during("launching lut_batch")?;
+        self.stream
+            .clone_dtoh(&out.slice(0..n_queries as usize))
+            .during("running lut_batch and copying its results back")
+    }
+}
+
+fn launch_config(n_threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n_threads.div_ceil(THREADS_PER_BLOCK), 1, 1),
+        block_dim: (THREADS_PER_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}

@@ -1,0 +1,106 @@
+//! The CPU twins of the kernels: the same `tachyon_kernels::batch` functions, run over
+//! the batch with rayon. They are the CPU backend of the batch operations and the
+//! reference the GPU results are compared with, bit for bit.
+
+use std::cell::Cell;
+
+use rayon::prelude::*;
+use tachyon_kernels::batch;
+use tachyon_kernels::N_CONDITIONS;
+
+use crate::batch::{LutBatch, RcNetBatch, RcNetsOutput};
+
+/// About this many nodes go to one rayon task: large enough to amortise the task, small
+/// enough to balance nets of very different sizes over the cores.
+const NODES_PER_TASK: usize = 16 * 1024;
+
+/// The CPU twin of the `rc_nets` kernel.
+pub fn rc_nets(batch: &RcNetBatch) -> RcNetsOutput {
+    let n_values = batch.n_nodes() as usize * N_CONDITIONS;
+    let mut output = RcNetsOutput {
+        load: vec![0.0; n_values],
+        delay: vec![0.0; n_values],
+        impulse: vec![0.0; n_values],
+    };
+    rc_nets_into(batch, &mut output);
+    output
+}
+
+/// The CPU twin of the `rc_nets` kernel, writing into existing output arrays (each
+/// `4 * n_nodes` long; shorter arrays are resized).
+pub fn rc_nets_into(batch: &RcNetBatch, output: &mut RcNetsOutput) {
+    let n_values = batch.n_nodes() as usize * N_CONDITIONS;
+    for array in [&mut output.load, &mut output.delay, &mut output.impulse] {
+        array.resize(n_values, 0.0);
+    }
+    let offsets = batch.net_offsets();
+
+    // Cut the nets into tasks of consecutive nets, and the outputs at the same node
+    // boundaries, so that each task owns its part of the outputs.
+    let mut tasks = Vec::new();
+    let (mut load, mut delay, mut impulse) = (
+        &mut output.load[..n_values],
+        &mut output.delay[..n_values],
+        &mut output.impulse[..n_values],
+    );
+    let mut first_net = 0;
+    while first_net + 1 < offsets.len() {
+        let task_start = offsets[first_net] as usize;
+        let mut end_net = first_net + 1;
+        while end_net + 1 < offsets.len()
+            && (offsets[end_net] as usize) - task_start < NODES_PER_TASK
+        {
+            end_net += 1;
+        }
+        let task_values = (offsets[end_net] as usize - task_start) * N_CONDITIONS;
+        let (task_load, rest_load) = std::mem::take(&mut load).split_at_mut(task_values);
+        let (task_delay, rest_delay) = std::mem::take(&mut delay).split_at_mut(task_values);
+        let (task_impulse, rest_impulse) = std::mem::take(&mut impulse).split_at_mut(task_values);
+        (load, delay, impulse) = (rest_load, rest_delay, rest_impulse);
+        tasks.push((first_net..end_net, task_load, task_delay, task_impulse));
+        first_net = end_net;
+    }
+
+    tasks
+        .into_par_iter()
+        .for_each(|(nets, task_load, task_delay, task_impulse)| {
+            let task_start = offsets[nets.start] as usize;
+            let task_load = Cell::from_mut(task_load).as_slice_of_cells();
+            let task_delay = Cell::from_mut(task_delay).as_slice_of_cells();
+            let task_impulse = Cell::from_mut(task_impulse).as_slice_of_cells();
+            for net in nets {
+                let (start, end) = (offsets[net] as usize, offsets[net + 1] as usize);
+                let local = (start - task_start) * N_CONDITIONS..(end - task_start) * N_CONDITIONS;
+                batch::rc_net(
+                    &batch.parent()[start..end],
+                    &batch.res()[start..end],
+                    &batch.cap()[start * N_CONDITIONS..end * N_CONDITIONS],
+                    &task_load[local.clone()],
+                    &task_delay[local.clone()],
+                    &task_impulse[local],
+                );
+            }
+        });
+}
+
+/// The CPU twin of the `lut_batch` kernel.
+pub fn lut_batch(batch: &LutBatch) -> Vec<f64> {
+    let tables = batch.tables();
+    batch
+        .query_table()
+        .par_iter()
+        .zip(batch.x1().par_iter().zip(batch.x2().par_iter()))
+        .with_min_len(4096)
+        .map(|(&table, (&x1, &x2))| {
+            let table = table as usize;
+            batch::lut_query(
+                tables.data(),
+                tables.offsets()[table] as usize,
+                tables.n1()[table] as usize,
+                tables.n2()[table] as usize,
+                x1,
+                x2,
+            )
+        })
+        .collect()
+}
