@@ -1,1 +1,244 @@
-//! Design generator. (Being written: see issue 4.)
+//! Deterministic generator of realistic TAU 2015 designs.
+//!
+//! [`generate`] writes a complete TAU 2015 design for a [`GenConfig`]: flat Verilog, SPEF
+//! parasitics, an early and a late Liberty library, `.timing` assertions, the `.tau2015`
+//! manifest and an `.ops` query script. The same `(gates, seed)` (and knobs) always give
+//! the same bytes.
+//!
+//! The structure imitates a synthesized, placed design:
+//! - one clock port drives every flip-flop through a balanced tree of clock buffers
+//!   (fan-out 8 to 32 per buffer, so its depth grows with the log of the flip-flop count);
+//! - flip-flops are about 12% of the cells; combinational gates are arranged in levels
+//!   (logic depth 20 to 60) and only read lower levels, so there is no combinational loop;
+//! - most nets have 1 to 4 sinks, a few enable-like primary inputs reach hundreds;
+//! - gates are sized by fan-out (X1, X2, X4); every gate output is read;
+//! - every net has an RC tree of 2 to 100 nodes (more only when it has more sinks);
+//! - the clock period is chosen from a quick arrival estimate so that about 10% of the
+//!   endpoints fail setup.
+//!
+//! Memory stays at roughly 25 bytes per gate: the netlist is kept as flat `u32` arrays
+//! and the text is streamed out; parasitics are drawn per net while writing.
+
+mod assertions;
+mod estimate;
+mod library;
+mod names;
+mod netlist;
+mod parasitics;
+mod rng;
+mod spef;
+mod text;
+mod verilog;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::library::Corner;
+use crate::netlist::Netlist;
+
+/// What to generate. Build one with [`GenConfig::new`] and adjust the public fields.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GenConfig {
+    /// Total number of cells: combinational gates, flip-flops and clock buffers (at least 50).
+    pub gates: u64,
+    /// Seed of every random choice; the same seed gives the same bytes.
+    pub seed: u64,
+    /// Design name: the module name and the stem of every file name (an identifier).
+    pub name: String,
+    /// Fraction of the cells that are flip-flops. Default 0.12.
+    pub flip_flop_fraction: f64,
+    /// Smallest logic depth (gates between registers) drawn. Default 20.
+    pub logic_depth_min: u32,
+    /// Largest logic depth drawn. Default 60. Tiny designs get at most `gates / 4` levels.
+    pub logic_depth_max: u32,
+    /// Smallest number of children of a clock buffer. Default 8.
+    pub clock_fanout_min: u32,
+    /// Largest number of children of a clock buffer. Default 32.
+    pub clock_fanout_max: u32,
+    /// Probability that a gate input (other than the first) reads a hub primary input,
+    /// which makes the long tail of the fan-out distribution. Default 0.015.
+    pub hub_probability: f64,
+    /// Number of primary inputs besides the clock. Default (`None`): `gates / 200`, at least 4.
+    pub primary_inputs: Option<u64>,
+    /// Least number of primary outputs. Default (`None`): `gates / 250`, at least 2. More
+    /// are added when logic would otherwise be left unread.
+    pub primary_outputs: Option<u64>,
+    /// Fraction of endpoints meant to fail setup; sets the clock period. Default 0.1.
+    pub failing_endpoint_fraction: f64,
+    /// Slew asserted on every primary input and the clock port, in ps. Default 10.
+    pub input_slew_ps: f64,
+    /// Load asserted on every primary output, in fF. Default 4.
+    pub output_load_ff: f64,
+}
+
+impl GenConfig {
+    /// The default configuration for `gates` cells and `seed`, named `gen<gates>`.
+    pub fn new(gates: u64, seed: u64) -> GenConfig {
+        GenConfig {
+            gates,
+            seed,
+            name: format!("gen{gates}"),
+            flip_flop_fraction: 0.12,
+            logic_depth_min: 20,
+            logic_depth_max: 60,
+            clock_fanout_min: 8,
+            clock_fanout_max: 32,
+            hub_probability: 0.015,
+            primary_inputs: None,
+            primary_outputs: None,
+            failing_endpoint_fraction: 0.1,
+            input_slew_ps: 10.0,
+            output_load_ff: 4.0,
+        }
+    }
+}
+
+/// What [`generate`] wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GenSummary {
+    /// Design name.
+    pub name: String,
+    /// Total cells (combinational gates + flip-flops + clock buffers).
+    pub gates: u64,
+    /// Combinational gates.
+    pub combinational_gates: u64,
+    /// Flip-flops.
+    pub flip_flops: u64,
+    /// Clock buffers.
+    pub clock_buffers: u64,
+    /// Primary inputs, not counting the clock port.
+    pub primary_inputs: u64,
+    /// Primary outputs.
+    pub primary_outputs: u64,
+    /// Nets (one `*D_NET` each).
+    pub nets: u64,
+    /// Pins: ports plus cell pins.
+    pub pins: u64,
+    /// RC tree nodes over all nets.
+    pub rc_nodes: u64,
+    /// Logic depth (levels of combinational gates).
+    pub logic_depth: u32,
+    /// Clock period written into the `.timing` file, in ps.
+    pub clock_period_ps: f64,
+    /// Every file written, with its size.
+    pub files: Vec<GeneratedFile>,
+    /// Wall time of the whole generation.
+    pub elapsed: Duration,
+}
+
+impl GenSummary {
+    /// Total bytes written.
+    pub fn total_bytes(&self) -> u64 {
+        self.files.iter().map(|file| file.bytes).sum()
+    }
+}
+
+/// One file written by [`generate`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GeneratedFile {
+    /// Where it was written.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub bytes: u64,
+}
+
+/// Why [`generate`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GenError {
+    /// The configuration is out of range.
+    #[error("invalid generator configuration: {0}")]
+    InvalidConfig(String),
+    /// A file could not be created or written.
+    #[error("cannot write {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Generates the design described by `config` into `out_dir` (created if missing):
+/// `<name>.v`, `<name>.spef`, `<name>_Early.lib`, `<name>_Late.lib`, `<name>.timing`,
+/// `<name>.tau2015` and `<name>.ops`.
+pub fn generate(config: &GenConfig, out_dir: &Path) -> Result<GenSummary, GenError> {
+    let started = Instant::now();
+    std::fs::create_dir_all(out_dir).map_err(|source| GenError::Io {
+        path: out_dir.to_path_buf(),
+        source,
+    })?;
+    let netlist = Netlist::build(config)?;
+    let clock = estimate::estimate_clock(&netlist, config);
+
+    let mut files = Vec::with_capacity(7);
+    let mut record = |(path, bytes): (PathBuf, u64)| files.push(GeneratedFile { path, bytes });
+    record(verilog::write_verilog(out_dir, &config.name, &netlist)?);
+    let (spef_path, spef_bytes, spef_counts) = spef::write_spef(out_dir, &config.name, &netlist)?;
+    record((spef_path, spef_bytes));
+    record(library::write_liberty(
+        out_dir,
+        &config.name,
+        Corner::Early,
+    )?);
+    record(library::write_liberty(out_dir, &config.name, Corner::Late)?);
+    record(assertions::write_timing(out_dir, config, &netlist, clock)?);
+    record(assertions::write_manifest(out_dir, &config.name)?);
+    record(assertions::write_ops(out_dir, &config.name, &netlist)?);
+
+    let n_gates = u64::from(netlist.n_gates);
+    let n_flip_flops = u64::from(netlist.n_flip_flops);
+    let n_clock_buffers = u64::from(netlist.clock_tree.n_buffers);
+    let n_inputs = u64::from(netlist.n_primary_inputs);
+    let n_outputs = u64::from(netlist.n_primary_outputs);
+    let gate_pins = netlist.gate_inputs.len() as u64 + n_gates;
+    let pins = n_inputs + 1 + n_outputs + gate_pins + 3 * n_flip_flops + 2 * n_clock_buffers;
+    Ok(GenSummary {
+        name: config.name.clone(),
+        gates: n_gates + n_flip_flops + n_clock_buffers,
+        combinational_gates: n_gates,
+        flip_flops: n_flip_flops,
+        clock_buffers: n_clock_buffers,
+        primary_inputs: n_inputs,
+        primary_outputs: n_outputs,
+        nets: spef_counts.nets,
+        pins,
+        rc_nodes: spef_counts.rc_nodes,
+        logic_depth: netlist.logic_depth,
+        clock_period_ps: clock.period,
+        files,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Checks that the combinational logic of the netlist drawn for `config` has no loop, by
+/// a topological sort over its fan-out lists; returns the number of gates sorted. Tests
+/// use it; it is public so that callers can check custom configurations too.
+pub fn check_acyclic(config: &GenConfig) -> Result<u64, GenError> {
+    let netlist = Netlist::build(config)?;
+    let level_zero = netlist.level_zero();
+    let mut missing_inputs: Vec<u32> = (0..netlist.n_gates)
+        .map(|gate| netlist.function(gate).arity() as u32)
+        .collect();
+    let mut ready: Vec<u32> = (0..level_zero).collect();
+    let mut sorted_gates = 0u64;
+    while let Some(signal) = ready.pop() {
+        for sink in netlist.sinks(signal) {
+            if let netlist::Sink::GateInput { gate, .. } = sink {
+                missing_inputs[gate as usize] -= 1;
+                if missing_inputs[gate as usize] == 0 {
+                    sorted_gates += 1;
+                    ready.push(netlist.gate_signal(gate));
+                }
+            }
+        }
+    }
+    if sorted_gates == u64::from(netlist.n_gates) {
+        Ok(sorted_gates)
+    } else {
+        Err(GenError::InvalidConfig(format!(
+            "combinational loop: only {sorted_gates} of {} gates sort",
+            netlist.n_gates
+        )))
+    }
+}

@@ -1,0 +1,150 @@
+//! A quick late-arrival estimate used to choose the clock period.
+//!
+//! It follows the generated library's delay formulas, lumped wire loads and a simple
+//! Elmore-like wire delay (half the wire resistance times the net's load), averaging rise
+//! and fall. It is not an STA engine: it only has to land the period where a chosen
+//! fraction of endpoints fail, so the worst slack is negative but not absurd.
+
+use crate::library::{
+    clock_buffer_arc, clock_buffer_input_capacitance, flip_flop_arc, logic_arc,
+    logic_input_capacitance, setup_time, ArcModel, Corner, Edge, FLIP_FLOP_CLOCK_CAPACITANCE,
+    FLIP_FLOP_DATA_CAPACITANCE,
+};
+use crate::netlist::{Netlist, Sink};
+use crate::parasitics::wire_totals;
+use crate::spef::{clock_buffer_net_key, clock_port_net_key};
+use crate::verilog::clock_buffer_drive_index;
+use crate::GenConfig;
+
+/// The clock figures written into the `.timing` file.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ClockEstimate {
+    /// Clock period in ps.
+    pub(crate) period: f64,
+    /// Estimated delay from the clock port to a flip-flop's CK pin, in ps.
+    pub(crate) latency: f64,
+}
+
+/// Estimates arrivals and returns the period that makes about
+/// `config.failing_endpoint_fraction` of the endpoints fail setup.
+pub(crate) fn estimate_clock(netlist: &Netlist, config: &GenConfig) -> ClockEstimate {
+    let (latency, clock_slew) = clock_latency(netlist, config.input_slew_ps);
+    let n_signals = netlist.n_signals() as usize;
+    let mut arrival = vec![0f32; n_signals];
+    let mut slew = vec![0f32; n_signals];
+    for signal in 0..netlist.n_primary_inputs {
+        let (_, wire_delay) = signal_load(netlist, config, signal);
+        arrival[signal as usize] = wire_delay as f32;
+        slew[signal as usize] = config.input_slew_ps as f32;
+    }
+    for flip_flop in 0..netlist.n_flip_flops {
+        let signal = netlist.n_primary_inputs + flip_flop;
+        let (load, wire_delay) = signal_load(netlist, config, signal);
+        let arc = flip_flop_arc(netlist.flip_flop_drive_index(flip_flop));
+        arrival[signal as usize] =
+            (latency + average_delay(&arc, clock_slew, load) + wire_delay) as f32;
+        slew[signal as usize] = average_transition(&arc, clock_slew, load) as f32;
+    }
+    let mut input_cursor = 0usize;
+    for gate in 0..netlist.n_gates {
+        let signal = netlist.gate_signal(gate);
+        let (load, wire_delay) = signal_load(netlist, config, signal);
+        let function = netlist.function(gate);
+        let drive_index = netlist.gate_drive_index(gate);
+        let mut worst_arrival = 0f64;
+        let mut worst_slew = 0f64;
+        for slot in 0..function.arity() {
+            let input = netlist.gate_inputs[input_cursor + slot] as usize;
+            let arc = logic_arc(function, drive_index, slot);
+            let input_slew = f64::from(slew[input]);
+            let candidate = f64::from(arrival[input]) + average_delay(&arc, input_slew, load);
+            worst_arrival = worst_arrival.max(candidate);
+            worst_slew = worst_slew.max(average_transition(&arc, input_slew, load));
+        }
+        input_cursor += function.arity();
+        arrival[signal as usize] = (worst_arrival + wire_delay) as f32;
+        slew[signal as usize] = worst_slew as f32;
+    }
+
+    // The period each endpoint needs to pass: launch-to-capture data delay plus setup for
+    // flip-flops; outputs get a required time of period + latency, so the same form.
+    let mut needed: Vec<f64> =
+        Vec::with_capacity(netlist.flip_flop_data.len() + netlist.primary_output_driver.len());
+    for &signal in &netlist.flip_flop_data {
+        let data_slew = f64::from(slew[signal as usize]);
+        let setup = setup_time(Edge::Fall, data_slew, clock_slew);
+        needed.push(f64::from(arrival[signal as usize]) - latency + setup);
+    }
+    for &signal in &netlist.primary_output_driver {
+        needed.push(f64::from(arrival[signal as usize]) - latency);
+    }
+    needed.sort_by(f64::total_cmp);
+    let passing = 1.0 - config.failing_endpoint_fraction;
+    let position = ((needed.len() as f64 * passing) as usize).min(needed.len().saturating_sub(1));
+    let period = needed
+        .get(position)
+        .copied()
+        .unwrap_or(100.0)
+        .max(10.0)
+        .ceil();
+    ClockEstimate {
+        period,
+        latency: (latency * 10.0).round() / 10.0,
+    }
+}
+
+/// Latency and slew at the flip-flops, following the first buffer of each tree level.
+fn clock_latency(netlist: &Netlist, port_slew: f64) -> (f64, f64) {
+    let tree = &netlist.clock_tree;
+    let root_drive = clock_buffer_drive_index(tree.bounds[0][1] - tree.bounds[0][0]);
+    let (_, port_wire) = wire_totals(netlist.seed, clock_port_net_key(netlist), 1);
+    let port_load = port_wire.capacitance_ff() + clock_buffer_input_capacitance(root_drive);
+    let mut latency = 0.5 * port_wire.resistance_kohm() * port_load;
+    let mut slew = port_slew;
+    let last = tree.depth() - 1;
+    for (level, bounds) in tree.bounds.iter().enumerate() {
+        let n_children = bounds[1] - bounds[0];
+        let drive_index = clock_buffer_drive_index(n_children);
+        let child_capacitance = if level == last {
+            FLIP_FLOP_CLOCK_CAPACITANCE
+        } else {
+            let below = &tree.bounds[level + 1];
+            clock_buffer_input_capacitance(clock_buffer_drive_index(below[1] - below[0]))
+        };
+        let key = clock_buffer_net_key(netlist, tree.level_offset[level]);
+        let (_, wire) = wire_totals(netlist.seed, key, n_children);
+        let load = wire.capacitance_ff() + f64::from(n_children) * child_capacitance;
+        let arc = clock_buffer_arc(drive_index);
+        latency += average_delay(&arc, slew, load) + 0.5 * wire.resistance_kohm() * load;
+        slew = average_transition(&arc, slew, load);
+    }
+    (latency, slew)
+}
+
+/// The load a signal's driver sees (fF) and the estimated wire delay to its sinks (ps).
+fn signal_load(netlist: &Netlist, config: &GenConfig, signal: u32) -> (f64, f64) {
+    let (_, wire) = wire_totals(netlist.seed, u64::from(signal), netlist.fanout(signal));
+    let mut load = wire.capacitance_ff();
+    for sink in netlist.sinks(signal) {
+        load += match sink {
+            Sink::GateInput { gate, slot } => logic_input_capacitance(
+                netlist.function(gate),
+                netlist.gate_drive_index(gate),
+                slot as usize,
+            ),
+            Sink::FlipFlopData { .. } => FLIP_FLOP_DATA_CAPACITANCE,
+            Sink::PrimaryOutput { .. } => config.output_load_ff,
+        };
+    }
+    (load, 0.5 * wire.resistance_kohm() * load)
+}
+
+fn average_delay(arc: &ArcModel, slew: f64, load: f64) -> f64 {
+    0.5 * (arc.delay(Corner::Late, Edge::Rise, slew, load)
+        + arc.delay(Corner::Late, Edge::Fall, slew, load))
+}
+
+fn average_transition(arc: &ArcModel, slew: f64, load: f64) -> f64 {
+    0.5 * (arc.transition(Corner::Late, Edge::Rise, slew, load)
+        + arc.transition(Corner::Late, Edge::Fall, slew, load))
+}
