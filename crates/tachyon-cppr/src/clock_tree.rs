@@ -32,7 +32,8 @@ impl ClockTree {
         while let Some(pin) = stack.pop() {
             for &arc_id in graph.fanout(pin) {
                 let arc = graph.arc(arc_id);
-                let launches = matches!(&arc.kind, ArcKind::Cell(cell) if cell.clock_edge.is_some());
+                let launches =
+                    matches!(&arc.kind, ArcKind::Cell(cell) if cell.clock_edge.is_some());
                 if !launches && !is_clock_pin[arc.to.index()] {
                     is_clock_pin[arc.to.index()] = true;
                     stack.push(arc.to);

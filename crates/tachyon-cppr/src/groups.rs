@@ -159,8 +159,12 @@ fn pin_groups(
             }
             ArcKind::Cell(cell) if cell.split == split => {
                 if tree.is_clock_pin(from) {
-                    let Some(edge) = cell.clock_edge else { continue };
-                    let Some(node) = tree.node(from, edge) else { continue };
+                    let Some(edge) = cell.clock_edge else {
+                        continue;
+                    };
+                    let Some(node) = tree.node(from, edge) else {
+                        continue;
+                    };
                     let group = match seeding {
                         Seeding::PrimaryInputs => continue,
                         Seeding::LaunchesGroupedAtDepth(depth) => tree.ancestor(node, depth),

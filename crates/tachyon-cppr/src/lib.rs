@@ -49,10 +49,10 @@ pub fn apply_cppr(graph: &TimingGraph, data: &mut TimingData) {
 
 /// Writes post-CPPR slacks and the credits they imply into `data.tests`.
 fn store(graph: &TimingGraph, data: &mut TimingData, post: &[[f64; 2]]) {
-    for test_index in 0..graph.tests().len() {
+    for (test_index, after_per_transition) in post.iter().enumerate() {
         for transition in Transition::BOTH {
             let before = tachyon_gba::slack_before_cppr(graph, data, test_index, transition);
-            let after = post[test_index][transition.index()];
+            let after = after_per_transition[transition.index()];
             let result = &mut data.tests[test_index];
             if before.is_nan() || !after.is_finite() {
                 result.credit[transition.index()] = 0.0;

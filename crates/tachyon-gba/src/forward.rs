@@ -78,8 +78,7 @@ fn pin_arrival(graph: &TimingGraph, data: &TimingData, pin: PinId) -> PinArrival
                         arrival + wire_delay,
                         keep_smaller,
                     );
-                    let sink_slew =
-                        rc::sink_slew(slew, data.wire_impulse[pin.index()][condition]);
+                    let sink_slew = rc::sink_slew(slew, data.wire_impulse[pin.index()][condition]);
                     merge_into(&mut result.slew[condition], sink_slew, keep_smaller);
                 }
             }

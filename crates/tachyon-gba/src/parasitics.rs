@@ -30,8 +30,8 @@ fn net_parasitics(graph: &TimingGraph, net: &Net) -> NetParasitics {
         let mut load = [0.0; 4];
         for &sink in &net.sinks {
             let capacitance = graph.pin(sink).capacitance;
-            for condition in 0..4 {
-                load[condition] += capacitance[condition];
+            for (total, pin_capacitance) in load.iter_mut().zip(capacitance) {
+                *total += pin_capacitance;
             }
         }
         let sinks = net
@@ -54,7 +54,7 @@ fn net_parasitics(graph: &TimingGraph, net: &Net) -> NetParasitics {
     let mut scratch = vec![0.0; n_nodes];
     let mut ldelay = vec![0.0; n_nodes];
     let mut beta = vec![0.0; n_nodes];
-    for condition in 0..4 {
+    for (condition, root) in root_load.iter_mut().enumerate() {
         cap.copy_from_slice(&tree.ground_capacitance);
         for &(pin, node) in &tree.pin_nodes {
             if Some(pin) != net.driver {
@@ -65,7 +65,7 @@ fn net_parasitics(graph: &TimingGraph, net: &Net) -> NetParasitics {
         rc::elmore_delay(&tree.parent, &tree.resistance, &load, &mut delay);
         rc::load_delay(&tree.parent, &cap, &delay, &mut scratch, &mut ldelay);
         rc::beta(&tree.parent, &tree.resistance, &ldelay, &mut beta);
-        root_load[condition] = if n_nodes > 0 { load[0] } else { 0.0 };
+        *root = if n_nodes > 0 { load[0] } else { 0.0 };
         for &(pin, node) in &tree.pin_nodes {
             if let Some(entry) = per_pin.iter_mut().find(|entry| entry.0 == pin.index()) {
                 entry.1[condition] = delay[node as usize];

@@ -2,9 +2,7 @@
 
 use tachyon_graph::{TestKind, TimingData, TimingGraph, NO_VALUE};
 use tachyon_kernels::condition::condition_index;
-use tachyon_kernels::delay::{
-    early_slack, hold_required_time, late_slack, setup_required_time,
-};
+use tachyon_kernels::delay::{early_slack, hold_required_time, late_slack, setup_required_time};
 use tachyon_kernels::{Split, Transition};
 
 /// Fills `tests[..].required_before_cppr` (credit 0). Needs arrivals and slews.
@@ -38,7 +36,9 @@ pub fn evaluate_tests(graph: &TimingGraph, data: &mut TimingData) {
             }
             let constraint = graph.table(table).lookup(clock_slew, data_slew);
             required[data_transition.index()] = match test.kind {
-                TestKind::Setup => setup_required_time(clock_arrival, clock.period, constraint, 0.0),
+                TestKind::Setup => {
+                    setup_required_time(clock_arrival, clock.period, constraint, 0.0)
+                }
                 TestKind::Hold => hold_required_time(clock_arrival, constraint, 0.0),
             };
         }

@@ -4,8 +4,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc as Shared;
 
 use tachyon_graph::{
-    Arc, ArcKind, Assertions, CellArc, Clock, Net, NldmTable, Pin, PinId, PinKind, RcNetwork,
-    Test, TimingGraph,
+    Arc, ArcKind, Assertions, CellArc, Clock, Net, NldmTable, Pin, PinId, PinKind, RcNetwork, Test,
+    TimingGraph,
 };
 use tachyon_kernels::Split;
 use tachyon_sdc::Assertion;
@@ -139,8 +139,10 @@ impl Design {
                 let bits = expression.bits(module);
                 if let Some(tachyon_verilog::Bit::Net(net)) = bits.first() {
                     self.nets.entry(net.to_string()).or_default();
-                    self.connections
-                        .insert(format!("{}:{}", instance.name, connection.pin), net.to_string());
+                    self.connections.insert(
+                        format!("{}:{}", instance.name, connection.pin),
+                        net.to_string(),
+                    );
                 }
             }
         }
@@ -169,7 +171,8 @@ impl Design {
     /// `insert_gate`: adds an unconnected instance of `cell`.
     pub fn insert_gate(&mut self, instance: &str, cell: &str) -> Result<(), LinkError> {
         self.require_cell(instance, cell)?;
-        self.instances.insert(instance.to_string(), cell.to_string());
+        self.instances
+            .insert(instance.to_string(), cell.to_string());
         Ok(())
     }
 
@@ -326,7 +329,9 @@ impl Design {
                 }));
             }
             for split in Split::BOTH {
-                let Some(cell) = cells[split.index()] else { continue };
+                let Some(cell) = cells[split.index()] else {
+                    continue;
+                };
                 let pin_of = |index: u32| {
                     let name = &cell.pins[index as usize].name;
                     reference.pin_index(name).map(|index| pins[index as usize])
@@ -420,7 +425,9 @@ impl Design {
         };
         for assertion in &self.assertions {
             match assertion {
-                Assertion::Clock { pin: name, period, .. } => {
+                Assertion::Clock {
+                    pin: name, period, ..
+                } => {
                     assertions.clock = Some(Clock {
                         source: pin(name)?,
                         period: *period,
@@ -429,7 +436,9 @@ impl Design {
                 Assertion::ArrivalTime { pin: name, values } => {
                     assertions.arrival.push((pin(name)?, *values))
                 }
-                Assertion::Slew { pin: name, values } => assertions.slew.push((pin(name)?, *values)),
+                Assertion::Slew { pin: name, values } => {
+                    assertions.slew.push((pin(name)?, *values))
+                }
                 Assertion::RequiredTime { pin: name, values } => {
                     assertions.required.push((pin(name)?, *values))
                 }
@@ -459,7 +468,9 @@ fn flatten_parasitics(
     for &sink in sinks {
         match node_of.get(graph.pin(sink).name.as_str()) {
             Some(&node) => pin_nodes.push((sink, node)),
-            None => tracing::warn!(net = net_name, pin = %graph.pin(sink).name, "pin not in the net's parasitics"),
+            None => {
+                tracing::warn!(net = net_name, pin = %graph.pin(sink).name, "pin not in the net's parasitics")
+            }
         }
     }
     let network = RcNetwork {

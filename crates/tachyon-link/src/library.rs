@@ -217,7 +217,11 @@ fn push_table(
     tables.push(NldmTable {
         index_1: table.index_1.iter().map(|value| value * scale_1).collect(),
         index_2: table.index_2.iter().map(|value| value * scale_2).collect(),
-        values: table.values.iter().map(|value| value * value_scale).collect(),
+        values: table
+            .values
+            .iter()
+            .map(|value| value * value_scale)
+            .collect(),
         primary_is_index_2,
     });
     id

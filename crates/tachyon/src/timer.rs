@@ -105,7 +105,11 @@ impl Timer {
     }
 
     /// Reads a Liberty library for `split` (None = both splits).
-    pub fn read_celllib(&mut self, split: Option<Split>, path: impl AsRef<Path>) -> Result<(), TimerError> {
+    pub fn read_celllib(
+        &mut self,
+        split: Option<Split>,
+        path: impl AsRef<Path>,
+    ) -> Result<(), TimerError> {
         let path = path.as_ref();
         let text = read(path)?;
         let started = Instant::now();
@@ -233,6 +237,15 @@ impl Timer {
         Ok(())
     }
 
+    /// The graph and timing values of the current state (updating first).
+    pub fn timing(&mut self) -> Result<(&TimingGraph, &TimingData), TimerError> {
+        self.update_timing()?;
+        match &self.timing {
+            Some((graph, data)) => Ok((graph, data)),
+            None => unreachable!("update_timing always leaves timing in place"),
+        }
+    }
+
     fn query(
         &mut self,
         pin: &str,
@@ -249,22 +262,42 @@ impl Timer {
     }
 
     /// The arrival time at `pin` (None: untimed).
-    pub fn at(&mut self, pin: &str, split: Split, transition: Transition) -> Result<Option<f64>, TimerError> {
+    pub fn at(
+        &mut self,
+        pin: &str,
+        split: Split,
+        transition: Transition,
+    ) -> Result<Option<f64>, TimerError> {
         self.query(pin, |data, id| data.arrival_at(id, split, transition))
     }
 
     /// The slew at `pin`.
-    pub fn slew(&mut self, pin: &str, split: Split, transition: Transition) -> Result<Option<f64>, TimerError> {
+    pub fn slew(
+        &mut self,
+        pin: &str,
+        split: Split,
+        transition: Transition,
+    ) -> Result<Option<f64>, TimerError> {
         self.query(pin, |data, id| data.slew_at(id, split, transition))
     }
 
     /// The required arrival time at `pin` (None: unconstrained).
-    pub fn rat(&mut self, pin: &str, split: Split, transition: Transition) -> Result<Option<f64>, TimerError> {
+    pub fn rat(
+        &mut self,
+        pin: &str,
+        split: Split,
+        transition: Transition,
+    ) -> Result<Option<f64>, TimerError> {
         self.query(pin, |data, id| data.required_at(id, split, transition))
     }
 
     /// The slack at `pin`.
-    pub fn slack(&mut self, pin: &str, split: Split, transition: Transition) -> Result<Option<f64>, TimerError> {
+    pub fn slack(
+        &mut self,
+        pin: &str,
+        split: Split,
+        transition: Transition,
+    ) -> Result<Option<f64>, TimerError> {
         self.query(pin, |data, id| data.slack_at(id, split, transition))
     }
 
@@ -304,10 +337,7 @@ impl Timer {
 
     /// The worst endpoint slack if negative, else 0.
     pub fn worst_negative_slack(&mut self, split: Split) -> Result<f64, TimerError> {
-        Ok(self
-            .endpoint_slacks(split)?
-            .into_iter()
-            .fold(0.0, f64::min))
+        Ok(self.endpoint_slacks(split)?.into_iter().fold(0.0, f64::min))
     }
 
     /// The sum of negative endpoint slacks.
@@ -375,20 +405,34 @@ impl Timer {
         let mut summary = OpsSummary::default();
         for operation in operations {
             let answer = match &operation.kind {
-                OperationKind::InsertGate { instance, cell } => self.insert_gate(instance, cell).map(|_| None),
-                OperationKind::RepowerGate { instance, cell } => self.repower_gate(instance, cell).map(|_| None),
+                OperationKind::InsertGate { instance, cell } => {
+                    self.insert_gate(instance, cell).map(|_| None)
+                }
+                OperationKind::RepowerGate { instance, cell } => {
+                    self.repower_gate(instance, cell).map(|_| None)
+                }
                 OperationKind::RemoveGate { instance } => self.remove_gate(instance).map(|_| None),
                 OperationKind::InsertNet { net } => self.insert_net(net).map(|_| None),
                 OperationKind::RemoveNet { net } => self.remove_net(net).map(|_| None),
                 OperationKind::ConnectPin { pin, net } => self.connect_pin(pin, net).map(|_| None),
                 OperationKind::DisconnectPin { pin } => self.disconnect_pin(pin).map(|_| None),
-                OperationKind::ReadSpef { path } => self.read_spef(base_dir.join(path)).map(|_| None),
-                OperationKind::ReportAt { pin, split, transition } => {
+                OperationKind::ReadSpef { path } => {
+                    self.read_spef(base_dir.join(path)).map(|_| None)
+                }
+                OperationKind::ReportAt {
+                    pin,
+                    split,
+                    transition,
+                } => {
                     let (split, transition) = convert(*split, *transition);
                     self.at(pin, split, transition)
                         .map(|value| Some(format_value(value, 987654.0)))
                 }
-                OperationKind::ReportRat { pin, split, transition } => {
+                OperationKind::ReportRat {
+                    pin,
+                    split,
+                    transition,
+                } => {
                     let (split, transition) = convert(*split, *transition);
                     let missing = match split {
                         Split::Early => -987654.0,
@@ -397,7 +441,11 @@ impl Timer {
                     self.rat(pin, split, transition)
                         .map(|value| Some(format_value(value, missing)))
                 }
-                OperationKind::ReportSlack { pin, split, transition } => {
+                OperationKind::ReportSlack {
+                    pin,
+                    split,
+                    transition,
+                } => {
                     let (split, transition) = convert(*split, *transition);
                     self.slack(pin, split, transition)
                         .map(|value| Some(format_value(value, 987654.0)))

@@ -1,0 +1,35 @@
+//! The depth-grouping CPPR equals a launch-by-launch brute force on the sequential
+//! TAU 2015 designs.
+
+use tachyon::Timer;
+
+#[test]
+fn depth_grouping_matches_brute_force() {
+    let Some(shared) = tachyon_testkit::shared_dir("depth_grouping_matches_brute_force") else {
+        return;
+    };
+    for name in ["s27", "s344", "s386", "s526", "simple"] {
+        let folder = shared.join("tau2015").join(name);
+        let mut timer = Timer::new();
+        timer
+            .load_tau2015(folder.join(format!("{name}.tau2015")))
+            .unwrap();
+        let (graph, data) = timer.timing().unwrap();
+        assert!(!graph.tests().is_empty(), "{name} has tests");
+        let fast = tachyon::cppr::post_cppr_slacks(graph, data);
+        let slow = tachyon::cppr::brute_force_post_cppr_slacks(graph, data);
+        let mut n_compared = 0;
+        for (test, (fast, slow)) in fast.iter().zip(&slow).enumerate() {
+            for transition in 0..2 {
+                let (a, b) = (fast[transition], slow[transition]);
+                let same = (a == b) || (a - b).abs() < 1e-9;
+                assert!(
+                    same,
+                    "{name}: test {test} transition {transition}: {a} vs {b}"
+                );
+                n_compared += 1;
+            }
+        }
+        println!("{name}: {n_compared} test slacks equal");
+    }
+}
