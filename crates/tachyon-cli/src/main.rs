@@ -1,5 +1,84 @@
-//! The `tachyon` command.
+//! The `tachyon` command: parse files, run TAU 2015 flows, an interactive shell, and the
+//! design generator.
 
-fn main() {
-    println!("tachyon {}", env!("CARGO_PKG_VERSION"));
+mod gen;
+mod parse;
+mod peak_memory;
+mod shell;
+mod tau;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "tachyon",
+    version,
+    about = "Static timing analysis, on CPU and GPU"
+)]
+struct Cli {
+    /// More log output (-v: info, -vv: debug, -vvv: trace). RUST_LOG overrides it.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    /// Worker threads for the parallel phases (default: all cores).
+    #[arg(long, global = true)]
+    threads: Option<usize>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Parse files and print a summary of each (counts, time, MB/s).
+    Parse(parse::ParseArgs),
+    /// Run a TAU 2015 flow: load the design, run the .ops, print the answers.
+    Tau(tau::TauArgs),
+    /// Read OpenTimer-style commands from a script or standard input.
+    Shell(shell::ShellArgs),
+    /// Generate a TAU 2015 design (Verilog, SPEF, Liberty, assertions, ops).
+    Gen(gen::GenArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    if let Some(threads) = cli.threads {
+        if let Err(error) = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build_global()
+        {
+            eprintln!("error: cannot set up {threads} worker threads: {error}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let result = match cli.command {
+        Command::Parse(args) => parse::run(args),
+        Command::Tau(args) => tau::run(args),
+        Command::Shell(args) => shell::run(args),
+        Command::Gen(args) => gen::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs go to standard error so that answers on standard output stay machine-readable.
+fn init_logging(verbose: u8) {
+    let default_level = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
 }
