@@ -42,13 +42,21 @@ impl NetParasitics {
         for connection in &net.connections {
             node(&connection.name, &mut parasitics);
         }
+        // A coupling capacitor is grounded at each of its ends that belongs to this net;
+        // the other net's own SPEF block grounds it at its end.
+        let prefix = format!("{}:", net.name);
+        let belongs = |name: &str, parasitics: &NetParasitics| {
+            name.starts_with(&prefix) || parasitics.node_names.iter().any(|known| known == name)
+        };
         for capacitor in &net.caps {
             let value = capacitor.value * units.capacitance_ff;
-            let first = node(&capacitor.node, &mut parasitics);
-            parasitics.ground_capacitance[first as usize] += value;
-            if let Some(other) = &capacitor.coupled_to {
-                let second = node(other, &mut parasitics);
-                parasitics.ground_capacitance[second as usize] += value;
+            let ends =
+                std::iter::once(capacitor.node.as_ref()).chain(capacitor.coupled_to.as_deref());
+            for (end_index, end) in ends.enumerate() {
+                if end_index == 0 || belongs(end, &parasitics) {
+                    let id = node(end, &mut parasitics);
+                    parasitics.ground_capacitance[id as usize] += value;
+                }
             }
         }
         for resistor in &net.resistors {

@@ -1,0 +1,84 @@
+//! The hand-written design in `testdata/tiny`: a snapshot of its full timing table, and
+//! an edit that must change it.
+
+use tachyon::{Split, Timer, Transition};
+
+fn tiny_timer() -> Timer {
+    let folder = tachyon_testkit::repo_root().join("testdata/tiny");
+    let mut timer = Timer::new();
+    timer.load_tau2015(folder.join("tiny.tau2015")).unwrap();
+    timer
+}
+
+fn show(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_string(), |value| format!("{value:.3}"))
+}
+
+fn timing_table(timer: &mut Timer) -> String {
+    let names: Vec<String> = {
+        let (graph, _) = timer.timing().unwrap();
+        graph.pins().iter().map(|pin| pin.name.clone()).collect()
+    };
+    let mut table = String::from("pin condition: at slew rat slack\n");
+    for name in names {
+        for split in Split::BOTH {
+            for transition in Transition::BOTH {
+                table.push_str(&format!(
+                    "{name} {split:?}/{transition:?}: {} {} {} {}\n",
+                    show(timer.at(&name, split, transition).unwrap()),
+                    show(timer.slew(&name, split, transition).unwrap()),
+                    show(timer.rat(&name, split, transition).unwrap()),
+                    show(timer.slack(&name, split, transition).unwrap()),
+                ));
+            }
+        }
+    }
+    table
+}
+
+#[test]
+fn tiny_timing_table() {
+    let mut timer = tiny_timer();
+    insta::assert_snapshot!(timing_table(&mut timer));
+}
+
+#[test]
+fn repowering_a_gate_changes_downstream_arrivals() {
+    let mut timer = tiny_timer();
+    let before = timer.at("g2:Z", Split::Late, Transition::Rise).unwrap();
+    timer.repower_gate("g1", "NAND2").unwrap();
+    assert_eq!(
+        timer.at("g2:Z", Split::Late, Transition::Rise).unwrap(),
+        before
+    );
+    timer.insert_gate("extra", "BUF").unwrap();
+    timer.insert_net("n1_buffered").unwrap();
+    timer.disconnect_pin("g2:A").unwrap();
+    timer.connect_pin("extra:Z", "n1_buffered").unwrap();
+    timer.connect_pin("g2:A", "n1_buffered").unwrap();
+    timer.connect_pin("extra:A", "n1").unwrap();
+    let after = timer.at("g2:Z", Split::Late, Transition::Rise).unwrap();
+    assert!(after.unwrap() > before.unwrap(), "{after:?} vs {before:?}");
+}
+
+#[test]
+fn unknown_names_are_errors_naming_them() {
+    let mut timer = tiny_timer();
+    let error = timer.repower_gate("g1", "NO_SUCH_CELL").unwrap_err();
+    assert!(error.to_string().contains("NO_SUCH_CELL"), "{error}");
+    let error = timer.connect_pin("g1:Q", "n1").unwrap_err();
+    assert!(error.to_string().contains("Q"), "{error}");
+    let error = timer
+        .at("nowhere", Split::Early, Transition::Rise)
+        .unwrap_err();
+    assert!(error.to_string().contains("nowhere"), "{error}");
+}
+
+#[test]
+fn disabling_cppr_never_improves_slack() {
+    let mut timer = tiny_timer();
+    let with_cppr = timer.slack("ff1:D", Split::Late, Transition::Rise).unwrap();
+    timer.set_cppr(false);
+    let without = timer.slack("ff1:D", Split::Late, Transition::Rise).unwrap();
+    assert!(with_cppr.unwrap() >= without.unwrap());
+}
