@@ -124,6 +124,7 @@ fn parse_block<'a>(
     names: &NameMap<'a>,
 ) -> Result<Nets<'a>, nom::Err<SyntaxError<'a>>> {
     let mut nets = Nets::default();
+    let mut scratch = Scratch::default();
     let mut input = text.get(start..).unwrap_or_default();
     loop {
         let (rest, keyword) = token(input);
@@ -133,7 +134,7 @@ fn parse_block<'a>(
         }
         input = match keyword {
             "*D_NET" => {
-                let (rest, net) = d_net(rest, offset, names)?;
+                let (rest, net) = d_net(rest, offset, names, &mut scratch)?;
                 nets.nets.push(net);
                 rest
             }
@@ -147,38 +148,55 @@ fn parse_block<'a>(
     }
 }
 
+/// Vectors reused from net to net: elements are collected here and moved into vectors of
+/// exactly the right size when the net ends, which saves the repeated growth of three
+/// vectors per net.
+#[derive(Default)]
+struct Scratch<'a> {
+    connections: Vec<Connection<'a>>,
+    caps: Vec<Capacitor<'a>>,
+    resistors: Vec<Resistor<'a>>,
+}
+
 /// `*D_NET name total_cap [*V conf]` then `*CONN`, `*CAP`, `*RES`, `*INDUC` sections and
 /// `*END`; `input` is just after the keyword at `offset`.
-fn d_net<'a>(input: &'a str, offset: usize, names: &NameMap<'a>) -> PResult<'a, DNet<'a>> {
+fn d_net<'a>(
+    input: &'a str,
+    offset: usize,
+    names: &NameMap<'a>,
+    scratch: &mut Scratch<'a>,
+) -> PResult<'a, DNet<'a>> {
     let (input, name_token) = token(input);
     let name = resolve(name_token, names, "a net name")?;
     let (mut input, total_cap) = number(input, "the total capacitance of the net")?;
     if peek(input) == "*V" {
         input = number(token(input).0, "a routing confidence value")?.0;
     }
-    let mut net = DNet {
-        name,
-        total_cap,
-        connections: Vec::new(),
-        caps: Vec::new(),
-        resistors: Vec::new(),
-        offset,
-    };
+    scratch.connections.clear();
+    scratch.caps.clear();
+    scratch.resistors.clear();
     loop {
         let (rest, section) = token(input);
         input = match section {
-            "*CONN" => connections(rest, names, &mut net.connections)?.0,
-            "*CAP" => capacitors(rest, names, &mut net.caps)?.0,
-            "*RES" => resistors(rest, names, &mut net.resistors)?.0,
+            "*CONN" => connections(rest, names, &mut scratch.connections)?.0,
+            "*CAP" => capacitors(rest, names, &mut scratch.caps)?.0,
+            "*RES" => resistors(rest, names, &mut scratch.resistors)?.0,
             "*INDUC" => inductors(rest, names)?.0,
-            "*END" => return Ok((rest, net)),
+            "*END" => {
+                let net = DNet {
+                    name,
+                    total_cap,
+                    connections: scratch.connections.drain(..).collect(),
+                    caps: scratch.caps.drain(..).collect(),
+                    resistors: scratch.resistors.drain(..).collect(),
+                    offset,
+                };
+                return Ok((rest, net));
+            }
             _ => {
                 return Err(error(
                     section,
-                    format!(
-                        "*CONN, *CAP, *RES, *INDUC or *END (closing *D_NET {})",
-                        net.name
-                    ),
+                    format!("*CONN, *CAP, *RES, *INDUC or *END (closing *D_NET {name})"),
                 ))
             }
         };
