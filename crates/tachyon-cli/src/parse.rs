@@ -87,7 +87,10 @@ fn first_word_after_comments(text: &str) -> &str {
                 .map_or("", |close| &after_open[close + 2..])
                 .trim_start();
         } else if rest.starts_with("//") {
-            rest = rest.find('\n').map_or("", |newline| &rest[newline..]).trim_start();
+            rest = rest
+                .find('\n')
+                .map_or("", |newline| &rest[newline..])
+                .trim_start();
         } else {
             break;
         }

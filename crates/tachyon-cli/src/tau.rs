@@ -1,9 +1,175 @@
-//! `tachyon tau` (being written).
+//! `tachyon tau <design.tau2015>`: loads a TAU 2015 design (the four files the
+//! `.tau2015` names, plus the sibling `.timing`), runs the `.ops` script and prints one
+//! answer per query in the golden format.
+
+use crate::peak_memory::peak_resident_bytes;
+use anyhow::Context;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use tachyon::{Split, Timer};
 
 /// Arguments of `tachyon tau`.
 #[derive(clap::Args)]
-pub struct TauArgs {}
+pub struct TauArgs {
+    /// The `.tau2015` file (one line: early.lib late.lib design.spef design.v).
+    design: PathBuf,
+    /// Assertions (default: the `.timing` beside the `.tau2015`, if any).
+    #[arg(long)]
+    timing: Option<PathBuf>,
+    /// The script of edits and queries (default: the `.ops` beside the `.tau2015`).
+    #[arg(long)]
+    ops: Option<PathBuf>,
+    /// Only time the design once and print WNS/TNS; run no `.ops` (for benchmarks).
+    #[arg(long)]
+    skip_ops: bool,
+    /// Write the answers here instead of standard output.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Timing backend. Only the CPU backend exists yet: gpu and auto fall back to it.
+    #[arg(long, default_value = "auto")]
+    device: crate::DeviceChoice,
+    /// Turn common path pessimism removal off (it is on by default, as in TAU 2015).
+    #[arg(long)]
+    no_cppr: bool,
+    /// Print the time spent per phase on standard error.
+    #[arg(long)]
+    timings: bool,
+    /// Write per-phase times, peak memory and a slack summary as JSON here.
+    #[arg(long)]
+    timings_json: Option<PathBuf>,
+}
 
-pub fn run(_args: TauArgs) -> anyhow::Result<()> {
-    anyhow::bail!("tachyon tau is not written yet")
+pub fn run(args: TauArgs) -> anyhow::Result<()> {
+    crate::select_backend(args.device);
+    let mut timer = Timer::new();
+    timer.set_cppr(!args.no_cppr);
+    let parse_started = Instant::now();
+    timer
+        .load_tau2015(&args.design)
+        .with_context(|| format!("loading {}", args.design.display()))?;
+    if let Some(timing) = &args.timing {
+        timer
+            .read_timing(timing)
+            .with_context(|| format!("reading {}", timing.display()))?;
+    }
+    tracing::info!(
+        seconds = parse_started.elapsed().as_secs_f64(),
+        "design loaded"
+    );
+
+    let mut out: Box<dyn Write> = match &args.output {
+        Some(path) => Box::new(BufWriter::new(
+            File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+        )),
+        None => Box::new(BufWriter::new(std::io::stdout().lock())),
+    };
+    if args.skip_ops {
+        timer.update_timing()?;
+        let wns = timer.worst_negative_slack(Split::Late)?;
+        let tns = timer.total_negative_slack(Split::Late)?;
+        writeln!(out, "wns_late {wns:.3}\ntns_late {tns:.3}")?;
+    } else {
+        let ops_path = args
+            .ops
+            .clone()
+            .unwrap_or_else(|| args.design.with_extension("ops"));
+        let text = std::fs::read_to_string(&ops_path)
+            .with_context(|| format!("cannot read {}", ops_path.display()))?;
+        let operations = tachyon::sdc::parse_ops(&ops_path.display().to_string(), &text)?;
+        let base_dir = ops_path.parent().unwrap_or(Path::new("."));
+        let summary = timer.run_ops(&operations, base_dir, &mut out)?;
+        for notice in &summary.notices {
+            eprintln!("{}: {notice}", ops_path.display());
+        }
+    }
+    out.flush()?;
+    drop(out);
+
+    if args.timings {
+        print_phase_table(&timer);
+    }
+    if let Some(json_path) = &args.timings_json {
+        write_timings_json(&mut timer, json_path)?;
+    }
+    Ok(())
+}
+
+fn print_phase_table(timer: &Timer) {
+    let mut total = 0.0;
+    eprintln!("{:<12} {:>10}", "phase", "ms");
+    for phase in timer.phase_timings() {
+        let milliseconds = phase.duration.as_secs_f64() * 1e3;
+        total += milliseconds;
+        eprintln!("{:<12} {:>10.2}", phase.phase, milliseconds);
+    }
+    eprintln!("{:<12} {:>10.2}", "total", total);
+    if let Some(bytes) = peak_resident_bytes() {
+        eprintln!("peak memory  {:>7.1} MB", bytes as f64 / 1e6);
+    }
+}
+
+/// Bins of the late endpoint slack histogram in the JSON report.
+const HISTOGRAM_BINS: usize = 20;
+
+fn write_timings_json(timer: &mut Timer, path: &Path) -> anyhow::Result<()> {
+    let phases: serde_json::Map<String, serde_json::Value> = timer
+        .phase_timings()
+        .iter()
+        .map(|phase| (phase.phase.to_string(), phase.duration.as_secs_f64().into()))
+        .collect();
+    let wns_late = timer.worst_negative_slack(Split::Late)?;
+    let tns_late = timer.total_negative_slack(Split::Late)?;
+    let endpoint_slacks = late_endpoint_slacks(timer)?;
+    let n_pins = timer.timing()?.0.n_pins();
+    let document = serde_json::json!({
+        "phases": phases,
+        "peak_rss_bytes": peak_resident_bytes(),
+        "pins": n_pins,
+        "endpoints": endpoint_slacks.len(),
+        "wns_late": wns_late,
+        "tns_late": tns_late,
+        "slack_histogram": histogram(&endpoint_slacks, HISTOGRAM_BINS),
+    });
+    std::fs::write(path, serde_json::to_string_pretty(&document)?)
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The worst late slack (over both transitions) of every endpoint that has one.
+fn late_endpoint_slacks(timer: &mut Timer) -> anyhow::Result<Vec<f64>> {
+    let mut slacks = Vec::new();
+    for endpoint in timer.endpoints()? {
+        let worst = [tachyon::Transition::Rise, tachyon::Transition::Fall]
+            .into_iter()
+            .filter_map(|transition| {
+                timer
+                    .slack(&endpoint, Split::Late, transition)
+                    .ok()
+                    .flatten()
+            })
+            .fold(f64::INFINITY, f64::min);
+        if worst.is_finite() {
+            slacks.push(worst);
+        }
+    }
+    Ok(slacks)
+}
+
+fn histogram(values: &[f64], n_bins: usize) -> serde_json::Value {
+    let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !low.is_finite() || !high.is_finite() {
+        return serde_json::Value::Null;
+    }
+    let width = ((high - low) / n_bins as f64).max(1e-9);
+    let mut counts = vec![0u64; n_bins];
+    for value in values {
+        let bin = (((value - low) / width) as usize).min(n_bins - 1);
+        counts[bin] += 1;
+    }
+    let edges: Vec<f64> = (0..=n_bins)
+        .map(|index| low + width * index as f64)
+        .collect();
+    serde_json::json!({ "edges": edges, "counts": counts })
 }
