@@ -28,6 +28,9 @@ const IDENTIFIER_CONTINUE: [bool; 256] =
 /// White space bytes, which also end an escaped identifier.
 const WHITE_SPACE: [bool; 256] = byte_class(b" \t\n\r\x0b\x0c");
 
+/// Bytes that may start trivia: white space, `/` (comments) and `(` (attributes).
+const TRIVIA_START: [bool; 256] = byte_class(b" \t\n\r\x0b\x0c/(");
+
 /// A lookup table that is true for the bytes of `members`.
 const fn byte_class(members: &[u8]) -> [bool; 256] {
     let mut table = [false; 256];
@@ -50,8 +53,15 @@ const MAX_CONCATENATION_DEPTH: u32 = 64;
 const MODULE_ITEM: &str =
     "a declaration (input, output, inout, wire), an instance, an assign or \"endmodule\"";
 
+/// Parser results carry a boxed error, so that the results of the hot token functions
+/// stay small enough to be returned in registers.
+type ParseResult<T> = Result<T, Box<ParseError>>;
+
 /// Parses a whole file. See [`crate::parse_netlist`].
-pub(crate) fn parse_netlist<'a>(file_name: &str, text: &'a str) -> Result<Netlist<'a>, ParseError> {
+pub(crate) fn parse_netlist<'a>(
+    file_name: &str,
+    text: &'a str,
+) -> Result<Netlist<'a>, Box<ParseError>> {
     let mut parser = Parser {
         file_name,
         text,
@@ -78,13 +88,13 @@ pub(crate) fn parse_netlist<'a>(file_name: &str, text: &'a str) -> Result<Netlis
         }
         let module = parser.module()?;
         if module_names.insert(module.name, ()).is_some() {
-            return Err(ParseError::with_found(
+            return Err(Box::new(ParseError::with_found(
                 file_name,
                 text,
                 start,
                 "a module name not defined earlier in the file",
                 format!("a second module \"{}\"", module.name),
-            ));
+            )));
         }
         modules.push(module);
     }
@@ -116,7 +126,7 @@ impl<'a> Parser<'a, '_> {
     // ----- Modules -----
 
     /// Parses a module after the `module` keyword, up to and including `endmodule`.
-    fn module(&mut self) -> Result<Module<'a>, ParseError> {
+    fn module(&mut self) -> ParseResult<Module<'a>> {
         let name = self.identifier("a module name")?;
         let mut ports: Vec<PendingPort<'a>> = Vec::new();
         let mut port_indices: HashMap<&'a str, usize> = HashMap::new();
@@ -150,7 +160,7 @@ impl<'a> Parser<'a, '_> {
                 "endmodule" => break,
                 "input" | "output" | "inout" => {
                     if ansi {
-                        return Err(ParseError::with_found(
+                        return Err(Box::new(ParseError::with_found(
                             self.file_name,
                             self.text,
                             start,
@@ -158,7 +168,7 @@ impl<'a> Parser<'a, '_> {
                             format!(
                                 "\"{word}\" in a module whose header already declares its ports"
                             ),
-                        ));
+                        )));
                     }
                     let direction = direction_of(word).unwrap_or(PortDirection::Input);
                     self.port_declaration(direction, &mut ports, &port_indices)?;
@@ -171,13 +181,13 @@ impl<'a> Parser<'a, '_> {
                 "reg" | "parameter" | "localparam" | "supply0" | "supply1" | "always"
                 | "initial" | "generate" | "function" | "task" | "defparam" | "specify"
                 | "integer" | "real" | "genvar" => {
-                    return Err(ParseError::with_found(
+                    return Err(Box::new(ParseError::with_found(
                         self.file_name,
                         self.text,
                         start,
                         MODULE_ITEM,
                         format!("\"{word}\", which a structural netlist reader does not support"),
-                    ))
+                    )))
                 }
                 cell => self.instances(cell, &mut instances)?,
             }
@@ -186,7 +196,7 @@ impl<'a> Parser<'a, '_> {
         let mut finished_ports = Vec::with_capacity(ports.len());
         for port in ports {
             let Some(direction) = port.direction else {
-                return Err(ParseError::with_found(
+                return Err(Box::new(ParseError::with_found(
                     self.file_name,
                     self.text,
                     port.offset,
@@ -195,7 +205,7 @@ impl<'a> Parser<'a, '_> {
                         port.name
                     ),
                     "none before endmodule",
-                ));
+                )));
             };
             finished_ports.push(Port {
                 name: port.name,
@@ -212,7 +222,7 @@ impl<'a> Parser<'a, '_> {
         &mut self,
         ports: &mut Vec<PendingPort<'a>>,
         port_indices: &mut HashMap<&'a str, usize>,
-    ) -> Result<bool, ParseError> {
+    ) -> ParseResult<bool> {
         if self.eat(b')')? {
             return Ok(false);
         }
@@ -258,7 +268,7 @@ impl<'a> Parser<'a, '_> {
         direction: PortDirection,
         ports: &mut [PendingPort<'a>],
         port_indices: &HashMap<&'a str, usize>,
-    ) -> Result<(), ParseError> {
+    ) -> ParseResult<()> {
         if self.peek_identifier() == "wire" {
             self.identifier("\"wire\"")?;
         }
@@ -288,7 +298,7 @@ impl<'a> Parser<'a, '_> {
         &mut self,
         wires: &mut Vec<Wire<'a>>,
         assigns: &mut Vec<Assign<'a>>,
-    ) -> Result<(), ParseError> {
+    ) -> ParseResult<()> {
         let range = self.optional_range()?;
         loop {
             let name = self.identifier("a wire name")?;
@@ -307,7 +317,7 @@ impl<'a> Parser<'a, '_> {
     }
 
     /// Parses `assign a = b, c = d;` after its keyword.
-    fn assign(&mut self, assigns: &mut Vec<Assign<'a>>) -> Result<(), ParseError> {
+    fn assign(&mut self, assigns: &mut Vec<Assign<'a>>) -> ParseResult<()> {
         loop {
             let target = self.expression()?;
             self.expect(b'=', "\"=\" in an assign")?;
@@ -320,11 +330,7 @@ impl<'a> Parser<'a, '_> {
     }
 
     /// Parses `name ( connections ) [, name ( connections )] ;` after the cell name.
-    fn instances(
-        &mut self,
-        cell: &'a str,
-        instances: &mut Vec<Instance<'a>>,
-    ) -> Result<(), ParseError> {
+    fn instances(&mut self, cell: &'a str, instances: &mut Vec<Instance<'a>>) -> ParseResult<()> {
         loop {
             self.skip_trivia()?;
             if self.peek() == Some(b'#') {
@@ -347,7 +353,7 @@ impl<'a> Parser<'a, '_> {
     }
 
     /// Parses the connection list after `(`, up to and including `)`.
-    fn connections(&mut self) -> Result<Connections<'a>, ParseError> {
+    fn connections(&mut self) -> ParseResult<Connections<'a>> {
         if self.eat(b')')? {
             return Ok(Connections::Named(Vec::new()));
         }
@@ -383,7 +389,7 @@ impl<'a> Parser<'a, '_> {
     // ----- Expressions -----
 
     /// Parses a net, bit-select, part-select, constant or concatenation.
-    fn expression(&mut self) -> Result<Expression<'a>, ParseError> {
+    fn expression(&mut self) -> ParseResult<Expression<'a>> {
         self.skip_trivia()?;
         match self.peek() {
             Some(b'{') => {
@@ -416,7 +422,7 @@ impl<'a> Parser<'a, '_> {
 
     /// Parses a concatenation after `{`, up to and including `}`; `{n{a, b}}`
     /// replications are expanded into plain concatenations.
-    fn concatenation(&mut self) -> Result<Expression<'a>, ParseError> {
+    fn concatenation(&mut self) -> ParseResult<Expression<'a>> {
         if self.concatenation_depth >= MAX_CONCATENATION_DEPTH {
             return Err(self.error_here(format!(
                 "concatenations nested at most {MAX_CONCATENATION_DEPTH} deep"
@@ -428,7 +434,7 @@ impl<'a> Parser<'a, '_> {
         result
     }
 
-    fn concatenation_body(&mut self) -> Result<Expression<'a>, ParseError> {
+    fn concatenation_body(&mut self) -> ParseResult<Expression<'a>> {
         self.skip_trivia()?;
         let first_offset = self.position;
         let first = self.expression()?;
@@ -471,7 +477,7 @@ impl<'a> Parser<'a, '_> {
     }
 
     /// Parses a number literal at the cursor.
-    fn constant(&mut self) -> Result<crate::model::Constant, ParseError> {
+    fn constant(&mut self) -> ParseResult<crate::model::Constant> {
         let start = self.position;
         let rest = self.text.get(start..).unwrap_or("");
         match parse_constant(rest) {
@@ -496,7 +502,7 @@ impl<'a> Parser<'a, '_> {
     }
 
     /// Parses an optional `[msb:lsb]` range.
-    fn optional_range(&mut self) -> Result<Option<(i64, i64)>, ParseError> {
+    fn optional_range(&mut self) -> ParseResult<Option<(i64, i64)>> {
         if !self.eat(b'[')? {
             return Ok(None);
         }
@@ -511,12 +517,7 @@ impl<'a> Parser<'a, '_> {
 
     /// Rejects ranges wider than [`MAX_BITS`], which no gate-level netlist has and which
     /// would make the bit-level views exhaust memory.
-    fn check_range_width(
-        &mut self,
-        offset: usize,
-        first: i64,
-        last: i64,
-    ) -> Result<(), ParseError> {
+    fn check_range_width(&mut self, offset: usize, first: i64, last: i64) -> ParseResult<()> {
         let width = first.abs_diff(last);
         if width >= u64::from(MAX_BITS) {
             return Err(self.error_at(offset, format!("a range of at most {MAX_BITS} bits")));
@@ -525,7 +526,7 @@ impl<'a> Parser<'a, '_> {
     }
 
     /// Parses a signed decimal integer (a range bound or bit index).
-    fn integer(&mut self) -> Result<i64, ParseError> {
+    fn integer(&mut self) -> ParseResult<i64> {
         self.skip_trivia()?;
         let start = self.position;
         let rest = self.text.get(start..).unwrap_or("");
@@ -541,7 +542,7 @@ impl<'a> Parser<'a, '_> {
     // ----- Tokens -----
 
     /// Parses a simple identifier, or an escaped one (`\a/b[3] ` gives `a/b[3]`).
-    fn identifier(&mut self, expected: &str) -> Result<&'a str, ParseError> {
+    fn identifier(&mut self, expected: &str) -> ParseResult<&'a str> {
         self.skip_trivia()?;
         let start = self.position;
         let (name_start, name_end, next) = match self.peek() {
@@ -601,10 +602,27 @@ impl<'a> Parser<'a, '_> {
     }
 
     /// Skips white space, `//` and `/* */` comments and `(* attributes *)`.
-    fn skip_trivia(&mut self) -> Result<(), ParseError> {
+    #[inline(always)]
+    fn skip_trivia(&mut self) -> ParseResult<()> {
+        // Most tokens are followed directly by punctuation: decide that without a call.
+        match self.peek() {
+            Some(byte) if TRIVIA_START[byte as usize] => self.skip_trivia_slowly(),
+            _ => Ok(()),
+        }
+    }
+
+    /// The general case of [`Self::skip_trivia`].
+    #[inline(never)]
+    fn skip_trivia_slowly(&mut self) -> ParseResult<()> {
         loop {
             match self.peek() {
-                Some(byte) if WHITE_SPACE[byte as usize] => self.position += 1,
+                Some(byte) if WHITE_SPACE[byte as usize] => {
+                    let rest = self.bytes.get(self.position..).unwrap_or(&[]);
+                    self.position += rest
+                        .iter()
+                        .position(|&byte| !WHITE_SPACE[byte as usize])
+                        .unwrap_or(rest.len());
+                }
                 Some(b'/') => match self.bytes.get(self.position + 1) {
                     Some(b'/') => self.skip_line(),
                     Some(b'*') => {
@@ -623,25 +641,20 @@ impl<'a> Parser<'a, '_> {
 
     /// Skips from `search_from` past the next `*` followed by `closer`; an error at the
     /// block start when the file ends first.
-    fn skip_block(
-        &mut self,
-        search_from: usize,
-        closer: u8,
-        expected: &str,
-    ) -> Result<(), ParseError> {
+    fn skip_block(&mut self, search_from: usize, closer: u8, expected: &str) -> ParseResult<()> {
         let rest = self.bytes.get(search_from..).unwrap_or(&[]);
         match rest.windows(2).position(|pair| pair == [b'*', closer]) {
             Some(found) => {
                 self.position = search_from + found + 2;
                 Ok(())
             }
-            None => Err(ParseError::with_found(
+            None => Err(Box::new(ParseError::with_found(
                 self.file_name,
                 self.text,
                 self.position,
                 expected,
                 "end of file",
-            )),
+            ))),
         }
     }
 
@@ -655,7 +668,7 @@ impl<'a> Parser<'a, '_> {
     }
 
     /// Consumes `byte` after trivia, or fails with `expected`.
-    fn expect(&mut self, byte: u8, expected: &str) -> Result<(), ParseError> {
+    fn expect(&mut self, byte: u8, expected: &str) -> ParseResult<()> {
         if self.eat(byte)? {
             Ok(())
         } else {
@@ -664,7 +677,7 @@ impl<'a> Parser<'a, '_> {
     }
 
     /// Consumes `byte` after trivia if it is next; says whether it did.
-    fn eat(&mut self, byte: u8) -> Result<bool, ParseError> {
+    fn eat(&mut self, byte: u8) -> ParseResult<bool> {
         self.skip_trivia()?;
         if self.peek() == Some(byte) {
             self.position += 1;
@@ -675,7 +688,7 @@ impl<'a> Parser<'a, '_> {
     }
 
     /// Consumes `,` (returning false: the list goes on) or `closer` (returning true).
-    fn expect_comma_or(&mut self, closer: u8, expected: &str) -> Result<bool, ParseError> {
+    fn expect_comma_or(&mut self, closer: u8, expected: &str) -> ParseResult<bool> {
         self.skip_trivia()?;
         match self.peek() {
             Some(b',') => {
@@ -698,12 +711,12 @@ impl<'a> Parser<'a, '_> {
         self.position >= self.bytes.len()
     }
 
-    fn error_here(&self, expected: impl Into<String>) -> ParseError {
+    fn error_here(&self, expected: impl Into<String>) -> Box<ParseError> {
         self.error_at(self.position, expected)
     }
 
-    fn error_at(&self, offset: usize, expected: impl Into<String>) -> ParseError {
-        ParseError::at(self.file_name, self.text, offset, expected)
+    fn error_at(&self, offset: usize, expected: impl Into<String>) -> Box<ParseError> {
+        Box::new(ParseError::at(self.file_name, self.text, offset, expected))
     }
 }
 
