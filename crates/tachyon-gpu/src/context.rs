@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use cudarc::driver::sys::{CUevent_flags, CUresult};
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUresult};
 use cudarc::driver::{
     result, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr,
     DriverError, LaunchConfig, PushKernelArg,
@@ -21,6 +21,24 @@ use crate::ptx::KERNELS_PTX;
 /// blocks resident per multiprocessor.
 const THREADS_PER_BLOCK: u32 = 256;
 
+/// How the `rc_nets` kernel is spread over a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RcLaunch {
+    /// Threads resident per multiprocessor (a multiple of 32, at most 2048). The kernel
+    /// sweeps each net several times, so it runs fastest when the nets in flight on a
+    /// multiprocessor fit its L1 cache, not with the most threads; the grid is sized to
+    /// this many threads per multiprocessor and each thread loops over the work.
+    pub threads_per_multiprocessor: u32,
+}
+
+impl Default for RcLaunch {
+    fn default() -> Self {
+        RcLaunch {
+            threads_per_multiprocessor: 2048,
+        }
+    }
+}
+
 /// The contexts opened so far, one per device ordinal, shared by the whole process.
 static CONTEXTS: Mutex<Vec<Arc<GpuContext>>> = Mutex::new(Vec::new());
 
@@ -34,6 +52,7 @@ struct Kernels {
 pub struct GpuContext {
     ordinal: u32,
     name: String,
+    multiprocessor_count: u32,
     context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     kernels: OnceLock<Kernels>,
@@ -109,10 +128,15 @@ impl GpuContext {
         }
         let context = CudaContext::new(ordinal as usize).during("creating a context")?;
         let name = context.name().during("reading the GPU's name")?;
+        let multiprocessor_count = context
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .during("reading the multiprocessor count")?
+            .max(1) as u32;
         let stream = context.default_stream();
         let opened = Arc::new(GpuContext {
             ordinal,
             name,
+            multiprocessor_count,
             context,
             stream,
             kernels: OnceLock::new(),
@@ -128,6 +152,10 @@ impl GpuContext {
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    pub fn multiprocessor_count(&self) -> u32 {
+        self.multiprocessor_count
     }
 
     /// `(free, total)` device memory in bytes.
@@ -273,12 +301,30 @@ impl GpuContext {
 
     /// Queues the `rc_nets` kernel on an uploaded batch (returns before it finishes).
     pub fn launch_rc_nets(&self, nets: &mut DeviceRcNets) -> Result<(), GpuError> {
+        self.launch_rc_nets_with(nets, RcLaunch::default())
+    }
+
+    /// Queues the `rc_nets` kernel with an explicit launch shape.
+    pub fn launch_rc_nets_with(
+        &self,
+        nets: &mut DeviceRcNets,
+        shape: RcLaunch,
+    ) -> Result<(), GpuError> {
         if nets.n_nets == 0 || nets.n_nodes == 0 {
             return Ok(());
         }
         let kernels = self.kernels()?;
-        let n_threads = nets.n_nets * N_CONDITIONS as u32;
-        let config = launch_config(n_threads);
+        let n_items = nets.n_nets * N_CONDITIONS as u32;
+        let per_multiprocessor = (shape.threads_per_multiprocessor / 32).clamp(1, 64) * 32;
+        let block = per_multiprocessor.min(THREADS_PER_BLOCK);
+        let blocks = (self.multiprocessor_count * (per_multiprocessor / block))
+            .min(n_items.div_ceil(block))
+            .max(1);
+        let config = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        };
         let mut launch = self.stream.launch_builder(&kernels.rc_nets);
         launch
             .arg(&nets.n_nets)
@@ -294,7 +340,8 @@ impl GpuContext {
         // ending at the node count, local parents before their nodes) and the buffers
         // were sized from it: `n_nets + 1` offsets, `n_nodes` parents and resistances,
         // `4 * n_nodes` values for the capacitances and each output. The outputs are
-        // separate allocations, so they overlap no input.
+        // separate allocations, so they overlap no input. Any grid covers the work: the
+        // kernel loops over its items with the grid's stride.
         unsafe { launch.launch(config) }.during("launching rc_nets")?;
         Ok(())
     }
@@ -323,14 +370,19 @@ impl GpuContext {
 
     /// Runs the `rc_nets` kernel `runs` times on an uploaded batch and returns each run's
     /// time in milliseconds, measured with device events around the launch.
-    pub fn time_rc_nets(&self, nets: &mut DeviceRcNets, runs: usize) -> Result<Vec<f64>, GpuError> {
+    pub fn time_rc_nets(
+        &self,
+        nets: &mut DeviceRcNets,
+        shape: RcLaunch,
+        runs: usize,
+    ) -> Result<Vec<f64>, GpuError> {
         let mut times = Vec::with_capacity(runs);
         for _ in 0..runs {
             let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
             let start = self.context.new_event(flags).during("creating an event")?;
             let end = self.context.new_event(flags).during("creating an event")?;
             start.record(&self.stream).during("recording an event")?;
-            self.launch_rc_nets(nets)?;
+            self.launch_rc_nets_with(nets, shape)?;
             end.record(&self.stream).during("recording an event")?;
             end.synchronize().during("running rc_nets")?;
             times.push(f64::from(

@@ -28,7 +28,7 @@ pub mod ptx;
 pub mod twin;
 
 pub use batch::{BatchError, LutBatch, LutTables, RcNetBatch, RcNetsOutput};
-pub use context::{DeviceRcNets, GpuContext};
+pub use context::{DeviceRcNets, GpuContext, RcLaunch};
 pub use device::{devices, driver_present, select, Device, GpuInfo, SelectedBackend};
 pub use error::GpuError;
 

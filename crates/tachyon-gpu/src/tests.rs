@@ -10,7 +10,7 @@ use tachyon_kernels::{rc, N_CONDITIONS};
 
 use crate::batch::{BatchError, LutBatch, LutTables, RcNetBatch, RcNetsOutput};
 use crate::device::{select, Device, SelectedBackend};
-use crate::{ptx, twin, GpuContext};
+use crate::{ptx, twin, GpuContext, RcLaunch};
 
 /// A small deterministic generator (SplitMix64), so the tests need no dependency.
 struct SplitMix64(u64);
@@ -350,6 +350,17 @@ fn gpu_rc_nets_is_bit_identical_to_the_cpu_twin() {
         let expected = twin::rc_nets(&batch);
         let found = gpu.rc_nets(&batch).expect("the GPU runs rc_nets");
         assert_rc_outputs_equal(&expected, &found);
+        // A grid far smaller than the work: every thread loops over many nets.
+        let mut uploaded = gpu.upload_rc_nets(&batch).expect("upload");
+        let small_grid = RcLaunch {
+            threads_per_multiprocessor: 32,
+        };
+        gpu.launch_rc_nets_with(&mut uploaded, small_grid)
+            .expect("the GPU runs rc_nets on a small grid");
+        assert_rc_outputs_equal(
+            &expected,
+            &gpu.download_rc_nets(&uploaded).expect("download"),
+        );
         println!(
             "rc_nets on {}: {} nets, {} nodes bit-identical",
             gpu.name(),
@@ -426,7 +437,7 @@ fn bench_rc_nets() {
         rayon::current_num_threads(),
         gpu.as_ref().map_or("none", |gpu| gpu.name())
     );
-    println!("| order | nets | nodes | cpu twin ms | gpu kernel ms | gpu GB/s | speed-up | end-to-end gpu ms |");
+    println!("| order | nets | nodes | threads/SM | cpu twin ms | gpu kernel ms | gpu GB/s | speed-up | end-to-end gpu ms |");
     for (order, sizes) in [("random", sizes), ("by size", sorted_sizes)] {
         let batch = random_nets(&mut random, &sizes);
         let mut cpu_output = twin::rc_nets(&batch);
@@ -438,29 +449,41 @@ fn bench_rc_nets() {
             })
             .collect();
         let cpu_ms = median(&mut cpu_times);
-        let (mut gpu_ms, mut bandwidth, mut end_to_end_ms) = (f64::NAN, f64::NAN, f64::NAN);
-        if let Some(gpu) = &gpu {
-            let started = Instant::now();
-            let found = gpu.rc_nets(&batch).expect("the GPU runs rc_nets");
-            end_to_end_ms = started.elapsed().as_secs_f64() * 1e3;
-            assert_rc_outputs_equal(&cpu_output, &found);
-            drop(found);
-            let mut uploaded = gpu.upload_rc_nets(&batch).expect("upload");
-            gpu.time_rc_nets(&mut uploaded, 3).expect("warm-up");
-            let mut times = gpu.time_rc_nets(&mut uploaded, 15).expect("timed runs");
-            gpu_ms = median(&mut times);
-            // The least traffic: read the offsets, parent, res and cap once and write the
-            // three outputs once, which is exactly what the batch occupies on the GPU.
-            let bytes = GpuContext::rc_nets_bytes(batch.n_nets(), batch.n_nodes());
-            bandwidth = bytes as f64 / (gpu_ms * 1e-3) / 1e9;
+        let Some(gpu) = &gpu else {
+            println!(
+                "| {order} | {} | {} | - | {cpu_ms:.1} | - | - | - | - |",
+                batch.n_nets(),
+                batch.n_nodes()
+            );
+            continue;
+        };
+        let started = Instant::now();
+        let found = gpu.rc_nets(&batch).expect("the GPU runs rc_nets");
+        let end_to_end_ms = started.elapsed().as_secs_f64() * 1e3;
+        assert_rc_outputs_equal(&cpu_output, &found);
+        drop(found);
+        let mut uploaded = gpu.upload_rc_nets(&batch).expect("upload");
+        // The least traffic: read the offsets, parent, res and cap once and write the
+        // three outputs once, which is exactly what the batch occupies on the GPU.
+        let bytes = GpuContext::rc_nets_bytes(batch.n_nets(), batch.n_nodes());
+        for threads_per_multiprocessor in [64, 128, 192, 256, 384, 512, 1024, 2048] {
+            let shape = RcLaunch {
+                threads_per_multiprocessor,
+            };
+            gpu.time_rc_nets(&mut uploaded, shape, 2).expect("warm-up");
+            let mut times = gpu
+                .time_rc_nets(&mut uploaded, shape, 9)
+                .expect("timed runs");
+            let gpu_ms = median(&mut times);
+            let bandwidth = bytes as f64 / (gpu_ms * 1e-3) / 1e9;
             let found = gpu.download_rc_nets(&uploaded).expect("download");
             assert_rc_outputs_equal(&cpu_output, &found);
+            println!(
+                "| {order} | {} | {} | {threads_per_multiprocessor} | {cpu_ms:.1} | {gpu_ms:.2} | {bandwidth:.0} | {:.1}x | {end_to_end_ms:.0} |",
+                batch.n_nets(),
+                batch.n_nodes(),
+                cpu_ms / gpu_ms
+            );
         }
-        println!(
-            "| {order} | {} | {} | {cpu_ms:.1} | {gpu_ms:.2} | {bandwidth:.0} | {:.1}x | {end_to_end_ms:.0} |",
-            batch.n_nets(),
-            batch.n_nodes(),
-            cpu_ms / gpu_ms
-        );
     }
 }

@@ -75,18 +75,20 @@ pub fn rc_net_condition(
         load[up].set(load[up].get() + load[at(node)].get());
     }
 
-    // delay(v) = delay(parent) + res(v) * load(v): a path sum, as `rc::path_sum`.
+    // delay(v) = delay(parent) + res(v) * load(v): a path sum, as `rc::path_sum`. The
+    // same sweep starts the next pass, `cap(v) * delay(v)` (as `rc::load_delay`'s
+    // scratch), kept in the impulse array: one sweep fewer over the net's memory.
     delay[at(0)].set(0.0);
+    impulse[at(0)].set(cap[at(0)] * 0.0);
     for node in 1..n_nodes {
         let up = at(parent[node] as usize);
-        delay[at(node)].set(delay[up].get() + res[node] * load[at(node)].get());
+        let node_delay = delay[up].get() + res[node] * load[at(node)].get();
+        delay[at(node)].set(node_delay);
+        impulse[at(node)].set(cap[at(node)] * node_delay);
     }
 
-    // ldelay(v) = cap(v) * delay(v) + sum ldelay(child), kept in the impulse array, as
+    // ldelay(v) = cap(v) * delay(v) + sum ldelay(child), in the impulse array, as
     // `rc::load_delay`.
-    for node in 0..n_nodes {
-        impulse[at(node)].set(cap[at(node)] * delay[at(node)].get());
-    }
     for node in (1..n_nodes).rev() {
         let up = at(parent[node] as usize);
         impulse[up].set(impulse[up].get() + impulse[at(node)].get());

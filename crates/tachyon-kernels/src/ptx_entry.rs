@@ -16,23 +16,38 @@ use core::slice;
 use crate::batch;
 use crate::N_CONDITIONS;
 
-/// The global index of the calling thread in a one-dimensional launch.
+/// The global index of the calling thread in a one-dimensional launch, and the number
+/// of threads in the whole grid.
 #[inline]
-fn global_thread_index() -> usize {
+fn global_thread_index_and_count() -> (usize, usize) {
     // SAFETY: the special registers are readable by every thread of every launch.
-    let (block, block_size, thread) = unsafe {
+    let (block, block_size, thread, grid_size) = unsafe {
         (
             nvptx::_block_idx_x(),
             nvptx::_block_dim_x(),
             nvptx::_thread_idx_x(),
+            nvptx::_grid_dim_x(),
         )
     };
-    block as usize * block_size as usize + thread as usize
+    (
+        block as usize * block_size as usize + thread as usize,
+        grid_size as usize * block_size as usize,
+    )
 }
 
-/// RC passes for a batch of flattened nets: one thread per (net, condition), thread `t`
-/// handling net `t / 4` and condition `t % 4`, so the four threads of a net touch the
+/// The global index of the calling thread in a one-dimensional launch.
+#[inline]
+fn global_thread_index() -> usize {
+    global_thread_index_and_count().0
+}
+
+/// RC passes for a batch of flattened nets: one work item per (net, condition), item `i`
+/// handling net `i / 4` and condition `i % 4`, so the four threads of a net touch the
 /// same 32 bytes of each interleaved node. Layout: see [`crate::batch`].
+///
+/// The grid may be smaller than the work: each thread takes every `grid size`-th item
+/// (a grid-stride loop). The host sizes the grid so that the nets in flight on a
+/// multiprocessor fit its cache, because each net is swept several times.
 ///
 /// # Safety
 ///
@@ -51,38 +66,40 @@ pub unsafe extern "ptx-kernel" fn rc_nets(
     delay: *mut f64,
     impulse: *mut f64,
 ) {
-    let thread = global_thread_index();
-    let net = thread / N_CONDITIONS;
-    let condition = thread % N_CONDITIONS;
-    if net >= n_nets as usize {
-        return;
+    let (first_item, n_threads) = global_thread_index_and_count();
+    let n_items = n_nets as usize * N_CONDITIONS;
+    let mut item = first_item;
+    while item < n_items {
+        let net = item / N_CONDITIONS;
+        let condition = item % N_CONDITIONS;
+        // SAFETY: `net < n_nets`, so `net + 1` is within the `n_nets + 1` offsets.
+        let (start, end) = unsafe {
+            (
+                *net_offsets.add(net) as usize,
+                *net_offsets.add(net + 1) as usize,
+            )
+        };
+        let n_nodes = end.saturating_sub(start);
+        let (wide_start, wide_len) = (start * N_CONDITIONS, n_nodes * N_CONDITIONS);
+        // SAFETY: the host guarantees that `start..end` lies within the node arrays and
+        // `4 * start..4 * end` within the per-condition arrays. The inputs are only read.
+        // The outputs are viewed as `Cell`s because the four threads of this net share the
+        // range: each thread reads and writes only the elements of its own condition
+        // (`node * 4 + condition`), so no element is accessed by two threads, and `Cell`
+        // permits mutation through shared references within a thread.
+        let (parent, res, cap, load, delay, impulse) = unsafe {
+            (
+                slice::from_raw_parts(parent.add(start), n_nodes),
+                slice::from_raw_parts(res.add(start), n_nodes),
+                slice::from_raw_parts(cap.add(wide_start), wide_len),
+                slice::from_raw_parts(load.add(wide_start) as *const Cell<f64>, wide_len),
+                slice::from_raw_parts(delay.add(wide_start) as *const Cell<f64>, wide_len),
+                slice::from_raw_parts(impulse.add(wide_start) as *const Cell<f64>, wide_len),
+            )
+        };
+        batch::rc_net_condition(parent, res, cap, condition, load, delay, impulse);
+        item += n_threads;
     }
-    // SAFETY: `net < n_nets`, so `net + 1` is within the `n_nets + 1` offsets.
-    let (start, end) = unsafe {
-        (
-            *net_offsets.add(net) as usize,
-            *net_offsets.add(net + 1) as usize,
-        )
-    };
-    let n_nodes = end.saturating_sub(start);
-    let (wide_start, wide_len) = (start * N_CONDITIONS, n_nodes * N_CONDITIONS);
-    // SAFETY: the host guarantees that `start..end` lies within the node arrays and
-    // `4 * start..4 * end` within the per-condition arrays. The inputs are only read. The
-    // outputs are viewed as `Cell`s because the four threads of this net share the range:
-    // each thread reads and writes only the elements of its own condition
-    // (`node * 4 + condition`), so no element is accessed by two threads, and `Cell`
-    // permits mutation through shared references within a thread.
-    let (parent, res, cap, load, delay, impulse) = unsafe {
-        (
-            slice::from_raw_parts(parent.add(start), n_nodes),
-            slice::from_raw_parts(res.add(start), n_nodes),
-            slice::from_raw_parts(cap.add(wide_start), wide_len),
-            slice::from_raw_parts(load.add(wide_start) as *const Cell<f64>, wide_len),
-            slice::from_raw_parts(delay.add(wide_start) as *const Cell<f64>, wide_len),
-            slice::from_raw_parts(impulse.add(wide_start) as *const Cell<f64>, wide_len),
-        )
-    };
-    batch::rc_net_condition(parent, res, cap, condition, load, delay, impulse);
 }
 
 /// Many independent NLDM lookups: one thread per query. Query `q` reads table
