@@ -31,6 +31,15 @@
 //! parallel with rayon (see `nets.rs`). The token parsers follow nom's conventions
 //! (`IResult`, nom's error trait) but are hand-written byte loops where it matters.
 //!
+//! # Performance
+//! `cargo run --release -p tachyon-spef --example throughput -- 300 1 2 4 8 16` on a
+//! synthesized 352 MB TAU-style file (name map, RC trees of 2-50 nodes, 6.6 M capacitors,
+//! 6.3 M resistors), on a 16-core host: 163 MB/s sequential, 210 MB/s on 2 threads,
+//! 444 MB/s on 4, 910 MB/s on 8, 1.5 GB/s on 16. A single thread spends most of its time
+//! in what the model itself costs: one allocation per name built from a name-map
+//! reference (`*12:3`), the cache misses of looking ids up in a large name map, and page
+//! faults for the new memory.
+//!
 //! # Errors
 //! Bad input is never a panic: it is a [`ParseError`] rendering as
 //! `file:line:column: expected X, found "Y"`, e.g.
