@@ -6,7 +6,7 @@
 //! is built.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use nom::character::complete::i64 as signed_integer;
 use tachyon_source::ParseError;
@@ -70,7 +70,7 @@ pub(crate) fn parse_netlist<'a>(
         concatenation_depth: 0,
     };
     let mut modules: Vec<Module<'a>> = Vec::new();
-    let mut module_names: HashMap<&'a str, ()> = HashMap::new();
+    let mut module_names: HashSet<&'a str> = HashSet::new();
     loop {
         parser.skip_trivia()?;
         if parser.peek() == Some(b'`') {
@@ -87,7 +87,7 @@ pub(crate) fn parse_netlist<'a>(
             return Err(parser.error_at(start, "\"module\""));
         }
         let module = parser.module()?;
-        if module_names.insert(module.name, ()).is_some() {
+        if !module_names.insert(module.name) {
             return Err(Box::new(ParseError::with_found(
                 file_name,
                 text,
