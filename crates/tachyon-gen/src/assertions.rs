@@ -29,8 +29,11 @@ pub(crate) fn write_timing(
     );
     let _ = writeln!(text, "at {CLOCK_PORT} 0 0 0 0");
     let _ = writeln!(text, "slew {CLOCK_PORT} {slew} {slew} {slew} {slew}");
+    // Data inputs arrive one clock latency after the edge, as if launched by flip-flops
+    // outside the design; outputs are required one period later.
+    let arrival = format_number(clock.latency);
     for input in 0..netlist.n_primary_inputs {
-        let _ = writeln!(text, "at in{input} 0 0 0 0");
+        let _ = writeln!(text, "at in{input} {arrival} {arrival} {arrival} {arrival}");
         let _ = writeln!(text, "slew in{input} {slew} {slew} {slew} {slew}");
     }
     let required = format_number(clock.period + clock.latency);
