@@ -83,16 +83,16 @@ pub(crate) fn skip_trivia(input: &str) -> &str {
 pub(crate) fn token(input: &str) -> (&str, &str) {
     let input = skip_trivia(input);
     let bytes = input.as_bytes();
-    let mut index = 0;
-    while let Some(&byte) = bytes.get(index) {
-        if is_separator(byte) {
-            break;
-        }
-        let escapes_next = byte == b'\\'
-            && bytes
-                .get(index + 1)
-                .is_some_and(|&next| !is_separator(next));
+    // The common case is one tight scan; a backslash drops into the escape handling.
+    let stops_scan = |byte: &u8| is_separator(*byte) || *byte == b'\\';
+    let mut index = bytes.iter().position(stops_scan).unwrap_or(bytes.len());
+    while bytes.get(index) == Some(&b'\\') {
+        let escapes_next = bytes
+            .get(index + 1)
+            .is_some_and(|&next| !is_separator(next));
         index += if escapes_next { 2 } else { 1 };
+        let rest = bytes.get(index..).unwrap_or_default();
+        index += rest.iter().position(stops_scan).unwrap_or(rest.len());
     }
     // The token ends at a separator (ASCII) or at the end, a character boundary.
     match input.split_at_checked(index.min(input.len())) {
