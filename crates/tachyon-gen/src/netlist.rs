@@ -87,10 +87,16 @@ impl ClockTree {
             while start < n_children {
                 let group = rng.between(fanout_min, fanout_max);
                 let mut end = start.saturating_add(group).min(n_children);
-                // A small tail group is merged into the previous one, so that no buffer
-                // drives fewer than `fanout_min` children (unless there are no more).
-                if n_children - end < fanout_min {
-                    end = n_children;
+                // A tail smaller than `fanout_min` is taken into this group when that stays
+                // within `fanout_max`, else left a full `fanout_min` of its own, so every
+                // buffer drives between the two (unless there are fewer children in all).
+                let tail = n_children - end;
+                if tail > 0 && tail < fanout_min {
+                    end = if end - start + tail <= fanout_max {
+                        n_children
+                    } else {
+                        n_children - fanout_min
+                    };
                 }
                 bounds.push(end);
                 start = end;
@@ -563,16 +569,18 @@ mod tests {
     fn clock_tree_fanout_is_in_range_and_covers_every_flip_flop() {
         let netlist = small_netlist(20_000, 5);
         let tree = &netlist.clock_tree;
-        assert_eq!(
-            *tree.bounds[0].last().unwrap_or(&0),
-            1.max(tree.bounds.get(1).map_or(1, |b| b.len() as u32 - 1))
-        );
+        // One root buffer; each level's children are exactly the buffers of the next.
+        assert_eq!(tree.bounds[0].len(), 2);
+        for level in 0..tree.depth() - 1 {
+            let n_children = *tree.bounds[level].last().expect("a bound");
+            assert_eq!(n_children as usize, tree.bounds[level + 1].len() - 1);
+        }
         let leaves = tree.bounds.last().expect("a level");
         assert_eq!(*leaves.last().expect("a bound"), netlist.n_flip_flops);
         for bounds in &tree.bounds[1..] {
             for window in bounds.windows(2) {
                 let children = window[1] - window[0];
-                assert!((8..=32 + 7).contains(&children), "{children} children");
+                assert!((8..=32).contains(&children), "{children} children");
             }
         }
     }
