@@ -46,6 +46,22 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let summary = tachyon_gen::generate(&config, &args.out)
         .with_context(|| format!("generating into {}", args.out.display()))?;
-    eprintln!("{summary:#?}");
+    eprintln!(
+        "{}: {} gates ({} flip-flops, {} clock buffers), {} nets, {} RC nodes, logic depth {}, \
+         period {} ps; {:.1} MB in {:.2} s",
+        summary.name,
+        summary.gates,
+        summary.flip_flops,
+        summary.clock_buffers,
+        summary.nets,
+        summary.rc_nodes,
+        summary.logic_depth,
+        summary.clock_period_ps,
+        summary.total_bytes() as f64 / 1e6,
+        summary.elapsed.as_secs_f64()
+    );
+    for file in &summary.files {
+        eprintln!("  {} ({} bytes)", file.path.display(), file.bytes);
+    }
     Ok(())
 }
