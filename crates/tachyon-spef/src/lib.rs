@@ -34,8 +34,8 @@
 //! # Performance
 //! `cargo run --release -p tachyon-spef --example throughput -- 300 1 2 4 8 16` on a
 //! synthesized 352 MB TAU-style file (name map, RC trees of 2-50 nodes, 6.6 M capacitors,
-//! 6.3 M resistors), on a 16-core host: 163 MB/s sequential, 210 MB/s on 2 threads,
-//! 444 MB/s on 4, 910 MB/s on 8, 1.5 GB/s on 16. A single thread spends most of its time
+//! 6.3 M resistors), on a 16-core host, medians of 3: 167 MB/s sequential, 232 MB/s on 2
+//! threads, 548 MB/s on 4, 1.44 GB/s on 16. A single thread spends most of its time
 //! in what the model itself costs: one allocation per name built from a name-map
 //! reference (`*12:3`), the cache misses of looking ids up in a large name map, and page
 //! faults for the new memory.
