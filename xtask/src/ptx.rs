@@ -12,8 +12,8 @@
 //! a call into `core::panicking`, which would be an `.extern` function the CUDA driver
 //! cannot link.
 //!
-//! The checks reject PTX that declares an `.extern` symbol (code that did not land in the
-//! kernel crate), that contains a fused multiply-add (`fma`, floating `mad`), or a
+//! The checks reject PTX that declares an `.extern` symbol other than dynamic shared memory
+//! (code that did not land in the kernel crate), that contains a fused multiply-add (`fma`, floating `mad`), or a
 //! floating `add`/`sub`/`mul` without an explicit rounding mode: PTX lets the JIT
 //! contract those into FMAs, which would break the bit-identity of CPU and GPU results.
 
@@ -45,11 +45,9 @@ pub fn run(args: PtxArgs) -> anyhow::Result<()> {
     let target_dir = workspace_root.join("target/ptx");
     fs::create_dir_all(&target_dir)
         .with_context(|| format!("creating {}", target_dir.display()))?;
+    // When cargo finds the kernel crate fresh it does not run rustc, and the file from the
+    // last build (of the same sources and flags) is the answer; so it is kept, not deleted.
     let asm_path = target_dir.join("tachyon_kernels.s");
-    // A stale file from an earlier build must not pass for this build's output.
-    if asm_path.exists() {
-        fs::remove_file(&asm_path).with_context(|| format!("removing {}", asm_path.display()))?;
-    }
 
     let status = Command::new("cargo")
         .current_dir(&workspace_root)
@@ -82,8 +80,13 @@ pub fn run(args: PtxArgs) -> anyhow::Result<()> {
              nightly` and `rustup component add rust-src --toolchain nightly`"
         );
     }
-    let ptx = fs::read_to_string(&asm_path)
-        .with_context(|| format!("reading the emitted PTX {}", asm_path.display()))?;
+    let ptx = fs::read_to_string(&asm_path).with_context(|| {
+        format!(
+            "reading the emitted PTX {} (if it was deleted, change any kernel source so \
+             that cargo rebuilds it)",
+            asm_path.display()
+        )
+    })?;
     check_ptx(&ptx)?;
 
     let hash = kernel_sources_hash(&kernels_dir)?;
@@ -129,7 +132,9 @@ fn check_ptx(ptx: &str) -> anyhow::Result<()> {
     for (line_index, line) in ptx.lines().enumerate() {
         let line_number = line_index + 1;
         let code = line.split("//").next().unwrap_or("").trim();
-        if code.starts_with(".extern") {
+        // `.extern .shared` is how PTX declares dynamic shared memory (sized at launch),
+        // not a symbol the driver must link.
+        if code.starts_with(".extern") && !code.starts_with(".extern .shared") {
             problems.push(format!(
                 "line {line_number}: external declaration `{code}` (code outside the \
                  kernel crate, or a panic path not compiled to trap)"

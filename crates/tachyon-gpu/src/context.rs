@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUresult};
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute, CUresult};
 use cudarc::driver::{
     result, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr,
     DriverError, LaunchConfig, PushKernelArg,
@@ -22,20 +22,38 @@ use crate::ptx::KERNELS_PTX;
 const THREADS_PER_BLOCK: u32 = 256;
 
 /// How the `rc_nets` kernel is spread over a GPU.
+///
+/// The kernel sweeps each net several times and reads back what it just wrote. From
+/// global memory every such step is a trip to L2, so nets of up to `shared_nodes_per_net`
+/// nodes are computed in shared memory (one slot of `3 * 4 * shared_nodes_per_net`
+/// values per four threads) and copied out once; larger nets run in global memory. The
+/// grid holds `blocks_per_multiprocessor` blocks per multiprocessor and each thread loops
+/// over the work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RcLaunch {
-    /// Threads resident per multiprocessor (a multiple of 32, at most 2048). The kernel
-    /// sweeps each net several times, so it runs fastest when the nets in flight on a
-    /// multiprocessor fit its L1 cache, not with the most threads; the grid is sized to
-    /// this many threads per multiprocessor and each thread loops over the work.
-    pub threads_per_multiprocessor: u32,
+    /// Threads per block: a multiple of 32, at most 1024.
+    pub threads_per_block: u32,
+    pub blocks_per_multiprocessor: u32,
+    /// The largest net computed in shared memory; 0 computes every net in global memory.
+    /// Lowered automatically when the block's slots would not fit the GPU's shared memory.
+    pub shared_nodes_per_net: u32,
 }
 
 impl Default for RcLaunch {
     fn default() -> Self {
         RcLaunch {
-            threads_per_multiprocessor: 2048,
+            threads_per_block: 32,
+            blocks_per_multiprocessor: 2,
+            shared_nodes_per_net: 100,
         }
+    }
+}
+
+impl RcLaunch {
+    /// Bytes of dynamic shared memory a block needs.
+    pub fn shared_bytes_per_block(&self) -> u64 {
+        let slots = (self.threads_per_block / N_CONDITIONS as u32) as u64;
+        slots * 3 * N_CONDITIONS as u64 * self.shared_nodes_per_net as u64 * 8
     }
 }
 
@@ -53,6 +71,8 @@ pub struct GpuContext {
     ordinal: u32,
     name: String,
     multiprocessor_count: u32,
+    /// The most dynamic shared memory one block may ask for (after opting in).
+    max_shared_bytes_per_block: u32,
     context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     kernels: OnceLock<Kernels>,
@@ -132,11 +152,16 @@ impl GpuContext {
             .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .during("reading the multiprocessor count")?
             .max(1) as u32;
+        let max_shared_bytes_per_block = context
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+            .during("reading the shared memory size")?
+            .max(0) as u32;
         let stream = context.default_stream();
         let opened = Arc::new(GpuContext {
             ordinal,
             name,
             multiprocessor_count,
+            max_shared_bytes_per_block,
             context,
             stream,
             kernels: OnceLock::new(),
@@ -315,15 +340,29 @@ impl GpuContext {
         }
         let kernels = self.kernels()?;
         let n_items = nets.n_nets * N_CONDITIONS as u32;
-        let per_multiprocessor = (shape.threads_per_multiprocessor / 32).clamp(1, 64) * 32;
-        let block = per_multiprocessor.min(THREADS_PER_BLOCK);
-        let blocks = (self.multiprocessor_count * (per_multiprocessor / block))
-            .min(n_items.div_ceil(block))
+        let mut shape = shape;
+        shape.threads_per_block = (shape.threads_per_block / 32).clamp(1, 32) * 32;
+        while shape.shared_bytes_per_block() > self.max_shared_bytes_per_block as u64 {
+            shape.shared_nodes_per_net /= 2;
+        }
+        let shared_bytes = shape.shared_bytes_per_block() as u32;
+        if shared_bytes > 48 * 1024 {
+            // Above 48 KiB a kernel must opt in to its dynamic shared memory size.
+            kernels
+                .rc_nets
+                .set_attribute(
+                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared_bytes as i32,
+                )
+                .during("raising the shared memory limit of rc_nets")?;
+        }
+        let blocks = (self.multiprocessor_count * shape.blocks_per_multiprocessor.max(1))
+            .min(n_items.div_ceil(shape.threads_per_block))
             .max(1);
         let config = LaunchConfig {
             grid_dim: (blocks, 1, 1),
-            block_dim: (block, 1, 1),
-            shared_mem_bytes: 0,
+            block_dim: (shape.threads_per_block, 1, 1),
+            shared_mem_bytes: shared_bytes,
         };
         let mut launch = self.stream.launch_builder(&kernels.rc_nets);
         launch
@@ -334,14 +373,17 @@ impl GpuContext {
             .arg(&nets.cap)
             .arg(&mut nets.load)
             .arg(&mut nets.delay)
-            .arg(&mut nets.impulse);
+            .arg(&mut nets.impulse)
+            .arg(&shape.shared_nodes_per_net);
         // SAFETY: the arguments match the kernel's signature (`ptx_entry::rc_nets`) in
         // order and type. The batch was validated by `RcNetBatch::new` (ascending offsets
         // ending at the node count, local parents before their nodes) and the buffers
         // were sized from it: `n_nets + 1` offsets, `n_nodes` parents and resistances,
         // `4 * n_nodes` values for the capacitances and each output. The outputs are
         // separate allocations, so they overlap no input. Any grid covers the work: the
-        // kernel loops over its items with the grid's stride.
+        // kernel loops over its items with the grid's stride. The block size is a multiple
+        // of 32 (so of 4), and the launch provides the shared memory of its
+        // `threads_per_block / 4` slots of `shared_nodes_per_net` nodes.
         unsafe { launch.launch(config) }.during("launching rc_nets")?;
         Ok(())
     }

@@ -228,7 +228,14 @@ fn embedded_ptx_defines_every_kernel() {
             "the embedded PTX lacks {entry}: run cargo xtask ptx"
         );
     }
-    assert!(!ptx::KERNELS_PTX.contains(".extern"));
+    let external = ptx::KERNELS_PTX
+        .lines()
+        .filter(|line| line.starts_with(".extern") && !line.starts_with(".extern .shared"));
+    assert_eq!(
+        external.count(),
+        0,
+        "the embedded PTX declares external symbols"
+    );
 }
 
 #[test]
@@ -353,7 +360,9 @@ fn gpu_rc_nets_is_bit_identical_to_the_cpu_twin() {
         // A grid far smaller than the work: every thread loops over many nets.
         let mut uploaded = gpu.upload_rc_nets(&batch).expect("upload");
         let small_grid = RcLaunch {
-            threads_per_multiprocessor: 32,
+            threads_per_block: 32,
+            blocks_per_multiprocessor: 1,
+            shared_nodes_per_net: 40,
         };
         gpu.launch_rc_nets_with(&mut uploaded, small_grid)
             .expect("the GPU runs rc_nets on a small grid");
@@ -437,7 +446,7 @@ fn bench_rc_nets() {
         rayon::current_num_threads(),
         gpu.as_ref().map_or("none", |gpu| gpu.name())
     );
-    println!("| order | nets | nodes | threads/SM | cpu twin ms | gpu kernel ms | gpu GB/s | speed-up | end-to-end gpu ms |");
+    println!("| order | nets | nodes | block x blocks/SM, shared nodes | cpu twin ms | gpu kernel ms | gpu GB/s | speed-up | end-to-end gpu ms |");
     for (order, sizes) in [("random", sizes), ("by size", sorted_sizes)] {
         let batch = random_nets(&mut random, &sizes);
         let mut cpu_output = twin::rc_nets(&batch);
@@ -466,10 +475,26 @@ fn bench_rc_nets() {
         // The least traffic: read the offsets, parent, res and cap once and write the
         // three outputs once, which is exactly what the batch occupies on the GPU.
         let bytes = GpuContext::rc_nets_bytes(batch.n_nets(), batch.n_nodes());
-        for threads_per_multiprocessor in [64, 128, 192, 256, 384, 512, 1024, 2048] {
+        let shapes = [
+            (256, 1, 0),
+            (256, 2, 0),
+            (32, 2, 100),
+            (64, 1, 100),
+            (32, 1, 128),
+            (32, 3, 64),
+            (32, 4, 48),
+            (32, 5, 40),
+            (32, 2, 72),
+        ];
+        for (threads_per_block, blocks_per_multiprocessor, shared_nodes_per_net) in shapes {
             let shape = RcLaunch {
-                threads_per_multiprocessor,
+                threads_per_block,
+                blocks_per_multiprocessor,
+                shared_nodes_per_net,
             };
+            let shape_name = format!(
+                "{threads_per_block}x{blocks_per_multiprocessor} smem {shared_nodes_per_net}"
+            );
             gpu.time_rc_nets(&mut uploaded, shape, 2).expect("warm-up");
             let mut times = gpu
                 .time_rc_nets(&mut uploaded, shape, 9)
@@ -479,7 +504,7 @@ fn bench_rc_nets() {
             let found = gpu.download_rc_nets(&uploaded).expect("download");
             assert_rc_outputs_equal(&cpu_output, &found);
             println!(
-                "| {order} | {} | {} | {threads_per_multiprocessor} | {cpu_ms:.1} | {gpu_ms:.2} | {bandwidth:.0} | {:.1}x | {end_to_end_ms:.0} |",
+                "| {order} | {} | {} | {shape_name} | {cpu_ms:.1} | {gpu_ms:.2} | {bandwidth:.0} | {:.1}x | {end_to_end_ms:.0} |",
                 batch.n_nets(),
                 batch.n_nodes(),
                 cpu_ms / gpu_ms

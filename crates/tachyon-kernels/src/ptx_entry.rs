@@ -46,15 +46,23 @@ fn global_thread_index() -> usize {
 /// same 32 bytes of each interleaved node. Layout: see [`crate::batch`].
 ///
 /// The grid may be smaller than the work: each thread takes every `grid size`-th item
-/// (a grid-stride loop). The host sizes the grid so that the nets in flight on a
-/// multiprocessor fit its cache, because each net is swept several times.
+/// (a grid-stride loop).
+///
+/// Each net is swept several times, and a thread reads back what it just wrote, which
+/// from global memory means a trip to L2 per step. So a net of at most
+/// `shared_nodes_per_net` nodes is computed in the block's dynamic shared memory (one
+/// slot per four threads: `load`, `delay` and `impulse`, `3 * 4 * shared_nodes_per_net`
+/// values) and copied out once; larger nets are computed in the global outputs directly.
+/// Both run the same batch function, so the results are identical.
 ///
 /// # Safety
 ///
 /// `net_offsets` holds `n_nets + 1` ascending values; `parent` and `res` hold
 /// `net_offsets[n_nets]` values, with local parents `parent[v] < v`; `cap`, `load`,
 /// `delay` and `impulse` hold `4 * net_offsets[n_nets]` values. The output arrays overlap
-/// no input array. The host (`tachyon-gpu`) checks all of this before launching.
+/// no input array. The block size is a multiple of 4, and the launch provides
+/// `block size / 4 * 12 * shared_nodes_per_net * 8` bytes of dynamic shared memory. The
+/// host (`tachyon-gpu`) checks all of this before launching.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn rc_nets(
     n_nets: u32,
@@ -65,9 +73,19 @@ pub unsafe extern "ptx-kernel" fn rc_nets(
     load: *mut f64,
     delay: *mut f64,
     impulse: *mut f64,
+    shared_nodes_per_net: u32,
 ) {
     let (first_item, n_threads) = global_thread_index_and_count();
     let n_items = n_nets as usize * N_CONDITIONS;
+    let slot_nodes = shared_nodes_per_net as usize;
+    let slot_values = slot_nodes * N_CONDITIONS;
+    // SAFETY: reading the thread index register is always allowed.
+    let slot = unsafe { nvptx::_thread_idx_x() } as usize / N_CONDITIONS;
+    // The slot of this thread's group of four: `load`, `delay`, `impulse`, one after the
+    // other. Each thread touches only its own condition's elements, so the four threads
+    // of a slot never access the same element and need no barrier.
+    let slot_start: *mut f64 = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<f64>()
+        .wrapping_add(slot * 3 * slot_values);
     let mut item = first_item;
     while item < n_items {
         let net = item / N_CONDITIONS;
@@ -82,22 +100,69 @@ pub unsafe extern "ptx-kernel" fn rc_nets(
         let n_nodes = end.saturating_sub(start);
         let (wide_start, wide_len) = (start * N_CONDITIONS, n_nodes * N_CONDITIONS);
         // SAFETY: the host guarantees that `start..end` lies within the node arrays and
-        // `4 * start..4 * end` within the per-condition arrays. The inputs are only read.
-        // The outputs are viewed as `Cell`s because the four threads of this net share the
-        // range: each thread reads and writes only the elements of its own condition
-        // (`node * 4 + condition`), so no element is accessed by two threads, and `Cell`
-        // permits mutation through shared references within a thread.
-        let (parent, res, cap, load, delay, impulse) = unsafe {
+        // `4 * start..4 * end` within the per-condition arrays; the inputs are only read.
+        let (parent, res, cap) = unsafe {
             (
                 slice::from_raw_parts(parent.add(start), n_nodes),
                 slice::from_raw_parts(res.add(start), n_nodes),
                 slice::from_raw_parts(cap.add(wide_start), wide_len),
+            )
+        };
+        // SAFETY: the outputs are viewed as `Cell`s because the four threads of this net
+        // share the range: each thread reads and writes only the elements of its own
+        // condition (`node * 4 + condition`), so no element is accessed by two threads,
+        // and `Cell` permits mutation through shared references within a thread.
+        let (global_load, global_delay, global_impulse) = unsafe {
+            (
                 slice::from_raw_parts(load.add(wide_start) as *const Cell<f64>, wide_len),
                 slice::from_raw_parts(delay.add(wide_start) as *const Cell<f64>, wide_len),
                 slice::from_raw_parts(impulse.add(wide_start) as *const Cell<f64>, wide_len),
             )
         };
-        batch::rc_net_condition(parent, res, cap, condition, load, delay, impulse);
+        if n_nodes <= slot_nodes {
+            // SAFETY: the launch provides `3 * slot_values` shared values per slot, and
+            // `wide_len <= slot_values`; the same per-condition disjointness as above
+            // holds within the slot.
+            let (shared_load, shared_delay, shared_impulse) = unsafe {
+                (
+                    slice::from_raw_parts(slot_start as *const Cell<f64>, wide_len),
+                    slice::from_raw_parts(
+                        slot_start.add(slot_values) as *const Cell<f64>,
+                        wide_len,
+                    ),
+                    slice::from_raw_parts(
+                        slot_start.add(2 * slot_values) as *const Cell<f64>,
+                        wide_len,
+                    ),
+                )
+            };
+            batch::rc_net_condition(
+                parent,
+                res,
+                cap,
+                condition,
+                shared_load,
+                shared_delay,
+                shared_impulse,
+            );
+            let mut at = condition;
+            while at < wide_len {
+                global_load[at].set(shared_load[at].get());
+                global_delay[at].set(shared_delay[at].get());
+                global_impulse[at].set(shared_impulse[at].get());
+                at += N_CONDITIONS;
+            }
+        } else {
+            batch::rc_net_condition(
+                parent,
+                res,
+                cap,
+                condition,
+                global_load,
+                global_delay,
+                global_impulse,
+            );
+        }
         item += n_threads;
     }
 }
