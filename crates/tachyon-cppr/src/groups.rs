@@ -19,7 +19,7 @@ pub(crate) struct Top2 {
 }
 
 impl Top2 {
-    const EMPTY: Top2 = Top2 {
+    pub(crate) const EMPTY: Top2 = Top2 {
         values: [f64::NAN; 2],
         groups: [NO_GROUP; 2],
     };
@@ -28,7 +28,7 @@ impl Top2 {
         b.is_nan() || if later_is_worse { a > b } else { a < b }
     }
 
-    fn insert(&mut self, late: bool, value: f64, group: u32) {
+    pub(crate) fn insert(&mut self, late: bool, value: f64, group: u32) {
         if value.is_nan() {
             return;
         }

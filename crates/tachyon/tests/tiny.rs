@@ -82,3 +82,17 @@ fn disabling_cppr_never_improves_slack() {
     let without = timer.slack("ff1:D", Split::Late, Transition::Rise).unwrap();
     assert!(with_cppr.unwrap() >= without.unwrap());
 }
+
+#[test]
+fn tiny_cppr_matches_brute_force_and_gives_credit() {
+    let mut timer = tiny_timer();
+    let (graph, data) = timer.timing().unwrap();
+    let fast = tachyon::cppr::post_cppr_slacks(graph, data);
+    let slow = tachyon::cppr::brute_force_post_cppr_slacks(graph, data);
+    assert_eq!(fast, slow);
+    let credited = data
+        .tests
+        .iter()
+        .any(|result| result.credit.iter().any(|credit| *credit > 0.0));
+    assert!(credited, "the shared clock buffer cb1 gives some credit");
+}
