@@ -89,34 +89,50 @@ pub fn post_cppr_slacks(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 2]>
                 min_into(&mut post[test][transition.index()], slack);
             }
         }
-        let max_depth = tree.max_depth();
-        let passes: Vec<(u32, Vec<[Top2; 2]>)> = (1..=max_depth.max(1))
+        let max_depth = tree.max_depth().max(1);
+        let representative = representative_depths(graph, &tree, split, &tests, max_depth);
+        let mut distinct: Vec<u32> = representative.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let passes: Vec<(u32, Vec<[Top2; 2]>)> = distinct
             .into_par_iter()
             .map(|depth| {
                 let seeding = Seeding::LaunchesGroupedAtDepth(depth);
                 (depth, propagate_groups(graph, data, &tree, split, seeding))
             })
             .collect();
-        for (depth, arrivals) in &passes {
-            for &test in &tests {
-                let test_arc = &graph.tests()[test];
-                let Some(capture) = tree.node(test_arc.clock, test_arc.clock_edge) else {
+        let pass_of = |depth: u32| {
+            let wanted = representative[depth as usize - 1];
+            passes
+                .iter()
+                .find(|(pass_depth, _)| *pass_depth == wanted)
+                .map(|(pass_depth, arrivals)| (*pass_depth, arrivals))
+        };
+        for &test in &tests {
+            let test_arc = &graph.tests()[test];
+            let Some(capture) = tree.node(test_arc.clock, test_arc.clock_edge) else {
+                continue;
+            };
+            let capture_depth = tree.depth(capture);
+            for depth in 1..=max_depth {
+                let Some((pass_depth, arrivals)) = pass_of(depth) else {
                     continue;
                 };
-                let capture_depth = tree.depth(capture);
-                let capture_group = tree.ancestor(capture, *depth);
+                // The pass ran at a depth whose grouping equals this depth's, so its
+                // group labels stand for this depth's groups.
+                let capture_group = tree.ancestor(capture, pass_depth);
                 for transition in Transition::BOTH {
                     let top = &arrivals[test_arc.data.index()][transition.index()];
                     // m_{e+1} + credit(anc_e(C)) for e = depth - 1 < depth(C).
-                    if *depth <= capture_depth {
+                    if depth <= capture_depth {
                         let value = top.best_except(capture_group);
                         let slack = test_slack(graph, data, test, transition, value);
                         let credit = tree.credit(tree.ancestor(capture, depth - 1));
                         min_into(&mut post[test][transition.index()], slack + credit);
                     }
                     // The self term: launch = capture, every launch its own group.
-                    if *depth == max_depth.max(1) {
-                        if let Some(value) = top.value_of(capture) {
+                    if depth == max_depth {
+                        if let Some(value) = top.value_of(capture_group) {
                             let slack = test_slack(graph, data, test, transition, value);
                             let credit = tree.credit(capture);
                             min_into(&mut post[test][transition.index()], slack + credit);
@@ -127,6 +143,42 @@ pub fn post_cppr_slacks(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 2]>
         }
     }
     post
+}
+
+/// For each depth `1..=max_depth`, the smallest depth that groups the launch and
+/// capture nodes the same way (one pass serves all depths of a run of unbranched
+/// clock tree levels: a buffer chain adds depth but never splits a group).
+fn representative_depths(
+    graph: &TimingGraph,
+    tree: &ClockTree,
+    split: Split,
+    tests: &[usize],
+    max_depth: u32,
+) -> Vec<u32> {
+    let mut nodes = tree.launch_nodes(graph, split);
+    for &test in tests {
+        let test_arc = &graph.tests()[test];
+        nodes.extend(tree.node(test_arc.clock, test_arc.clock_edge));
+    }
+    nodes.sort_unstable();
+    nodes.dedup();
+    let mut representative = Vec::with_capacity(max_depth as usize);
+    let mut previous_count = usize::MAX;
+    let mut previous_depth = 1;
+    let mut groups: Vec<u32> = Vec::with_capacity(nodes.len());
+    for depth in 1..=max_depth {
+        groups.clear();
+        groups.extend(nodes.iter().map(|&node| tree.ancestor(node, depth)));
+        groups.sort_unstable();
+        groups.dedup();
+        // Deeper groupings refine shallower ones, so an equal count means equal groups.
+        if groups.len() != previous_count {
+            previous_count = groups.len();
+            previous_depth = depth;
+        }
+        representative.push(previous_depth);
+    }
+    representative
 }
 
 /// The same slacks as [`post_cppr_slacks`], launch point by launch point (slow; for
