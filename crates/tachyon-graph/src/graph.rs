@@ -131,6 +131,7 @@ impl TimingGraph {
     /// Derives the fan-in/fan-out adjacency and the topological levels, breaking
     /// combinational loops (see [`TimingGraph::combinational_loops`]).
     pub fn finalize(&mut self) {
+        let _span = tracing::info_span!("levelize").entered();
         let n_pins = self.pins.len();
         self.arc_enabled = vec![true; self.arcs.len()];
         self.loops.clear();
