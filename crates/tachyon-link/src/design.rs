@@ -10,7 +10,7 @@ use tachyon_graph::{
 use tachyon_kernels::Split;
 use tachyon_sdc::Assertion;
 
-use crate::library::{CellLibrary, PinDirection};
+use crate::library::{CellLibrary, PinDirection, TimingGroupPolicy};
 use crate::LinkError;
 
 /// The parasitics of one net from SPEF, in ps/fF/kOhm, by node name.
@@ -86,6 +86,7 @@ pub struct Design {
     nets: BTreeMap<String, NetState>,
     connections: BTreeMap<String, String>,
     assertions: Vec<Assertion>,
+    timing_group_policy: TimingGroupPolicy,
 }
 
 impl Design {
@@ -94,9 +95,14 @@ impl Design {
         Design::default()
     }
 
+    /// Chooses which `timing()` groups libraries bound from now on turn into arcs.
+    pub fn set_timing_group_policy(&mut self, policy: TimingGroupPolicy) {
+        self.timing_group_policy = policy;
+    }
+
     /// Binds `library` as the `split` library (None = both).
     pub fn set_library(&mut self, split: Option<Split>, library: &tachyon_liberty::Library) {
-        let bound = CellLibrary::bind(library, &mut self.tables);
+        let bound = CellLibrary::bind(library, &mut self.tables, self.timing_group_policy);
         self.shared_tables = Shared::new(self.tables.clone());
         match split {
             Some(split) => self.libraries[split.index()] = Some(bound),

@@ -14,7 +14,7 @@ mod design;
 mod library;
 
 pub use design::{Design, NetParasitics};
-pub use library::{CellLibrary, LibraryCell, LibraryPin, PinDirection};
+pub use library::{CellLibrary, LibraryCell, LibraryPin, PinDirection, TimingGroupPolicy};
 
 /// Everything that can go wrong binding syntax models to the design; each names the
 /// offending pin, net, cell or instance.

@@ -7,6 +7,19 @@ use tachyon_graph::{NldmTable, TableId, TestKind, Unateness};
 use tachyon_kernels::Transition;
 use tachyon_liberty as liberty;
 
+/// Which Liberty `timing()` groups of a pin become arcs and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TimingGroupPolicy {
+    /// Every group, even several with the same related pin (the timing model: hold and
+    /// setup on one data pin in one library is common outside TAU).
+    #[default]
+    KeepAll,
+    /// Only the last group per related pin. The TAU 2015 reference timer behaves like
+    /// this: in `simple`, whose libraries each hold a `hold_rising` and then a
+    /// `setup_rising` group on `DFF_X80:d`, its goldens show no hold check at all.
+    LastPerRelatedPin,
+}
+
 /// Whether a cell pin drives or receives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PinDirection {
@@ -87,8 +100,12 @@ pub struct CellLibrary {
 }
 
 impl CellLibrary {
-    /// Binds `library`, appending its tables (in ps and fF) to `tables`.
-    pub fn bind(library: &liberty::Library, tables: &mut Vec<NldmTable>) -> CellLibrary {
+    /// Binds `library` (its groups chosen by `policy`), appending its tables (in ps and fF) to `tables`.
+    pub fn bind(
+        library: &liberty::Library,
+        tables: &mut Vec<NldmTable>,
+        policy: TimingGroupPolicy,
+    ) -> CellLibrary {
         let units = library.units;
         let mut cells = HashMap::new();
         for cell in &library.cells {
@@ -120,7 +137,14 @@ impl CellLibrary {
             }
             for pin in &cell.pins {
                 let to = bound.pin_index[&pin.name];
-                for group in &pin.timings {
+                for (group_index, group) in pin.timings.iter().enumerate() {
+                    let superseded = policy == TimingGroupPolicy::LastPerRelatedPin
+                        && pin.timings[group_index + 1..]
+                            .iter()
+                            .any(|later| later.related_pins == group.related_pins);
+                    if superseded {
+                        continue;
+                    }
                     let edge = group.timing_type.clock_edge().map(|edge| match edge {
                         liberty::ClockEdge::Rising => Transition::Rise,
                         liberty::ClockEdge::Falling => Transition::Fall,

@@ -21,4 +21,5 @@ pub use tachyon_spef as spef;
 pub use tachyon_verilog as verilog;
 
 pub use tachyon_kernels::{Split, Transition};
+pub use tachyon_link::TimingGroupPolicy;
 pub use timer::{OpsSummary, PhaseTiming, Timer, TimerError};

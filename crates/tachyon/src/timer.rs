@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use tachyon_graph::{PinKind, TimingData, TimingGraph};
 use tachyon_kernels::{Split, Transition};
-use tachyon_link::{Design, LinkError};
+use tachyon_link::{Design, LinkError, TimingGroupPolicy};
 use tachyon_sdc::{Operation, OperationKind};
 use tachyon_source::ParseError;
 
@@ -102,6 +102,14 @@ impl Timer {
     /// Per-phase durations so far.
     pub fn phase_timings(&self) -> &[PhaseTiming] {
         &self.phases
+    }
+
+    /// Chooses which Liberty `timing()` groups become arcs and tests, for libraries
+    /// read after this call. The default follows the timing model (every group);
+    /// [`TimingGroupPolicy::LastPerRelatedPin`] reproduces the TAU 2015 reference timer
+    /// (and its goldens) on libraries with several groups per related pin.
+    pub fn set_timing_group_policy(&mut self, policy: TimingGroupPolicy) {
+        self.design.set_timing_group_policy(policy);
     }
 
     /// Reads a Liberty library for `split` (None = both splits).
