@@ -306,7 +306,6 @@ impl Design {
             });
         }
         // Instance pins, then their cell arcs and tests.
-        let mut instance_pins: Vec<(String, Vec<PinId>)> = Vec::with_capacity(self.instances.len());
         for (instance, cell_name) in &self.instances {
             let cells: Vec<_> = self
                 .libraries
@@ -382,7 +381,6 @@ impl Design {
                     });
                 }
             }
-            instance_pins.push((instance.clone(), pins));
         }
         // Nets.
         let mut net_pins: BTreeMap<&str, Vec<PinId>> = BTreeMap::new();

@@ -178,15 +178,8 @@ impl CellLibrary {
                             });
                             continue;
                         }
-                        if matches!(group.timing_type, liberty::TimingType::Other(_))
-                            || matches!(
-                                group.timing_type,
-                                liberty::TimingType::ThreeStateEnable
-                                    | liberty::TimingType::ThreeStateDisable
-                            )
-                        {
-                            // Preset/clear and tristate arcs are not part of the model.
-                        }
+                        // Every other group (combinational, edge, preset/clear, three-state)
+                        // is a delay arc, as in the reference timer.
                         let unateness = match group.timing_sense {
                             Some(liberty::TimingSense::PositiveUnate) => Unateness::Positive,
                             Some(liberty::TimingSense::NegativeUnate) => Unateness::Negative,
