@@ -29,44 +29,44 @@ impl NetParasitics {
     pub fn from_spef(net: &tachyon_spef::DNet<'_>, units: &tachyon_spef::Units) -> NetParasitics {
         let mut parasitics = NetParasitics::default();
         let mut index: HashMap<String, u32> = HashMap::new();
-        let mut node = |name: &str, parasitics: &mut NetParasitics| -> u32 {
-            if let Some(&existing) = index.get(name) {
-                return existing;
-            }
-            let id = parasitics.node_names.len() as u32;
-            parasitics.node_names.push(name.to_string());
-            parasitics.ground_capacitance.push(0.0);
-            index.insert(name.to_string(), id);
-            id
-        };
         for connection in &net.connections {
-            node(&connection.name, &mut parasitics);
+            parasitics.node(&mut index, connection.name.to_string());
         }
         // A coupling capacitor is grounded at each of its ends that belongs to this net;
         // the other net's own SPEF block grounds it at its end.
         let prefix = format!("{}:", net.name);
-        let belongs = |name: &str, parasitics: &NetParasitics| {
-            name.starts_with(&prefix) || parasitics.node_names.iter().any(|known| known == name)
-        };
         for capacitor in &net.caps {
             let value = capacitor.value * units.capacitance_ff;
-            let ends =
-                std::iter::once(capacitor.node.as_ref()).chain(capacitor.coupled_to.as_deref());
-            for (end_index, end) in ends.enumerate() {
-                if end_index == 0 || belongs(end, &parasitics) {
-                    let id = node(end, &mut parasitics);
-                    parasitics.ground_capacitance[id as usize] += value;
+            let own = parasitics.node(&mut index, capacitor.node.to_string());
+            parasitics.ground_capacitance[own as usize] += value;
+            if let Some(other) = &capacitor.coupled_to {
+                let other = other.to_string();
+                if other.starts_with(&prefix) || index.contains_key(&other) {
+                    let other = parasitics.node(&mut index, other);
+                    parasitics.ground_capacitance[other as usize] += value;
                 }
             }
         }
         for resistor in &net.resistors {
-            let from = node(&resistor.from, &mut parasitics);
-            let to = node(&resistor.to, &mut parasitics);
+            let from = parasitics.node(&mut index, resistor.from.to_string());
+            let to = parasitics.node(&mut index, resistor.to.to_string());
             parasitics
                 .resistors
                 .push((from, to, resistor.value * units.resistance_kohm));
         }
         parasitics
+    }
+
+    /// The id of node `name`, added (with no capacitance) if new.
+    fn node(&mut self, index: &mut HashMap<String, u32>, name: String) -> u32 {
+        if let Some(&existing) = index.get(&name) {
+            return existing;
+        }
+        let id = self.node_names.len() as u32;
+        self.node_names.push(name.clone());
+        self.ground_capacitance.push(0.0);
+        index.insert(name, id);
+        id
     }
 }
 
