@@ -168,9 +168,16 @@ impl Design {
     pub fn annotate(&mut self, spef: &tachyon_spef::Spef<'_>) -> Result<(), LinkError> {
         let units = spef.header.units;
         for net in &spef.nets {
+            let name = net.name.to_string();
+            if !self.nets.contains_key(&name) {
+                return Err(LinkError::UnknownNet(name));
+            }
+            for connection in &net.connections {
+                self.require_pin(&connection.name.to_string())?;
+            }
             let parasitics = Shared::new(NetParasitics::from_spef(net, &units));
-            let Some(state) = self.nets.get_mut(net.name.as_ref()) else {
-                return Err(LinkError::UnknownNet(net.name.to_string()));
+            let Some(state) = self.nets.get_mut(&name) else {
+                return Err(LinkError::UnknownNet(name));
             };
             state.parasitics = Some(parasitics);
         }
@@ -386,6 +393,8 @@ impl Design {
         let mut net_pins: BTreeMap<&str, Vec<PinId>> = BTreeMap::new();
         for (pin_name, net_name) in &self.connections {
             let Some(pin) = graph.pin_by_name(pin_name) else {
+                // Every connection names a port or a pin of a known cell: report which.
+                self.require_pin(pin_name)?;
                 continue;
             };
             net_pins.entry(net_name.as_str()).or_default().push(pin);

@@ -96,3 +96,34 @@ fn tiny_cppr_matches_brute_force_and_gives_credit() {
         .any(|result| result.credit.iter().any(|credit| *credit > 0.0));
     assert!(credited, "the shared clock buffer cb1 gives some credit");
 }
+
+#[test]
+fn spef_naming_a_missing_net_or_pin_is_an_error() {
+    let folder = std::env::temp_dir().join(format!("tachyon-tiny-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let header =
+        std::fs::read_to_string(tachyon_testkit::repo_root().join("testdata/tiny/tiny.spef"))
+            .unwrap()
+            .split("*D_NET")
+            .next()
+            .unwrap()
+            .to_string();
+    let missing_net = folder.join("missing_net.spef");
+    std::fs::write(
+        &missing_net,
+        format!("{header}*D_NET nowhere 0.1\n*CONN\n*I g4:Z O\n*CAP\n1 g4:Z 0.1\n*END\n"),
+    )
+    .unwrap();
+    let missing_pin = folder.join("missing_pin.spef");
+    std::fs::write(
+        &missing_pin,
+        format!("{header}*D_NET out 0.1\n*CONN\n*I g9:Z O\n*P out O\n*CAP\n1 g9:Z 0.1\n*RES\n1 g9:Z out 1.0\n*END\n"),
+    )
+    .unwrap();
+    let mut timer = tiny_timer();
+    let error = timer.read_spef(&missing_net).unwrap_err();
+    assert!(error.to_string().contains("nowhere"), "{error}");
+    let error = timer.read_spef(&missing_pin).unwrap_err();
+    assert!(error.to_string().contains("g9:Z"), "{error}");
+    std::fs::remove_dir_all(&folder).unwrap();
+}
