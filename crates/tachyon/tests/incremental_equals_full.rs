@@ -1,0 +1,97 @@
+//! After a whole `.ops` script (edits interleaved with queries), the timer's values equal
+//! those of a fresh timer that applied the same edits with no query in between, bit for
+//! bit, on every pin and condition. This keeps any state carried between updates (today
+//! a full re-time, later incremental) honest.
+
+use tachyon::sdc::parse_ops;
+use tachyon::{Split, Timer, TimingGroupPolicy, Transition};
+
+/// Benchmarks with many kinds of edits (gate insertion and removal, resizing, pin moves,
+/// SPEF changes) that stay quick in the dev profile.
+const BENCHMARKS: &[&str] = &["c17", "s27", "s344", "c432", "simple"];
+
+fn loaded(tau2015: &std::path::Path) -> Timer {
+    let mut timer = Timer::new();
+    timer.set_timing_group_policy(TimingGroupPolicy::LastPerRelatedPin);
+    timer.load_tau2015(tau2015).expect("loads");
+    timer
+}
+
+#[test]
+fn edited_timer_equals_a_fresh_timer_with_the_same_edits() {
+    let Some(shared) = tachyon_testkit::shared_dir("incremental_equals_full") else {
+        return;
+    };
+    for name in BENCHMARKS {
+        let folder = shared.join("tau2015").join(name);
+        let ops_path = folder.join(format!("{name}.ops"));
+        let text = std::fs::read_to_string(&ops_path).expect("ops");
+        let operations = parse_ops(&ops_path.display().to_string(), &text).expect("parses");
+        let tau2015 = folder.join(format!("{name}.tau2015"));
+
+        let mut edited = loaded(&tau2015);
+        edited
+            .run_ops(&operations, &folder, &mut std::io::sink())
+            .expect("runs");
+
+        let edits_only: Vec<_> = operations
+            .iter()
+            .filter(|operation| !operation.kind.is_query())
+            .cloned()
+            .collect();
+        let mut fresh = loaded(&tau2015);
+        fresh
+            .run_ops(&edits_only, &folder, &mut std::io::sink())
+            .expect("runs");
+
+        let pin_names: Vec<String> = edited
+            .timing()
+            .expect("timed")
+            .0
+            .pins()
+            .iter()
+            .map(|pin| pin.name.clone())
+            .collect();
+        let mut n_compared = 0;
+        for pin in &pin_names {
+            for split in [Split::Early, Split::Late] {
+                for transition in [Transition::Rise, Transition::Fall] {
+                    let pairs = [
+                        (
+                            edited.at(pin, split, transition),
+                            fresh.at(pin, split, transition),
+                        ),
+                        (
+                            edited.slew(pin, split, transition),
+                            fresh.slew(pin, split, transition),
+                        ),
+                        (
+                            edited.rat(pin, split, transition),
+                            fresh.rat(pin, split, transition),
+                        ),
+                        (
+                            edited.slack(pin, split, transition),
+                            fresh.slack(pin, split, transition),
+                        ),
+                    ];
+                    for (quantity, (ours, theirs)) in
+                        ["at", "slew", "rat", "slack"].iter().zip(pairs)
+                    {
+                        let ours = ours.expect("edited timer knows the pin");
+                        let theirs = theirs.expect("fresh timer knows the pin");
+                        assert_eq!(
+                            ours.map(f64::to_bits),
+                            theirs.map(f64::to_bits),
+                            "{name}: {quantity} of {pin} ({split:?}, {transition:?}): edited {ours:?}, fresh {theirs:?}"
+                        );
+                        n_compared += 1;
+                    }
+                }
+            }
+        }
+        println!(
+            "{name}: {} pins, {n_compared} values identical",
+            pin_names.len()
+        );
+    }
+}
