@@ -74,12 +74,12 @@ fn opentimer_examples_time_with_setup_and_hold() {
         return;
     };
     for example in EXAMPLES {
-        let name = example.0;
+        let name = example.name;
         let folder = shared.join("opentimer-examples").join(name);
         let mut timer = time_example(&folder, example);
         let (graph, _) = timer.timing().expect("timed");
         let kinds: Vec<TestKind> = graph.tests().iter().map(|test| test.kind).collect();
-        let has = |wanted: TestKind| kinds.iter().any(|kind| *kind == wanted);
+        let has = |wanted: TestKind| kinds.contains(&wanted);
         assert!(
             has(TestKind::Setup) && has(TestKind::Hold),
             "{name}: expected both setup and hold tests, found {kinds:?}"
