@@ -6,41 +6,55 @@ use std::path::Path;
 use tachyon::graph::TestKind;
 use tachyon::{Split, Timer, Transition};
 
-/// (folder, library, verilog, spef, sdc) as the example's `.conf` reads them; `None`
-/// library means an early and a late library named after the folder.
-const EXAMPLES: &[(&str, Option<&str>, &str, Option<&str>, &str)] = &[
-    (
-        "simple",
-        Some("osu018_stdcells.lib"),
-        "simple.v",
-        None,
-        "simple.sdc",
-    ),
-    (
-        "unit",
-        Some("osu018_stdcells.lib"),
-        "unit.v",
-        Some("unit.spef"),
-        "unit.sdc",
-    ),
-    (
-        "map9v3",
-        Some("osu018_stdcells"),
-        "map9v3.v",
-        Some("map9v3.spef"),
-        "map9v3.sdc",
-    ),
-    (
-        "optimizer",
-        None,
-        "optimizer.v",
-        Some("optimizer.spef"),
-        "optimizer.sdc",
-    ),
+/// The files of one example, as its `.conf` reads them.
+struct Example {
+    name: &'static str,
+    /// One library for both splits; `None` means `<name>_Early.lib` and `<name>_Late.lib`.
+    library: Option<&'static str>,
+    verilog: &'static str,
+    spef: Option<&'static str>,
+    sdc: &'static str,
+}
+
+const EXAMPLES: &[Example] = &[
+    Example {
+        name: "simple",
+        library: Some("osu018_stdcells.lib"),
+        verilog: "simple.v",
+        spef: None,
+        sdc: "simple.sdc",
+    },
+    Example {
+        name: "unit",
+        library: Some("osu018_stdcells.lib"),
+        verilog: "unit.v",
+        spef: Some("unit.spef"),
+        sdc: "unit.sdc",
+    },
+    Example {
+        name: "map9v3",
+        library: Some("osu018_stdcells"),
+        verilog: "map9v3.v",
+        spef: Some("map9v3.spef"),
+        sdc: "map9v3.sdc",
+    },
+    Example {
+        name: "optimizer",
+        library: None,
+        verilog: "optimizer.v",
+        spef: Some("optimizer.spef"),
+        sdc: "optimizer.sdc",
+    },
 ];
 
-fn time_example(folder: &Path, example: &(&str, Option<&str>, &str, Option<&str>, &str)) -> Timer {
-    let (name, library, verilog, spef, sdc) = *example;
+fn time_example(folder: &Path, example: &Example) -> Timer {
+    let Example {
+        name,
+        library,
+        verilog,
+        spef,
+        sdc,
+    } = *example;
     let mut timer = Timer::new();
     match library {
         Some(library) => timer.read_celllib(None, folder.join(library)),
