@@ -25,11 +25,13 @@
 //!
 //! # How
 //! The whole file is one `&str` (callers may memory-map it) and every name is a zero-copy
-//! slice of it, except names built from a name-map reference with a suffix (`*12:3`),
-//! which are owned (`Cow`). The part before the first net is read on one thread; the nets
-//! are then cut into blocks at `*D_NET` lines by a byte scan and the blocks are parsed in
-//! parallel with rayon (see `nets.rs`). The token parsers follow nom's conventions
-//! (`IResult`, nom's error trait) but are hand-written byte loops where it matters.
+//! slice of it. A node name built from a name-map reference with a suffix (`*12:3`) is a
+//! [`Name`]: the mapped name and the suffix, two slices, with no string built (net and
+//! port names, which rarely carry a suffix, are a `Cow`). The part before the first net is
+//! read on one thread; the nets are then cut into blocks at `*D_NET` lines by a byte scan
+//! and the blocks are parsed in parallel with rayon (see `nets.rs`). The token parsers
+//! follow nom's conventions (`IResult`, nom's error trait) but are hand-written byte loops
+//! where it matters.
 //!
 //! # Performance
 //! `cargo run --release -p tachyon-spef --example throughput -- 300 1 2 4 8 16` on a
@@ -53,8 +55,8 @@ mod names;
 mod nets;
 
 pub use model::{
-    Capacitor, Connection, ConnectionKind, DNet, Direction, Header, RNet, Resistor, Spef, SpefPort,
-    SpefSummary, Units,
+    Capacitor, Connection, ConnectionKind, DNet, Direction, Header, Name, RNet, Resistor, Spef,
+    SpefPort, SpefSummary, Units,
 };
 pub use tachyon_source::ParseError;
 
@@ -154,7 +156,8 @@ mod tests {
         assert_eq!(net.connections[1].name, "u1:A");
         assert_eq!(net.connections[1].kind, ConnectionKind::Internal);
         assert_eq!(net.caps[2].node, "n1:1");
-        assert_eq!(net.caps[2].coupled_to.as_deref(), Some("n2:2"));
+        assert_eq!(net.caps[2].coupled_to, Some(Name::new("n2", ":2")));
+        assert_eq!(net.caps[2].coupled_to, Some(Name::from("n2:2")));
         assert_eq!(net.resistors[1].to, "u1:A");
         assert_eq!(net.resistors[1].value, 2.0);
         assert_eq!(spef.r_nets[0].name, "n2");

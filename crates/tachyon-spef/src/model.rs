@@ -2,7 +2,10 @@
 //! values kept in the file's own units (multiply by [`Units`] to get ps, fF, kOhm, uH).
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::collections::HashSet;
+use std::fmt;
+use std::hash::{Hash, Hasher};
 
 use rayon::prelude::*;
 
@@ -140,12 +143,12 @@ impl DNet<'_> {
     /// resistor ends; the far end of a coupling capacitor belongs to another net and is not
     /// counted).
     pub fn node_count(&self) -> usize {
-        let mut nodes: HashSet<&str> = HashSet::with_capacity(self.caps.len() + 4);
-        nodes.extend(self.connections.iter().map(|connection| &*connection.name));
-        nodes.extend(self.caps.iter().map(|capacitor| &*capacitor.node));
+        let mut nodes: HashSet<Name<'_>> = HashSet::with_capacity(self.caps.len() + 4);
+        nodes.extend(self.connections.iter().map(|connection| connection.name));
+        nodes.extend(self.caps.iter().map(|capacitor| capacitor.node));
         for resistor in &self.resistors {
-            nodes.insert(&resistor.from);
-            nodes.insert(&resistor.to);
+            nodes.insert(resistor.from);
+            nodes.insert(resistor.to);
         }
         nodes.len()
     }
@@ -166,7 +169,7 @@ pub struct Connection<'a> {
     /// Port or instance pin.
     pub kind: ConnectionKind,
     /// "G1" for a port, "inst_3:ZN" for an instance pin (after name-map resolution).
-    pub name: Cow<'a, str>,
+    pub name: Name<'a>,
     /// Its direction.
     pub direction: Direction,
 }
@@ -176,9 +179,9 @@ pub struct Connection<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Capacitor<'a> {
     /// The node on this net: "net:3", "inst:pin" or "port".
-    pub node: Cow<'a, str>,
+    pub node: Name<'a>,
     /// The node on the other net for a coupling capacitor.
-    pub coupled_to: Option<Cow<'a, str>>,
+    pub coupled_to: Option<Name<'a>>,
     /// The capacitance (raw units).
     pub value: f64,
 }
@@ -187,11 +190,208 @@ pub struct Capacitor<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resistor<'a> {
     /// One end.
-    pub from: Cow<'a, str>,
+    pub from: Name<'a>,
     /// The other end.
-    pub to: Cow<'a, str>,
+    pub to: Name<'a>,
     /// The resistance (raw units).
     pub value: f64,
+}
+
+/// A node name after name-map resolution, without building it: the name is `head`
+/// followed by `tail`, two slices of the file. `*12:3` with `*12 net_7` is `net_7` then
+/// `:3`; a plain name (or `*12` alone) is the whole name then an empty tail. Equality,
+/// ordering, hashing, `Display` and `Debug` all see the whole name, exactly as they would
+/// see the `&str`: `Name::from("a:1") == Name::new("a", ":1")`, and a name compares equal
+/// to a `&str` with the same text. [`Name::as_str`] gives the name as one string (borrowed
+/// when the tail is empty, built otherwise).
+#[derive(Clone, Copy)]
+pub struct Name<'a> {
+    head: &'a str,
+    tail: &'a str,
+}
+
+impl<'a> Name<'a> {
+    /// The name `head` followed by `tail`.
+    #[inline]
+    pub fn new(head: &'a str, tail: &'a str) -> Self {
+        Name { head, tail }
+    }
+
+    /// The two parts: the head (for `*12:3`, the mapped name) and the tail (`:3`, or
+    /// empty).
+    #[inline]
+    pub fn parts(&self) -> (&'a str, &'a str) {
+        (self.head, self.tail)
+    }
+
+    /// The name as one string: borrowed from the file when the tail is empty, built
+    /// otherwise.
+    #[inline]
+    pub fn as_str(&self) -> Cow<'a, str> {
+        if self.tail.is_empty() {
+            Cow::Borrowed(self.head)
+        } else {
+            let mut name = String::with_capacity(self.len());
+            name.push_str(self.head);
+            name.push_str(self.tail);
+            Cow::Owned(name)
+        }
+    }
+
+    /// The length of the whole name in bytes.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    /// Whether the name is empty (never, for a name the parser produced).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.head.is_empty() && self.tail.is_empty()
+    }
+
+    /// The bytes of the whole name.
+    pub fn bytes(&self) -> impl Iterator<Item = u8> + 'a {
+        self.head.bytes().chain(self.tail.bytes())
+    }
+
+    /// Whether the whole name starts with `prefix`.
+    pub fn starts_with(&self, prefix: &str) -> bool {
+        match prefix.as_bytes().split_at_checked(self.head.len()) {
+            Some((in_head, in_tail)) => {
+                in_head == self.head.as_bytes() && self.tail.as_bytes().starts_with(in_tail)
+            }
+            None => self.head.as_bytes().starts_with(prefix.as_bytes()),
+        }
+    }
+
+    /// Whether the whole name is `text`.
+    #[inline]
+    fn is(&self, text: &str) -> bool {
+        text.len() == self.len()
+            && text.as_bytes().split_at_checked(self.head.len())
+                == Some((self.head.as_bytes(), self.tail.as_bytes()))
+    }
+}
+
+impl<'a> From<&'a str> for Name<'a> {
+    fn from(name: &'a str) -> Self {
+        Name {
+            head: name,
+            tail: "",
+        }
+    }
+}
+
+impl<'a> From<Name<'a>> for Cow<'a, str> {
+    fn from(name: Name<'a>) -> Self {
+        name.as_str()
+    }
+}
+
+impl From<Name<'_>> for String {
+    fn from(name: Name<'_>) -> Self {
+        name.as_str().into_owned()
+    }
+}
+
+impl fmt::Display for Name<'_> {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.tail.is_empty() {
+            formatter.pad(self.head)
+        } else if formatter.width().is_some() || formatter.precision().is_some() {
+            formatter.pad(&self.as_str())
+        } else {
+            formatter.write_str(self.head)?;
+            formatter.write_str(self.tail)
+        }
+    }
+}
+
+/// Formats as the whole name's `&str` would: `"inst_3:ZN"`.
+impl fmt::Debug for Name<'_> {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.as_str(), formatter)
+    }
+}
+
+impl PartialEq for Name<'_> {
+    fn eq(&self, other: &Name<'_>) -> bool {
+        if other.tail.is_empty() {
+            self.is(other.head)
+        } else if self.tail.is_empty() {
+            other.is(self.head)
+        } else {
+            self.len() == other.len() && self.bytes().eq(other.bytes())
+        }
+    }
+}
+
+impl Eq for Name<'_> {}
+
+impl PartialEq<str> for Name<'_> {
+    fn eq(&self, other: &str) -> bool {
+        self.is(other)
+    }
+}
+
+impl PartialEq<&str> for Name<'_> {
+    fn eq(&self, other: &&str) -> bool {
+        self.is(other)
+    }
+}
+
+impl PartialEq<Name<'_>> for str {
+    fn eq(&self, other: &Name<'_>) -> bool {
+        other.is(self)
+    }
+}
+
+impl PartialEq<Name<'_>> for &str {
+    fn eq(&self, other: &Name<'_>) -> bool {
+        other.is(self)
+    }
+}
+
+impl PartialOrd for Name<'_> {
+    fn partial_cmp(&self, other: &Name<'_>) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Orders as the whole names' `&str`s would (byte by byte).
+impl Ord for Name<'_> {
+    fn cmp(&self, other: &Name<'_>) -> Ordering {
+        self.bytes().cmp(other.bytes())
+    }
+}
+
+/// Hashes the whole name, whatever its split: the bytes go to the hasher in chunks that
+/// depend only on the name (one chunk for names up to 64 bytes, as `str` would), then
+/// `0xff` as `str` does.
+impl Hash for Name<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let mut chunk = [0u8; 64];
+        let mut filled = 0;
+        for part in [self.head.as_bytes(), self.tail.as_bytes()] {
+            let mut part = part;
+            while !part.is_empty() {
+                let room = chunk.len() - filled;
+                let (now, later) = part.split_at(room.min(part.len()));
+                if let Some(slot) = chunk.get_mut(filled..filled + now.len()) {
+                    slot.copy_from_slice(now);
+                }
+                filled += now.len();
+                part = later;
+                if filled == chunk.len() {
+                    state.write(&chunk);
+                    filled = 0;
+                }
+            }
+        }
+        state.write(chunk.get(..filled).unwrap_or_default());
+        state.write_u8(0xff);
+    }
 }
 
 /// A `*R_NET` section (reduced network): only its name and total capacitance are kept.
@@ -255,5 +455,56 @@ impl Spef<'_> {
             r_nets: self.r_nets.len(),
             ..per_net
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::hash_map::DefaultHasher;
+
+    fn hash_of<T: Hash + ?Sized>(value: &T) -> u64 {
+        let mut hasher = DefaultHasher::new();
+        value.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    #[test]
+    fn names_behave_as_their_whole_text_whatever_the_split() {
+        let long = "x".repeat(150);
+        let texts = ["", "a", "net_7:3", "inst\\[2\\]:A", long.as_str(), "é:1"];
+        for text in texts {
+            let splits: Vec<Name<'_>> = (0..=text.len())
+                .filter(|&at| text.is_char_boundary(at))
+                .map(|at| Name::new(&text[..at], &text[at..]))
+                .collect();
+            for name in &splits {
+                assert_eq!(*name, text);
+                assert_eq!(text, *name);
+                assert_eq!(name.len(), text.len());
+                assert_eq!(name.is_empty(), text.is_empty());
+                assert_eq!(name.as_str(), text);
+                assert_eq!(name.to_string(), text);
+                assert_eq!(format!("{name:>160}"), format!("{text:>160}"));
+                assert_eq!(format!("{name:?}"), format!("{text:?}"));
+                assert_eq!(hash_of(name), hash_of(text));
+                assert_eq!(String::from(*name), text);
+                for other in &splits {
+                    assert_eq!(name, other);
+                    assert_eq!(name.cmp(other), Ordering::Equal);
+                }
+                for prefix_end in (0..=text.len()).filter(|&end| text.is_char_boundary(end)) {
+                    assert!(name.starts_with(&text[..prefix_end]));
+                }
+                assert!(!name.starts_with(&format!("{text}z")));
+            }
+        }
+        assert_ne!(Name::new("a", ":1"), Name::new("a", ":2"));
+        assert_ne!(Name::new("a", ":1"), Name::new("a:", "12"));
+        assert_ne!(Name::new("a", ":1"), "a:");
+        assert!(Name::new("a", ":1") < Name::from("a:2"));
+        assert!(Name::new("b", "") > Name::new("a", "zz"));
+        assert!(!Name::new("ab", ":1").starts_with("ac"));
+        assert!(!Name::new("ab", ":1").starts_with("ab:2"));
     }
 }

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::lexer::{error, SyntaxError};
+use crate::model::Name;
 
 /// The name map: id -> name. Ids are usually dense small integers, so a vector indexed by
 /// id is used when it would not be much larger than the table; a hash map otherwise.
@@ -60,30 +61,43 @@ pub(crate) fn resolve<'a>(
     names: &NameMap<'a>,
     expected: &'static str,
 ) -> Result<Cow<'a, str>, nom::Err<SyntaxError<'a>>> {
-    let Some(reference) = token.strip_prefix('*') else {
+    resolve_name(token, names, expected).map(|name| name.as_str())
+}
+
+/// [`resolve`] without building anything: the mapped name and the rest of the token as
+/// written, as a [`Name`].
+#[inline]
+pub(crate) fn resolve_name<'a>(
+    token: &'a str,
+    names: &NameMap<'a>,
+    expected: &'static str,
+) -> Result<Name<'a>, nom::Err<SyntaxError<'a>>> {
+    let bytes = token.as_bytes();
+    if bytes.first() != Some(&b'*') {
         if token.is_empty() {
             return Err(error(token, expected));
         }
-        return Ok(Cow::Borrowed(token));
-    };
-    let n_digits = reference.bytes().take_while(u8::is_ascii_digit).count();
-    let (digits, suffix) = reference
-        .split_at_checked(n_digits)
-        .unwrap_or((reference, ""));
-    let Some(id) = crate::lexer::parse_index(digits) else {
+        return Ok(Name::from(token));
+    }
+    // One pass over the digits after `*`: at most 19 digits always fit in a u64.
+    let mut id: u64 = 0;
+    let mut end = 1;
+    while let Some(&byte) = bytes.get(end) {
+        if !byte.is_ascii_digit() {
+            break;
+        }
+        id = id.wrapping_mul(10).wrapping_add(u64::from(byte - b'0'));
+        end += 1;
+    }
+    let n_digits = end - 1;
+    if n_digits == 0 || n_digits > 19 {
         return Err(error(token, expected));
-    };
+    }
     let Some(mapped) = names.get(id) else {
         return Err(error(token, "a name-map id defined in *NAME_MAP"));
     };
-    if suffix.is_empty() {
-        Ok(Cow::Borrowed(mapped))
-    } else {
-        let mut name = String::with_capacity(mapped.len() + suffix.len());
-        name.push_str(mapped);
-        name.push_str(suffix);
-        Ok(Cow::Owned(name))
-    }
+    // The digits are ASCII, so `end` is a character boundary.
+    Ok(Name::new(mapped, token.get(end..).unwrap_or_default()))
 }
 
 #[cfg(test)]

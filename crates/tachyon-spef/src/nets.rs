@@ -15,7 +15,7 @@ use crate::lexer::{
     error, is_keyword, number, parse_index, parse_value, peek, token, PResult, SyntaxError,
 };
 use crate::model::{Capacitor, Connection, ConnectionKind, DNet, RNet, Resistor};
-use crate::names::{resolve, NameMap};
+use crate::names::{resolve, resolve_name, NameMap};
 
 /// The nets of one block (or of the whole file), in file order.
 #[derive(Default)]
@@ -217,7 +217,7 @@ fn connections<'a>(
             "*I" => ConnectionKind::Internal,
             "*N" => {
                 let (rest, node) = token(rest);
-                resolve(node, names, "an internal node name")?;
+                resolve_name(node, names, "an internal node name")?;
                 input = skip_attributes(rest)?.0;
                 continue;
             }
@@ -229,7 +229,7 @@ fn connections<'a>(
         } else {
             "an instance pin name"
         };
-        let name = resolve(name_token, names, expected)?;
+        let name = resolve_name(name_token, names, expected)?;
         let (rest, direction) = direction(rest)?;
         let (rest, ()) = skip_attributes(rest)?;
         connections.push(Connection {
@@ -262,7 +262,7 @@ fn capacitors<'a>(
             return Err(error(id, "a capacitor id (a whole number)"));
         }
         let (rest, node_token) = token(rest);
-        let node = resolve(node_token, names, "a node name")?;
+        let node = resolve_name(node_token, names, "a node name")?;
         let (rest, third) = token(rest);
         if let Some(value) = parse_value(third) {
             caps.push(Capacitor {
@@ -276,7 +276,7 @@ fn capacitors<'a>(
         if third.is_empty() || is_keyword(third) {
             return Err(error(third, "a capacitance value"));
         }
-        let coupled_to = resolve(third, names, "a capacitance value or a coupled node name")?;
+        let coupled_to = resolve_name(third, names, "a capacitance value or a coupled node name")?;
         let (rest, value) = number(rest, "a capacitance value")?;
         caps.push(Capacitor {
             node,
@@ -302,9 +302,9 @@ fn resistors<'a>(
             return Err(error(id, "a resistor id (a whole number)"));
         }
         let (rest, from_token) = token(rest);
-        let from = resolve(from_token, names, "a node name")?;
+        let from = resolve_name(from_token, names, "a node name")?;
         let (rest, to_token) = token(rest);
-        let to = resolve(to_token, names, "a second node name")?;
+        let to = resolve_name(to_token, names, "a second node name")?;
         let (rest, value) = number(rest, "a resistance value")?;
         resistors.push(Resistor { from, to, value });
         input = rest;
@@ -322,9 +322,9 @@ fn inductors<'a>(mut input: &'a str, names: &NameMap<'a>) -> PResult<'a, ()> {
             return Err(error(id, "an inductor id (a whole number)"));
         }
         let (rest, from_token) = token(rest);
-        resolve(from_token, names, "a node name")?;
+        resolve_name(from_token, names, "a node name")?;
         let (rest, to_token) = token(rest);
-        resolve(to_token, names, "a second node name")?;
+        resolve_name(to_token, names, "a second node name")?;
         input = number(rest, "an inductance value")?.0;
     }
 }

@@ -76,13 +76,23 @@ fn s27_net_g1_reads_back_as_written() {
     let connections: Vec<_> = net
         .connections
         .iter()
-        .map(|connection| (connection.kind, &*connection.name, connection.direction))
+        .map(|connection| {
+            (
+                connection.kind,
+                connection.name.to_string(),
+                connection.direction,
+            )
+        })
         .collect();
     assert_eq!(
         connections,
         vec![
-            (ConnectionKind::Port, "G1", Direction::Input),
-            (ConnectionKind::Internal, "inst_10:A", Direction::Input)
+            (ConnectionKind::Port, "G1".to_string(), Direction::Input),
+            (
+                ConnectionKind::Internal,
+                "inst_10:A".to_string(),
+                Direction::Input
+            )
         ]
     );
     assert_eq!(net.caps.len(), 7);
@@ -91,8 +101,8 @@ fn s27_net_g1_reads_back_as_written() {
     assert_eq!(net.resistors.len(), 6);
     assert_eq!(
         (
-            &*net.resistors[1].from,
-            &*net.resistors[1].to,
+            &*net.resistors[1].from.as_str(),
+            &*net.resistors[1].to.as_str(),
             net.resistors[1].value
         ),
         ("inst_10:A", "G1:5", 0.005)
