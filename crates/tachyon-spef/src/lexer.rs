@@ -121,6 +121,15 @@ pub(crate) fn is_keyword(token: &str) -> bool {
 /// Parses a number token (see [`parse_value`]); fails with `expected` at the token.
 #[inline]
 pub(crate) fn number<'a>(input: &'a str, expected: &'static str) -> PResult<'a, f64> {
+    let input = skip_trivia(input);
+    // The common case, a plain decimal followed by a separator, in one scan; anything else
+    // (a triplet, a malformed token) goes through the token.
+    if let Some((value, end)) = scan_decimal(input) {
+        let bytes = input.as_bytes();
+        if bytes.get(end).is_none_or(|&byte| is_separator(byte)) {
+            return Ok((input.get(end..).unwrap_or_default(), value));
+        }
+    }
     let (rest, token) = token(input);
     match parse_value(token) {
         Some(value) => Ok((rest, value)),
@@ -155,7 +164,18 @@ pub(crate) fn parse_value(token: &str) -> Option<f64> {
 /// exponent).
 #[inline]
 pub(crate) fn parse_decimal(token: &str) -> Option<f64> {
-    let bytes = token.as_bytes();
+    match scan_decimal(token) {
+        Some((value, end)) if end == token.len() => Some(value),
+        _ => None,
+    }
+}
+
+/// Parses the decimal number at the start of `text` as [`parse_decimal`] would parse it
+/// alone: its value and where it ends, or `None` when `text` does not start with one
+/// (or its exponent has no digits).
+#[inline]
+fn scan_decimal(text: &str) -> Option<(f64, usize)> {
+    let bytes = text.as_bytes();
     let mut index = 0;
     let negative = match bytes.first() {
         Some(b'-') => {
@@ -230,9 +250,6 @@ pub(crate) fn parse_decimal(token: &str) -> Option<f64> {
             exponent = -exponent;
         }
     }
-    if index != bytes.len() {
-        return None;
-    }
     let decimal_exponent =
         exponent.saturating_sub(i64::try_from(n_fraction_digits).unwrap_or(i64::MAX));
     const MAX_EXACT_MANTISSA: u64 = 1 << 53;
@@ -246,9 +263,11 @@ pub(crate) fn parse_decimal(token: &str) -> Option<f64> {
         } else {
             magnitude * power
         };
-        return Some(if negative { -value } else { value });
+        return Some((if negative { -value } else { value }, index));
     }
-    token.parse::<f64>().ok()
+    // The number is ASCII, so `index` is a character boundary.
+    let value = text.get(..index)?.parse::<f64>().ok()?;
+    Some((value, index))
 }
 
 /// 1e0 ..= 1e22, the powers of ten that are exact doubles.
@@ -339,6 +358,25 @@ mod tests {
         ] {
             assert_eq!(parse_decimal(sample), None, "{sample}");
         }
+    }
+
+    #[test]
+    fn numbers_end_at_a_separator() {
+        let value = |input| match number(input, "a value") {
+            Ok((rest, value)) => format!("{value} then {rest:?}"),
+            Err(nom::Err::Error(error) | nom::Err::Failure(error)) => {
+                format!("{} at {:?}", error.expected, error.at)
+            }
+            Err(nom::Err::Incomplete(_)) => "incomplete".to_string(),
+        };
+        assert_eq!(value(" 1.5 x"), "1.5 then \" x\"");
+        assert_eq!(value("\n2e1\n"), "20 then \"\\n\"");
+        assert_eq!(value("0.1:0.2:0.3 x"), "0.2 then \" x\"");
+        assert_eq!(value("3"), "3 then \"\"");
+        assert_eq!(value("1.5x y"), "a value at \"1.5x\"");
+        assert_eq!(value("1.5//c"), "a value at \"1.5//c\"");
+        assert_eq!(value("1e y"), "a value at \"1e\"");
+        assert_eq!(value(""), "a value at \"\"");
     }
 
     #[test]

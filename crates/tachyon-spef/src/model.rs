@@ -322,7 +322,19 @@ impl PartialEq for Name<'_> {
         } else if self.tail.is_empty() {
             other.is(self.head)
         } else {
-            self.len() == other.len() && self.bytes().eq(other.bytes())
+            // Both split: with `short` the one whose head is shorter, its head is a prefix
+            // of the other's head, whose rest starts `short`'s tail.
+            let (short, long) = if self.head.len() <= other.head.len() {
+                (self, other)
+            } else {
+                (other, self)
+            };
+            let (long_head, long_tail) = (long.head.as_bytes(), long.tail.as_bytes());
+            let middle = long_head.len() - short.head.len();
+            self.len() == other.len()
+                && long_head.get(..short.head.len()) == Some(short.head.as_bytes())
+                && short.tail.as_bytes().get(..middle) == long_head.get(short.head.len()..)
+                && short.tail.as_bytes().get(middle..) == Some(long_tail)
         }
     }
 }
@@ -502,6 +514,8 @@ mod tests {
         assert_ne!(Name::new("a", ":1"), Name::new("a", ":2"));
         assert_ne!(Name::new("a", ":1"), Name::new("a:", "12"));
         assert_ne!(Name::new("a", ":1"), "a:");
+        assert_ne!(Name::new("ab", "c"), Name::new("a", "bd"));
+        assert_ne!(Name::new("ab", "cd"), Name::new("a", "bce"));
         assert!(Name::new("a", ":1") < Name::from("a:2"));
         assert!(Name::new("b", "") > Name::new("a", "zz"));
         assert!(!Name::new("ab", ":1").starts_with("ac"));
