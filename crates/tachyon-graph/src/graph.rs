@@ -1,9 +1,9 @@
 //! The timing graph: arenas of pins, nets, arcs and tests, plus the derived CSR
 //! adjacency and topological levels.
 
-use std::collections::HashMap;
 use std::sync::Arc as Shared;
 
+use crate::fast_hash::FastMap;
 use crate::ids::{ArcId, NetId, PinId, TableId, TestId};
 use crate::model::{Arc, Assertions, Net, NldmTable, Pin, Test};
 
@@ -64,7 +64,7 @@ pub struct TimingGraph {
     arcs: Vec<Arc>,
     tests: Vec<Test>,
     tables: Shared<Vec<NldmTable>>,
-    pin_by_name: HashMap<String, PinId>,
+    pin_by_name: FastMap<String, PinId>,
     assertions: Assertions,
     // Derived by finalize().
     arc_enabled: Vec<bool>,
@@ -83,6 +83,14 @@ impl TimingGraph {
             tables,
             ..TimingGraph::default()
         }
+    }
+
+    /// Reserves room for `n_pins` more pins, `n_nets` nets and `n_arcs` arcs.
+    pub fn reserve(&mut self, n_pins: usize, n_nets: usize, n_arcs: usize) {
+        self.pins.reserve(n_pins);
+        self.pin_by_name.reserve(n_pins);
+        self.nets.reserve(n_nets);
+        self.arcs.reserve(n_arcs);
     }
 
     /// Adds a pin; its name must be unique (a repeated name returns the existing pin).

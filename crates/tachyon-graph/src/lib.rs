@@ -10,19 +10,21 @@
 //! This crate knows nothing of file formats; `tachyon-link` builds graphs from parsed
 //! designs.
 
+mod fast_hash;
 mod graph;
 mod ids;
 mod model;
 mod rc_tree;
 mod timing;
 
+pub use fast_hash::{FastBuildHasher, FastHasher, FastMap, FastSet};
 pub use graph::{CombinationalLoop, Csr, TimingGraph};
 pub use ids::{ArcId, NetId, PinId, TableId, TestId};
 pub use model::{
     Arc, ArcKind, Assertions, CellArc, Clock, Net, NldmTable, Pin, PinKind, RcTree, Test, TestKind,
     Unateness,
 };
-pub use rc_tree::{FlattenReport, RcNetwork};
+pub use rc_tree::{flatten_rc_tree, FlattenReport, RcNetwork};
 pub use timing::{TestResult, TimingData, NO_VALUE};
 
 #[cfg(test)]

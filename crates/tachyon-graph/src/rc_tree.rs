@@ -26,9 +26,27 @@ pub struct FlattenReport {
 impl RcNetwork {
     /// Flattens the network into BFS order from `root` (the driver's node).
     pub fn flatten(&self, root: u32) -> (RcTree, FlattenReport) {
-        let n_nodes = self.ground_capacitance.len();
+        flatten_rc_tree(
+            &self.ground_capacitance,
+            &self.resistors,
+            &self.pin_nodes,
+            root,
+        )
+    }
+}
+
+/// [`RcNetwork::flatten`] on borrowed parts: flattens the network of `ground_capacitance`
+/// and `resistors` into BFS order from `root`, mapping `pin_nodes` into the tree.
+pub fn flatten_rc_tree(
+    ground_capacitance: &[f64],
+    resistors: &[(u32, u32, f64)],
+    pin_nodes: &[(PinId, u32)],
+    root: u32,
+) -> (RcTree, FlattenReport) {
+    {
+        let n_nodes = ground_capacitance.len();
         let mut adjacency_start = vec![0u32; n_nodes + 1];
-        for &(a, b, _) in &self.resistors {
+        for &(a, b, _) in resistors {
             adjacency_start[a as usize + 1] += 1;
             adjacency_start[b as usize + 1] += 1;
         }
@@ -37,7 +55,7 @@ impl RcNetwork {
         }
         let mut fill = adjacency_start.clone();
         let mut adjacency = vec![(0u32, 0f64); adjacency_start[n_nodes] as usize];
-        for &(a, b, ohms) in &self.resistors {
+        for &(a, b, ohms) in resistors {
             adjacency[fill[a as usize] as usize] = (b, ohms);
             fill[a as usize] += 1;
             adjacency[fill[b as usize] as usize] = (a, ohms);
@@ -46,7 +64,11 @@ impl RcNetwork {
 
         let mut new_index = vec![u32::MAX; n_nodes];
         let mut order: Vec<u32> = Vec::with_capacity(n_nodes);
-        let mut tree = RcTree::default();
+        let mut tree = RcTree {
+            parent: Vec::with_capacity(n_nodes),
+            resistance: Vec::with_capacity(n_nodes),
+            ..RcTree::default()
+        };
         let mut report = FlattenReport::default();
         let mut tree_edges = 0usize;
         if (root as usize) < n_nodes {
@@ -71,8 +93,7 @@ impl RcNetwork {
                 head += 1;
             }
         }
-        let reachable_resistors = self
-            .resistors
+        let reachable_resistors = resistors
             .iter()
             .filter(|(a, _, _)| new_index[*a as usize] != u32::MAX)
             .count();
@@ -82,10 +103,9 @@ impl RcNetwork {
             .collect();
         tree.ground_capacitance = order
             .iter()
-            .map(|&node| self.ground_capacitance[node as usize])
+            .map(|&node| ground_capacitance[node as usize])
             .collect();
-        tree.pin_nodes = self
-            .pin_nodes
+        tree.pin_nodes = pin_nodes
             .iter()
             .filter(|(_, node)| new_index[*node as usize] != u32::MAX)
             .map(|&(pin, node)| (pin, new_index[node as usize]))

@@ -1,16 +1,17 @@
 //! The editable design state and its translation into a timing graph.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc as Shared;
 
+use rayon::prelude::*;
 use tachyon_graph::{
-    Arc, ArcKind, Assertions, CellArc, Clock, Net, NldmTable, Pin, PinId, PinKind, RcNetwork, Test,
-    TimingGraph,
+    flatten_rc_tree, Arc, ArcKind, Assertions, CellArc, Clock, FastMap, FastSet, Net, NldmTable,
+    Pin, PinId, PinKind, Test, TimingGraph,
 };
 use tachyon_kernels::Split;
 use tachyon_sdc::Assertion;
 
-use crate::library::{CellLibrary, PinDirection, TimingGroupPolicy};
+use crate::library::{CellLibrary, LibraryCell, PinDirection, TimingGroupPolicy};
 use crate::LinkError;
 
 /// The parasitics of one net from SPEF, in ps/fF/kOhm, by node name.
@@ -28,7 +29,7 @@ impl NetParasitics {
     /// Converts a SPEF `*D_NET` with the file's unit multipliers.
     pub fn from_spef(net: &tachyon_spef::DNet<'_>, units: &tachyon_spef::Units) -> NetParasitics {
         let mut parasitics = NetParasitics::default();
-        let mut index: HashMap<String, u32> = HashMap::new();
+        let mut index: FastMap<String, u32> = FastMap::default();
         for connection in &net.connections {
             parasitics.node(&mut index, connection.name.to_string());
         }
@@ -58,7 +59,7 @@ impl NetParasitics {
     }
 
     /// The id of node `name`, added (with no capacitance) if new.
-    fn node(&mut self, index: &mut HashMap<String, u32>, name: String) -> u32 {
+    fn node(&mut self, index: &mut FastMap<String, u32>, name: String) -> u32 {
         if let Some(&existing) = index.get(&name) {
             return existing;
         }
@@ -82,6 +83,7 @@ pub struct Design {
     tables: Vec<NldmTable>,
     shared_tables: Shared<Vec<NldmTable>>,
     ports: Vec<(String, PinKind)>,
+    port_names: FastSet<String>,
     instances: BTreeMap<String, String>,
     nets: BTreeMap<String, NetState>,
     connections: BTreeMap<String, String>,
@@ -119,6 +121,7 @@ impl Design {
             .top(None)
             .map_err(|error| LinkError::Unsupported(error.to_string()))?;
         self.ports.clear();
+        self.port_names.clear();
         self.instances.clear();
         self.nets.clear();
         self.connections.clear();
@@ -131,6 +134,7 @@ impl Design {
                 _ => PinKind::PrimaryOutput,
             };
             self.ports.push((port.to_string(), kind));
+            self.port_names.insert(port.to_string());
             self.nets.insert(port.to_string(), NetState::default());
             self.connections.insert(port.to_string(), port.to_string());
         }
@@ -167,19 +171,28 @@ impl Design {
     /// design lacks is an error naming it.
     pub fn annotate(&mut self, spef: &tachyon_spef::Spef<'_>) -> Result<(), LinkError> {
         let units = spef.header.units;
-        for net in &spef.nets {
-            let name = net.name.to_string();
-            if !self.nets.contains_key(&name) {
-                return Err(LinkError::UnknownNet(name));
-            }
-            for connection in &net.connections {
-                self.require_pin(&connection.name.to_string())?;
-            }
-            let parasitics = Shared::new(NetParasitics::from_spef(net, &units));
+        // Validation and conversion are independent per net: run them in parallel, then
+        // report the first error in file order.
+        let converted: Vec<Result<(String, NetParasitics), LinkError>> = spef
+            .nets
+            .par_iter()
+            .map(|net| {
+                let name = net.name.to_string();
+                if !self.nets.contains_key(&name) {
+                    return Err(LinkError::UnknownNet(name));
+                }
+                for connection in &net.connections {
+                    self.require_pin(&connection.name.to_string())?;
+                }
+                Ok((name, NetParasitics::from_spef(net, &units)))
+            })
+            .collect();
+        for result in converted {
+            let (name, parasitics) = result?;
             let Some(state) = self.nets.get_mut(&name) else {
                 return Err(LinkError::UnknownNet(name));
             };
-            state.parasitics = Some(parasitics);
+            state.parasitics = Some(Shared::new(parasitics));
         }
         Ok(())
     }
@@ -249,7 +262,7 @@ impl Design {
     }
 
     fn require_cell(&self, instance: &str, cell: &str) -> Result<(), LinkError> {
-        if self.library_cell_pins(cell).is_none() {
+        if self.library_cell(cell).is_none() {
             return Err(LinkError::UnknownCell {
                 instance: instance.to_string(),
                 cell: cell.to_string(),
@@ -259,7 +272,7 @@ impl Design {
     }
 
     fn require_pin(&self, pin: &str) -> Result<(), LinkError> {
-        if self.ports.iter().any(|(port, _)| port == pin) {
+        if self.port_names.contains(pin) {
             return Ok(());
         }
         let Some((instance, pin_name)) = pin.rsplit_once(':') else {
@@ -269,8 +282,8 @@ impl Design {
             return Err(LinkError::UnknownPin(pin.to_string()));
         };
         let known = self
-            .library_cell_pins(cell)
-            .is_some_and(|pins| pins.iter().any(|(name, _)| name == pin_name));
+            .library_cell(cell)
+            .is_some_and(|library_cell| library_cell.pin_index(pin_name).is_some());
         if known {
             Ok(())
         } else {
@@ -282,27 +295,52 @@ impl Design {
         }
     }
 
-    fn library_cell_pins(&self, cell: &str) -> Option<Vec<(String, PinDirection)>> {
-        self.libraries.iter().flatten().find_map(|library| {
-            library.cell(cell).map(|cell| {
-                cell.pins
-                    .iter()
-                    .map(|pin| (pin.name.clone(), pin.direction))
-                    .collect()
-            })
-        })
+    /// The cell called `name` in the first library that has it.
+    fn library_cell(&self, name: &str) -> Option<&LibraryCell> {
+        self.libraries
+            .iter()
+            .flatten()
+            .find_map(|library| library.cell(name))
     }
 
     /// Builds the finalized timing graph of the current state.
     pub fn build_graph(&self) -> Result<TimingGraph, LinkError> {
+        let mut graph = self.build_unfinalized_graph()?;
+        graph.finalize();
+        Ok(graph)
+    }
+
+    /// Builds the timing graph of the current state without finalizing it (the caller
+    /// runs [`TimingGraph::finalize`], e.g. to time levelization on its own).
+    pub fn build_unfinalized_graph(&self) -> Result<TimingGraph, LinkError> {
         let _span = tracing::info_span!("link").entered();
         let mut graph = TimingGraph::new(self.shared_tables.clone());
-        let mut load: HashMap<&str, f64> = HashMap::new();
+        let mut load: FastMap<&str, f64> = FastMap::default();
         for assertion in &self.assertions {
             if let Assertion::Load { pin, capacitance } = assertion {
                 load.insert(pin.as_str(), *capacitance);
             }
         }
+        // Each distinct cell is bound once; instances reuse the binding.
+        let mut bindings: FastMap<&str, CellBinding> = FastMap::default();
+        for cell_name in self.instances.values() {
+            if !bindings.contains_key(cell_name.as_str()) {
+                if let Some(binding) = self.bind_cell(cell_name) {
+                    bindings.insert(cell_name.as_str(), binding);
+                }
+            }
+        }
+        let n_instance_pins: usize = self
+            .instances
+            .values()
+            .filter_map(|cell| bindings.get(cell.as_str()))
+            .map(|binding| binding.pins.len())
+            .sum();
+        graph.reserve(
+            self.ports.len() + n_instance_pins,
+            self.nets.len(),
+            n_instance_pins + self.connections.len(),
+        );
         for (port, kind) in &self.ports {
             let capacitance = load.get(port.as_str()).copied().unwrap_or(0.0);
             graph.add_pin(Pin {
@@ -313,117 +351,118 @@ impl Design {
             });
         }
         // Instance pins, then their cell arcs and tests.
+        let mut pins: Vec<PinId> = Vec::new();
+        let mut name = String::new();
         for (instance, cell_name) in &self.instances {
-            let cells: Vec<_> = self
-                .libraries
-                .iter()
-                .map(|library| library.as_ref().and_then(|library| library.cell(cell_name)))
-                .collect();
-            let Some(reference) = cells.iter().flatten().next() else {
+            let Some(binding) = bindings.get(cell_name.as_str()) else {
                 return Err(LinkError::UnknownCell {
                     instance: instance.clone(),
                     cell: cell_name.clone(),
                 });
             };
-            let mut pins = Vec::with_capacity(reference.pins.len());
-            for library_pin in &reference.pins {
-                let mut capacitance = [0.0; 4];
-                for split in Split::BOTH {
-                    let cell = cells[split.index()].unwrap_or(reference);
-                    let pin_caps = cell
-                        .pin_index(&library_pin.name)
-                        .map(|index| cell.pins[index as usize].capacitance)
-                        .unwrap_or(library_pin.capacitance);
-                    capacitance[split.index() * 2] = pin_caps[0];
-                    capacitance[split.index() * 2 + 1] = pin_caps[1];
-                }
-                let kind = match library_pin.direction {
-                    PinDirection::Input => PinKind::CellInput,
-                    PinDirection::Output => PinKind::CellOutput,
-                };
+            pins.clear();
+            for (pin_name, kind, capacitance) in &binding.pins {
+                name.clear();
+                name.push_str(instance);
+                name.push(':');
+                name.push_str(pin_name);
                 pins.push(graph.add_pin(Pin {
-                    name: format!("{instance}:{}", library_pin.name),
-                    kind,
+                    name: name.clone(),
+                    kind: *kind,
                     net: None,
-                    capacitance,
+                    capacitance: *capacitance,
                 }));
             }
-            for split in Split::BOTH {
-                let Some(cell) = cells[split.index()] else {
-                    continue;
-                };
-                let pin_of = |index: u32| {
-                    let name = &cell.pins[index as usize].name;
-                    reference.pin_index(name).map(|index| pins[index as usize])
-                };
-                for arc in &cell.arcs {
-                    let (Some(from), Some(to)) = (pin_of(arc.from), pin_of(arc.to)) else {
-                        continue;
-                    };
-                    graph.add_arc(Arc {
-                        from,
-                        to,
-                        kind: ArcKind::Cell(CellArc {
-                            split,
-                            unateness: arc.unateness,
-                            clock_edge: arc.clock_edge,
-                            delay: arc.delay,
-                            slew: arc.slew,
-                        }),
-                    });
-                }
-                for test in &cell.tests {
-                    if test.kind.split() != split {
-                        continue;
+            for item in &binding.items {
+                match item {
+                    BoundItem::Arc { from, to, arc } => {
+                        graph.add_arc(Arc {
+                            from: pins[*from as usize],
+                            to: pins[*to as usize],
+                            kind: ArcKind::Cell(arc.clone()),
+                        });
                     }
-                    let (Some(clock), Some(data)) = (pin_of(test.clock), pin_of(test.data)) else {
-                        continue;
-                    };
-                    graph.add_test(Test {
-                        clock,
-                        data,
-                        kind: test.kind,
-                        clock_edge: test.clock_edge,
-                        constraint: test.constraint,
-                    });
+                    BoundItem::Test { clock, data, test } => {
+                        let mut test = test.clone();
+                        test.clock = pins[*clock as usize];
+                        test.data = pins[*data as usize];
+                        graph.add_test(test);
+                    }
                 }
             }
         }
-        // Nets.
-        let mut net_pins: BTreeMap<&str, Vec<PinId>> = BTreeMap::new();
+        // Nets: the pins of each net, in connection order, as compressed rows.
+        let net_names: Vec<&str> = self.nets.keys().map(String::as_str).collect();
+        let net_index: FastMap<&str, u32> = net_names
+            .iter()
+            .enumerate()
+            .map(|(index, name)| (*name, index as u32))
+            .collect();
+        let mut connected: Vec<(u32, PinId)> = Vec::with_capacity(self.connections.len());
         for (pin_name, net_name) in &self.connections {
             let Some(pin) = graph.pin_by_name(pin_name) else {
                 // Every connection names a port or a pin of a known cell: report which.
                 self.require_pin(pin_name)?;
                 continue;
             };
-            net_pins.entry(net_name.as_str()).or_default().push(pin);
-        }
-        for (net_name, state) in &self.nets {
-            let pins = net_pins.remove(net_name.as_str()).unwrap_or_default();
-            let mut driver = None;
-            let mut sinks = Vec::new();
-            for pin in pins {
-                if graph.pin(pin).kind.is_driver() && driver.is_none() {
-                    driver = Some(pin);
-                } else {
-                    sinks.push(pin);
-                }
+            if let Some(&net) = net_index.get(net_name.as_str()) {
+                connected.push((net, pin));
             }
-            let parasitics = match (&state.parasitics, driver) {
-                (Some(parasitics), Some(driver)) => {
-                    flatten_parasitics(&graph, net_name, parasitics, driver, &sinks)
+        }
+        let mut row_start = vec![0u32; net_names.len() + 1];
+        for &(net, _) in &connected {
+            row_start[net as usize + 1] += 1;
+        }
+        for net in 0..net_names.len() {
+            row_start[net + 1] += row_start[net];
+        }
+        let mut fill = row_start.clone();
+        let mut row_pins = vec![PinId(0); connected.len()];
+        for &(net, pin) in &connected {
+            row_pins[fill[net as usize] as usize] = pin;
+            fill[net as usize] += 1;
+        }
+        drop(connected);
+        drop(fill);
+        let ends: Vec<(Option<PinId>, Vec<PinId>)> = (0..net_names.len())
+            .map(|net| {
+                let row = &row_pins[row_start[net] as usize..row_start[net + 1] as usize];
+                let mut driver = None;
+                let mut sinks = Vec::with_capacity(row.len());
+                for &pin in row {
+                    if graph.pin(pin).kind.is_driver() && driver.is_none() {
+                        driver = Some(pin);
+                    } else {
+                        sinks.push(pin);
+                    }
                 }
-                _ => None,
-            };
+                (driver, sinks)
+            })
+            .collect();
+        // Flattening the RC trees is independent per net.
+        let states: Vec<&NetState> = self.nets.values().collect();
+        let trees: Vec<Option<tachyon_graph::RcTree>> = (0..net_names.len())
+            .into_par_iter()
+            .map(|net| {
+                let (driver, sinks) = &ends[net];
+                match (&states[net].parasitics, driver) {
+                    (Some(parasitics), Some(driver)) => {
+                        flatten_parasitics(&graph, net_names[net], parasitics, *driver, sinks)
+                    }
+                    _ => None,
+                }
+            })
+            .collect();
+        for ((net_name, (driver, sinks)), parasitics) in net_names.iter().zip(ends).zip(trees) {
             let net = graph.add_net(Net {
-                name: net_name.clone(),
+                name: net_name.to_string(),
                 driver,
-                sinks: sinks.clone(),
+                sinks,
                 parasitics,
             });
             if let Some(driver) = driver {
-                for sink in sinks {
+                for index in 0..graph.net(net).sinks.len() {
+                    let sink = graph.net(net).sinks[index];
                     graph.add_arc(Arc {
                         from: driver,
                         to: sink,
@@ -433,8 +472,83 @@ impl Design {
             }
         }
         graph.set_assertions(self.graph_assertions(&graph)?);
-        graph.finalize();
         Ok(graph)
+    }
+
+    /// The pins, arcs and tests of `cell_name` with pins numbered in the reference
+    /// (first available) library's order, or None if no library has the cell.
+    fn bind_cell(&self, cell_name: &str) -> Option<CellBinding> {
+        let cells: Vec<_> = self
+            .libraries
+            .iter()
+            .map(|library| library.as_ref().and_then(|library| library.cell(cell_name)))
+            .collect();
+        let reference = *cells.iter().flatten().next()?;
+        let mut binding = CellBinding {
+            pins: Vec::with_capacity(reference.pins.len()),
+            items: Vec::new(),
+        };
+        for library_pin in &reference.pins {
+            let mut capacitance = [0.0; 4];
+            for split in Split::BOTH {
+                let cell = cells[split.index()].unwrap_or(reference);
+                let pin_caps = cell
+                    .pin_index(&library_pin.name)
+                    .map(|index| cell.pins[index as usize].capacitance)
+                    .unwrap_or(library_pin.capacitance);
+                capacitance[split.index() * 2] = pin_caps[0];
+                capacitance[split.index() * 2 + 1] = pin_caps[1];
+            }
+            let kind = match library_pin.direction {
+                PinDirection::Input => PinKind::CellInput,
+                PinDirection::Output => PinKind::CellOutput,
+            };
+            binding
+                .pins
+                .push((library_pin.name.clone(), kind, capacitance));
+        }
+        for split in Split::BOTH {
+            let Some(cell) = cells[split.index()] else {
+                continue;
+            };
+            let pin_of = |index: u32| reference.pin_index(&cell.pins[index as usize].name);
+            for arc in &cell.arcs {
+                let (Some(from), Some(to)) = (pin_of(arc.from), pin_of(arc.to)) else {
+                    continue;
+                };
+                binding.items.push(BoundItem::Arc {
+                    from,
+                    to,
+                    arc: CellArc {
+                        split,
+                        unateness: arc.unateness,
+                        clock_edge: arc.clock_edge,
+                        delay: arc.delay,
+                        slew: arc.slew,
+                    },
+                });
+            }
+            for test in &cell.tests {
+                if test.kind.split() != split {
+                    continue;
+                }
+                let (Some(clock), Some(data)) = (pin_of(test.clock), pin_of(test.data)) else {
+                    continue;
+                };
+                binding.items.push(BoundItem::Test {
+                    clock,
+                    data,
+                    test: Test {
+                        clock: PinId(0),
+                        data: PinId(0),
+                        kind: test.kind,
+                        clock_edge: test.clock_edge,
+                        constraint: test.constraint,
+                    },
+                });
+            }
+        }
+        Some(binding)
     }
 
     fn graph_assertions(&self, graph: &TimingGraph) -> Result<Assertions, LinkError> {
@@ -470,6 +584,18 @@ impl Design {
     }
 }
 
+/// A cell bound for instantiation: its pins (name, kind, capacitance per condition) and
+/// its arcs and tests in graph order, with pins as indices into `pins`.
+struct CellBinding {
+    pins: Vec<(String, PinKind, [f64; 4])>,
+    items: Vec<BoundItem>,
+}
+
+enum BoundItem {
+    Arc { from: u32, to: u32, arc: CellArc },
+    Test { clock: u32, data: u32, test: Test },
+}
+
 /// Matches SPEF node names to the net's pins and flattens the tree from the driver.
 fn flatten_parasitics(
     graph: &TimingGraph,
@@ -478,14 +604,15 @@ fn flatten_parasitics(
     driver: PinId,
     sinks: &[PinId],
 ) -> Option<tachyon_graph::RcTree> {
-    let node_of: HashMap<&str, u32> = parasitics
+    let node_of: FastMap<&str, u32> = parasitics
         .node_names
         .iter()
         .enumerate()
         .map(|(index, name)| (name.as_str(), index as u32))
         .collect();
     let root = *node_of.get(graph.pin(driver).name.as_str())?;
-    let mut pin_nodes = vec![(driver, root)];
+    let mut pin_nodes = Vec::with_capacity(sinks.len() + 1);
+    pin_nodes.push((driver, root));
     for &sink in sinks {
         match node_of.get(graph.pin(sink).name.as_str()) {
             Some(&node) => pin_nodes.push((sink, node)),
@@ -494,12 +621,12 @@ fn flatten_parasitics(
             }
         }
     }
-    let network = RcNetwork {
-        ground_capacitance: parasitics.ground_capacitance.clone(),
-        resistors: parasitics.resistors.clone(),
-        pin_nodes,
-    };
-    let (tree, report) = network.flatten(root);
+    let (tree, report) = flatten_rc_tree(
+        &parasitics.ground_capacitance,
+        &parasitics.resistors,
+        &pin_nodes,
+        root,
+    );
     if !report.unreachable_nodes.is_empty() || report.loop_resistors > 0 {
         tracing::warn!(
             net = net_name,

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use tachyon_graph::{PinKind, TimingData, TimingGraph};
+use tachyon_graph::{PinId, PinKind, TimingData, TimingGraph};
 use tachyon_kernels::{Split, Transition};
 use tachyon_link::{Design, LinkError, TimingGroupPolicy};
 use tachyon_sdc::{Operation, OperationKind};
@@ -38,7 +38,7 @@ pub enum TimerError {
 /// How long one phase took, summed over all updates.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PhaseTiming {
-    /// `parse`, `link`, `rc`, `propagate`, `cppr`.
+    /// `parse`, `link`, `levelize`, `rc`, `propagate`, `cppr`.
     pub phase: &'static str,
     /// Total time spent.
     pub duration: Duration,
@@ -126,7 +126,9 @@ impl Timer {
             tachyon_liberty::parse_library(&path.display().to_string(), &text)?
         };
         self.record("parse", started);
+        let started = Instant::now();
         self.design.set_library(split, &library);
+        self.record("link", started);
         self.timing = None;
         Ok(())
     }
@@ -141,7 +143,9 @@ impl Timer {
             tachyon_verilog::parse_netlist(&path.display().to_string(), &text)?
         };
         self.record("parse", started);
+        let started = Instant::now();
         self.design.set_netlist(&netlist)?;
+        self.record("link", started);
         self.timing = None;
         Ok(())
     }
@@ -156,7 +160,9 @@ impl Timer {
             tachyon_spef::parse_spef(&path.display().to_string(), &text)?
         };
         self.record("parse", started);
+        let started = Instant::now();
         self.design.annotate(&spef)?;
+        self.record("link", started);
         self.timing = None;
         Ok(())
     }
@@ -216,8 +222,11 @@ impl Timer {
             return Ok(());
         }
         let started = Instant::now();
-        let graph = self.design.build_graph()?;
+        let mut graph = self.design.build_unfinalized_graph()?;
         self.record("link", started);
+        let started = Instant::now();
+        graph.finalize();
+        self.record("levelize", started);
         let mut data = TimingData::new(
             graph.n_pins() as usize,
             graph.nets().len(),
@@ -315,27 +324,21 @@ impl Timer {
         let Some((graph, _)) = &self.timing else {
             return Ok(Vec::new());
         };
-        let mut names: Vec<String> = graph
-            .pins()
-            .iter()
-            .filter(|pin| pin.kind == PinKind::PrimaryOutput)
-            .map(|pin| pin.name.clone())
-            .collect();
-        for test in graph.tests() {
-            let name = &graph.pin(test.data).name;
-            if !names.contains(name) {
-                names.push(name.clone());
-            }
-        }
-        Ok(names)
+        Ok(endpoint_pins(graph)
+            .into_iter()
+            .map(|pin| graph.pin(pin).name.clone())
+            .collect())
     }
 
     fn endpoint_slacks(&mut self, split: Split) -> Result<Vec<f64>, TimerError> {
-        let endpoints = self.endpoints()?;
+        self.update_timing()?;
+        let Some((graph, data)) = &self.timing else {
+            return Ok(Vec::new());
+        };
         let mut slacks = Vec::new();
-        for endpoint in endpoints {
+        for pin in endpoint_pins(graph) {
             for transition in Transition::BOTH {
-                if let Some(slack) = self.slack(&endpoint, split, transition)? {
+                if let Some(slack) = data.slack_at(pin, split, transition) {
                     slacks.push(slack);
                 }
             }
@@ -477,6 +480,23 @@ impl Timer {
         }
         Ok(summary)
     }
+}
+
+/// The endpoints (primary outputs, then test data pins in test order), each once.
+fn endpoint_pins(graph: &TimingGraph) -> Vec<PinId> {
+    let mut seen = vec![false; graph.n_pins() as usize];
+    let mut pins = Vec::new();
+    let outputs = (0..graph.n_pins())
+        .map(PinId)
+        .filter(|&pin| graph.pin(pin).kind == PinKind::PrimaryOutput);
+    let data_pins = graph.tests().iter().map(|test| test.data);
+    for pin in outputs.chain(data_pins) {
+        if !seen[pin.index()] {
+            seen[pin.index()] = true;
+            pins.push(pin);
+        }
+    }
+    pins
 }
 
 fn convert(split: tachyon_sdc::Split, transition: tachyon_sdc::Transition) -> (Split, Transition) {
