@@ -34,13 +34,13 @@
 //! where it matters.
 //!
 //! # Performance
-//! `cargo run --release -p tachyon-spef --example throughput -- 300 1 2 4 8 16` on a
+//! `cargo run --release -p tachyon-spef --example throughput -- 300 1 2 4 16` on a
 //! synthesized 352 MB TAU-style file (name map, RC trees of 2-50 nodes, 6.6 M capacitors,
-//! 6.3 M resistors), on a 16-core host, medians of 3: 167 MB/s sequential, 232 MB/s on 2
-//! threads, 548 MB/s on 4, 1.44 GB/s on 16. A single thread spends most of its time
-//! in what the model itself costs: one allocation per name built from a name-map
-//! reference (`*12:3`), the cache misses of looking ids up in a large name map, and page
-//! faults for the new memory.
+//! 6.3 M resistors), on a 16-core host, medians of three runs of 3: 265 MB/s sequential
+//! (167 MB/s when every `*12:3` name was an allocated string), 476 MB/s on 2 threads,
+//! 1.07 GB/s on 4, 1.4 GB/s on 16 (noisy). A single thread now spends its time in the
+//! token scan, the name-map lookups (cache misses on a large map) and number parsing,
+//! then in page faults for the model's memory.
 //!
 //! # Errors
 //! Bad input is never a panic: it is a [`ParseError`] rendering as
