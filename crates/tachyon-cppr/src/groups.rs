@@ -2,7 +2,7 @@
 //! transition the best arrival and the best one of a different group.
 
 use rayon::prelude::*;
-use tachyon_graph::{ArcKind, PinId, PinKind, TimingData, TimingGraph};
+use tachyon_graph::{ArcId, ArcKind, PinKind, TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::{Split, Transition};
 
@@ -83,71 +83,202 @@ pub(crate) enum Seeding {
     OneLaunch(u32),
 }
 
-/// One pass through the data network for `split`.
-pub(crate) fn propagate_groups(
+/// One input of a data pin, with everything a pass needs precomputed: the delays of the
+/// pass's split only, and launch arrivals already added up.
+#[derive(Debug, Clone, Copy)]
+enum Input {
+    /// A net arc: delay per transition (transitions pass straight through).
+    Net { from: u32, delays: [f64; 2] },
+    /// A cell arc of the pass's split: delay per `input * 2 + output`.
+    Cell { from: u32, delays: [f64; 4] },
+    /// A launch arc from clock node `node`: clock arrival plus delay per output
+    /// transition (NaN where the arc has no delay).
+    Launch { node: u32, arrivals: [f64; 2] },
+}
+
+/// The data network of one split, compiled once for all passes: per level, the pins a
+/// pass computes (off the clock network, not primary inputs, with inputs, and in the
+/// fan-in cone of some test data pin of the split), each with its inputs in fan-in order.
+#[derive(Debug)]
+pub(crate) struct DataNetwork {
+    late: bool,
+    n_pins: usize,
+    /// Pins to compute, level by level.
+    pins: Vec<u32>,
+    level_start: Vec<u32>,
+    /// `inputs[input_start[k]..input_start[k + 1]]` are the inputs of `pins[k]`.
+    input_start: Vec<u32>,
+    inputs: Vec<Input>,
+    /// Primary inputs off the clock network: arrival per transition (NaN without slew).
+    primary_inputs: Vec<(u32, [f64; 2])>,
+}
+
+impl DataNetwork {
+    /// Compiles the network of `split` for the tests of that split.
+    pub(crate) fn build(
+        graph: &TimingGraph,
+        data: &TimingData,
+        tree: &ClockTree,
+        split: Split,
+    ) -> DataNetwork {
+        let n_pins = graph.n_pins() as usize;
+        // Backward reachability from the data pins: other pins cannot change a result.
+        let mut relevant = vec![false; n_pins];
+        for test in graph.tests() {
+            if test.kind.split() == split {
+                relevant[test.data.index()] = true;
+            }
+        }
+        for &pin in graph.topological_order().iter().rev() {
+            if !relevant[pin.index()] || tree.is_clock_pin(pin) {
+                continue;
+            }
+            for &arc_id in graph.fanin(pin) {
+                relevant[graph.arc(arc_id).from.index()] = true;
+            }
+        }
+        let mut network = DataNetwork {
+            late: split == Split::Late,
+            n_pins,
+            pins: Vec::new(),
+            level_start: vec![0],
+            input_start: vec![0],
+            inputs: Vec::new(),
+            primary_inputs: Vec::new(),
+        };
+        for level in 0..graph.n_levels() {
+            for &pin in graph.level(level) {
+                if !relevant[pin.index()] || tree.is_clock_pin(pin) {
+                    continue;
+                }
+                if graph.pin(pin).kind == PinKind::PrimaryInput {
+                    let mut arrivals = [f64::NAN; 2];
+                    for transition in Transition::BOTH {
+                        let condition = condition_index(split, transition);
+                        if !data.slew[pin.index()][condition].is_nan() {
+                            arrivals[transition.index()] = data.arrival[pin.index()][condition];
+                        }
+                    }
+                    network.primary_inputs.push((pin.0, arrivals));
+                    continue;
+                }
+                let first_input = network.inputs.len();
+                for &arc_id in graph.fanin(pin) {
+                    if let Some(input) = compile_input(graph, data, tree, split, arc_id) {
+                        network.inputs.push(input);
+                    }
+                }
+                if network.inputs.len() > first_input {
+                    network.pins.push(pin.0);
+                    network.input_start.push(network.inputs.len() as u32);
+                }
+            }
+            network.level_start.push(network.pins.len() as u32);
+        }
+        network
+    }
+}
+
+fn compile_input(
     graph: &TimingGraph,
     data: &TimingData,
     tree: &ClockTree,
     split: Split,
+    arc_id: ArcId,
+) -> Option<Input> {
+    let arc = graph.arc(arc_id);
+    let delays = data.arc_delay[arc_id.index()];
+    let from = arc.from;
+    match &arc.kind {
+        ArcKind::Net { .. } => {
+            if tree.is_clock_pin(from) {
+                return None;
+            }
+            let delays =
+                Transition::BOTH.map(|transition| delays[condition_index(split, transition)]);
+            (!delays.iter().all(|delay| delay.is_nan())).then_some(Input::Net {
+                from: from.0,
+                delays,
+            })
+        }
+        ArcKind::Cell(cell) if cell.split == split => {
+            if tree.is_clock_pin(from) {
+                let edge = cell.clock_edge?;
+                let node = tree.node(from, edge)?;
+                let clock_arrival = data.arrival[from.index()][condition_index(split, edge)];
+                let arrivals = Transition::BOTH.map(|output| {
+                    let delay = delays[edge.index() * 2 + output.index()];
+                    if delay.is_nan() {
+                        f64::NAN
+                    } else {
+                        clock_arrival + delay
+                    }
+                });
+                return Some(Input::Launch { node, arrivals });
+            }
+            (!delays.iter().all(|delay| delay.is_nan())).then_some(Input::Cell {
+                from: from.0,
+                delays,
+            })
+        }
+        ArcKind::Cell(_) => None,
+    }
+}
+
+/// One pass through the data network.
+pub(crate) fn propagate_groups(
+    network: &DataNetwork,
+    tree: &ClockTree,
     seeding: Seeding,
 ) -> Vec<[Top2; 2]> {
-    let late = split == Split::Late;
-    let mut arrivals = vec![[Top2::EMPTY; 2]; graph.n_pins() as usize];
-    for level in 0..graph.n_levels() {
-        let pins = graph.level(level);
-        let results: Vec<[Top2; 2]> = pins
-            .par_iter()
-            .map(|&pin| pin_groups(graph, data, tree, split, late, seeding, &arrivals, pin))
+    let late = network.late;
+    let mut arrivals = vec![[Top2::EMPTY; 2]; network.n_pins];
+    if let Seeding::PrimaryInputs = seeding {
+        for &(pin, values) in &network.primary_inputs {
+            for transition in Transition::BOTH {
+                let value = values[transition.index()];
+                if !value.is_nan() {
+                    arrivals[pin as usize][transition.index()].insert(late, value, 0);
+                }
+            }
+        }
+    }
+    for level in 0..network.level_start.len() - 1 {
+        let begin = network.level_start[level] as usize;
+        let end = network.level_start[level + 1] as usize;
+        let results: Vec<[Top2; 2]> = (begin..end)
+            .into_par_iter()
+            .with_min_len(64)
+            .map(|entry| {
+                let inputs = &network.inputs
+                    [network.input_start[entry] as usize..network.input_start[entry + 1] as usize];
+                pin_groups(late, tree, seeding, &arrivals, inputs)
+            })
             .collect();
-        for (&pin, result) in pins.iter().zip(results) {
-            arrivals[pin.index()] = result;
+        for (&pin, result) in network.pins[begin..end].iter().zip(results) {
+            arrivals[pin as usize] = result;
         }
     }
     arrivals
 }
 
-#[allow(clippy::too_many_arguments)]
 fn pin_groups(
-    graph: &TimingGraph,
-    data: &TimingData,
-    tree: &ClockTree,
-    split: Split,
     late: bool,
+    tree: &ClockTree,
     seeding: Seeding,
     arrivals: &[[Top2; 2]],
-    pin: PinId,
+    inputs: &[Input],
 ) -> [Top2; 2] {
     let mut result = [Top2::EMPTY; 2];
-    if tree.is_clock_pin(pin) {
-        return result;
-    }
-    if graph.pin(pin).kind == PinKind::PrimaryInput {
-        if let Seeding::PrimaryInputs = seeding {
-            for transition in Transition::BOTH {
-                let arrival = data.arrival[pin.index()][condition_index(split, transition)];
-                let slew = data.slew[pin.index()][condition_index(split, transition)];
-                if !slew.is_nan() {
-                    result[transition.index()].insert(late, arrival, 0);
-                }
-            }
-        }
-        return result;
-    }
-    for &arc_id in graph.fanin(pin) {
-        let arc = graph.arc(arc_id);
-        let delays = data.arc_delay[arc_id.index()];
-        let from = arc.from;
-        match &arc.kind {
-            ArcKind::Net { .. } => {
-                if tree.is_clock_pin(from) {
-                    continue;
-                }
+    for input in inputs {
+        match *input {
+            Input::Net { from, delays } => {
                 for transition in Transition::BOTH {
-                    let delay = delays[condition_index(split, transition)];
+                    let delay = delays[transition.index()];
                     if delay.is_nan() {
                         continue;
                     }
-                    let source = arrivals[from.index()][transition.index()];
+                    let source = arrivals[from as usize][transition.index()];
                     for slot in 0..2 {
                         result[transition.index()].insert(
                             late,
@@ -157,31 +288,23 @@ fn pin_groups(
                     }
                 }
             }
-            ArcKind::Cell(cell) if cell.split == split => {
-                if tree.is_clock_pin(from) {
-                    let Some(edge) = cell.clock_edge else {
-                        continue;
-                    };
-                    let Some(node) = tree.node(from, edge) else {
-                        continue;
-                    };
-                    let group = match seeding {
-                        Seeding::PrimaryInputs => continue,
-                        Seeding::LaunchesGroupedAtDepth(depth) => tree.ancestor(node, depth),
-                        Seeding::OneLaunch(launch) if launch == node => 0,
-                        Seeding::OneLaunch(_) => continue,
-                    };
-                    let clock_arrival = data.arrival[from.index()][condition_index(split, edge)];
-                    for output in Transition::BOTH {
-                        let delay = delays[edge.index() * 2 + output.index()];
-                        if !delay.is_nan() {
-                            result[output.index()].insert(late, clock_arrival + delay, group);
-                        }
+            Input::Launch { node, arrivals } => {
+                let group = match seeding {
+                    Seeding::PrimaryInputs => continue,
+                    Seeding::LaunchesGroupedAtDepth(depth) => tree.ancestor(node, depth),
+                    Seeding::OneLaunch(launch) if launch == node => 0,
+                    Seeding::OneLaunch(_) => continue,
+                };
+                for output in Transition::BOTH {
+                    let value = arrivals[output.index()];
+                    if !value.is_nan() {
+                        result[output.index()].insert(late, value, group);
                     }
-                    continue;
                 }
+            }
+            Input::Cell { from, delays } => {
                 for input in Transition::BOTH {
-                    let source = arrivals[from.index()][input.index()];
+                    let source = arrivals[from as usize][input.index()];
                     for output in Transition::BOTH {
                         let delay = delays[input.index() * 2 + output.index()];
                         if delay.is_nan() {
@@ -197,7 +320,6 @@ fn pin_groups(
                     }
                 }
             }
-            ArcKind::Cell(_) => {}
         }
     }
     result

@@ -33,11 +33,11 @@ mod clock_tree;
 mod groups;
 
 use rayon::prelude::*;
-use tachyon_graph::{TimingData, TimingGraph};
+use tachyon_graph::{PinId, TimingData, TimingGraph};
 use tachyon_kernels::{Split, Transition};
 
 pub use clock_tree::ClockTree;
-use groups::{propagate_groups, Seeding, Top2};
+use groups::{propagate_groups, DataNetwork, Seeding, Top2};
 
 /// Fills `tests[..].credit` and `tests[..].slack` with the exact post-CPPR values.
 /// Needs arrivals, arc delays and `required_before_cppr` (`tachyon_gba::evaluate_tests`).
@@ -72,77 +72,105 @@ pub fn post_cppr_slacks(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 2]>
     let Some(clock) = graph.assertions().clock else {
         return post;
     };
-    for split in Split::BOTH {
-        let tree = ClockTree::build(graph, data, clock.source, split);
-        let tests: Vec<usize> = (0..graph.tests().len())
-            .filter(|&test| graph.tests()[test].kind.split() == split)
-            .collect();
-        if tests.is_empty() {
-            continue;
-        }
-        let from_inputs = propagate_groups(graph, data, &tree, split, Seeding::PrimaryInputs);
-        for &test in &tests {
+    // Every test belongs to one split: the splits are independent.
+    let (early, late) = rayon::join(
+        || split_post_cppr_slacks(graph, data, clock.source, Split::Early),
+        || split_post_cppr_slacks(graph, data, clock.source, Split::Late),
+    );
+    for (test, values) in early.into_iter().chain(late) {
+        post[test] = values;
+    }
+    post
+}
+
+/// [`post_cppr_slacks`] of the tests of one split, as (test, slacks) pairs.
+fn split_post_cppr_slacks(
+    graph: &TimingGraph,
+    data: &TimingData,
+    source: PinId,
+    split: Split,
+) -> Vec<(usize, [f64; 2])> {
+    let tests: Vec<usize> = (0..graph.tests().len())
+        .filter(|&test| graph.tests()[test].kind.split() == split)
+        .collect();
+    if tests.is_empty() {
+        return Vec::new();
+    }
+    let mut post = vec![[f64::INFINITY; 2]; tests.len()];
+    let tree = ClockTree::build(graph, data, source, split);
+    {
+        let network = DataNetwork::build(graph, data, &tree, split);
+        let from_inputs = propagate_groups(&network, &tree, Seeding::PrimaryInputs);
+        for (position, &test) in tests.iter().enumerate() {
             for transition in Transition::BOTH {
                 let value = from_inputs[graph.tests()[test].data.index()][transition.index()]
                     .best_except(u32::MAX);
                 let slack = test_slack(graph, data, test, transition, value);
-                min_into(&mut post[test][transition.index()], slack);
+                min_into(&mut post[position][transition.index()], slack);
             }
         }
+        drop(from_inputs);
         let max_depth = tree.max_depth().max(1);
         let representative = representative_depths(graph, &tree, split, &tests, max_depth);
         let mut distinct: Vec<u32> = representative.clone();
         distinct.sort_unstable();
         distinct.dedup();
-        let passes: Vec<(u32, Vec<[Top2; 2]>)> = distinct
-            .into_par_iter()
-            .map(|depth| {
+        // Each pass keeps only the values at the tests' data pins; passes run a few at a
+        // time (as many as threads) so that memory stays at a few passes' arrivals.
+        let mut passes: Vec<(u32, Vec<[Top2; 2]>)> = Vec::with_capacity(distinct.len());
+        for chunk in distinct.chunks(rayon::current_num_threads().max(1)) {
+            passes.par_extend(chunk.par_iter().map(|&depth| {
                 let seeding = Seeding::LaunchesGroupedAtDepth(depth);
-                (depth, propagate_groups(graph, data, &tree, split, seeding))
-            })
-            .collect();
+                let arrivals = propagate_groups(&network, &tree, seeding);
+                let at_tests: Vec<[Top2; 2]> = tests
+                    .iter()
+                    .map(|&test| arrivals[graph.tests()[test].data.index()])
+                    .collect();
+                (depth, at_tests)
+            }));
+        }
         let pass_of = |depth: u32| {
             let wanted = representative[depth as usize - 1];
             passes
                 .iter()
                 .find(|(pass_depth, _)| *pass_depth == wanted)
-                .map(|(pass_depth, arrivals)| (*pass_depth, arrivals))
+                .map(|(pass_depth, at_tests)| (*pass_depth, at_tests))
         };
-        for &test in &tests {
+        for (position, &test) in tests.iter().enumerate() {
             let test_arc = &graph.tests()[test];
             let Some(capture) = tree.node(test_arc.clock, test_arc.clock_edge) else {
                 continue;
             };
             let capture_depth = tree.depth(capture);
             for depth in 1..=max_depth {
-                let Some((pass_depth, arrivals)) = pass_of(depth) else {
+                let Some((pass_depth, at_tests)) = pass_of(depth) else {
                     continue;
                 };
                 // The pass ran at a depth whose grouping equals this depth's, so its
                 // group labels stand for this depth's groups.
                 let capture_group = tree.ancestor(capture, pass_depth);
                 for transition in Transition::BOTH {
-                    let top = &arrivals[test_arc.data.index()][transition.index()];
+                    let top = &at_tests[position][transition.index()];
                     // m_{e+1} + credit(anc_e(C)) for e = depth - 1 < depth(C).
                     if depth <= capture_depth {
                         let value = top.best_except(capture_group);
                         let slack = test_slack(graph, data, test, transition, value);
                         let credit = tree.credit(tree.ancestor(capture, depth - 1));
-                        min_into(&mut post[test][transition.index()], slack + credit);
+                        min_into(&mut post[position][transition.index()], slack + credit);
                     }
                     // The self term: launch = capture, every launch its own group.
                     if depth == max_depth {
                         if let Some(value) = top.value_of(capture_group) {
                             let slack = test_slack(graph, data, test, transition, value);
                             let credit = tree.credit(capture);
-                            min_into(&mut post[test][transition.index()], slack + credit);
+                            min_into(&mut post[position][transition.index()], slack + credit);
                         }
                     }
                 }
             }
         }
     }
-    post
+    tests.into_iter().zip(post).collect()
 }
 
 /// For each depth `1..=max_depth`, the smallest depth that groups the launch and
@@ -190,7 +218,8 @@ pub fn brute_force_post_cppr_slacks(graph: &TimingGraph, data: &TimingData) -> V
     };
     for split in Split::BOTH {
         let tree = ClockTree::build(graph, data, clock.source, split);
-        let from_inputs = propagate_groups(graph, data, &tree, split, Seeding::PrimaryInputs);
+        let network = DataNetwork::build(graph, data, &tree, split);
+        let from_inputs = propagate_groups(&network, &tree, Seeding::PrimaryInputs);
         let mut launches: Vec<u32> = tree.launch_nodes(graph, split);
         launches.sort_unstable();
         launches.dedup();
@@ -198,7 +227,7 @@ pub fn brute_force_post_cppr_slacks(graph: &TimingGraph, data: &TimingData) -> V
         for &launch in &launches {
             per_launch.push((
                 launch,
-                propagate_groups(graph, data, &tree, split, Seeding::OneLaunch(launch)),
+                propagate_groups(&network, &tree, Seeding::OneLaunch(launch)),
             ));
         }
         for (test, test_arc) in graph.tests().iter().enumerate() {
