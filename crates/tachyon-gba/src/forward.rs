@@ -7,11 +7,10 @@ use tachyon_kernels::{rc, Split, Transition, CONDITIONS};
 
 use crate::merge_into;
 
-/// What one pin computes: its arrival, slew, and the delays of its fan-in arcs.
+/// What one pin computes: its arrival and slew.
 struct PinArrival {
     arrival: [f64; 4],
     slew: [f64; 4],
-    arc_delays: Vec<(ArcId, [f64; 4])>,
 }
 
 /// Fills `arrival`, `slew` and `arc_delay`. Needs [`crate::compute_parasitics`] first.
@@ -28,35 +27,50 @@ pub fn propagate_arrivals(graph: &TimingGraph, data: &mut TimingData) {
     }
     for level in 0..graph.n_levels() {
         let pins = graph.level(level);
-        let results: Vec<PinArrival> = pins
-            .par_iter()
-            .map(|&pin| {
-                if graph.pin(pin).kind == PinKind::PrimaryInput {
-                    PinArrival {
-                        arrival: asserted_arrival[pin.index()],
-                        slew: asserted_slew[pin.index()],
-                        arc_delays: Vec::new(),
+        // Chunks of pins share one buffer of arc delays (no allocation per pin).
+        let chunks: Vec<ChunkResult> = pins
+            .par_chunks(CHUNK)
+            .map(|chunk| {
+                let mut values = Vec::with_capacity(chunk.len());
+                let mut arc_delays = Vec::new();
+                for &pin in chunk {
+                    if graph.pin(pin).kind == PinKind::PrimaryInput {
+                        values.push((asserted_arrival[pin.index()], asserted_slew[pin.index()]));
+                    } else {
+                        values.push(pin_arrival(graph, data, pin, &mut arc_delays));
                     }
-                } else {
-                    pin_arrival(graph, data, pin)
                 }
+                (values, arc_delays)
             })
             .collect();
-        for (&pin, result) in pins.iter().zip(results) {
-            data.arrival[pin.index()] = result.arrival;
-            data.slew[pin.index()] = result.slew;
-            for (arc, delays) in result.arc_delays {
+        for (chunk, (values, arc_delays)) in pins.chunks(CHUNK).zip(chunks) {
+            for (&pin, (arrival, slew)) in chunk.iter().zip(values) {
+                data.arrival[pin.index()] = arrival;
+                data.slew[pin.index()] = slew;
+            }
+            for (arc, delays) in arc_delays {
                 data.arc_delay[arc.index()] = delays;
             }
         }
     }
 }
 
-fn pin_arrival(graph: &TimingGraph, data: &TimingData, pin: PinId) -> PinArrival {
+/// Per chunk of pins: (arrival, slew) per pin, and the delays of their fan-in arcs.
+type ChunkResult = (Vec<([f64; 4], [f64; 4])>, Vec<(ArcId, [f64; 4])>);
+
+/// Pins per parallel work item.
+const CHUNK: usize = 256;
+
+/// The arrival and slew of `pin`; the delays of its fan-in arcs go to `arc_delays`.
+fn pin_arrival(
+    graph: &TimingGraph,
+    data: &TimingData,
+    pin: PinId,
+    arc_delays: &mut Vec<(ArcId, [f64; 4])>,
+) -> ([f64; 4], [f64; 4]) {
     let mut result = PinArrival {
         arrival: [NO_VALUE; 4],
         slew: [NO_VALUE; 4],
-        arc_delays: Vec::with_capacity(graph.fanin(pin).len()),
     };
     for &arc_id in graph.fanin(pin) {
         let arc = graph.arc(arc_id);
@@ -128,7 +142,7 @@ fn pin_arrival(graph: &TimingGraph, data: &TimingData, pin: PinId) -> PinArrival
                 }
             }
         }
-        result.arc_delays.push((arc_id, delays));
+        arc_delays.push((arc_id, delays));
     }
-    result
+    (result.arrival, result.slew)
 }

@@ -48,6 +48,23 @@ fn net_parasitics(graph: &TimingGraph, net: &Net) -> NetParasitics {
         .iter()
         .map(|sink| (sink.index(), [0.0; 4], [0.0; 4]))
         .collect();
+    // Where each tree pin's values go: its first entry in `per_pin` (found once per net,
+    // not once per condition: hub nets have thousands of sinks).
+    let slot_of_pin: Vec<Option<usize>> = if net.sinks.len() <= 16 {
+        tree.pin_nodes
+            .iter()
+            .map(|(pin, _)| per_pin.iter().position(|entry| entry.0 == pin.index()))
+            .collect()
+    } else {
+        let mut first: tachyon_graph::FastMap<usize, usize> = tachyon_graph::FastMap::default();
+        for (position, entry) in per_pin.iter().enumerate() {
+            first.entry(entry.0).or_insert(position);
+        }
+        tree.pin_nodes
+            .iter()
+            .map(|(pin, _)| first.get(&pin.index()).copied())
+            .collect()
+    };
     let mut cap = vec![0.0; n_nodes];
     let mut load = vec![0.0; n_nodes];
     let mut delay = vec![0.0; n_nodes];
@@ -66,8 +83,8 @@ fn net_parasitics(graph: &TimingGraph, net: &Net) -> NetParasitics {
         rc::load_delay(&tree.parent, &cap, &delay, &mut scratch, &mut ldelay);
         rc::beta(&tree.parent, &tree.resistance, &ldelay, &mut beta);
         *root = if n_nodes > 0 { load[0] } else { 0.0 };
-        for &(pin, node) in &tree.pin_nodes {
-            if let Some(entry) = per_pin.iter_mut().find(|entry| entry.0 == pin.index()) {
+        for (&(_, node), slot) in tree.pin_nodes.iter().zip(&slot_of_pin) {
+            if let Some(entry) = slot.map(|slot| &mut per_pin[slot]) {
                 entry.1[condition] = delay[node as usize];
                 entry.2[condition] = rc::impulse(beta[node as usize], delay[node as usize]);
             }

@@ -17,7 +17,8 @@ use crate::LinkError;
 /// The parasitics of one net from SPEF, in ps/fF/kOhm, by node name.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NetParasitics {
-    /// Node names (`inst:pin`, a port name, or an internal `net:k`).
+    /// Node names (`inst:pin` or a port name); empty for the net's internal nodes
+    /// (`net:k`), which no pin can match, so that large nets keep no names for them.
     pub node_names: Vec<String>,
     /// Ground capacitance per node (coupling capacitors grounded).
     pub ground_capacitance: Vec<f64>,
@@ -25,48 +26,79 @@ pub struct NetParasitics {
     pub resistors: Vec<(u32, u32, f64)>,
 }
 
+/// Whether `name` starts with `prefix`.
+fn name_starts_with(name: &tachyon_spef::Name<'_>, prefix: &str) -> bool {
+    let (head, tail) = name.parts();
+    let (head, tail, prefix) = (head.as_bytes(), tail.as_bytes(), prefix.as_bytes());
+    if head.len() >= prefix.len() {
+        head.starts_with(prefix)
+    } else {
+        prefix.starts_with(head) && tail.starts_with(&prefix[head.len()..])
+    }
+}
+
 impl NetParasitics {
     /// Converts a SPEF `*D_NET` with the file's unit multipliers.
     pub fn from_spef(net: &tachyon_spef::DNet<'_>, units: &tachyon_spef::Units) -> NetParasitics {
-        let mut parasitics = NetParasitics::default();
-        let mut index: FastMap<String, u32> = FastMap::default();
+        let n_nodes = net.connections.len() + net.caps.len();
+        let mut parasitics = NetParasitics {
+            node_names: Vec::with_capacity(n_nodes),
+            ground_capacitance: Vec::with_capacity(n_nodes),
+            resistors: Vec::with_capacity(net.resistors.len()),
+        };
+        let prefix = format!("{}:", net.name);
+        let mut builder = NodeIndex {
+            index: FastMap::with_capacity_and_hasher(n_nodes, Default::default()),
+            prefix: &prefix,
+        };
         for connection in &net.connections {
-            parasitics.node(&mut index, connection.name.to_string());
+            builder.node(&mut parasitics, connection.name);
         }
         // A coupling capacitor is grounded at each of its ends that belongs to this net;
         // the other net's own SPEF block grounds it at its end.
-        let prefix = format!("{}:", net.name);
         for capacitor in &net.caps {
             let value = capacitor.value * units.capacitance_ff;
-            let own = parasitics.node(&mut index, capacitor.node.to_string());
+            let own = builder.node(&mut parasitics, capacitor.node);
             parasitics.ground_capacitance[own as usize] += value;
-            if let Some(other) = &capacitor.coupled_to {
-                let other = other.to_string();
-                if other.starts_with(&prefix) || index.contains_key(&other) {
-                    let other = parasitics.node(&mut index, other);
+            if let Some(other) = capacitor.coupled_to {
+                if name_starts_with(&other, &prefix) || builder.index.contains_key(&other) {
+                    let other = builder.node(&mut parasitics, other);
                     parasitics.ground_capacitance[other as usize] += value;
                 }
             }
         }
         for resistor in &net.resistors {
-            let from = parasitics.node(&mut index, resistor.from.to_string());
-            let to = parasitics.node(&mut index, resistor.to.to_string());
+            let from = builder.node(&mut parasitics, resistor.from);
+            let to = builder.node(&mut parasitics, resistor.to);
             parasitics
                 .resistors
                 .push((from, to, resistor.value * units.resistance_kohm));
         }
         parasitics
     }
+}
 
+/// Node ids by name while one net is converted.
+struct NodeIndex<'a, 'text> {
+    index: FastMap<tachyon_spef::Name<'text>, u32>,
+    /// `net:`: names starting with it are internal nodes.
+    prefix: &'a str,
+}
+
+impl<'text> NodeIndex<'_, 'text> {
     /// The id of node `name`, added (with no capacitance) if new.
-    fn node(&mut self, index: &mut FastMap<String, u32>, name: String) -> u32 {
-        if let Some(&existing) = index.get(&name) {
+    fn node(&mut self, parasitics: &mut NetParasitics, name: tachyon_spef::Name<'text>) -> u32 {
+        if let Some(&existing) = self.index.get(&name) {
             return existing;
         }
-        let id = self.node_names.len() as u32;
-        self.node_names.push(name.clone());
-        self.ground_capacitance.push(0.0);
-        index.insert(name, id);
+        let id = parasitics.node_names.len() as u32;
+        if name_starts_with(&name, self.prefix) {
+            parasitics.node_names.push(String::new());
+        } else {
+            parasitics.node_names.push(name.to_string());
+        }
+        parasitics.ground_capacitance.push(0.0);
+        self.index.insert(name, id);
         id
     }
 }
@@ -125,9 +157,13 @@ impl Design {
         self.instances.clear();
         self.nets.clear();
         self.connections.clear();
-        for wire in module.wire_bits() {
-            self.nets.insert(wire.to_string(), NetState::default());
-        }
+        let mut net_names: Vec<String> = module
+            .wire_bits()
+            .into_iter()
+            .map(|wire| wire.to_string())
+            .collect();
+        // (pin, net) in the order the old one-by-one inserts ran: the last one wins.
+        let mut connections: Vec<(String, String)> = Vec::new();
         for (port, direction) in module.port_bits() {
             let kind = match direction {
                 tachyon_verilog::PortDirection::Input => PinKind::PrimaryInput,
@@ -135,35 +171,65 @@ impl Design {
             };
             self.ports.push((port.to_string(), kind));
             self.port_names.insert(port.to_string());
-            self.nets.insert(port.to_string(), NetState::default());
-            self.connections.insert(port.to_string(), port.to_string());
+            net_names.push(port.to_string());
+            connections.push((port.to_string(), port.to_string()));
         }
         if !module.assigns.is_empty() {
             tracing::warn!(n = module.assigns.len(), "assign statements are ignored");
         }
-        for instance in &module.instances {
-            self.instances
-                .insert(instance.name.to_string(), instance.cell.to_string());
-            let tachyon_verilog::Connections::Named(connections) = &instance.connections else {
-                return Err(LinkError::Unsupported(format!(
-                    "instance `{}`: positional connections",
-                    instance.name
-                )));
-            };
-            for connection in connections {
-                let Some(expression) = &connection.expression else {
-                    continue;
+        type InstanceConnections = Vec<(String, String)>;
+        let per_instance: Vec<Result<InstanceConnections, LinkError>> = module
+            .instances
+            .par_iter()
+            .map(|instance| {
+                let tachyon_verilog::Connections::Named(named) = &instance.connections else {
+                    return Err(LinkError::Unsupported(format!(
+                        "instance `{}`: positional connections",
+                        instance.name
+                    )));
                 };
-                let bits = expression.bits(module);
-                if let Some(tachyon_verilog::Bit::Net(net)) = bits.first() {
-                    self.nets.entry(net.to_string()).or_default();
-                    self.connections.insert(
-                        format!("{}:{}", instance.name, connection.pin),
-                        net.to_string(),
-                    );
+                let mut pins = Vec::with_capacity(named.len());
+                for connection in named {
+                    let Some(expression) = &connection.expression else {
+                        continue;
+                    };
+                    let bits = expression.bits(module);
+                    if let Some(tachyon_verilog::Bit::Net(net)) = bits.first() {
+                        pins.push((
+                            format!("{}:{}", instance.name, connection.pin),
+                            net.to_string(),
+                        ));
+                    }
                 }
+                Ok(pins)
+            })
+            .collect();
+        let mut instances: Vec<(String, String)> = Vec::with_capacity(module.instances.len());
+        for (instance, pins) in module.instances.iter().zip(per_instance) {
+            instances.push((instance.name.to_string(), instance.cell.to_string()));
+            connections.extend(pins?);
+        }
+        // Bulk-built maps: a stable sort keeps equal keys in insertion order, and
+        // `BTreeMap::from_iter` keeps the last of equal keys, as inserting one by one did.
+        instances.par_sort_by(|a, b| a.0.cmp(&b.0));
+        connections.par_sort_by(|a, b| a.0.cmp(&b.0));
+        let mut seen: FastSet<&str> = net_names.iter().map(String::as_str).collect();
+        let mut connected_nets: Vec<String> = Vec::new();
+        for (_, net) in &connections {
+            if seen.insert(net.as_str()) {
+                connected_nets.push(net.clone());
             }
         }
+        drop(seen);
+        net_names.extend(connected_nets);
+        net_names.par_sort_unstable();
+        net_names.dedup();
+        self.instances = instances.into_iter().collect();
+        self.connections = connections.into_iter().collect();
+        self.nets = net_names
+            .into_iter()
+            .map(|name| (name, NetState::default()))
+            .collect();
         Ok(())
     }
 
@@ -398,15 +464,24 @@ impl Design {
             .enumerate()
             .map(|(index, name)| (*name, index as u32))
             .collect();
-        let mut connected: Vec<(u32, PinId)> = Vec::with_capacity(self.connections.len());
-        for (pin_name, net_name) in &self.connections {
-            let Some(pin) = graph.pin_by_name(pin_name) else {
+        // Resolving names is independent per connection.
+        let entries: Vec<(&String, &String)> = self.connections.iter().collect();
+        let resolved: Vec<Result<Option<(u32, PinId)>, &String>> = entries
+            .par_iter()
+            .with_min_len(1024)
+            .map(|&(pin_name, net_name)| match graph.pin_by_name(pin_name) {
+                Some(pin) => Ok(net_index.get(net_name.as_str()).map(|&net| (net, pin))),
+                None => Err(pin_name),
+            })
+            .collect();
+        drop(entries);
+        let mut connected: Vec<(u32, PinId)> = Vec::with_capacity(resolved.len());
+        for result in resolved {
+            match result {
+                Ok(Some(entry)) => connected.push(entry),
+                Ok(None) => {}
                 // Every connection names a port or a pin of a known cell: report which.
-                self.require_pin(pin_name)?;
-                continue;
-            };
-            if let Some(&net) = net_index.get(net_name.as_str()) {
-                connected.push((net, pin));
+                Err(pin_name) => self.require_pin(pin_name)?,
             }
         }
         let mut row_start = vec![0u32; net_names.len() + 1];
@@ -608,6 +683,7 @@ fn flatten_parasitics(
         .node_names
         .iter()
         .enumerate()
+        .filter(|(_, name)| !name.is_empty())
         .map(|(index, name)| (name.as_str(), index as u32))
         .collect();
     let root = *node_of.get(graph.pin(driver).name.as_str())?;
