@@ -83,17 +83,21 @@ pub(crate) enum Seeding {
     OneLaunch(u32),
 }
 
-/// One input of a data pin, with everything a pass needs precomputed: the delays of the
-/// pass's split only, and launch arrivals already added up.
+/// One input of a data pin: an arc of the pass's split that can carry an arrival. Delays
+/// are read from the timing data during a pass (compact: 16 bytes per input).
 #[derive(Debug, Clone, Copy)]
 enum Input {
-    /// A net arc: delay per transition (transitions pass straight through).
-    Net { from: u32, delays: [f64; 2] },
-    /// A cell arc of the pass's split: delay per `input * 2 + output`.
-    Cell { from: u32, delays: [f64; 4] },
-    /// A launch arc from clock node `node`: clock arrival plus delay per output
-    /// transition (NaN where the arc has no delay).
-    Launch { node: u32, arrivals: [f64; 2] },
+    /// A net arc (transitions pass straight through).
+    Net { arc: u32, from: u32 },
+    /// A cell arc of the pass's split, from a data pin.
+    Cell { arc: u32, from: u32 },
+    /// A launch arc from clock pin `from`, clock node `node`, launching on `edge`.
+    Launch {
+        arc: u32,
+        from: u32,
+        node: u32,
+        edge: Transition,
+    },
 }
 
 /// The data network of one split, compiled once for all passes: per level, the pins a
@@ -101,6 +105,7 @@ enum Input {
 /// fan-in cone of some test data pin of the split), each with its inputs in fan-in order.
 #[derive(Debug)]
 pub(crate) struct DataNetwork {
+    split: Split,
     late: bool,
     n_pins: usize,
     /// Pins to compute, level by level.
@@ -138,6 +143,7 @@ impl DataNetwork {
             }
         }
         let mut network = DataNetwork {
+            split,
             late: split == Split::Late,
             n_pins,
             pins: Vec::new(),
@@ -189,36 +195,32 @@ fn compile_input(
     let arc = graph.arc(arc_id);
     let delays = data.arc_delay[arc_id.index()];
     let from = arc.from;
+    let all_nan = |values: &[f64]| values.iter().all(|value| value.is_nan());
     match &arc.kind {
         ArcKind::Net { .. } => {
             if tree.is_clock_pin(from) {
                 return None;
             }
-            let delays =
-                Transition::BOTH.map(|transition| delays[condition_index(split, transition)]);
-            (!delays.iter().all(|delay| delay.is_nan())).then_some(Input::Net {
+            let own = Transition::BOTH.map(|transition| delays[condition_index(split, transition)]);
+            (!all_nan(&own)).then_some(Input::Net {
+                arc: arc_id.0,
                 from: from.0,
-                delays,
             })
         }
         ArcKind::Cell(cell) if cell.split == split => {
             if tree.is_clock_pin(from) {
                 let edge = cell.clock_edge?;
                 let node = tree.node(from, edge)?;
-                let clock_arrival = data.arrival[from.index()][condition_index(split, edge)];
-                let arrivals = Transition::BOTH.map(|output| {
-                    let delay = delays[edge.index() * 2 + output.index()];
-                    if delay.is_nan() {
-                        f64::NAN
-                    } else {
-                        clock_arrival + delay
-                    }
+                return Some(Input::Launch {
+                    arc: arc_id.0,
+                    from: from.0,
+                    node,
+                    edge,
                 });
-                return Some(Input::Launch { node, arrivals });
             }
-            (!delays.iter().all(|delay| delay.is_nan())).then_some(Input::Cell {
+            (!all_nan(&delays)).then_some(Input::Cell {
+                arc: arc_id.0,
                 from: from.0,
-                delays,
             })
         }
         ArcKind::Cell(_) => None,
@@ -227,6 +229,7 @@ fn compile_input(
 
 /// One pass through the data network.
 pub(crate) fn propagate_groups(
+    data: &TimingData,
     network: &DataNetwork,
     tree: &ClockTree,
     seeding: Seeding,
@@ -252,7 +255,7 @@ pub(crate) fn propagate_groups(
             .map(|entry| {
                 let inputs = &network.inputs
                     [network.input_start[entry] as usize..network.input_start[entry + 1] as usize];
-                pin_groups(late, tree, seeding, &arrivals, inputs)
+                pin_groups(data, network.split, tree, seeding, &arrivals, inputs)
             })
             .collect();
         for (&pin, result) in network.pins[begin..end].iter().zip(results) {
@@ -263,18 +266,21 @@ pub(crate) fn propagate_groups(
 }
 
 fn pin_groups(
-    late: bool,
+    data: &TimingData,
+    split: Split,
     tree: &ClockTree,
     seeding: Seeding,
     arrivals: &[[Top2; 2]],
     inputs: &[Input],
 ) -> [Top2; 2] {
+    let late = split == Split::Late;
     let mut result = [Top2::EMPTY; 2];
     for input in inputs {
         match *input {
-            Input::Net { from, delays } => {
+            Input::Net { arc, from } => {
+                let delays = &data.arc_delay[arc as usize];
                 for transition in Transition::BOTH {
-                    let delay = delays[transition.index()];
+                    let delay = delays[condition_index(split, transition)];
                     if delay.is_nan() {
                         continue;
                     }
@@ -288,21 +294,29 @@ fn pin_groups(
                     }
                 }
             }
-            Input::Launch { node, arrivals } => {
+            Input::Launch {
+                arc,
+                from,
+                node,
+                edge,
+            } => {
                 let group = match seeding {
                     Seeding::PrimaryInputs => continue,
                     Seeding::LaunchesGroupedAtDepth(depth) => tree.ancestor(node, depth),
                     Seeding::OneLaunch(launch) if launch == node => 0,
                     Seeding::OneLaunch(_) => continue,
                 };
+                let delays = &data.arc_delay[arc as usize];
+                let clock_arrival = data.arrival[from as usize][condition_index(split, edge)];
                 for output in Transition::BOTH {
-                    let value = arrivals[output.index()];
-                    if !value.is_nan() {
-                        result[output.index()].insert(late, value, group);
+                    let delay = delays[edge.index() * 2 + output.index()];
+                    if !delay.is_nan() {
+                        result[output.index()].insert(late, clock_arrival + delay, group);
                     }
                 }
             }
-            Input::Cell { from, delays } => {
+            Input::Cell { arc, from } => {
+                let delays = &data.arc_delay[arc as usize];
                 for input in Transition::BOTH {
                     let source = arrivals[from as usize][input.index()];
                     for output in Transition::BOTH {

@@ -32,7 +32,6 @@
 mod clock_tree;
 mod groups;
 
-use rayon::prelude::*;
 use tachyon_graph::{PinId, TimingData, TimingGraph};
 use tachyon_kernels::{Split, Transition};
 
@@ -72,13 +71,12 @@ pub fn post_cppr_slacks(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 2]>
     let Some(clock) = graph.assertions().clock else {
         return post;
     };
-    // Every test belongs to one split: the splits are independent.
-    let (early, late) = rayon::join(
-        || split_post_cppr_slacks(graph, data, clock.source, Split::Early),
-        || split_post_cppr_slacks(graph, data, clock.source, Split::Late),
-    );
-    for (test, values) in early.into_iter().chain(late) {
-        post[test] = values;
+    // Every test belongs to one split. The splits run one after the other so that
+    // only one clock tree and compiled network are alive at a time (memory).
+    for split in Split::BOTH {
+        for (test, values) in split_post_cppr_slacks(graph, data, clock.source, split) {
+            post[test] = values;
+        }
     }
     post
 }
@@ -100,7 +98,7 @@ fn split_post_cppr_slacks(
     let tree = ClockTree::build(graph, data, source, split);
     {
         let network = DataNetwork::build(graph, data, &tree, split);
-        let from_inputs = propagate_groups(&network, &tree, Seeding::PrimaryInputs);
+        let from_inputs = propagate_groups(data, &network, &tree, Seeding::PrimaryInputs);
         for (position, &test) in tests.iter().enumerate() {
             for transition in Transition::BOTH {
                 let value = from_inputs[graph.tests()[test].data.index()][transition.index()]
@@ -115,20 +113,21 @@ fn split_post_cppr_slacks(
         let mut distinct: Vec<u32> = representative.clone();
         distinct.sort_unstable();
         distinct.dedup();
-        // Each pass keeps only the values at the tests' data pins; passes run a few at a
-        // time (as many as threads) so that memory stays at a few passes' arrivals.
-        let mut passes: Vec<(u32, Vec<[Top2; 2]>)> = Vec::with_capacity(distinct.len());
-        for chunk in distinct.chunks(rayon::current_num_threads().max(1)) {
-            passes.par_extend(chunk.par_iter().map(|&depth| {
+        // Each pass keeps only the values at the tests' data pins, and passes run one
+        // after the other (each is parallel level by level), so that memory stays at
+        // one pass's arrivals.
+        let passes: Vec<(u32, Vec<[Top2; 2]>)> = distinct
+            .iter()
+            .map(|&depth| {
                 let seeding = Seeding::LaunchesGroupedAtDepth(depth);
-                let arrivals = propagate_groups(&network, &tree, seeding);
+                let arrivals = propagate_groups(data, &network, &tree, seeding);
                 let at_tests: Vec<[Top2; 2]> = tests
                     .iter()
                     .map(|&test| arrivals[graph.tests()[test].data.index()])
                     .collect();
                 (depth, at_tests)
-            }));
-        }
+            })
+            .collect();
         let pass_of = |depth: u32| {
             let wanted = representative[depth as usize - 1];
             passes
@@ -219,7 +218,7 @@ pub fn brute_force_post_cppr_slacks(graph: &TimingGraph, data: &TimingData) -> V
     for split in Split::BOTH {
         let tree = ClockTree::build(graph, data, clock.source, split);
         let network = DataNetwork::build(graph, data, &tree, split);
-        let from_inputs = propagate_groups(&network, &tree, Seeding::PrimaryInputs);
+        let from_inputs = propagate_groups(data, &network, &tree, Seeding::PrimaryInputs);
         let mut launches: Vec<u32> = tree.launch_nodes(graph, split);
         launches.sort_unstable();
         launches.dedup();
@@ -227,7 +226,7 @@ pub fn brute_force_post_cppr_slacks(graph: &TimingGraph, data: &TimingData) -> V
         for &launch in &launches {
             per_launch.push((
                 launch,
-                propagate_groups(&network, &tree, Seeding::OneLaunch(launch)),
+                propagate_groups(data, &network, &tree, Seeding::OneLaunch(launch)),
             ));
         }
         for (test, test_arc) in graph.tests().iter().enumerate() {

@@ -1,7 +1,7 @@
 //! Phase 2: arrival times and slews, level by level from the assertions.
 
 use rayon::prelude::*;
-use tachyon_graph::{ArcId, ArcKind, PinId, PinKind, TimingData, TimingGraph, NO_VALUE};
+use tachyon_graph::{ArcId, ArcKind, FastMap, PinId, PinKind, TimingData, TimingGraph, NO_VALUE};
 use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::{rc, Split, Transition, CONDITIONS};
 
@@ -16,15 +16,18 @@ struct PinArrival {
 /// Fills `arrival`, `slew` and `arc_delay`. Needs [`crate::compute_parasitics`] first.
 pub fn propagate_arrivals(graph: &TimingGraph, data: &mut TimingData) {
     let _span = tracing::info_span!("propagate_arrivals").entered();
-    let n_pins = graph.n_pins() as usize;
-    let mut asserted_arrival = vec![[NO_VALUE; 4]; n_pins];
-    let mut asserted_slew = vec![[NO_VALUE; 4]; n_pins];
+    // Sparse: only primary inputs have assertions (the last one of a pin wins).
+    let mut asserted_arrival: FastMap<usize, [f64; 4]> = FastMap::default();
+    let mut asserted_slew: FastMap<usize, [f64; 4]> = FastMap::default();
     for &(pin, values) in &graph.assertions().arrival {
-        asserted_arrival[pin.index()] = values;
+        asserted_arrival.insert(pin.index(), values);
     }
     for &(pin, values) in &graph.assertions().slew {
-        asserted_slew[pin.index()] = values;
+        asserted_slew.insert(pin.index(), values);
     }
+    let asserted = |map: &FastMap<usize, [f64; 4]>, pin: PinId| {
+        map.get(&pin.index()).copied().unwrap_or([NO_VALUE; 4])
+    };
     for level in 0..graph.n_levels() {
         let pins = graph.level(level);
         // Chunks of pins share one buffer of arc delays (no allocation per pin).
@@ -35,7 +38,10 @@ pub fn propagate_arrivals(graph: &TimingGraph, data: &mut TimingData) {
                 let mut arc_delays = Vec::new();
                 for &pin in chunk {
                     if graph.pin(pin).kind == PinKind::PrimaryInput {
-                        values.push((asserted_arrival[pin.index()], asserted_slew[pin.index()]));
+                        values.push((
+                            asserted(&asserted_arrival, pin),
+                            asserted(&asserted_slew, pin),
+                        ));
                     } else {
                         values.push(pin_arrival(graph, data, pin, &mut arc_delays));
                     }

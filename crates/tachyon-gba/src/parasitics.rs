@@ -10,16 +10,19 @@ type NetParasitics = ([f64; 4], Vec<(usize, [f64; 4], [f64; 4])>);
 /// Fills `net_load`, `wire_delay` and `wire_impulse` of every net.
 pub fn compute_parasitics(graph: &TimingGraph, data: &mut TimingData) {
     let _span = tracing::info_span!("rc").entered();
-    let results: Vec<NetParasitics> = graph
-        .nets()
-        .par_iter()
-        .map(|net| net_parasitics(graph, net))
-        .collect();
-    for (net_index, (load, sinks)) in results.into_iter().enumerate() {
-        data.net_load[net_index] = load;
-        for (pin_index, delay, impulse) in sinks {
-            data.wire_delay[pin_index] = delay;
-            data.wire_impulse[pin_index] = impulse;
+    // Batches of nets bound the memory of results waiting to be stored.
+    const BATCH: usize = 1 << 16;
+    for (batch_index, nets) in graph.nets().chunks(BATCH).enumerate() {
+        let results: Vec<NetParasitics> = nets
+            .par_iter()
+            .map(|net| net_parasitics(graph, net))
+            .collect();
+        for (offset, (load, sinks)) in results.into_iter().enumerate() {
+            data.net_load[batch_index * BATCH + offset] = load;
+            for (pin_index, delay, impulse) in sinks {
+                data.wire_delay[pin_index] = delay;
+                data.wire_impulse[pin_index] = impulse;
+            }
         }
     }
 }

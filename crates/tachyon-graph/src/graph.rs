@@ -1,9 +1,10 @@
 //! The timing graph: arenas of pins, nets, arcs and tests, plus the derived CSR
 //! adjacency and topological levels.
 
+use std::hash::{Hash, Hasher};
 use std::sync::Arc as Shared;
 
-use crate::fast_hash::FastMap;
+use crate::fast_hash::{FastHasher, FastMap};
 use crate::ids::{ArcId, NetId, PinId, TableId, TestId};
 use crate::model::{Arc, Assertions, Net, NldmTable, Pin, Test};
 
@@ -44,6 +45,49 @@ impl Csr {
     }
 }
 
+/// Pin ids by name without a second copy of every name: a map from the name's 64-bit
+/// hash to the pin, names compared against the pins on lookup; the (rare) pins whose
+/// hash another pin already has go to a short list.
+#[derive(Debug, Clone, Default)]
+struct PinNameIndex {
+    by_hash: FastMap<u64, PinId>,
+    collisions: Vec<PinId>,
+}
+
+impl PinNameIndex {
+    fn hash(name: &str) -> u64 {
+        let mut hasher = FastHasher::default();
+        name.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    fn reserve(&mut self, n_pins: usize) {
+        self.by_hash.reserve(n_pins);
+    }
+
+    fn get(&self, pins: &[Pin], name: &str) -> Option<PinId> {
+        if let Some(&pin) = self.by_hash.get(&Self::hash(name)) {
+            if pins[pin.index()].name == name {
+                return Some(pin);
+            }
+        }
+        self.collisions
+            .iter()
+            .copied()
+            .find(|pin| pins[pin.index()].name == name)
+    }
+
+    /// Records `pin` (not yet in `pins`) under `name`, which no pin has yet.
+    fn insert(&mut self, name: &str, pin: PinId) {
+        match self.by_hash.entry(Self::hash(name)) {
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(pin);
+            }
+            std::collections::hash_map::Entry::Occupied(_) => self.collisions.push(pin),
+        }
+    }
+}
+
 /// A combinational loop found by levelization, broken by disabling `broken_arcs`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CombinationalLoop {
@@ -64,7 +108,7 @@ pub struct TimingGraph {
     arcs: Vec<Arc>,
     tests: Vec<Test>,
     tables: Shared<Vec<NldmTable>>,
-    pin_by_name: FastMap<String, PinId>,
+    pin_by_name: PinNameIndex,
     assertions: Assertions,
     // Derived by finalize().
     arc_enabled: Vec<bool>,
@@ -95,11 +139,11 @@ impl TimingGraph {
 
     /// Adds a pin; its name must be unique (a repeated name returns the existing pin).
     pub fn add_pin(&mut self, pin: Pin) -> PinId {
-        if let Some(&existing) = self.pin_by_name.get(&pin.name) {
+        if let Some(existing) = self.pin_by_name.get(&self.pins, &pin.name) {
             return existing;
         }
         let id = PinId::from_index(self.pins.len());
-        self.pin_by_name.insert(pin.name.clone(), id);
+        self.pin_by_name.insert(&pin.name, id);
         self.pins.push(pin);
         self.finalized = false;
         id
@@ -241,7 +285,7 @@ impl TimingGraph {
 
     /// The pin called `name`.
     pub fn pin_by_name(&self, name: &str) -> Option<PinId> {
-        self.pin_by_name.get(name).copied()
+        self.pin_by_name.get(&self.pins, name)
     }
 
     /// All nets, indexed by [`NetId`].

@@ -118,7 +118,8 @@ pub struct Design {
     port_names: FastSet<String>,
     instances: BTreeMap<String, String>,
     nets: BTreeMap<String, NetState>,
-    connections: BTreeMap<String, String>,
+    /// Pin name -> net name; the net names are shared among a net's pins.
+    connections: BTreeMap<String, Shared<str>>,
     assertions: Vec<Assertion>,
     timing_group_policy: TimingGroupPolicy,
 }
@@ -225,7 +226,21 @@ impl Design {
         net_names.par_sort_unstable();
         net_names.dedup();
         self.instances = instances.into_iter().collect();
-        self.connections = connections.into_iter().collect();
+        let mut interned: FastMap<String, Shared<str>> = FastMap::default();
+        self.connections = connections
+            .into_iter()
+            .map(|(pin, net)| {
+                let shared = match interned.get(net.as_str()) {
+                    Some(shared) => shared.clone(),
+                    None => {
+                        let shared: Shared<str> = Shared::from(net.as_str());
+                        interned.insert(net, shared.clone());
+                        shared
+                    }
+                };
+                (pin, shared)
+            })
+            .collect();
         self.nets = net_names
             .into_iter()
             .map(|name| (name, NetState::default()))
@@ -306,7 +321,7 @@ impl Design {
         if self.nets.remove(net).is_none() {
             return Err(LinkError::UnknownNet(net.to_string()));
         }
-        self.connections.retain(|_, connected| connected != net);
+        self.connections.retain(|_, connected| &**connected != net);
         Ok(())
     }
 
@@ -316,7 +331,7 @@ impl Design {
             return Err(LinkError::UnknownNet(net.to_string()));
         }
         self.require_pin(pin)?;
-        self.connections.insert(pin.to_string(), net.to_string());
+        self.connections.insert(pin.to_string(), Shared::from(net));
         Ok(())
     }
 
@@ -465,12 +480,12 @@ impl Design {
             .map(|(index, name)| (*name, index as u32))
             .collect();
         // Resolving names is independent per connection.
-        let entries: Vec<(&String, &String)> = self.connections.iter().collect();
+        let entries: Vec<(&String, &Shared<str>)> = self.connections.iter().collect();
         let resolved: Vec<Result<Option<(u32, PinId)>, &String>> = entries
             .par_iter()
             .with_min_len(1024)
             .map(|&(pin_name, net_name)| match graph.pin_by_name(pin_name) {
-                Some(pin) => Ok(net_index.get(net_name.as_str()).map(|&net| (net, pin))),
+                Some(pin) => Ok(net_index.get(&**net_name).map(|&net| (net, pin))),
                 None => Err(pin_name),
             })
             .collect();
