@@ -128,20 +128,32 @@ impl DataNetwork {
     ) -> DataNetwork {
         let n_pins = graph.n_pins() as usize;
         // Backward reachability from the data pins: other pins cannot change a result.
-        let mut relevant = vec![false; n_pins];
+        // Level by level from the last, each pin pulling from its fan-out.
+        let mut is_data = vec![false; n_pins];
         for test in graph.tests() {
             if test.kind.split() == split {
-                relevant[test.data.index()] = true;
+                is_data[test.data.index()] = true;
             }
         }
-        for &pin in graph.topological_order().iter().rev() {
-            if !relevant[pin.index()] || tree.is_clock_pin(pin) {
-                continue;
-            }
-            for &arc_id in graph.fanin(pin) {
-                relevant[graph.arc(arc_id).from.index()] = true;
+        let mut relevant = vec![false; n_pins];
+        for level in (0..graph.n_levels()).rev() {
+            let pins = graph.level(level);
+            let marks: Vec<bool> = pins
+                .par_iter()
+                .with_min_len(1024)
+                .map(|&pin| {
+                    is_data[pin.index()]
+                        || graph.fanout(pin).iter().any(|&arc_id| {
+                            let to = graph.arc(arc_id).to;
+                            relevant[to.index()] && !tree.is_clock_pin(to)
+                        })
+                })
+                .collect();
+            for (&pin, mark) in pins.iter().zip(marks) {
+                relevant[pin.index()] = mark;
             }
         }
+        drop(is_data);
         let mut network = DataNetwork {
             split,
             late: split == Split::Late,
@@ -153,36 +165,63 @@ impl DataNetwork {
             primary_inputs: Vec::new(),
         };
         for level in 0..graph.n_levels() {
-            for &pin in graph.level(level) {
-                if !relevant[pin.index()] || tree.is_clock_pin(pin) {
-                    continue;
-                }
-                if graph.pin(pin).kind == PinKind::PrimaryInput {
-                    let mut arrivals = [f64::NAN; 2];
-                    for transition in Transition::BOTH {
-                        let condition = condition_index(split, transition);
-                        if !data.slew[pin.index()][condition].is_nan() {
-                            arrivals[transition.index()] = data.arrival[pin.index()][condition];
+            let chunks: Vec<CompiledChunk> = graph
+                .level(level)
+                .par_chunks(1024)
+                .map(|chunk| {
+                    let mut compiled = CompiledChunk::default();
+                    for &pin in chunk {
+                        if !relevant[pin.index()] || tree.is_clock_pin(pin) {
+                            continue;
+                        }
+                        if graph.pin(pin).kind == PinKind::PrimaryInput {
+                            let mut arrivals = [f64::NAN; 2];
+                            for transition in Transition::BOTH {
+                                let condition = condition_index(split, transition);
+                                if !data.slew[pin.index()][condition].is_nan() {
+                                    arrivals[transition.index()] =
+                                        data.arrival[pin.index()][condition];
+                                }
+                            }
+                            compiled.primary_inputs.push((pin.0, arrivals));
+                            continue;
+                        }
+                        let first_input = compiled.inputs.len();
+                        for &arc_id in graph.fanin(pin) {
+                            if let Some(input) = compile_input(graph, data, tree, split, arc_id) {
+                                compiled.inputs.push(input);
+                            }
+                        }
+                        let n_inputs = compiled.inputs.len() - first_input;
+                        if n_inputs > 0 {
+                            compiled.pins.push((pin.0, n_inputs as u32));
                         }
                     }
-                    network.primary_inputs.push((pin.0, arrivals));
-                    continue;
+                    compiled
+                })
+                .collect();
+            for compiled in chunks {
+                for (pin, n_inputs) in compiled.pins {
+                    network.pins.push(pin);
+                    let end = network.input_start[network.input_start.len() - 1] + n_inputs;
+                    network.input_start.push(end);
                 }
-                let first_input = network.inputs.len();
-                for &arc_id in graph.fanin(pin) {
-                    if let Some(input) = compile_input(graph, data, tree, split, arc_id) {
-                        network.inputs.push(input);
-                    }
-                }
-                if network.inputs.len() > first_input {
-                    network.pins.push(pin.0);
-                    network.input_start.push(network.inputs.len() as u32);
-                }
+                network.inputs.extend(compiled.inputs);
+                network.primary_inputs.extend(compiled.primary_inputs);
             }
             network.level_start.push(network.pins.len() as u32);
         }
         network
     }
+}
+
+/// Part of a level compiled by one task.
+#[derive(Default)]
+struct CompiledChunk {
+    /// (pin, number of inputs).
+    pins: Vec<(u32, u32)>,
+    inputs: Vec<Input>,
+    primary_inputs: Vec<(u32, [f64; 2])>,
 }
 
 fn compile_input(

@@ -77,13 +77,29 @@ impl PinNameIndex {
             .find(|pin| pins[pin.index()].name == name)
     }
 
-    /// Records `pin` (not yet in `pins`) under `name`, which no pin has yet.
-    fn insert(&mut self, name: &str, pin: PinId) {
+    /// Records `pin` (not yet in `pins`) under `name`, or returns the pin that already
+    /// has that name (hashing the name once).
+    fn insert_new(&mut self, pins: &[Pin], name: &str, pin: PinId) -> Option<PinId> {
         match self.by_hash.entry(Self::hash(name)) {
             std::collections::hash_map::Entry::Vacant(slot) => {
                 slot.insert(pin);
+                None
             }
-            std::collections::hash_map::Entry::Occupied(_) => self.collisions.push(pin),
+            std::collections::hash_map::Entry::Occupied(slot) => {
+                let holder = *slot.get();
+                if pins[holder.index()].name == name {
+                    return Some(holder);
+                }
+                if let Some(&existing) = self
+                    .collisions
+                    .iter()
+                    .find(|other| pins[other.index()].name == name)
+                {
+                    return Some(existing);
+                }
+                self.collisions.push(pin);
+                None
+            }
         }
     }
 }
@@ -139,11 +155,10 @@ impl TimingGraph {
 
     /// Adds a pin; its name must be unique (a repeated name returns the existing pin).
     pub fn add_pin(&mut self, pin: Pin) -> PinId {
-        if let Some(existing) = self.pin_by_name.get(&self.pins, &pin.name) {
+        let id = PinId::from_index(self.pins.len());
+        if let Some(existing) = self.pin_by_name.insert_new(&self.pins, &pin.name, id) {
             return existing;
         }
-        let id = PinId::from_index(self.pins.len());
-        self.pin_by_name.insert(&pin.name, id);
         self.pins.push(pin);
         self.finalized = false;
         id

@@ -1,9 +1,7 @@
 //! Liberty libraries bound for timing: per cell, its pins, delay arcs and tests, with
 //! tables converted to ps/fF in a shared store.
 
-use std::collections::HashMap;
-
-use tachyon_graph::{NldmTable, TableId, TestKind, Unateness};
+use tachyon_graph::{FastMap, NldmTable, TableId, TestKind, Unateness};
 use tachyon_kernels::Transition;
 use tachyon_liberty as liberty;
 
@@ -83,7 +81,7 @@ pub struct LibraryCell {
     pub arcs: Vec<LibraryArc>,
     /// Its timing checks.
     pub tests: Vec<LibraryTest>,
-    pin_index: HashMap<String, u32>,
+    pin_index: FastMap<String, u32>,
 }
 
 impl LibraryCell {
@@ -96,7 +94,7 @@ impl LibraryCell {
 /// A library bound for one split.
 #[derive(Debug, Clone, Default)]
 pub struct CellLibrary {
-    cells: HashMap<String, LibraryCell>,
+    cells: FastMap<String, LibraryCell>,
 }
 
 impl CellLibrary {
@@ -107,14 +105,14 @@ impl CellLibrary {
         policy: TimingGroupPolicy,
     ) -> CellLibrary {
         let units = library.units;
-        let mut cells = HashMap::new();
+        let mut cells = FastMap::default();
         for cell in &library.cells {
             let mut bound = LibraryCell {
                 name: cell.name.clone(),
                 pins: Vec::new(),
                 arcs: Vec::new(),
                 tests: Vec::new(),
-                pin_index: HashMap::new(),
+                pin_index: FastMap::default(),
             };
             for pin in &cell.pins {
                 let direction = match pin.direction {
