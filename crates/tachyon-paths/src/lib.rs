@@ -1,1 +1,97 @@
-//! Critical path generation. (Being written: see issue 6.)
+//! Exact top-k critical paths by post-CPPR slack.
+//!
+//! A path ends at an endpoint (a primary output with a required-time assertion, or the
+//! data pin of a setup or hold test, per data transition) and starts at a primary input
+//! or at a launching flip-flop, in which case it continues through the flip-flop's clock
+//! pin and the clock tree back to the clock source. Its slack is the endpoint's required
+//! time against the path's arrival, plus the CPPR credit of the common point of the
+//! launch and capture clock paths (tests only).
+//!
+//! # Algorithm
+//!
+//! The implicit deviation-edge representation. For each endpoint a suffix forest
+//! ([`forest`](crate::forest)) gives every (pin, transition) of its fan-in cone the most
+//! critical effective arrival (the arrival with the launch's credit for this capture
+//! folded in, so the credit is exact per path) and its in-arcs sorted by deviation cost.
+//! The most critical path of an endpoint follows the first in-arcs back to a start; any
+//! other path is its parent path plus one deviation (a non-first in-arc at a node of the
+//! parent's tail), and its slack is the parent's plus the deviation cost. One priority
+//! queue over all endpoints pops paths in slack order; lower bounds (the engine's slacks
+//! for endpoints, the smallest deviation cost left along a tail for deviations) keep the
+//! queue small and the forests lazy: an endpoint's forest is built when its first path
+//! comes up, in parallel batches.
+//!
+//! The per-formula pieces are in [`formula`], free of `std` so a GPU version can reuse
+//! them.
+
+mod forest;
+pub mod formula;
+mod search;
+
+use tachyon_graph::{PinId, TimingData, TimingGraph};
+use tachyon_kernels::{Split, Transition};
+
+/// What ends a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PathKind {
+    /// A primary output with a required-time (`rat`) assertion: no capture clock.
+    PrimaryOutput,
+    /// The data pin of a setup (late) test.
+    Setup,
+    /// The data pin of a hold (early) test.
+    Hold,
+}
+
+/// One timing path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimingPath {
+    /// Post-CPPR slack (ps).
+    pub slack: f64,
+    /// Late (setup, max) or early (hold, min).
+    pub split: Split,
+    /// What the endpoint is.
+    pub kind: PathKind,
+    /// Every pin with its transition, the endpoint first, back to the start: a primary
+    /// input, or for a flip-flop launch its data output, clock pin and the clock tree up
+    /// to the clock source port.
+    pub pins: Vec<(PinId, Transition)>,
+}
+
+/// Which paths to find.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PathQuery {
+    /// How many paths at most.
+    pub k: usize,
+    /// Only this split; both when `None`.
+    pub split: Option<Split>,
+    /// Only paths ending at this pin.
+    pub endpoint: Option<PinId>,
+    /// Only paths with negative slack (the TAU report).
+    pub only_negative: bool,
+    /// Whether slacks include the CPPR credit (they must match how `data` was computed).
+    pub cppr: bool,
+}
+
+impl PathQuery {
+    /// The `k` worst paths of both splits, any endpoint, with CPPR, negative or not.
+    pub fn top(k: usize) -> PathQuery {
+        PathQuery {
+            k,
+            split: None,
+            endpoint: None,
+            only_negative: false,
+            cppr: true,
+        }
+    }
+}
+
+/// The `query.k` paths of smallest slack, smallest first (ties in any order).
+///
+/// `data` must be the finished timing of `graph` (arrivals, arc delays, test results);
+/// the worst path of each test then has exactly the test's slack in `data`.
+pub fn worst_paths(graph: &TimingGraph, data: &TimingData, query: &PathQuery) -> Vec<TimingPath> {
+    search::worst_paths(graph, data, query)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,500 @@
+//! The global best-first search over endpoints and deviations.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap};
+
+use rayon::prelude::*;
+use tachyon_cppr::ClockTree;
+use tachyon_graph::{PinKind, TimingData, TimingGraph};
+use tachyon_kernels::condition::condition_index;
+use tachyon_kernels::{Split, Transition};
+
+use crate::forest::{Forest, ForestInputs, ForestSpec, Origin};
+use crate::formula::endpoint_slack;
+use crate::{PathKind, PathQuery, TimingPath};
+
+/// One endpoint and transition, with a lower bound of its best path's slack.
+#[derive(Debug, Clone, Copy)]
+struct Endpoint {
+    forest: usize,
+    transition: Transition,
+    kind: PathKind,
+    required: f64,
+    lower_bound: f64,
+}
+
+/// A path found: its endpoint's most critical path, or a parent path plus one deviation
+/// (in-arc `rank` of `node`).
+#[derive(Debug, Clone, Copy)]
+struct PathRecord {
+    endpoint: u32,
+    parent: Option<u32>,
+    node: u32,
+    rank: u32,
+    slack: f64,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Item {
+    /// The most critical path of `endpoints[index]` (keyed by its lower bound), which
+    /// also brings the next endpoint into the queue.
+    Endpoint(u32),
+    /// All deviations of `path` at `node` or further back along its tail (keyed by the
+    /// smallest deviation cost there: a lower bound).
+    Tail { path: u32, node: u32 },
+    /// The path that leaves `path` at `node` through in-arc `rank` (exact key).
+    Deviation { path: u32, node: u32, rank: u32 },
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    key: f64,
+    sequence: u64,
+    item: Item,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    /// Reversed, so that `BinaryHeap` pops the smallest key (then the oldest entry).
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .key
+            .total_cmp(&self.key)
+            .then(other.sequence.cmp(&self.sequence))
+    }
+}
+
+struct Search<'a> {
+    graph: &'a TimingGraph,
+    data: &'a TimingData,
+    trees: [Option<ClockTree>; 2],
+    topological_position: Vec<u32>,
+    cppr: bool,
+    specs: Vec<ForestSpec>,
+    forests: Vec<Option<Forest>>,
+    endpoints: Vec<Endpoint>,
+    records: Vec<PathRecord>,
+    heap: BinaryHeap<Entry>,
+    sequence: u64,
+}
+
+pub(crate) fn worst_paths(
+    graph: &TimingGraph,
+    data: &TimingData,
+    query: &PathQuery,
+) -> Vec<TimingPath> {
+    let _span = tracing::info_span!("worst_paths", k = query.k).entered();
+    if query.k == 0 {
+        return Vec::new();
+    }
+    let splits: Vec<Split> = match query.split {
+        Some(split) => vec![split],
+        None => Split::BOTH.to_vec(),
+    };
+    let clock = graph.assertions().clock;
+    let trees_built: Vec<(Split, Option<ClockTree>)> = splits
+        .par_iter()
+        .map(|&split| {
+            let tree = clock.map(|clock| ClockTree::build(graph, data, clock.source, split));
+            (split, tree)
+        })
+        .collect();
+    let mut trees: [Option<ClockTree>; 2] = [None, None];
+    for (split, tree) in trees_built {
+        trees[split.index()] = tree;
+    }
+    let mut topological_position = vec![0u32; graph.n_pins() as usize];
+    for (position, pin) in graph.topological_order().iter().enumerate() {
+        topological_position[pin.index()] = position as u32;
+    }
+    let mut search = Search {
+        graph,
+        data,
+        trees,
+        topological_position,
+        cppr: query.cppr,
+        specs: Vec::new(),
+        forests: Vec::new(),
+        endpoints: Vec::new(),
+        records: Vec::new(),
+        heap: BinaryHeap::new(),
+        sequence: 0,
+    };
+    search.collect_endpoints(&splits, query);
+    search.run(query)
+}
+
+impl Search<'_> {
+    fn is_clock_pin(&self, split: Split, pin: tachyon_graph::PinId) -> bool {
+        self.trees[split.index()]
+            .as_ref()
+            .is_some_and(|tree| tree.is_clock_pin(pin))
+    }
+
+    /// Every endpoint of the query's splits, sorted by the lower bound of its slack.
+    fn collect_endpoints(&mut self, splits: &[Split], query: &PathQuery) {
+        let graph = self.graph;
+        let data = self.data;
+        let mut spec_index: HashMap<ForestSpec, usize> = HashMap::new();
+        let mut add = |search: &mut Self, spec: ForestSpec, endpoint: Endpoint| {
+            let index = *spec_index.entry(spec).or_insert_with(|| {
+                search.specs.push(spec);
+                search.specs.len() - 1
+            });
+            search.endpoints.push(Endpoint {
+                forest: index,
+                ..endpoint
+            });
+        };
+        for &split in splits {
+            for &(pin, required) in &graph.assertions().required {
+                if graph.pin(pin).kind != PinKind::PrimaryOutput
+                    || query.endpoint.is_some_and(|only| only != pin)
+                    || self.is_clock_pin(split, pin)
+                {
+                    continue;
+                }
+                for transition in Transition::BOTH {
+                    let condition = condition_index(split, transition);
+                    let required = required[condition];
+                    // The engine's arrival covers every path, so its slack bounds ours.
+                    let lower_bound =
+                        endpoint_slack(split, required, data.arrival[pin.index()][condition]);
+                    if lower_bound.is_nan() {
+                        continue;
+                    }
+                    let spec = ForestSpec {
+                        endpoint: pin,
+                        split,
+                        capture: None,
+                        launches: true,
+                    };
+                    let endpoint = Endpoint {
+                        forest: 0,
+                        transition,
+                        kind: PathKind::PrimaryOutput,
+                        required,
+                        lower_bound,
+                    };
+                    add(self, spec, endpoint);
+                }
+            }
+            for (test_index, test) in graph.tests().iter().enumerate() {
+                if test.kind.split() != split
+                    || query.endpoint.is_some_and(|only| only != test.data)
+                    || self.is_clock_pin(split, test.data)
+                {
+                    continue;
+                }
+                let capture = self.trees[split.index()]
+                    .as_ref()
+                    .and_then(|tree| tree.node(test.clock, test.clock_edge));
+                let result = &data.tests[test_index];
+                for transition in Transition::BOTH {
+                    let required = result.required_before_cppr[transition.index()];
+                    // The engine's post-CPPR test slack is exactly the best path's.
+                    let lower_bound = result.slack[transition.index()];
+                    if required.is_nan() || lower_bound.is_nan() {
+                        continue;
+                    }
+                    let spec = ForestSpec {
+                        endpoint: test.data,
+                        split,
+                        capture: if self.cppr { capture } else { None },
+                        launches: !(self.cppr && capture.is_none()),
+                    };
+                    let kind = match test.kind {
+                        tachyon_graph::TestKind::Setup => PathKind::Setup,
+                        tachyon_graph::TestKind::Hold => PathKind::Hold,
+                    };
+                    let endpoint = Endpoint {
+                        forest: 0,
+                        transition,
+                        kind,
+                        required,
+                        lower_bound,
+                    };
+                    add(self, spec, endpoint);
+                }
+            }
+        }
+        self.endpoints
+            .retain(|endpoint| !(query.only_negative && endpoint.lower_bound >= 0.0));
+        self.endpoints
+            .sort_by(|a, b| a.lower_bound.total_cmp(&b.lower_bound));
+        self.forests = (0..self.specs.len()).map(|_| None).collect();
+    }
+
+    fn push(&mut self, key: f64, item: Item) {
+        if key.is_nan() || key == f64::INFINITY {
+            return;
+        }
+        self.sequence += 1;
+        self.heap.push(Entry {
+            key,
+            sequence: self.sequence,
+            item,
+        });
+    }
+
+    fn forest(&self, endpoint: u32) -> &Forest {
+        let spec = self.endpoints[endpoint as usize].forest;
+        match &self.forests[spec] {
+            Some(forest) => forest,
+            None => unreachable!("an endpoint's forest is built before its paths exist"),
+        }
+    }
+
+    /// Builds the forest of endpoint `first` and of the next few endpoints in bound
+    /// order (they are likely needed soon), in parallel.
+    fn build_forests_from(&mut self, first: usize) {
+        let batch = rayon::current_num_threads().max(1) * 4;
+        let mut wanted: Vec<usize> = Vec::new();
+        for endpoint in self.endpoints.iter().skip(first) {
+            if wanted.len() >= batch {
+                break;
+            }
+            if self.forests[endpoint.forest].is_none() && !wanted.contains(&endpoint.forest) {
+                wanted.push(endpoint.forest);
+            }
+        }
+        let graph = self.graph;
+        let data = self.data;
+        let trees = &self.trees;
+        let topological_position = &self.topological_position;
+        let cppr = self.cppr;
+        let specs = &self.specs;
+        let built: Vec<(usize, Forest)> = wanted
+            .par_iter()
+            .map(|&index| {
+                let spec = specs[index];
+                let inputs = ForestInputs {
+                    graph,
+                    data,
+                    tree: trees[spec.split.index()].as_ref(),
+                    topological_position,
+                    cppr,
+                };
+                (index, Forest::build(inputs, spec))
+            })
+            .collect();
+        for (index, forest) in built {
+            self.forests[index] = Some(forest);
+        }
+    }
+
+    fn run(mut self, query: &PathQuery) -> Vec<TimingPath> {
+        if !self.endpoints.is_empty() {
+            self.push(self.endpoints[0].lower_bound, Item::Endpoint(0));
+        }
+        let mut found: Vec<u32> = Vec::new();
+        while let Some(entry) = self.heap.pop() {
+            if found.len() >= query.k || (query.only_negative && entry.key >= 0.0) {
+                break;
+            }
+            match entry.item {
+                Item::Endpoint(index) => {
+                    let next = index as usize + 1;
+                    if next < self.endpoints.len() {
+                        self.push(
+                            self.endpoints[next].lower_bound,
+                            Item::Endpoint(next as u32),
+                        );
+                    }
+                    let endpoint = self.endpoints[index as usize];
+                    if self.forests[endpoint.forest].is_none() {
+                        self.build_forests_from(index as usize);
+                    }
+                    let pin = self.specs[endpoint.forest].endpoint;
+                    let split = self.specs[endpoint.forest].split;
+                    let forest = self.forest(index);
+                    let Some(node) = forest.node(pin, endpoint.transition) else {
+                        continue;
+                    };
+                    let slack = endpoint_slack(split, endpoint.required, forest.arrival(node));
+                    if slack.is_nan() {
+                        continue;
+                    }
+                    // The root's bound may be below its exact slack (primary outputs):
+                    // requeue it as a deviation-free path with the exact key.
+                    let record = PathRecord {
+                        endpoint: index,
+                        parent: None,
+                        node,
+                        rank: 0,
+                        slack,
+                    };
+                    self.records.push(record);
+                    let path = (self.records.len() - 1) as u32;
+                    self.push(
+                        slack,
+                        Item::Deviation {
+                            path,
+                            node: u32::MAX,
+                            rank: 0,
+                        },
+                    );
+                }
+                Item::Deviation { path, node, rank } => {
+                    let new_path = if node == u32::MAX {
+                        // A root path coming up with its exact key.
+                        path
+                    } else {
+                        let parent = self.records[path as usize];
+                        let edges_len = self.forest(parent.endpoint).edges(node).len() as u32;
+                        if rank + 1 < edges_len {
+                            let next_cost = self.forest(parent.endpoint).edges(node)
+                                [(rank + 1) as usize]
+                                .deviation;
+                            self.push(
+                                parent.slack + next_cost,
+                                Item::Deviation {
+                                    path,
+                                    node,
+                                    rank: rank + 1,
+                                },
+                            );
+                        }
+                        self.records.push(PathRecord {
+                            endpoint: parent.endpoint,
+                            parent: Some(path),
+                            node,
+                            rank,
+                            slack: entry.key,
+                        });
+                        (self.records.len() - 1) as u32
+                    };
+                    found.push(new_path);
+                    let record = self.records[new_path as usize];
+                    let forest = self.forest(record.endpoint);
+                    // The tail of the new path: from the root's endpoint node, or from
+                    // where the deviation arc comes from.
+                    let tail = if record.parent.is_none() {
+                        Some(record.node)
+                    } else {
+                        match forest.edges(record.node)[record.rank as usize].origin {
+                            Origin::Node(from) => Some(from),
+                            Origin::Launch(_) | Origin::Input => None,
+                        }
+                    };
+                    if let Some(tail) = tail {
+                        let key = record.slack + forest.best_side(tail);
+                        self.push(
+                            key,
+                            Item::Tail {
+                                path: new_path,
+                                node: tail,
+                            },
+                        );
+                    }
+                }
+                Item::Tail { path, node } => {
+                    let record = self.records[path as usize];
+                    let forest = self.forest(record.endpoint);
+                    let edges = forest.edges(node);
+                    let side = edges.get(1).map(|edge| record.slack + edge.deviation);
+                    let upstream = match edges.first().map(|edge| edge.origin) {
+                        Some(Origin::Node(from)) => {
+                            Some((record.slack + forest.best_side(from), from))
+                        }
+                        _ => None,
+                    };
+                    if let Some(key) = side {
+                        self.push(
+                            key,
+                            Item::Deviation {
+                                path,
+                                node,
+                                rank: 1,
+                            },
+                        );
+                    }
+                    if let Some((key, from)) = upstream {
+                        self.push(key, Item::Tail { path, node: from });
+                    }
+                }
+            }
+        }
+        found.into_iter().map(|path| self.recover(path)).collect()
+    }
+
+    /// The pins of path `path`, endpoint first.
+    fn recover(&self, path: u32) -> TimingPath {
+        let record = self.records[path as usize];
+        let endpoint = self.endpoints[record.endpoint as usize];
+        let split = self.specs[endpoint.forest].split;
+        let forest = self.forest(record.endpoint);
+        // The deviations from the endpoint back to the start, and the root's node.
+        let mut deviations: Vec<(u32, u32)> = Vec::new();
+        let mut current = record;
+        while let Some(parent) = current.parent {
+            deviations.push((current.node, current.rank));
+            current = self.records[parent as usize];
+        }
+        deviations.reverse();
+        let mut pins = Vec::new();
+        let mut node = current.node;
+        let mut next_deviation = 0;
+        loop {
+            pins.push(forest.pin_of(node));
+            let rank = match deviations.get(next_deviation) {
+                Some(&(at, rank)) if at == node => {
+                    next_deviation += 1;
+                    rank
+                }
+                _ => 0,
+            };
+            match forest
+                .edges(node)
+                .get(rank as usize)
+                .map(|edge| edge.origin)
+            {
+                Some(Origin::Node(from)) => node = from,
+                Some(Origin::Launch(clock_node)) => {
+                    if let Some(tree) = &self.trees[split.index()] {
+                        push_clock_path(tree, clock_node, &mut pins);
+                    }
+                    break;
+                }
+                Some(Origin::Input) | None => break,
+            }
+        }
+        TimingPath {
+            slack: record.slack,
+            split,
+            kind: endpoint.kind,
+            pins,
+        }
+    }
+}
+
+/// Appends clock tree node `node` and its ancestors up to the source.
+fn push_clock_path(
+    tree: &ClockTree,
+    mut node: u32,
+    pins: &mut Vec<(tachyon_graph::PinId, Transition)>,
+) {
+    loop {
+        let transition = if node % 2 == 0 {
+            Transition::Rise
+        } else {
+            Transition::Fall
+        };
+        pins.push((tachyon_graph::PinId(node / 2), transition));
+        let depth = tree.depth(node);
+        if depth == 0 {
+            break;
+        }
+        node = tree.ancestor(node, depth - 1);
+    }
+}

@@ -1,0 +1,479 @@
+//! The search against brute-force enumeration of every path on small random designs
+//! (clock tree, flip-flops, reconvergent logic, setup and hold tests, primary outputs).
+
+use std::collections::HashMap;
+use std::sync::Arc as Shared;
+
+use proptest::prelude::*;
+use tachyon_cppr::ClockTree;
+use tachyon_graph::{
+    Arc, ArcKind, Assertions, CellArc, Clock, NldmTable, Pin, PinId, PinKind, TableId, Test,
+    TestKind, TimingData, TimingGraph, Unateness,
+};
+use tachyon_kernels::condition::condition_index;
+use tachyon_kernels::{Split, Transition};
+
+use crate::formula::{endpoint_slack, launch_effective_arrival};
+use crate::{worst_paths, PathKind, PathQuery};
+
+/// A small deterministic generator (SplitMix64), so a proptest seed fixes a design.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    /// A value in [low, high) on a 1/8 grid, so that sums are exact and ties happen.
+    fn value(&mut self, low: f64, high: f64) -> f64 {
+        let steps = ((high - low) * 8.0) as usize;
+        low + self.below(steps.max(1)) as f64 / 8.0
+    }
+}
+
+struct Builder {
+    pins: Vec<Pin>,
+    arcs: Vec<Arc>,
+    tests: Vec<Test>,
+    tables: Vec<NldmTable>,
+}
+
+impl Builder {
+    fn pin(&mut self, name: String, kind: PinKind) -> PinId {
+        self.pins.push(Pin {
+            name,
+            kind,
+            net: None,
+            capacitance: [0.0; 4],
+        });
+        PinId::from_index(self.pins.len() - 1)
+    }
+
+    fn constant(&mut self, value: f64) -> TableId {
+        self.tables.push(NldmTable {
+            index_1: Vec::new(),
+            index_2: Vec::new(),
+            values: vec![value],
+            primary_is_index_2: false,
+        });
+        TableId::from_index(self.tables.len() - 1)
+    }
+
+    /// An early and a late cell arc, late delays at least the early ones.
+    fn cell(
+        &mut self,
+        random: &mut Random,
+        from: PinId,
+        to: PinId,
+        unateness: Unateness,
+        clock_edge: Option<Transition>,
+    ) {
+        let early = [random.value(1.0, 6.0), random.value(1.0, 6.0)];
+        let extra = [random.value(0.0, 3.0), random.value(0.0, 3.0)];
+        for split in Split::BOTH {
+            let delay = match split {
+                Split::Early => early,
+                Split::Late => [early[0] + extra[0], early[1] + extra[1]],
+            };
+            let delay = [Some(self.constant(delay[0])), Some(self.constant(delay[1]))];
+            let slew = Some(self.constant(5.0));
+            self.arcs.push(Arc {
+                from,
+                to,
+                kind: ArcKind::Cell(CellArc {
+                    split,
+                    unateness,
+                    clock_edge,
+                    delay,
+                    slew: [slew, slew],
+                }),
+            });
+        }
+    }
+}
+
+/// A random design with a clock tree, flip-flops, logic, tests and outputs.
+fn random_design(seed: u64) -> (TimingGraph, TimingData) {
+    let mut random = Random(seed);
+    let mut builder = Builder {
+        pins: Vec::new(),
+        arcs: Vec::new(),
+        tests: Vec::new(),
+        tables: Vec::new(),
+    };
+    let mut assertions = Assertions::default();
+    let clock = builder.pin("clk".into(), PinKind::PrimaryInput);
+    assertions.arrival.push((
+        clock,
+        [0.0, 0.0, random.value(0.0, 2.0), random.value(0.0, 2.0)],
+    ));
+    assertions.slew.push((clock, [5.0; 4]));
+    assertions.clock = Some(Clock {
+        source: clock,
+        period: random.value(20.0, 50.0),
+    });
+    let mut clock_pins = vec![clock];
+    for buffer in 0..1 + random.below(4) {
+        let pin = builder.pin(format!("cb{buffer}"), PinKind::CellOutput);
+        let parent = clock_pins[random.below(clock_pins.len())];
+        let unateness = if random.below(4) == 0 {
+            Unateness::Negative
+        } else {
+            Unateness::Positive
+        };
+        builder.cell(&mut random, parent, pin, unateness, None);
+        clock_pins.push(pin);
+    }
+    let mut drivers = Vec::new();
+    for input in 0..1 + random.below(3) {
+        let pin = builder.pin(format!("in{input}"), PinKind::PrimaryInput);
+        let early = [random.value(0.0, 4.0), random.value(0.0, 4.0)];
+        let late = [
+            early[0] + random.value(0.0, 2.0),
+            early[1] + random.value(0.0, 2.0),
+        ];
+        assertions
+            .arrival
+            .push((pin, [early[0], early[1], late[0], late[1]]));
+        assertions.slew.push((pin, [5.0; 4]));
+        drivers.push(pin);
+    }
+    let n_flip_flops = 1 + random.below(3);
+    let mut data_pins = Vec::new();
+    for flip_flop in 0..n_flip_flops {
+        let clock_pin = builder.pin(format!("f{flip_flop}:CK"), PinKind::CellInput);
+        let parent = clock_pins[random.below(clock_pins.len())];
+        builder.cell(&mut random, parent, clock_pin, Unateness::Positive, None);
+        let output = builder.pin(format!("f{flip_flop}:Q"), PinKind::CellOutput);
+        builder.cell(
+            &mut random,
+            clock_pin,
+            output,
+            Unateness::NonUnate,
+            Some(Transition::Rise),
+        );
+        drivers.push(output);
+        let data_pin = builder.pin(format!("f{flip_flop}:D"), PinKind::CellInput);
+        data_pins.push(data_pin);
+        for kind in [TestKind::Setup, TestKind::Hold] {
+            let constraint = [
+                Some(builder.constant(random.value(0.0, 3.0))),
+                Some(builder.constant(random.value(0.0, 3.0))),
+            ];
+            builder.tests.push(Test {
+                clock: clock_pin,
+                data: data_pin,
+                kind,
+                clock_edge: Transition::Rise,
+                constraint,
+            });
+        }
+    }
+    for node in 0..2 + random.below(6) {
+        let pin = builder.pin(format!("n{node}"), PinKind::CellOutput);
+        for _ in 0..1 + random.below(2) {
+            let from = drivers[random.below(drivers.len())];
+            let unateness = [
+                Unateness::Positive,
+                Unateness::Negative,
+                Unateness::NonUnate,
+            ][random.below(3)];
+            builder.cell(&mut random, from, pin, unateness, None);
+        }
+        drivers.push(pin);
+    }
+    for &data_pin in &data_pins {
+        for _ in 0..1 + random.below(2) {
+            let from = drivers[random.below(drivers.len())];
+            builder.cell(&mut random, from, data_pin, Unateness::Positive, None);
+        }
+    }
+    for output in 0..1 + random.below(2) {
+        let pin = builder.pin(format!("out{output}"), PinKind::PrimaryOutput);
+        let from = drivers[random.below(drivers.len())];
+        builder.cell(&mut random, from, pin, Unateness::Positive, None);
+        let early = random.value(0.0, 10.0);
+        let late = random.value(15.0, 40.0);
+        assertions.required.push((pin, [early, early, late, late]));
+    }
+
+    let Builder {
+        pins,
+        arcs,
+        tests,
+        tables,
+    } = builder;
+    let mut graph = TimingGraph::new(Shared::new(tables));
+    for pin in pins {
+        graph.add_pin(pin);
+    }
+    for arc in arcs {
+        graph.add_arc(arc);
+    }
+    for test in tests {
+        graph.add_test(test);
+    }
+    graph.set_assertions(assertions);
+    graph.finalize();
+    let mut data = tachyon_gba::update_timing_without_cppr(&graph);
+    tachyon_cppr::apply_cppr(&graph, &mut data);
+    (graph, data)
+}
+
+type BrutePath = (f64, Split, PathKind, Vec<(PinId, Transition)>);
+
+/// What identifies a path: its pins, split and kind.
+type PathIdentity = (Vec<(PinId, Transition)>, Split, PathKind);
+
+/// Every path of the design by plain recursion over fan-in arcs, with its exact slack.
+fn all_paths(graph: &TimingGraph, data: &TimingData) -> Vec<BrutePath> {
+    let mut paths = Vec::new();
+    let Some(clock) = graph.assertions().clock else {
+        return paths;
+    };
+    for split in Split::BOTH {
+        let tree = ClockTree::build(graph, data, clock.source, split);
+        let mut endpoints: Vec<(PinId, Transition, f64, PathKind, Option<u32>)> = Vec::new();
+        for &(pin, required) in &graph.assertions().required {
+            for transition in Transition::BOTH {
+                let required = required[condition_index(split, transition)];
+                endpoints.push((pin, transition, required, PathKind::PrimaryOutput, None));
+            }
+        }
+        for (index, test) in graph.tests().iter().enumerate() {
+            if test.kind.split() != split {
+                continue;
+            }
+            let kind = match test.kind {
+                TestKind::Setup => PathKind::Setup,
+                TestKind::Hold => PathKind::Hold,
+            };
+            let capture = tree.node(test.clock, test.clock_edge);
+            for transition in Transition::BOTH {
+                let required = data.tests[index].required_before_cppr[transition.index()];
+                endpoints.push((test.data, transition, required, kind, capture));
+            }
+        }
+        for (pin, transition, required, kind, capture) in endpoints {
+            let mut suffix = Vec::new();
+            let mut starts = Vec::new();
+            walk_back(
+                graph,
+                data,
+                &tree,
+                split,
+                pin,
+                transition,
+                0.0,
+                capture,
+                &mut suffix,
+                &mut starts,
+            );
+            for (arrival, pins) in starts {
+                paths.push((endpoint_slack(split, required, arrival), split, kind, pins));
+            }
+        }
+    }
+    paths
+}
+
+/// Extends `suffix` (endpoint first) back from (`pin`, `transition`) to every start,
+/// recording (effective arrival, pins) of each complete path in `starts`.
+#[allow(clippy::too_many_arguments)]
+fn walk_back(
+    graph: &TimingGraph,
+    data: &TimingData,
+    tree: &ClockTree,
+    split: Split,
+    pin: PinId,
+    transition: Transition,
+    delay_so_far: f64,
+    capture: Option<u32>,
+    suffix: &mut Vec<(PinId, Transition)>,
+    starts: &mut Vec<(f64, Vec<(PinId, Transition)>)>,
+) {
+    suffix.push((pin, transition));
+    let condition = condition_index(split, transition);
+    if graph.pin(pin).kind == PinKind::PrimaryInput && !tree.is_clock_pin(pin) {
+        starts.push((
+            data.arrival[pin.index()][condition] + delay_so_far,
+            suffix.clone(),
+        ));
+    }
+    for &arc_id in graph.fanin(pin) {
+        let arc = graph.arc(arc_id);
+        let ArcKind::Cell(cell) = &arc.kind else {
+            continue;
+        };
+        if cell.split != split {
+            continue;
+        }
+        for input in Transition::BOTH {
+            let delay = data.arc_delay[arc_id.index()][input.index() * 2 + transition.index()];
+            if delay.is_nan() {
+                continue;
+            }
+            if tree.is_clock_pin(arc.from) {
+                if cell.clock_edge != Some(input) {
+                    continue;
+                }
+                let launch = tree.node(arc.from, input).unwrap();
+                let credit = capture
+                    .map(|capture| tree.credit(crate::forest::common_point(tree, launch, capture)))
+                    .unwrap_or(0.0);
+                let clock_arrival = data.arrival[arc.from.index()][condition_index(split, input)];
+                let arrival = launch_effective_arrival(split, clock_arrival, credit);
+                let mut pins = suffix.clone();
+                let mut node = launch;
+                loop {
+                    let transition = if node % 2 == 0 {
+                        Transition::Rise
+                    } else {
+                        Transition::Fall
+                    };
+                    pins.push((PinId(node / 2), transition));
+                    if tree.depth(node) == 0 {
+                        break;
+                    }
+                    node = tree.ancestor(node, tree.depth(node) - 1);
+                }
+                starts.push((arrival + delay + delay_so_far, pins));
+            } else {
+                walk_back(
+                    graph,
+                    data,
+                    tree,
+                    split,
+                    arc.from,
+                    input,
+                    delay_so_far + delay,
+                    capture,
+                    suffix,
+                    starts,
+                );
+            }
+        }
+    }
+    suffix.pop();
+}
+
+fn check_against_brute_force(seed: u64, k: usize) {
+    let (graph, data) = random_design(seed);
+    let brute = all_paths(&graph, &data);
+
+    // The brute force's best path per test is the engine's post-CPPR test slack.
+    for (index, test) in graph.tests().iter().enumerate() {
+        for transition in Transition::BOTH {
+            let kind = match test.kind {
+                TestKind::Setup => PathKind::Setup,
+                TestKind::Hold => PathKind::Hold,
+            };
+            let best = brute
+                .iter()
+                .filter(|path| path.2 == kind && path.3[0] == (test.data, transition))
+                .map(|path| path.0)
+                .fold(f64::INFINITY, f64::min);
+            let engine = data.tests[index].slack[transition.index()];
+            if best.is_finite() {
+                assert!(
+                    (best - engine).abs() < 1e-9,
+                    "seed {seed}: test {index} {transition:?}: brute {best} engine {engine}"
+                );
+            }
+        }
+    }
+
+    let mut expected: Vec<f64> = brute.iter().map(|path| path.0).collect();
+    expected.sort_by(f64::total_cmp);
+    expected.truncate(k);
+    let found = worst_paths(&graph, &data, &PathQuery::top(k));
+    let slacks: Vec<f64> = found.iter().map(|path| path.slack).collect();
+    assert_eq!(
+        slacks.len(),
+        expected.len(),
+        "seed {seed}: {slacks:?} vs {expected:?}"
+    );
+    for (got, want) in slacks.iter().zip(&expected) {
+        assert!(
+            (got - want).abs() < 1e-9,
+            "seed {seed}: {slacks:?} vs {expected:?}"
+        );
+    }
+    // Every path found is a real path with that slack, found once. Parallel arcs
+    // between the same two pins make distinct paths with the same pins, hence a list.
+    let mut by_pins: HashMap<PathIdentity, Vec<f64>> = HashMap::new();
+    for path in &brute {
+        by_pins
+            .entry((path.3.clone(), path.1, path.2))
+            .or_default()
+            .push(path.0);
+    }
+    for path in &found {
+        let key = (path.pins.clone(), path.split, path.kind);
+        let candidates = by_pins.entry(key).or_default();
+        let position = candidates
+            .iter()
+            .position(|slack| (slack - path.slack).abs() < 1e-9);
+        assert!(
+            position.is_some(),
+            "seed {seed}: path {:?} has slack {} but brute force says {candidates:?}",
+            path.pins,
+            path.slack
+        );
+        if let Some(position) = position {
+            candidates.swap_remove(position);
+        }
+    }
+}
+
+#[test]
+fn a_few_fixed_designs_match_brute_force() {
+    for seed in 0..20 {
+        check_against_brute_force(seed, 1_000_000);
+        check_against_brute_force(seed, 5);
+    }
+}
+
+#[test]
+fn only_negative_and_filters() {
+    let (graph, data) = random_design(7);
+    let all = worst_paths(&graph, &data, &PathQuery::top(usize::MAX));
+    let negative = worst_paths(
+        &graph,
+        &data,
+        &PathQuery {
+            only_negative: true,
+            ..PathQuery::top(usize::MAX)
+        },
+    );
+    let expected: Vec<f64> = all.iter().map(|p| p.slack).filter(|s| *s < 0.0).collect();
+    let got: Vec<f64> = negative.iter().map(|p| p.slack).collect();
+    assert_eq!(got, expected);
+    let late = worst_paths(
+        &graph,
+        &data,
+        &PathQuery {
+            split: Some(Split::Late),
+            ..PathQuery::top(usize::MAX)
+        },
+    );
+    assert!(late.iter().all(|path| path.split == Split::Late));
+    assert_eq!(
+        late.len(),
+        all.iter().filter(|path| path.split == Split::Late).count()
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn top_k_equals_brute_force(seed in any::<u64>(), k in 1usize..40) {
+        check_against_brute_force(seed, k);
+    }
+}
