@@ -461,13 +461,14 @@ impl Timer {
                     self.slack(pin, split, transition)
                         .map(|value| Some(format_value(value, 987654.0)))
                 }
-                OperationKind::ReportWorstPaths { .. } => {
-                    summary.notices.push(format!(
-                        "line {}: report_worst_paths is not supported yet",
-                        operation.line
-                    ));
-                    Ok(None)
-                }
+                OperationKind::ReportWorstPaths { pin, num_paths } => self
+                    .worst_paths(*num_paths as usize, None, pin.as_deref(), true)
+                    .and_then(|paths| {
+                        let (graph, _) = self.timing()?;
+                        let mut text = Vec::new();
+                        tachyon_report::write_tau_paths(&mut text, graph, &paths)?;
+                        Ok(Some(String::from_utf8_lossy(&text).trim_end().to_string()))
+                    }),
             };
             match answer? {
                 Some(line) => {
@@ -516,5 +517,40 @@ fn format_value(value: Option<f64>, missing: f64) -> String {
     match value {
         Some(value) => format!("{value:.3}"),
         None => format!("{missing:.1}"),
+    }
+}
+
+impl Timer {
+    /// The `k` paths of smallest slack (post-CPPR when CPPR is on), smallest first:
+    /// of `split` only when given, ending at pin `endpoint` only when given, negative
+    /// slacks only when `only_negative` (what `report_worst_paths` lists).
+    pub fn worst_paths(
+        &mut self,
+        k: usize,
+        split: Option<Split>,
+        endpoint: Option<&str>,
+        only_negative: bool,
+    ) -> Result<Vec<tachyon_paths::TimingPath>, TimerError> {
+        self.update_timing()?;
+        let cppr = self.cppr;
+        let Some((graph, data)) = &self.timing else {
+            return Ok(Vec::new());
+        };
+        let endpoint = match endpoint {
+            Some(name) => Some(
+                graph
+                    .pin_by_name(name)
+                    .ok_or_else(|| LinkError::UnknownPin(name.to_string()))?,
+            ),
+            None => None,
+        };
+        let query = tachyon_paths::PathQuery {
+            k,
+            split,
+            endpoint,
+            only_negative,
+            cppr,
+        };
+        Ok(tachyon_paths::worst_paths(graph, data, &query))
     }
 }
