@@ -99,7 +99,10 @@ impl Timer {
         }
     }
 
-    /// Per-phase durations so far.
+    /// Per-phase durations so far, in first-seen order: `parse` (the parsers only),
+    /// `link` (binding libraries, the netlist and parasitics into the design, and building
+    /// the graph), `levelize` (CSR adjacency and topological levels), `rc`, `propagate`
+    /// (arrivals, tests, required times) and `cppr`.
     pub fn phase_timings(&self) -> &[PhaseTiming] {
         &self.phases
     }
