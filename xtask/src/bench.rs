@@ -52,6 +52,9 @@ pub struct BenchArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Paths to find and report after timing (the paths and report phases; 0 skips them).
+    #[arg(long, default_value_t = 1000)]
+    paths: usize,
     /// Runs per design; the table shows medians.
     #[arg(long, default_value_t = 3)]
     runs: usize,
@@ -142,6 +145,14 @@ fn thread_args(args: &BenchArgs) -> Vec<String> {
         .unwrap_or_default()
 }
 
+fn paths_args(args: &BenchArgs) -> Vec<String> {
+    if args.paths == 0 {
+        Vec::new()
+    } else {
+        vec!["--paths".to_string(), args.paths.to_string()]
+    }
+}
+
 fn bench_flow(args: &BenchArgs, binary: &Path, designs: &[Design]) -> anyhow::Result<()> {
     let report_path =
         std::env::temp_dir().join(format!("tachyon-bench-{}.json", std::process::id()));
@@ -160,6 +171,7 @@ fn bench_flow(args: &BenchArgs, binary: &Path, designs: &[Design]) -> anyhow::Re
                     "--output",
                     "/dev/null",
                 ])
+                .args(paths_args(args))
                 .arg("--timings-json")
                 .arg(&report_path)
                 .status()

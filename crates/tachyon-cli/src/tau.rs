@@ -24,6 +24,10 @@ pub struct TauArgs {
     /// Only time the design once and print WNS/TNS; run no `.ops` (for benchmarks).
     #[arg(long)]
     skip_ops: bool,
+    /// With `--skip-ops`: also find the K worst paths (any slack sign, both splits) and
+    /// write them in the `report_worst_paths` format (times the paths and report phases).
+    #[arg(long, value_name = "K")]
+    paths: Option<usize>,
     /// Write the answers here instead of standard output.
     #[arg(short, long)]
     output: Option<PathBuf>,
@@ -90,6 +94,10 @@ pub fn run(args: TauArgs) -> anyhow::Result<()> {
         let wns = timer.worst_negative_slack(Split::Late)?;
         let tns = timer.total_negative_slack(Split::Late)?;
         writeln!(out, "wns_late {wns:.3}\ntns_late {tns:.3}")?;
+        if let Some(k) = args.paths {
+            let paths = timer.worst_paths(k, None, None, false)?;
+            timer.write_tau_paths(&mut out, &paths)?;
+        }
     } else {
         let ops_path = args
             .ops
