@@ -3,7 +3,9 @@
 //! Commands: `read_celllib [-early|-late] F`, `read_verilog F`, `read_spef F`,
 //! `read_timing F`, `read_sdc F`, `cppr -enable|-disable`, `update_timing`,
 //! `report_at|report_rat|report_slew|report_slack -pin P [-early|-late] [-rise|-fall]`,
-//! `report_wns [-early|-late]`, `report_tns [-early|-late]`, the TAU 2015 edits
+//! `report_wns [-early|-late]`, `report_tns [-early|-late]`,
+//! `report_timing [-num_paths K] [-early|-late]` (the K worst paths as readable tables),
+//! `report_worst_paths [-pin P] [-numPaths K]` (TAU 2015 format), the TAU 2015 edits
 //! (`insert_gate`, `repower_gate`, `remove_gate`, `insert_net`, `remove_net`,
 //! `connect_pin`, `disconnect_pin`), `help` and `exit`. `#` starts a comment. File names
 //! are relative to the script's folder (or the current folder for standard input).
@@ -26,7 +28,8 @@ pub struct ShellArgs {
 const HELP: &str = "commands: read_celllib [-early|-late] F | read_verilog F | read_spef F | \
 read_timing F | read_sdc F | cppr -enable|-disable | update_timing | \
 report_at|report_rat|report_slew|report_slack -pin P [-early|-late] [-rise|-fall] | \
-report_wns|report_tns [-early|-late] | insert_gate I C | repower_gate I C | remove_gate I | \
+report_wns|report_tns [-early|-late] | report_timing [-num_paths K] [-early|-late] | \
+report_worst_paths [-pin P] [-numPaths K] | insert_gate I C | repower_gate I C | remove_gate I | \
 insert_net N | remove_net N | connect_pin P N | disconnect_pin P | help | exit";
 
 pub fn run(args: ShellArgs) -> anyhow::Result<()> {
@@ -128,6 +131,27 @@ fn execute(
             "{:.3}",
             timer.total_negative_slack(split_or_late(rest))?
         )?,
+        "report_timing" => {
+            let k = match rest.iter().position(|word| *word == "-num_paths") {
+                Some(position) => {
+                    let value = rest.get(position + 1).copied().unwrap_or("");
+                    value.parse::<usize>().with_context(|| {
+                        format!("report_timing: expected a path count after -num_paths, found \"{value}\"")
+                    })?
+                }
+                None => 1,
+            };
+            let split = if rest.contains(&"-early") {
+                Some(Split::Early)
+            } else if rest.contains(&"-late") {
+                Some(Split::Late)
+            } else {
+                None
+            };
+            let paths = timer.worst_paths(k, split, None, false)?;
+            let (graph, data) = timer.timing()?;
+            tachyon::report::write_path_report(out, graph, data, &paths)?;
+        }
         "insert_gate" | "repower_gate" | "remove_gate" | "insert_net" | "remove_net"
         | "connect_pin" | "disconnect_pin" | "report_worst_paths" => {
             // The TAU 2015 edits share the .ops reader and runner.

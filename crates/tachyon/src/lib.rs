@@ -16,6 +16,8 @@ pub use tachyon_graph as graph;
 pub use tachyon_kernels as kernels;
 pub use tachyon_liberty as liberty;
 pub use tachyon_link as link;
+pub use tachyon_paths as paths;
+pub use tachyon_report as report;
 pub use tachyon_sdc as sdc;
 pub use tachyon_spef as spef;
 pub use tachyon_verilog as verilog;

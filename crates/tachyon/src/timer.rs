@@ -360,7 +360,8 @@ impl Timer {
             .endpoint_slacks(split)?
             .into_iter()
             .filter(|slack| *slack < 0.0)
-            .sum())
+            // A fold from +0.0: `sum()` starts at -0.0, so no violation would print "-0.000".
+            .fold(0.0, |total, slack| total + slack))
     }
 
     /// `insert_gate`.
