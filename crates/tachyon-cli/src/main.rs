@@ -10,6 +10,14 @@ mod tau;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+/// mimalloc instead of the system allocator: parsing a large SPEF makes tens of millions
+/// of small allocations from every rayon thread, where glibc's per-thread arenas grow by
+/// `mprotect` and realloc by copying (about a third of single-threaded SPEF parse time
+/// went to the kernel and `memmove`). The library crates leave the choice to their users.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+
 #[derive(Parser)]
 #[command(
     name = "tachyon",

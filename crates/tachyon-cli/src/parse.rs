@@ -153,9 +153,7 @@ fn parse_file(path: &Path) -> anyhow::Result<FileReport> {
         );
         bar.enable_steady_tick(Duration::from_millis(100));
     }
-    let started = Instant::now();
-    let summary = summarize(format, &display_name, &text)?;
-    let seconds = started.elapsed().as_secs_f64();
+    let (summary, seconds) = summarize(format, &display_name, &text)?;
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
@@ -204,22 +202,36 @@ fn read_text(path: &Path, progress: Option<&ProgressBar>) -> anyhow::Result<Stri
     })
 }
 
-/// Parses `text` as `format` and describes what it holds.
-fn summarize(format: Format, name: &str, text: &str) -> anyhow::Result<String> {
-    Ok(match format {
+/// Runs `parse` and returns its result with the seconds it took. Only the parser is
+/// timed: not the summary computed from its model, nor the model's release.
+fn timed<T>(parse: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<(T, f64)> {
+    let started = Instant::now();
+    let model = parse()?;
+    Ok((model, started.elapsed().as_secs_f64()))
+}
+
+/// Parses `text` as `format`; describes what it holds, with the parse time in seconds.
+fn summarize(format: Format, name: &str, text: &str) -> anyhow::Result<(String, f64)> {
+    let seconds;
+    let summary = match format {
         Format::Liberty => {
-            let library = tachyon_liberty::parse_library(name, text)?;
+            let library;
+            (library, seconds) = timed(|| Ok(tachyon_liberty::parse_library(name, text)?))?;
             let summary = library.summary();
             format!(
                 "{} cells, {} pins, {} timing arcs, {} templates",
                 summary.n_cells, summary.n_pins, summary.n_timing_arcs, summary.n_templates
             )
         }
-        Format::Verilog => tachyon_verilog::parse_netlist(name, text)?
-            .summary()
-            .to_string(),
+        Format::Verilog => {
+            let netlist;
+            (netlist, seconds) = timed(|| Ok(tachyon_verilog::parse_netlist(name, text)?))?;
+            netlist.summary().to_string()
+        }
         Format::Spef => {
-            let summary = tachyon_spef::parse_spef(name, text)?.summary();
+            let spef;
+            (spef, seconds) = timed(|| Ok(tachyon_spef::parse_spef(name, text)?))?;
+            let summary = spef.summary();
             format!(
                 "{} nets, {} RC nodes, {} resistors, {} capacitors ({} coupling), {} ports",
                 summary.nets,
@@ -231,24 +243,29 @@ fn summarize(format: Format, name: &str, text: &str) -> anyhow::Result<String> {
             )
         }
         Format::Sdc => {
-            let sdc = tachyon_sdc::parse_sdc(name, text)?;
+            let sdc;
+            (sdc, seconds) = timed(|| Ok(tachyon_sdc::parse_sdc(name, text)?))?;
             let (total, unsupported) = sdc.count_commands();
             format!("{total} commands ({unsupported} not used for timing)")
         }
         Format::Timing => {
-            let assertions = tachyon_sdc::parse_timing(name, text)?;
+            let assertions;
+            (assertions, seconds) = timed(|| Ok(tachyon_sdc::parse_timing(name, text)?))?;
             tachyon_sdc::count_assertions(&assertions).to_string()
         }
         Format::Ops => {
-            let operations = tachyon_sdc::parse_ops(name, text)?;
+            let operations;
+            (operations, seconds) = timed(|| Ok(tachyon_sdc::parse_ops(name, text)?))?;
             tachyon_sdc::count_operations(&operations).to_string()
         }
         Format::Tau2015 => {
-            let files = tachyon_sdc::parse_tau2015(name, text)?;
+            let files;
+            (files, seconds) = timed(|| Ok(tachyon_sdc::parse_tau2015(name, text)?))?;
             format!(
                 "early {}, late {}, spef {}, verilog {}",
                 files.early_liberty, files.late_liberty, files.spef, files.verilog
             )
         }
-    })
+    };
+    Ok((summary, seconds))
 }
