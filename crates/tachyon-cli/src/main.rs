@@ -17,7 +17,6 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-
 #[derive(Parser)]
 #[command(
     name = "tachyon",
