@@ -84,11 +84,13 @@ pub enum DeviceChoice {
     Auto,
 }
 
-/// Chooses the backend. Full timing on the GPU is not wired into the `Timer` yet, so
-/// every choice runs on the CPU; asking for the GPU says so in one log line.
-pub fn select_backend(choice: DeviceChoice) {
-    if choice == DeviceChoice::Gpu {
-        tracing::warn!("full timing on the GPU is not built yet: using the CPU backend");
+impl From<DeviceChoice> for tachyon::Device {
+    fn from(choice: DeviceChoice) -> Self {
+        match choice {
+            DeviceChoice::Cpu => tachyon::Device::Cpu,
+            DeviceChoice::Gpu => tachyon::Device::Gpu,
+            DeviceChoice::Auto => tachyon::Device::Auto,
+        }
     }
 }
 

@@ -31,9 +31,19 @@ pub struct TauArgs {
     /// Write the answers here instead of standard output.
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// Timing backend. Only the CPU backend exists yet: gpu and auto fall back to it.
+    /// Timing backend. `auto` takes the GPU for large designs; with no usable GPU,
+    /// `gpu` and `auto` time on the CPU (one log line says so). Results are identical.
     #[arg(long, default_value = "auto")]
     device: crate::DeviceChoice,
+    /// After loading, time the design on the GPU and on the CPU (`--runs` times each,
+    /// after a warm-up), print per-phase medians and count the values (every
+    /// at/rat/slew/slack of every pin and condition, loads, delays, tests) that differ
+    /// bitwise; exits non-zero on any difference. Runs no `.ops`.
+    #[arg(long)]
+    check_cpu: bool,
+    /// Runs per backend for `--check-cpu`.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
     /// Turn common path pessimism removal off (it is on by default, as in TAU 2015).
     #[arg(long)]
     no_cppr: bool,
@@ -62,8 +72,8 @@ pub enum TimingGroups {
 }
 
 pub fn run(args: TauArgs) -> anyhow::Result<()> {
-    crate::select_backend(args.device);
     let mut timer = Timer::new();
+    timer.set_device(args.device.into());
     timer.set_cppr(!args.no_cppr);
     timer.set_timing_group_policy(match args.timing_groups {
         TimingGroups::All => TimingGroupPolicy::KeepAll,
@@ -89,6 +99,9 @@ pub fn run(args: TauArgs) -> anyhow::Result<()> {
         )),
         None => Box::new(BufWriter::new(std::io::stdout().lock())),
     };
+    if args.check_cpu {
+        return check_cpu(&mut timer, args.runs);
+    }
     if args.skip_ops {
         timer.update_timing()?;
         let wns = timer.worst_negative_slack(Split::Late)?;
@@ -200,4 +213,57 @@ fn histogram(values: &[f64], n_bins: usize) -> serde_json::Value {
         .map(|index| low + width * index as f64)
         .collect();
     serde_json::json!({ "edges": edges, "counts": counts })
+}
+
+/// `--check-cpu`: both backends on the loaded design, per-phase medians, differences.
+fn check_cpu(timer: &mut Timer, runs: usize) -> anyhow::Result<()> {
+    let comparison = timer.compare_backends(runs)?;
+    let milliseconds = |duration: std::time::Duration| duration.as_secs_f64() * 1e3;
+    eprintln!("GPU: {}; medians of {} runs", comparison.gpu, runs.max(1));
+    eprintln!("{:<12} {:>10} {:>10}", "phase", "cpu ms", "gpu ms");
+    let mut names: Vec<&str> = comparison.cpu_phases.iter().map(|p| p.phase).collect();
+    for phase in &comparison.gpu_phases {
+        if !names.contains(&phase.phase) {
+            names.push(phase.phase);
+        }
+    }
+    let find = |phases: &[tachyon::PhaseTiming], name: &str| {
+        phases
+            .iter()
+            .find(|phase| phase.phase == name)
+            .map_or(0.0, |phase| milliseconds(phase.duration))
+    };
+    for name in names {
+        eprintln!(
+            "{:<12} {:>10.2} {:>10.2}",
+            name,
+            find(&comparison.cpu_phases, name),
+            find(&comparison.gpu_phases, name)
+        );
+    }
+    eprintln!(
+        "{:<12} {:>10.2} {:>10.2}",
+        "total",
+        milliseconds(comparison.cpu_total),
+        milliseconds(comparison.gpu_total)
+    );
+    let differences = &comparison.differences;
+    println!(
+        "compared {} values: {} differ (arrival {}, slew {}, required {}, slack {}, \
+         net load {}, wire {}, arc delay {}, tests {})",
+        differences.compared,
+        differences.total(),
+        differences.arrival,
+        differences.slew,
+        differences.required,
+        differences.slack,
+        differences.net_load,
+        differences.wire,
+        differences.arc_delay,
+        differences.tests
+    );
+    if differences.total() > 0 {
+        anyhow::bail!("the GPU and CPU backends differ");
+    }
+    Ok(())
 }

@@ -1,11 +1,12 @@
 //! Phase 4: required times, seeded by output assertions and tests, run backward.
 
 use rayon::prelude::*;
-use tachyon_graph::{ArcKind, PinId, TestKind, TimingData, TimingGraph, NO_VALUE};
+use tachyon_graph::{TestKind, TimingData, TimingGraph, NO_VALUE};
 use tachyon_kernels::condition::condition_index;
-use tachyon_kernels::{Split, Transition, CONDITIONS};
+use tachyon_kernels::propagate::backward_pin;
+use tachyon_kernels::{Split, Transition};
 
-use crate::merge_into;
+use crate::{flat::FlatTiming, merge_into};
 
 /// Fills `required`. Needs arrivals, arc delays and test results (credit included:
 /// the seeded required time is `required_before_cppr + credit` for setup and
@@ -14,21 +15,33 @@ use crate::merge_into;
 /// A test also constrains its clock pin: setup gives `RAT_early(CK,e) = AT_early(CK,e)
 /// - slack(D)`, hold gives `RAT_late(CK,e) = AT_late(CK,e) + slack(D)`.
 pub fn propagate_required(graph: &TimingGraph, data: &mut TimingData) {
+    propagate_required_flat(graph, &FlatTiming::build(graph), data);
+}
+
+/// [`propagate_required`] on a graph flattened beforehand. Each pin runs
+/// `tachyon_kernels::propagate::backward_pin`, as the GPU's `backward_level` kernel does.
+pub fn propagate_required_flat(graph: &TimingGraph, flat: &FlatTiming, data: &mut TimingData) {
     let _span = tracing::info_span!("propagate_required").entered();
     let seeds = required_seeds(graph, data);
-    for level in (0..graph.n_levels()).rev() {
-        let pins = graph.level(level);
+    let view = flat.graph();
+    for level in (0..flat.n_levels()).rev() {
+        let pins = flat.level(level);
         let results: Vec<[f64; 4]> = pins
             .par_iter()
-            .map(|&pin| pin_required(graph, data, pin, seeds[pin.index()]))
+            .map(|&pin| {
+                let pin = pin as usize;
+                backward_pin(&view, &data.arc_delay, &data.required[..], pin, seeds[pin])
+            })
             .collect();
         for (&pin, required) in pins.iter().zip(results) {
-            data.required[pin.index()] = required;
+            data.required[pin as usize] = required;
         }
     }
 }
 
-fn required_seeds(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 4]> {
+/// The required times that output assertions and tests put on their pins (dense, one
+/// per pin; "no value" elsewhere). Both backends start the backward pass from these.
+pub fn required_seeds(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 4]> {
     let mut seeds = vec![[NO_VALUE; 4]; graph.n_pins() as usize];
     for &(pin, values) in &graph.assertions().required {
         seeds[pin.index()] = values;
@@ -69,46 +82,4 @@ fn required_seeds(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 4]> {
         }
     }
     seeds
-}
-
-fn pin_required(graph: &TimingGraph, data: &TimingData, pin: PinId, seed: [f64; 4]) -> [f64; 4] {
-    let mut required = seed;
-    for &arc_id in graph.fanout(pin) {
-        let arc = graph.arc(arc_id);
-        let to = arc.to.index();
-        let delays = &data.arc_delay[arc_id.index()];
-        match &arc.kind {
-            ArcKind::Net { .. } => {
-                for (condition, &(split, _)) in CONDITIONS.iter().enumerate() {
-                    let delay = delays[condition];
-                    if delay.is_nan() {
-                        continue;
-                    }
-                    merge_into(
-                        &mut required[condition],
-                        data.required[to][condition] - delay,
-                        split == Split::Late,
-                    );
-                }
-            }
-            ArcKind::Cell(cell_arc) => {
-                let split = cell_arc.split;
-                for input in Transition::BOTH {
-                    for output in Transition::BOTH {
-                        let delay = delays[input.index() * 2 + output.index()];
-                        if delay.is_nan() {
-                            continue;
-                        }
-                        let downstream = data.required[to][condition_index(split, output)];
-                        merge_into(
-                            &mut required[condition_index(split, input)],
-                            downstream - delay,
-                            split == Split::Late,
-                        );
-                    }
-                }
-            }
-        }
-    }
-    required
 }

@@ -15,14 +15,22 @@
 //! Every formula comes from `tachyon-kernels`. "No value" is NaN throughout.
 
 mod backward;
+mod compare;
+pub mod flat;
 mod forward;
+pub mod gpu;
 mod parasitics;
 mod tests_eval;
 
-pub use backward::propagate_required;
-pub use forward::propagate_arrivals;
+pub use backward::{propagate_required, propagate_required_flat, required_seeds};
+pub use compare::{compare, Differences};
+pub use flat::{FlatParasitics, FlatTiming};
+pub use forward::{primary_input_values, propagate_arrivals, propagate_arrivals_flat};
 pub use parasitics::compute_parasitics;
-pub use tests_eval::{evaluate_tests, finish_tests_without_cppr, slack_before_cppr};
+pub use tachyon_gpu::{Device, GpuContext, GpuError};
+pub use tests_eval::{
+    evaluate_tests, evaluate_tests_flat, finish_tests_without_cppr, slack_before_cppr,
+};
 
 use tachyon_graph::{TimingData, TimingGraph};
 
@@ -34,26 +42,19 @@ pub fn update_timing_without_cppr(graph: &TimingGraph) -> TimingData {
         graph.arcs().len(),
         graph.tests().len(),
     );
+    let flat = FlatTiming::build(graph);
     compute_parasitics(graph, &mut data);
-    propagate_arrivals(graph, &mut data);
-    evaluate_tests(graph, &mut data);
+    propagate_arrivals_flat(graph, &flat, &mut data);
+    evaluate_tests_flat(graph, &flat, &mut data);
     finish_tests_without_cppr(graph, &mut data);
-    propagate_required(graph, &mut data);
+    propagate_required_flat(graph, &flat, &mut data);
     data
 }
 
 /// Merges `candidate` into `current` the way `split` merges (NaN means "none yet").
 #[inline]
 pub(crate) fn merge_into(current: &mut f64, candidate: f64, keep_smaller: bool) {
-    if candidate.is_nan() {
-        return;
-    }
-    if current.is_nan()
-        || (keep_smaller && candidate < *current)
-        || (!keep_smaller && candidate > *current)
-    {
-        *current = candidate;
-    }
+    *current = tachyon_kernels::propagate::merge(*current, candidate, keep_smaller);
 }
 
 #[cfg(test)]

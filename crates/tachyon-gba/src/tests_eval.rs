@@ -1,9 +1,13 @@
 //! Phase 3: the required time each test puts on its data pin, before CPPR.
 
-use tachyon_graph::{TestKind, TimingData, TimingGraph, NO_VALUE};
+use rayon::prelude::*;
+use tachyon_graph::{TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
-use tachyon_kernels::delay::{early_slack, hold_required_time, late_slack, setup_required_time};
+use tachyon_kernels::delay::{early_slack, late_slack};
+use tachyon_kernels::propagate::evaluate_test;
 use tachyon_kernels::{Split, Transition};
+
+use crate::flat::FlatTiming;
 
 /// Fills `tests[..].required_before_cppr` (credit 0). Needs arrivals and slews.
 ///
@@ -11,38 +15,32 @@ use tachyon_kernels::{Split, Transition};
 /// Hold: `AT_late(CK,e) + hold(slew_late(CK,e), slew_early(D,r))`.
 /// A design without a clock has no period, so its tests constrain nothing.
 pub fn evaluate_tests(graph: &TimingGraph, data: &mut TimingData) {
+    evaluate_tests_flat(graph, &FlatTiming::build(graph), data);
+}
+
+/// [`evaluate_tests`] on a graph flattened beforehand: each test runs
+/// `tachyon_kernels::propagate::evaluate_test`, as the GPU's `evaluate_tests` kernel does.
+pub fn evaluate_tests_flat(graph: &TimingGraph, flat: &FlatTiming, data: &mut TimingData) {
     let _span = tracing::info_span!("tests").entered();
     let Some(clock) = graph.assertions().clock else {
         return;
     };
-    for (test_index, test) in graph.tests().iter().enumerate() {
-        let clock_pin = test.clock.index();
-        let data_pin = test.data.index();
-        let (clock_split, data_split) = match test.kind {
-            TestKind::Setup => (Split::Early, Split::Late),
-            TestKind::Hold => (Split::Late, Split::Early),
-        };
-        let clock_condition = condition_index(clock_split, test.clock_edge);
-        let clock_arrival = data.arrival[clock_pin][clock_condition];
-        let clock_slew = data.slew[clock_pin][clock_condition];
-        let mut required = [NO_VALUE; 2];
-        for data_transition in Transition::BOTH {
-            let Some(table) = test.constraint[data_transition.index()] else {
-                continue;
-            };
-            let data_slew = data.slew[data_pin][condition_index(data_split, data_transition)];
-            if clock_arrival.is_nan() || clock_slew.is_nan() || data_slew.is_nan() {
-                continue;
-            }
-            let constraint = graph.table(table).lookup(clock_slew, data_slew);
-            required[data_transition.index()] = match test.kind {
-                TestKind::Setup => {
-                    setup_required_time(clock_arrival, clock.period, constraint, 0.0)
-                }
-                TestKind::Hold => hold_required_time(clock_arrival, constraint, 0.0),
-            };
-        }
-        data.tests[test_index].required_before_cppr = required;
+    let required: Vec<[f64; 2]> = flat
+        .tests
+        .par_iter()
+        .map(|test| {
+            evaluate_test(
+                &flat.tables,
+                &flat.table_data,
+                test,
+                clock.period,
+                &data.arrival[..],
+                &data.slew[..],
+            )
+        })
+        .collect();
+    for (result, required) in data.tests.iter_mut().zip(required) {
+        result.required_before_cppr = required;
     }
 }
 

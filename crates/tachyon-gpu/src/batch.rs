@@ -40,6 +40,15 @@ pub enum BatchError {
         expected: usize,
         found: usize,
     },
+    #[error("{array}[{position}] is {value}, expected below {limit}")]
+    IndexOutOfRange {
+        array: &'static str,
+        position: usize,
+        value: u32,
+        limit: usize,
+    },
+    #[error("{array} must be ascending from 0 and end at {end}")]
+    BadStarts { array: &'static str, end: usize },
     #[error("query {query} reads table {table}, but there are {n_tables} tables")]
     NoSuchTable {
         query: u32,
@@ -299,7 +308,11 @@ impl LutBatch {
     }
 }
 
-fn check_length(array: &'static str, expected: usize, found: usize) -> Result<(), BatchError> {
+pub(crate) fn check_length(
+    array: &'static str,
+    expected: usize,
+    found: usize,
+) -> Result<(), BatchError> {
     if expected == found {
         Ok(())
     } else {

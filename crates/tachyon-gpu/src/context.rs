@@ -66,9 +66,15 @@ impl RcLaunch {
 static CONTEXTS: Mutex<Vec<Arc<GpuContext>>> = Mutex::new(Vec::new());
 
 /// The kernels of the embedded PTX, loaded into one context.
-struct Kernels {
-    rc_nets: CudaFunction,
-    lut_batch: CudaFunction,
+pub(crate) struct Kernels {
+    pub(crate) rc_nets: CudaFunction,
+    pub(crate) lut_batch: CudaFunction,
+    pub(crate) forward_level: CudaFunction,
+    pub(crate) evaluate_tests: CudaFunction,
+    pub(crate) backward_level: CudaFunction,
+    pub(crate) gather_parasitics: CudaFunction,
+    pub(crate) scatter_quads: CudaFunction,
+    pub(crate) fill_f64: CudaFunction,
 }
 
 /// One GPU: its CUDA context and stream, and the kernels (loaded on first use).
@@ -126,6 +132,20 @@ impl DeviceRcNets {
 
     pub fn n_nodes(&self) -> u32 {
         self.n_nodes
+    }
+
+    /// The results of the last launch: downstream capacitance, delay and impulse per node
+    /// and condition.
+    pub(crate) fn load(&self) -> &CudaSlice<f64> {
+        &self.load
+    }
+
+    pub(crate) fn delay(&self) -> &CudaSlice<f64> {
+        &self.delay
+    }
+
+    pub(crate) fn impulse(&self) -> &CudaSlice<f64> {
+        &self.impulse
     }
 }
 
@@ -197,13 +217,18 @@ impl GpuContext {
         Ok((free as u64, total as u64))
     }
 
+    /// The stream all work of this context is queued on.
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
     /// Waits until all work queued on this GPU has finished.
     pub fn synchronize(&self) -> Result<(), GpuError> {
         self.stream.synchronize().during("waiting for the GPU")
     }
 
     /// The kernels, loading the embedded PTX into this context on first use.
-    fn kernels(&self) -> Result<&Kernels, GpuError> {
+    pub(crate) fn kernels(&self) -> Result<&Kernels, GpuError> {
         if let Some(kernels) = self.kernels.get() {
             return Ok(kernels);
         }
@@ -226,6 +251,12 @@ impl GpuContext {
         let kernels = Kernels {
             rc_nets: function("rc_nets")?,
             lut_batch: function("lut_batch")?,
+            forward_level: function("forward_level")?,
+            evaluate_tests: function("evaluate_tests")?,
+            backward_level: function("backward_level")?,
+            gather_parasitics: function("gather_parasitics")?,
+            scatter_quads: function("scatter_quads")?,
+            fill_f64: function("fill_f64")?,
         };
         tracing::debug!(gpu = self.ordinal, "loaded the kernels");
         Ok(self.kernels.get_or_init(|| kernels))
@@ -267,7 +298,7 @@ impl GpuContext {
 
     /// Copies `data` to a new device buffer (of at least one element: the driver rejects
     /// empty allocations).
-    fn upload<T: DeviceRepr>(
+    pub(crate) fn upload<T: DeviceRepr>(
         &self,
         during: &'static str,
         data: &[T],
@@ -281,7 +312,7 @@ impl GpuContext {
 
     /// A new device buffer of `len` elements (at least one), every byte set to 0xFF: a NaN
     /// for floats, so an element a kernel forgot to write cannot pass for a result.
-    fn allocate_poisoned<T: DeviceRepr>(
+    pub(crate) fn allocate_poisoned<T: DeviceRepr>(
         &self,
         during: &'static str,
         len: usize,

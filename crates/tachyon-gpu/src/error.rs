@@ -27,6 +27,8 @@ pub enum GpuError {
         free: u64,
         total: u64,
     },
+    #[error("invalid timing layout: {0}")]
+    Layout(#[from] crate::batch::BatchError),
     #[error("the embedded PTX lacks the kernel `{name}`: run cargo xtask ptx")]
     MissingKernel { name: &'static str },
 }

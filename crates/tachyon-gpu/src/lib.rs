@@ -25,12 +25,14 @@ mod context;
 pub mod device;
 mod error;
 pub mod ptx;
+mod timing;
 pub mod twin;
 
 pub use batch::{BatchError, LutBatch, LutTables, RcNetBatch, RcNetsOutput};
 pub use context::{DeviceRcNets, GpuContext, RcLaunch};
 pub use device::{devices, driver_present, select, Device, GpuInfo, SelectedBackend};
 pub use error::GpuError;
+pub use timing::{DeviceTiming, ForwardOutputs, TimingLayout};
 
 #[cfg(test)]
 mod tests;

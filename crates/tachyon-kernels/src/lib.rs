@@ -31,6 +31,7 @@ pub mod condition;
 pub mod delay;
 pub mod lut;
 pub mod math;
+pub mod propagate;
 pub mod rc;
 
 #[cfg(target_arch = "nvptx64")]

@@ -14,6 +14,7 @@ use core::cell::Cell;
 use core::slice;
 
 use crate::batch;
+use crate::propagate;
 use crate::N_CONDITIONS;
 
 /// The global index of the calling thread in a one-dimensional launch, and the number
@@ -213,4 +214,276 @@ pub unsafe extern "ptx-kernel" fn lut_batch(
             *x2.add(query),
         );
     }
+}
+
+/// Views `n` device values of type `T` at `pointer` as read-only shared cells.
+///
+/// # Safety
+///
+/// `pointer` addresses `n` values of `T` (host-checked); other threads may write other
+/// elements while this view lives, which `Cell` permits (no `&`/`&mut` to them).
+#[inline]
+unsafe fn cells<T>(pointer: *mut f64, n: usize) -> &'static [Cell<T>] {
+    // SAFETY: see the function's contract.
+    unsafe { slice::from_raw_parts(pointer as *const Cell<T>, n) }
+}
+
+/// Views `n` device values of type `T` at `pointer` as a plain slice.
+///
+/// # Safety
+///
+/// `pointer` addresses `n` values of `T` that no thread writes during the launch.
+#[inline]
+unsafe fn view<T, P>(pointer: *const P, n: usize) -> &'static [T] {
+    // SAFETY: see the function's contract.
+    unsafe { slice::from_raw_parts(pointer as *const T, n) }
+}
+
+/// The forward step of one level: a thread per pin of `level_pins` (no primary inputs).
+/// Each thread writes its pin's arrival and slew and the delays of its fan-in arcs; it
+/// reads only pins of lower levels, which no thread of this launch writes.
+///
+/// # Safety
+///
+/// Every array holds the count passed with it (per pin and per arc quadruples of `f64`,
+/// arcs of 8 and tables of 4 `u32`); every index inside is in range; each pin appears
+/// once in `level_pins` and its fan-in pins are in earlier levels. `tachyon-gpu`
+/// validates the layout before the first launch.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn forward_level(
+    level_pins: *const u32,
+    n_level_pins: u32,
+    n_pins: u32,
+    fanin_start: *const u32,
+    fanin_arcs: *const u32,
+    n_fanin: u32,
+    arcs: *const u32,
+    n_arcs: u32,
+    pin_net: *const u32,
+    net_load: *const f64,
+    n_nets: u32,
+    tables: *const u32,
+    n_tables: u32,
+    table_data: *const f64,
+    table_data_len: u64,
+    wire_delay: *const f64,
+    wire_impulse: *const f64,
+    arrival: *mut f64,
+    slew: *mut f64,
+    arc_delay: *mut f64,
+) {
+    let index = global_thread_index();
+    if index >= n_level_pins as usize {
+        return;
+    }
+    let (n_pins, n_arcs) = (n_pins as usize, n_arcs as usize);
+    // SAFETY: lengths per the contract; the inputs are not written during the launch;
+    // arrival, slew and arc delays are shared cells, each element written by one thread.
+    unsafe {
+        let graph = propagate::FlatGraph {
+            fanin_start: view(fanin_start, n_pins + 1),
+            fanin_arcs: view(fanin_arcs, n_fanin as usize),
+            fanout_start: &[],
+            fanout_arcs: &[],
+            arcs: view(arcs, n_arcs),
+            pin_net: view(pin_net, n_pins),
+            tables: view(tables, n_tables as usize),
+            table_data: view(table_data, table_data_len as usize),
+        };
+        let pin = *level_pins.add(index) as usize;
+        let arrival: &[Cell<[f64; 4]>] = cells(arrival, n_pins);
+        let slew: &[Cell<[f64; 4]>] = cells(slew, n_pins);
+        let arc_delay: &[Cell<[f64; 4]>] = cells(arc_delay, n_arcs);
+        let (pin_arrival, pin_slew) = propagate::forward_pin(
+            &graph,
+            view(net_load, n_nets as usize),
+            view(wire_delay, n_pins),
+            view(wire_impulse, n_pins),
+            arrival,
+            slew,
+            pin,
+            |arc, delays| arc_delay[arc].set(delays),
+        );
+        arrival[pin].set(pin_arrival);
+        slew[pin].set(pin_slew);
+    }
+}
+
+/// Test evaluation: a thread per test, writing the two pre-CPPR required times of its
+/// test into `required[2 * test..]`.
+///
+/// # Safety
+///
+/// `tests` holds `6 * n_tests` values naming pins below `n_pins` and tables below
+/// `n_tables`; the other arrays hold the counts passed with them (host-checked).
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn evaluate_tests(
+    tests: *const u32,
+    n_tests: u32,
+    period: f64,
+    n_pins: u32,
+    arrival: *const f64,
+    slew: *const f64,
+    tables: *const u32,
+    n_tables: u32,
+    table_data: *const f64,
+    table_data_len: u64,
+    required: *mut f64,
+) {
+    let index = global_thread_index();
+    if index >= n_tests as usize {
+        return;
+    }
+    // SAFETY: lengths per the contract; the inputs are not written during the launch and
+    // `required[index]` belongs to this thread alone.
+    unsafe {
+        let tests: &[propagate::TestDescriptor] = view(tests, n_tests as usize);
+        let arrival: &[[f64; 4]] = view(arrival, n_pins as usize);
+        let slew: &[[f64; 4]] = view(slew, n_pins as usize);
+        let result = propagate::evaluate_test(
+            view(tables, n_tables as usize),
+            view(table_data, table_data_len as usize),
+            &tests[index],
+            period,
+            arrival,
+            slew,
+        );
+        *(required as *mut [f64; 2]).add(index) = result;
+    }
+}
+
+/// The backward step of one level: a thread per pin of `level_pins`, reading the
+/// required times of its fan-out pins (later levels, final) and writing its own.
+///
+/// # Safety
+///
+/// As [`forward_level`], with the fan-out CSR; `seed` and `required` hold `n_pins`
+/// quadruples, `arc_delay` `n_arcs`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn backward_level(
+    level_pins: *const u32,
+    n_level_pins: u32,
+    n_pins: u32,
+    fanout_start: *const u32,
+    fanout_arcs: *const u32,
+    n_fanout: u32,
+    arcs: *const u32,
+    n_arcs: u32,
+    arc_delay: *const f64,
+    seed: *const f64,
+    required: *mut f64,
+) {
+    let index = global_thread_index();
+    if index >= n_level_pins as usize {
+        return;
+    }
+    let (n_pins, n_arcs) = (n_pins as usize, n_arcs as usize);
+    // SAFETY: lengths per the contract; `required` is a shared-cell view, each element
+    // written by one thread and read only by threads of earlier levels' launches.
+    unsafe {
+        let graph = propagate::FlatGraph {
+            fanin_start: &[],
+            fanin_arcs: &[],
+            fanout_start: view(fanout_start, n_pins + 1),
+            fanout_arcs: view(fanout_arcs, n_fanout as usize),
+            arcs: view(arcs, n_arcs),
+            pin_net: &[],
+            tables: &[],
+            table_data: &[],
+        };
+        let pin = *level_pins.add(index) as usize;
+        let seed: &[[f64; 4]] = view(seed, n_pins);
+        let required: &[Cell<[f64; 4]>] = cells(required, n_pins);
+        let value =
+            propagate::backward_pin(&graph, view(arc_delay, n_arcs), required, pin, seed[pin]);
+        required[pin].set(value);
+    }
+}
+
+/// After `rc_nets`: thread `i` writes the wire delay and impulse of pin `i` (below
+/// `n_pins`) and the driver load of net `i` (below `n_nets`).
+///
+/// # Safety
+///
+/// `pin_source` holds `n_pins` and `net_root` `n_nets` values, each [`propagate::NONE`]
+/// or below `n_nodes`; `net_lumped` and `net_load` hold `n_nets` quadruples, the node
+/// arrays `4 * n_nodes` values, `wire_delay` and `wire_impulse` `n_pins` quadruples.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn gather_parasitics(
+    n_pins: u32,
+    pin_source: *const u32,
+    n_nets: u32,
+    net_root: *const u32,
+    net_lumped: *const f64,
+    n_nodes: u32,
+    node_load: *const f64,
+    node_delay: *const f64,
+    node_impulse: *const f64,
+    net_load: *mut f64,
+    wire_delay: *mut f64,
+    wire_impulse: *mut f64,
+) {
+    let index = global_thread_index();
+    let n_values = n_nodes as usize * N_CONDITIONS;
+    // SAFETY: lengths per the contract; thread `index` alone writes element `index` of
+    // each output.
+    unsafe {
+        if index < n_pins as usize {
+            let (delay, impulse) = propagate::gather_wire(
+                *pin_source.add(index),
+                view(node_delay, n_values),
+                view(node_impulse, n_values),
+            );
+            *(wire_delay as *mut [f64; 4]).add(index) = delay;
+            *(wire_impulse as *mut [f64; 4]).add(index) = impulse;
+        }
+        if index < n_nets as usize {
+            let lumped = *(net_lumped as *const [f64; 4]).add(index);
+            *(net_load as *mut [f64; 4]).add(index) =
+                propagate::gather_load(*net_root.add(index), view(node_load, n_values), lumped);
+        }
+    }
+}
+
+/// Writes `values[i]` (a quadruple) to `out[index[i]]` for `i < n`: primary-input
+/// assertions and required-time seeds, sparse on the host, dense on the device.
+///
+/// # Safety
+///
+/// `index` and `values` hold `n` entries, every `index[i] < n_out`, `out` holds `n_out`
+/// quadruples, and no index repeats.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn scatter_quads(
+    n: u32,
+    index: *const u32,
+    values: *const f64,
+    n_out: u32,
+    out: *mut f64,
+) {
+    let item = global_thread_index();
+    if item >= n as usize {
+        return;
+    }
+    // SAFETY: per the contract; distinct indices mean one writer per element.
+    unsafe {
+        let target = *index.add(item);
+        if target < n_out {
+            *(out as *mut [f64; 4]).add(target as usize) = *(values as *const [f64; 4]).add(item);
+        }
+    }
+}
+
+/// Sets `n` values of `out` to `value` (a canonical NaN: "no value").
+///
+/// # Safety
+///
+/// `out` holds `n` values.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn fill_f64(n: u64, value: f64, out: *mut f64) {
+    let item = global_thread_index();
+    if item as u64 >= n {
+        return;
+    }
+    // SAFETY: `item < n`, and each thread writes its own element.
+    unsafe { *out.add(item) = value }
 }

@@ -24,4 +24,7 @@ pub use tachyon_verilog as verilog;
 
 pub use tachyon_kernels::{Split, Transition};
 pub use tachyon_link::TimingGroupPolicy;
-pub use timer::{OpsSummary, PhaseTiming, Timer, TimerError};
+pub use tachyon_gba::Device;
+pub use timer::{
+    BackendComparison, OpsSummary, PhaseTiming, Timer, TimerError, AUTO_GPU_MIN_PINS,
+};

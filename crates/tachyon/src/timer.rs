@@ -1,5 +1,9 @@
 //! The `Timer`: reads a design, keeps it up to date across edits, answers queries.
 
+mod backend;
+
+pub use backend::{BackendComparison, AUTO_GPU_MIN_PINS};
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -30,6 +34,9 @@ pub enum TimerError {
     /// The design does not link.
     #[error(transparent)]
     Link(#[from] LinkError),
+    /// The GPU backend failed (out of memory, a driver error).
+    #[error(transparent)]
+    Gpu(#[from] tachyon_gba::GpuError),
     /// Writing query answers failed.
     #[error("writing answers: {0}")]
     Write(#[from] std::io::Error),
@@ -62,6 +69,8 @@ pub struct Timer {
     timing: Option<(TimingGraph, TimingData)>,
     cppr: bool,
     phases: Vec<PhaseTiming>,
+    device: tachyon_gba::Device,
+    gpu_fallback_logged: bool,
 }
 
 impl Default for Timer {
@@ -85,24 +94,21 @@ impl Timer {
             timing: None,
             cppr: true,
             phases: Vec::new(),
+            device: tachyon_gba::Device::Cpu,
+            gpu_fallback_logged: false,
         }
     }
 
     fn record(&mut self, phase: &'static str, started: Instant) {
-        let elapsed = started.elapsed();
-        match self.phases.iter_mut().find(|entry| entry.phase == phase) {
-            Some(entry) => entry.duration += elapsed,
-            None => self.phases.push(PhaseTiming {
-                phase,
-                duration: elapsed,
-            }),
-        }
+        backend::add_phase(&mut self.phases, phase, started.elapsed());
     }
 
     /// Per-phase durations so far, in first-seen order: `parse` (the parsers only),
     /// `link` (binding libraries, the netlist and parasitics into the design, and building
-    /// the graph), `levelize` (CSR adjacency and topological levels), `rc`, `propagate`
-    /// (arrivals, tests, required times) and `cppr`.
+    /// the graph), `levelize` (CSR adjacency and topological levels), `flatten` (the
+    /// index arrays both backends run on), `gpu upload` (GPU backend: RC layout and
+    /// transfers), `rc`, `propagate` (arrivals, tests, required times; on the GPU with
+    /// the transfers back) and `cppr`.
     pub fn phase_timings(&self) -> &[PhaseTiming] {
         &self.phases
     }
@@ -230,29 +236,13 @@ impl Timer {
         let started = Instant::now();
         graph.finalize();
         self.record("levelize", started);
-        let mut data = TimingData::new(
-            graph.n_pins() as usize,
-            graph.nets().len(),
-            graph.arcs().len(),
-            graph.tests().len(),
-        );
-        let started = Instant::now();
-        tachyon_gba::compute_parasitics(&graph, &mut data);
-        self.record("rc", started);
-        let started = Instant::now();
-        tachyon_gba::propagate_arrivals(&graph, &mut data);
-        tachyon_gba::evaluate_tests(&graph, &mut data);
-        self.record("propagate", started);
-        let started = Instant::now();
-        if self.cppr {
-            tachyon_cppr::apply_cppr(&graph, &mut data);
-        } else {
-            tachyon_gba::finish_tests_without_cppr(&graph, &mut data);
-        }
-        self.record("cppr", started);
-        let started = Instant::now();
-        tachyon_gba::propagate_required(&graph, &mut data);
-        self.record("propagate", started);
+        let backend = self.backend_for(graph.n_pins())?;
+        let mut phases = std::mem::take(&mut self.phases);
+        let data = self.run_phases(&graph, &backend, &mut |phase, elapsed| {
+            backend::add_phase(&mut phases, phase, elapsed)
+        });
+        self.phases = phases;
+        let data = data?;
         self.timing = Some((graph, data));
         Ok(())
     }

@@ -1,0 +1,108 @@
+//! The GPU backend: the same phases as the CPU backend, on a flat graph uploaded once.
+//! The RC pass, the forward levels and the test evaluation run on the GPU; the host
+//! downloads arrivals, slews, delays and test results (CPPR runs on the CPU, in
+//! `tachyon-cppr`), then the GPU runs the backward levels from the seeds the host
+//! computes with [`crate::required_seeds`], exactly as the CPU backend does.
+
+use std::sync::Arc;
+
+use tachyon_gpu::{DeviceTiming, ForwardOutputs, GpuContext, GpuError, RcNetBatch, TimingLayout};
+use tachyon_graph::{TimingData, TimingGraph, NO_VALUE};
+
+use crate::flat::{FlatParasitics, FlatTiming};
+use crate::{primary_input_values, required_seeds};
+
+/// A graph on the GPU, between phases.
+pub struct GpuTiming {
+    device: DeviceTiming,
+}
+
+impl std::fmt::Debug for GpuTiming {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("GpuTiming").finish_non_exhaustive()
+    }
+}
+
+impl GpuTiming {
+    /// Lays out `graph` (flattened as `flat`) with its RC trees and uploads it to the GPU
+    /// of `context`. Fails with an out-of-memory error saying how many bytes are needed
+    /// when it does not fit.
+    pub fn upload(
+        context: &Arc<GpuContext>,
+        graph: &TimingGraph,
+        flat: &FlatTiming,
+    ) -> Result<GpuTiming, GpuError> {
+        let parasitics = FlatParasitics::build(graph);
+        let rc = RcNetBatch::new(
+            parasitics.net_offsets,
+            parasitics.parent,
+            parasitics.res,
+            parasitics.cap,
+        )?;
+        let layout = TimingLayout {
+            graph: flat.graph(),
+            level_start: &flat.level_start,
+            level_pins: &flat.level_pins,
+            forward_level_start: &flat.forward_level_start,
+            forward_pins: &flat.forward_pins,
+            tests: &flat.tests,
+            rc: &rc,
+            pin_source: &parasitics.pin_source,
+            net_root: &parasitics.net_root,
+            net_lumped: &parasitics.net_lumped,
+        };
+        let device = DeviceTiming::upload(context, &layout)?;
+        Ok(GpuTiming { device })
+    }
+
+    /// The RC pass (and the gathers after it); waits for it, so that it can be timed.
+    pub fn parasitics(&mut self) -> Result<(), GpuError> {
+        self.device.run_parasitics()?;
+        self.device.synchronize()
+    }
+
+    /// The forward levels and the test evaluation, after [`GpuTiming::parasitics`]; then copies `net_load`,
+    /// `wire_delay`, `wire_impulse`, `arrival`, `slew`, `arc_delay` and the tests'
+    /// `required_before_cppr` into `data` (sized for `graph`).
+    pub fn arrivals_and_tests(
+        &mut self,
+        graph: &TimingGraph,
+        flat: &FlatTiming,
+        data: &mut TimingData,
+    ) -> Result<(), GpuError> {
+        let primary_inputs = primary_input_values(graph, flat);
+        let clock = graph.assertions().clock;
+        self.device
+            .run_forward(&primary_inputs, clock.map(|clock| clock.period))?;
+        let mut test_required = vec![[NO_VALUE; 2]; data.tests.len()];
+        self.device.download_forward(ForwardOutputs {
+            net_load: &mut data.net_load,
+            wire_delay: &mut data.wire_delay,
+            wire_impulse: &mut data.wire_impulse,
+            arrival: &mut data.arrival,
+            slew: &mut data.slew,
+            arc_delay: &mut data.arc_delay,
+            test_required: &mut test_required,
+        })?;
+        if clock.is_some() {
+            for (result, required) in data.tests.iter_mut().zip(test_required) {
+                result.required_before_cppr = required;
+            }
+        }
+        Ok(())
+    }
+
+    /// The backward levels from the seeds of `data`'s tests (credits filled) and output
+    /// assertions; copies `required` into `data`.
+    pub fn required(&mut self, graph: &TimingGraph, data: &mut TimingData) -> Result<(), GpuError> {
+        let canonical = NO_VALUE.to_bits();
+        let seeds: Vec<(u32, [f64; 4])> = required_seeds(graph, data)
+            .into_iter()
+            .enumerate()
+            .filter(|(_, values)| values.iter().any(|value| value.to_bits() != canonical))
+            .map(|(pin, values)| (pin as u32, values))
+            .collect();
+        self.device.run_backward(&seeds)?;
+        self.device.download_required(&mut data.required)
+    }
+}

@@ -1,0 +1,537 @@
+//! Full timing on the GPU: a flat timing graph uploaded once, then the RC pass, the
+//! forward levels and the test evaluation, and (after CPPR on the host) the backward
+//! levels, with every value staying on the device between phases. The per-pin
+//! arithmetic is `tachyon_kernels::propagate`, the same functions the CPU backend runs.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use tachyon_kernels::propagate::{FlatGraph, TestDescriptor, NONE};
+use tachyon_kernels::N_CONDITIONS;
+
+use crate::batch::{check_length, BatchError, RcNetBatch};
+use crate::context::{DeviceRcNets, GpuContext};
+use crate::error::{DuringExt, GpuError};
+
+/// Threads per block of the per-pin launches.
+const THREADS_PER_BLOCK: u32 = 128;
+
+/// Everything the GPU needs to time one graph (all indices `u32`, "none" is
+/// [`NONE`]). `tachyon-gba` builds it from a `TimingGraph`.
+#[derive(Debug, Clone, Copy)]
+pub struct TimingLayout<'a> {
+    pub graph: FlatGraph<'a>,
+    /// All pins by level (the backward order, reversed).
+    pub level_start: &'a [u32],
+    pub level_pins: &'a [u32],
+    /// The pins the forward step computes (no primary inputs), by level.
+    pub forward_level_start: &'a [u32],
+    pub forward_pins: &'a [u32],
+    pub tests: &'a [TestDescriptor],
+    /// RC trees of the nets with parasitics.
+    pub rc: &'a RcNetBatch,
+    /// Per pin, the RC node its wire delay comes from.
+    pub pin_source: &'a [u32],
+    /// Per net, its root RC node, or [`NONE`] to take `net_lumped`.
+    pub net_root: &'a [u32],
+    pub net_lumped: &'a [[f64; 4]],
+}
+
+fn check_indices(array: &'static str, values: &[u32], limit: usize) -> Result<(), BatchError> {
+    check_indices_or_none(array, values, limit, false)
+}
+
+fn check_indices_or_none(
+    array: &'static str,
+    values: &[u32],
+    limit: usize,
+    none_allowed: bool,
+) -> Result<(), BatchError> {
+    match values
+        .iter()
+        .position(|&value| (value as usize >= limit) && !(none_allowed && value == NONE))
+    {
+        None => Ok(()),
+        Some(position) => Err(BatchError::IndexOutOfRange {
+            array,
+            position,
+            value: values[position],
+            limit,
+        }),
+    }
+}
+
+fn check_starts(array: &'static str, starts: &[u32], end: usize) -> Result<(), BatchError> {
+    let ascending = starts.windows(2).all(|pair| pair[0] <= pair[1]);
+    if starts.first() == Some(&0) && ascending && starts.last().copied() == Some(end as u32) {
+        Ok(())
+    } else {
+        Err(BatchError::BadStarts { array, end })
+    }
+}
+
+impl TimingLayout<'_> {
+    pub fn n_pins(&self) -> usize {
+        self.graph.pin_net.len()
+    }
+
+    pub fn n_nets(&self) -> usize {
+        self.net_root.len()
+    }
+
+    /// Checks that every index is in range, so that no launch reads or writes out of
+    /// bounds.
+    pub fn validate(&self) -> Result<(), BatchError> {
+        let graph = &self.graph;
+        let (n_pins, n_nets, n_arcs) = (self.n_pins(), self.n_nets(), graph.arcs.len());
+        let n_tables = graph.tables.len();
+        let n_nodes = self.rc.n_nodes() as usize;
+        for limit in [
+            n_pins,
+            n_nets,
+            n_arcs,
+            n_tables,
+            graph.table_data.len(),
+            n_nodes,
+        ] {
+            if limit >= NONE as usize {
+                return Err(BatchError::TooLarge {
+                    what: "layout entries",
+                    count: limit,
+                    limit: NONE as usize - 1,
+                });
+            }
+        }
+        check_length("fanin_start", n_pins + 1, graph.fanin_start.len())?;
+        check_length("fanout_start", n_pins + 1, graph.fanout_start.len())?;
+        check_starts("fanin_start", graph.fanin_start, graph.fanin_arcs.len())?;
+        check_starts("fanout_start", graph.fanout_start, graph.fanout_arcs.len())?;
+        check_indices("fanin_arcs", graph.fanin_arcs, n_arcs)?;
+        check_indices("fanout_arcs", graph.fanout_arcs, n_arcs)?;
+        for arc in graph.arcs {
+            check_indices("arc pins", &arc[0..2], n_pins)?;
+            check_indices_or_none("arc tables", &arc[3..7], n_tables, true)?;
+        }
+        check_indices_or_none("pin_net", graph.pin_net, n_nets, true)?;
+        for (table, &[offset, n1, n2, _]) in graph.tables.iter().enumerate() {
+            let length = tachyon_kernels::batch::lut_storage_len(n1 as usize, n2 as usize);
+            if offset as usize + length > graph.table_data.len() {
+                return Err(BatchError::IndexOutOfRange {
+                    array: "table extents",
+                    position: table,
+                    value: offset,
+                    limit: graph.table_data.len(),
+                });
+            }
+        }
+        for test in self.tests {
+            check_indices("test pins", &test[0..2], n_pins)?;
+            check_indices_or_none("test tables", &test[3..5], n_tables, true)?;
+        }
+        check_starts("level_start", self.level_start, self.level_pins.len())?;
+        check_starts(
+            "forward_level_start",
+            self.forward_level_start,
+            self.forward_pins.len(),
+        )?;
+        check_length(
+            "forward_level_start",
+            self.level_start.len(),
+            self.forward_level_start.len(),
+        )?;
+        check_indices("level_pins", self.level_pins, n_pins)?;
+        check_indices("forward_pins", self.forward_pins, n_pins)?;
+        check_length("pin_source", n_pins, self.pin_source.len())?;
+        check_indices_or_none("pin_source", self.pin_source, n_nodes, true)?;
+        check_indices_or_none("net_root", self.net_root, n_nodes, true)?;
+        check_length("net_lumped", n_nets, self.net_lumped.len())?;
+        Ok(())
+    }
+
+    /// Device bytes the layout and its values take.
+    pub fn device_bytes(&self) -> u64 {
+        let graph = &self.graph;
+        let words = graph.fanin_start.len()
+            + graph.fanin_arcs.len()
+            + graph.fanout_start.len()
+            + graph.fanout_arcs.len()
+            + graph.arcs.len() * 8
+            + graph.pin_net.len()
+            + graph.tables.len() * 4
+            + self.tests.len() * 6
+            + self.level_pins.len()
+            + self.forward_pins.len()
+            + self.pin_source.len()
+            + self.net_root.len();
+        let doubles = graph.table_data.len()
+            + self.net_lumped.len() * 4 * 2
+            + self.n_pins() * 4 * 7
+            + graph.arcs.len() * 4
+            + self.tests.len() * 2;
+        words as u64 * 4
+            + doubles as u64 * 8
+            + GpuContext::rc_nets_bytes(self.rc.n_nets(), self.rc.n_nodes())
+    }
+}
+
+/// Where [`DeviceTiming::download_forward`] puts what the forward phases computed: per
+/// net, pin, arc and test, each array as long as the layout's count.
+#[derive(Debug)]
+pub struct ForwardOutputs<'a> {
+    pub net_load: &'a mut [[f64; 4]],
+    pub wire_delay: &'a mut [[f64; 4]],
+    pub wire_impulse: &'a mut [[f64; 4]],
+    pub arrival: &'a mut [[f64; 4]],
+    pub slew: &'a mut [[f64; 4]],
+    pub arc_delay: &'a mut [[f64; 4]],
+    /// Left untouched when the design has no clock (no test was evaluated).
+    pub test_required: &'a mut [[f64; 2]],
+}
+
+/// A timing graph on the GPU with its values.
+pub struct DeviceTiming {
+    context: Arc<GpuContext>,
+    n_pins: u32,
+    n_nets: u32,
+    n_arcs: u32,
+    n_tests: u32,
+    n_tables: u32,
+    n_fanin: u32,
+    n_fanout: u32,
+    table_data_len: u64,
+    level_start: Vec<u32>,
+    forward_level_start: Vec<u32>,
+    tests_evaluated: bool,
+    fanin_start: CudaSlice<u32>,
+    fanin_arcs: CudaSlice<u32>,
+    fanout_start: CudaSlice<u32>,
+    fanout_arcs: CudaSlice<u32>,
+    arcs: CudaSlice<u32>,
+    pin_net: CudaSlice<u32>,
+    tables: CudaSlice<u32>,
+    table_data: CudaSlice<f64>,
+    tests: CudaSlice<u32>,
+    level_pins: CudaSlice<u32>,
+    forward_pins: CudaSlice<u32>,
+    rc: DeviceRcNets,
+    pin_source: CudaSlice<u32>,
+    net_root: CudaSlice<u32>,
+    net_lumped: CudaSlice<f64>,
+    net_load: CudaSlice<f64>,
+    wire_delay: CudaSlice<f64>,
+    wire_impulse: CudaSlice<f64>,
+    arrival: CudaSlice<f64>,
+    slew: CudaSlice<f64>,
+    arc_delay: CudaSlice<f64>,
+    test_required: CudaSlice<f64>,
+    seed: CudaSlice<f64>,
+    required: CudaSlice<f64>,
+}
+
+fn grid(n_threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n_threads.div_ceil(THREADS_PER_BLOCK).max(1), 1, 1),
+        block_dim: (THREADS_PER_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+impl DeviceTiming {
+    /// Validates `layout`, checks that it fits the GPU's free memory (an
+    /// [`GpuError::OutOfMemory`] saying how much is needed otherwise) and uploads it.
+    pub fn upload(
+        context: &Arc<GpuContext>,
+        layout: &TimingLayout<'_>,
+    ) -> Result<DeviceTiming, GpuError> {
+        const DURING: &str = "uploading the timing graph";
+        layout.validate().map_err(GpuError::Layout)?;
+        context.ensure_free(DURING, layout.device_bytes())?;
+        let graph = &layout.graph;
+        let n_pins = layout.n_pins();
+        let quads = |n: usize| n * N_CONDITIONS;
+        let upload_u32 = |data: &[u32]| context.upload(DURING, data);
+        let timing = DeviceTiming {
+            context: Arc::clone(context),
+            n_pins: n_pins as u32,
+            n_nets: layout.n_nets() as u32,
+            n_arcs: graph.arcs.len() as u32,
+            n_tests: layout.tests.len() as u32,
+            n_tables: graph.tables.len() as u32,
+            n_fanin: graph.fanin_arcs.len() as u32,
+            n_fanout: graph.fanout_arcs.len() as u32,
+            table_data_len: graph.table_data.len() as u64,
+            level_start: layout.level_start.to_vec(),
+            forward_level_start: layout.forward_level_start.to_vec(),
+            tests_evaluated: false,
+            fanin_start: upload_u32(graph.fanin_start)?,
+            fanin_arcs: upload_u32(graph.fanin_arcs)?,
+            fanout_start: upload_u32(graph.fanout_start)?,
+            fanout_arcs: upload_u32(graph.fanout_arcs)?,
+            arcs: upload_u32(graph.arcs.as_flattened())?,
+            pin_net: upload_u32(graph.pin_net)?,
+            tables: upload_u32(graph.tables.as_flattened())?,
+            table_data: context.upload(DURING, graph.table_data)?,
+            tests: upload_u32(layout.tests.as_flattened())?,
+            level_pins: upload_u32(layout.level_pins)?,
+            forward_pins: upload_u32(layout.forward_pins)?,
+            rc: context.upload_rc_nets(layout.rc)?,
+            pin_source: upload_u32(layout.pin_source)?,
+            net_root: upload_u32(layout.net_root)?,
+            net_lumped: context.upload(DURING, layout.net_lumped.as_flattened())?,
+            net_load: context.allocate_poisoned(DURING, quads(layout.n_nets()))?,
+            wire_delay: context.allocate_poisoned(DURING, quads(n_pins))?,
+            wire_impulse: context.allocate_poisoned(DURING, quads(n_pins))?,
+            arrival: context.allocate_poisoned(DURING, quads(n_pins))?,
+            slew: context.allocate_poisoned(DURING, quads(n_pins))?,
+            arc_delay: context.allocate_poisoned(DURING, quads(graph.arcs.len()))?,
+            test_required: context.allocate_poisoned(DURING, layout.tests.len() * 2)?,
+            seed: context.allocate_poisoned(DURING, quads(n_pins))?,
+            required: context.allocate_poisoned(DURING, quads(n_pins))?,
+        };
+        Ok(timing)
+    }
+
+    /// The RC pass and the gathers that give every net its driver load and every pin
+    /// its wire delay and impulse. Returns once queued.
+    pub fn run_parasitics(&mut self) -> Result<(), GpuError> {
+        self.context.launch_rc_nets(&mut self.rc)?;
+        let kernels = self.context.kernels()?;
+        let stream = self.context.stream();
+        let n_threads = self.n_pins.max(self.n_nets);
+        let mut launch = stream.launch_builder(&kernels.gather_parasitics);
+        let n_nodes = self.rc.n_nodes();
+        launch
+            .arg(&self.n_pins)
+            .arg(&self.pin_source)
+            .arg(&self.n_nets)
+            .arg(&self.net_root)
+            .arg(&self.net_lumped)
+            .arg(&n_nodes)
+            .arg(self.rc.load())
+            .arg(self.rc.delay())
+            .arg(self.rc.impulse())
+            .arg(&mut self.net_load)
+            .arg(&mut self.wire_delay)
+            .arg(&mut self.wire_impulse);
+        // SAFETY: matches `ptx_entry::gather_parasitics`; `validate` checked the sources
+        // and roots against the node count and the lengths of the per-pin and per-net
+        // arrays, which were allocated from those counts.
+        unsafe { launch.launch(grid(n_threads)) }.during("launching gather_parasitics")?;
+        Ok(())
+    }
+
+    /// The forward levels and the test evaluation (`period`: the clock's, `None` when the
+    /// design has none, so no test is evaluated), after [`DeviceTiming::run_parasitics`].
+    /// `primary_inputs` are the `(pin, arrival, slew)` of every primary input, each pin
+    /// once. Returns once everything is queued.
+    pub fn run_forward(
+        &mut self,
+        primary_inputs: &[(u32, [f64; 4], [f64; 4])],
+        period: Option<f64>,
+    ) -> Result<(), GpuError> {
+        let kernels = self.context.kernels()?;
+        let stream = self.context.stream();
+
+        fill_nan(&self.context, &mut self.arrival)?;
+        fill_nan(&self.context, &mut self.slew)?;
+        fill_nan(&self.context, &mut self.arc_delay)?;
+        let pins: Vec<u32> = primary_inputs.iter().map(|entry| entry.0).collect();
+        let arrivals: Vec<[f64; 4]> = primary_inputs.iter().map(|entry| entry.1).collect();
+        let slews: Vec<[f64; 4]> = primary_inputs.iter().map(|entry| entry.2).collect();
+        scatter(
+            &self.context,
+            self.n_pins,
+            &pins,
+            &arrivals,
+            &mut self.arrival,
+        )?;
+        scatter(&self.context, self.n_pins, &pins, &slews, &mut self.slew)?;
+
+        for level in 0..self.forward_level_start.len().saturating_sub(1) {
+            let first = self.forward_level_start[level] as usize;
+            let last = self.forward_level_start[level + 1] as usize;
+            if first == last {
+                continue;
+            }
+            let n_level_pins = (last - first) as u32;
+            let level_pins = self.forward_pins.slice(first..last);
+            let mut launch = stream.launch_builder(&kernels.forward_level);
+            launch
+                .arg(&level_pins)
+                .arg(&n_level_pins)
+                .arg(&self.n_pins)
+                .arg(&self.fanin_start)
+                .arg(&self.fanin_arcs)
+                .arg(&self.n_fanin)
+                .arg(&self.arcs)
+                .arg(&self.n_arcs)
+                .arg(&self.pin_net)
+                .arg(&self.net_load)
+                .arg(&self.n_nets)
+                .arg(&self.tables)
+                .arg(&self.n_tables)
+                .arg(&self.table_data)
+                .arg(&self.table_data_len)
+                .arg(&self.wire_delay)
+                .arg(&self.wire_impulse)
+                .arg(&mut self.arrival)
+                .arg(&mut self.slew)
+                .arg(&mut self.arc_delay);
+            // SAFETY: matches `ptx_entry::forward_level`; `validate` checked every index
+            // of the layout and the buffers were sized from its counts; the level's pins
+            // are distinct and their fan-in lies in earlier levels (the graph's
+            // levelization), so no thread reads what another writes in this launch.
+            unsafe { launch.launch(grid(n_level_pins)) }.during("launching forward_level")?;
+        }
+
+        self.tests_evaluated = false;
+        if let (Some(period), true) = (period, self.n_tests > 0) {
+            let mut launch = stream.launch_builder(&kernels.evaluate_tests);
+            launch
+                .arg(&self.tests)
+                .arg(&self.n_tests)
+                .arg(&period)
+                .arg(&self.n_pins)
+                .arg(&self.arrival)
+                .arg(&self.slew)
+                .arg(&self.tables)
+                .arg(&self.n_tables)
+                .arg(&self.table_data)
+                .arg(&self.table_data_len)
+                .arg(&mut self.test_required);
+            // SAFETY: matches `ptx_entry::evaluate_tests`; test pins and tables were
+            // checked by `validate`; `test_required` holds two values per test.
+            unsafe { launch.launch(grid(self.n_tests)) }.during("launching evaluate_tests")?;
+            self.tests_evaluated = true;
+        }
+        Ok(())
+    }
+
+    /// Copies the results of [`DeviceTiming::run_forward`] back (waits for them).
+    pub fn download_forward(&self, outputs: ForwardOutputs<'_>) -> Result<(), GpuError> {
+        const DURING: &str = "copying forward results back";
+        let stream = self.context.stream();
+        let copy = |from: &CudaSlice<f64>, to: &mut [f64]| {
+            check_length("download", from.len().max(1), to.len().max(1))
+                .map_err(GpuError::Layout)?;
+            if to.is_empty() {
+                return Ok(());
+            }
+            stream.memcpy_dtoh(from, to).during(DURING)
+        };
+        copy(&self.net_load, outputs.net_load.as_flattened_mut())?;
+        copy(&self.wire_delay, outputs.wire_delay.as_flattened_mut())?;
+        copy(&self.wire_impulse, outputs.wire_impulse.as_flattened_mut())?;
+        copy(&self.arrival, outputs.arrival.as_flattened_mut())?;
+        copy(&self.slew, outputs.slew.as_flattened_mut())?;
+        copy(&self.arc_delay, outputs.arc_delay.as_flattened_mut())?;
+        if self.tests_evaluated {
+            copy(
+                &self.test_required,
+                outputs.test_required.as_flattened_mut(),
+            )?;
+        }
+        stream.synchronize().during(DURING)
+    }
+
+    /// The backward levels from `seeds` (`(pin, required)`, each pin once; every other
+    /// pin starts with no value), after [`DeviceTiming::run_forward`].
+    pub fn run_backward(&mut self, seeds: &[(u32, [f64; 4])]) -> Result<(), GpuError> {
+        fill_nan(&self.context, &mut self.seed)?;
+        let pins: Vec<u32> = seeds.iter().map(|entry| entry.0).collect();
+        let values: Vec<[f64; 4]> = seeds.iter().map(|entry| entry.1).collect();
+        scatter(&self.context, self.n_pins, &pins, &values, &mut self.seed)?;
+        let kernels = self.context.kernels()?;
+        let stream = self.context.stream();
+        for level in (0..self.level_start.len().saturating_sub(1)).rev() {
+            let first = self.level_start[level] as usize;
+            let last = self.level_start[level + 1] as usize;
+            if first == last {
+                continue;
+            }
+            let n_level_pins = (last - first) as u32;
+            let level_pins = self.level_pins.slice(first..last);
+            let mut launch = stream.launch_builder(&kernels.backward_level);
+            launch
+                .arg(&level_pins)
+                .arg(&n_level_pins)
+                .arg(&self.n_pins)
+                .arg(&self.fanout_start)
+                .arg(&self.fanout_arcs)
+                .arg(&self.n_fanout)
+                .arg(&self.arcs)
+                .arg(&self.n_arcs)
+                .arg(&self.arc_delay)
+                .arg(&self.seed)
+                .arg(&mut self.required);
+            // SAFETY: matches `ptx_entry::backward_level`; indices validated, buffers
+            // sized from the layout; a level's fan-out lies in later levels, already
+            // final, and its pins are distinct.
+            unsafe { launch.launch(grid(n_level_pins)) }.during("launching backward_level")?;
+        }
+        Ok(())
+    }
+
+    /// Copies the required times back (waits for the backward levels).
+    pub fn download_required(&self, required: &mut [[f64; 4]]) -> Result<(), GpuError> {
+        check_length("required", self.n_pins as usize, required.len()).map_err(GpuError::Layout)?;
+        if required.is_empty() {
+            return Ok(());
+        }
+        let stream = self.context.stream();
+        stream
+            .memcpy_dtoh(&self.required, required.as_flattened_mut())
+            .during("copying required times back")?;
+        stream.synchronize().during("copying required times back")
+    }
+
+    /// Waits for everything queued.
+    pub fn synchronize(&self) -> Result<(), GpuError> {
+        self.context.synchronize()
+    }
+}
+
+/// Sets every value of `buffer` to the canonical NaN ("no value").
+fn fill_nan(context: &GpuContext, buffer: &mut CudaSlice<f64>) -> Result<(), GpuError> {
+    let kernels = context.kernels()?;
+    let n = buffer.len() as u64;
+    let mut launch = context.stream().launch_builder(&kernels.fill_f64);
+    launch.arg(&n).arg(&f64::NAN).arg(buffer);
+    // SAFETY: matches `ptx_entry::fill_f64`; `buffer` holds `n` values, and the grid
+    // (one thread per value) is far below the 2^31 blocks a launch allows for any
+    // buffer that fits a GPU.
+    unsafe { launch.launch(grid(n.min(u32::MAX as u64) as u32)) }.during("launching fill_f64")?;
+    Ok(())
+}
+
+/// Writes `values[i]` to pin `pins[i]` of `target`, a buffer of `n_pins` quadruples.
+fn scatter(
+    context: &GpuContext,
+    n_pins: u32,
+    pins: &[u32],
+    values: &[[f64; 4]],
+    target: &mut CudaSlice<f64>,
+) -> Result<(), GpuError> {
+    const DURING: &str = "uploading per-pin values";
+    if pins.is_empty() {
+        return Ok(());
+    }
+    check_length("scattered values", pins.len(), values.len()).map_err(GpuError::Layout)?;
+    check_indices("scattered pins", pins, n_pins as usize).map_err(GpuError::Layout)?;
+    let index = context.upload(DURING, pins)?;
+    let data = context.upload(DURING, values.as_flattened())?;
+    let kernels = context.kernels()?;
+    let n = pins.len() as u32;
+    let mut launch = context.stream().launch_builder(&kernels.scatter_quads);
+    launch
+        .arg(&n)
+        .arg(&index)
+        .arg(&data)
+        .arg(&n_pins)
+        .arg(target);
+    // SAFETY: matches `ptx_entry::scatter_quads`; `index` and `data` hold `n` entries,
+    // every index was checked against `n_pins` (the target's quadruples), and the
+    // callers pass each pin once, so each element has one writer.
+    unsafe { launch.launch(grid(n)) }.during("launching scatter_quads")?;
+    Ok(())
+}

@@ -1,0 +1,478 @@
+//! Per-pin propagation over a flat, index-based timing graph: the forward step (arrival,
+//! slew and the delays of a pin's fan-in arcs), test evaluation, the backward step
+//! (required time from the fan-out) and the gathers that turn RC results into per-pin
+//! wire values. The CPU backend (`tachyon-gba`, rayon over the pins of a level) and the
+//! GPU entry points (`ptx_entry`, a thread per pin) call these same functions, so both
+//! do the same arithmetic in the same order.
+//!
+//! # Layout ([`FlatGraph`])
+//!
+//! Pins, arcs, nets, tests and tables are plain `u32` indices. Fan-in and fan-out are
+//! CSR arrays of arc indices (`fanin_arcs[fanin_start[p]..fanin_start[p + 1]]`). An arc
+//! is `[from, to, flags, delay_rise, delay_fall, slew_rise, slew_fall, 0]` (see the
+//! `ARC_*` constants; tables by output transition, [`NONE`] when missing). A table is
+//! `[offset, n1, n2, primary_is_index_2]` into `table_data`, laid out as in
+//! [`crate::batch`] (`index_1`, `index_2`, then the values). A test is
+//! `[clock, data, flags, constraint_rise, constraint_fall, 0]` (`TEST_*` constants).
+//!
+//! Per-pin values are `[f64; 4]` by condition ([`crate::CONDITIONS`]). Arc delays are
+//! `[input * 2 + output]` for cell arcs (the split is the arc's) and `[condition]` for
+//! net arcs. "No value" is NaN.
+//!
+//! Pin values are read through [`PinValues`], so that the CPU can pass plain slices
+//! while the GPU passes `Cell`s (the threads of a level write other pins of the same
+//! arrays while they read).
+
+use core::cell::Cell;
+
+use crate::batch::lut_values_len;
+use crate::condition::condition_index;
+use crate::delay::{hold_required_time, nldm_lookup, setup_required_time};
+use crate::lut::Lut;
+use crate::rc;
+use crate::{Split, Transition, CONDITIONS, N_CONDITIONS};
+
+/// "No index": a missing table, net or node.
+pub const NONE: u32 = u32::MAX;
+
+/// Arc flag: a cell arc (else a net arc).
+pub const ARC_CELL: u32 = 1;
+/// Arc flag: a late cell arc (else early).
+pub const ARC_LATE: u32 = 1 << 1;
+/// Arc field: unateness in bits 2..4 (0 positive, 1 negative, 2 non-unate).
+pub const ARC_UNATENESS_SHIFT: u32 = 2;
+/// Unateness value: output follows input.
+pub const UNATE_POSITIVE: u32 = 0;
+/// Unateness value: output flips input.
+pub const UNATE_NEGATIVE: u32 = 1;
+/// Unateness value: any input transition may cause any output transition.
+pub const UNATE_NON: u32 = 2;
+/// Arc field: clock edge in bits 4..6 (0 none, 1 rising, 2 falling).
+pub const ARC_EDGE_SHIFT: u32 = 4;
+
+/// Test flag: a hold test (else setup).
+pub const TEST_HOLD: u32 = 1;
+/// Test flag: the capturing clock edge falls (else rises).
+pub const TEST_EDGE_FALL: u32 = 1 << 1;
+
+/// An arc: `[from, to, flags, delay_rise, delay_fall, slew_rise, slew_fall, 0]`.
+pub type ArcDescriptor = [u32; 8];
+/// A table: `[offset, n1, n2, primary_is_index_2]`.
+pub type TableDescriptor = [u32; 4];
+/// A test: `[clock, data, flags, constraint_rise, constraint_fall, 0]`.
+pub type TestDescriptor = [u32; 6];
+
+/// The flat timing graph (see the module docs).
+#[derive(Debug, Clone, Copy)]
+pub struct FlatGraph<'a> {
+    pub fanin_start: &'a [u32],
+    pub fanin_arcs: &'a [u32],
+    pub fanout_start: &'a [u32],
+    pub fanout_arcs: &'a [u32],
+    pub arcs: &'a [ArcDescriptor],
+    /// The net of each pin, [`NONE`] when unconnected (its cell arcs see no load).
+    pub pin_net: &'a [u32],
+    pub tables: &'a [TableDescriptor],
+    pub table_data: &'a [f64],
+}
+
+/// Read access to per-pin (or per-arc) values of four conditions.
+pub trait PinValues {
+    fn value(&self, index: usize) -> [f64; 4];
+}
+
+impl PinValues for [[f64; 4]] {
+    #[inline]
+    fn value(&self, index: usize) -> [f64; 4] {
+        self[index]
+    }
+}
+
+impl PinValues for [Cell<[f64; 4]>] {
+    #[inline]
+    fn value(&self, index: usize) -> [f64; 4] {
+        self[index].get()
+    }
+}
+
+/// Merges `candidate` into `current` (NaN means "none yet"): keeps the smaller of the
+/// two when `keep_smaller`, else the larger; a NaN candidate changes nothing.
+#[inline]
+pub fn merge(current: f64, candidate: f64, keep_smaller: bool) -> f64 {
+    if candidate.is_nan() {
+        return current;
+    }
+    if current.is_nan()
+        || (keep_smaller && candidate < current)
+        || (!keep_smaller && candidate > current)
+    {
+        candidate
+    } else {
+        current
+    }
+}
+
+/// The value of table `table` at (`primary`, `secondary`), as
+/// [`crate::delay::nldm_lookup`] on the table's own slices.
+#[inline]
+pub fn table_lookup(
+    tables: &[TableDescriptor],
+    table_data: &[f64],
+    table: u32,
+    primary: f64,
+    secondary: f64,
+) -> f64 {
+    let [offset, n1, n2, primary_is_index_2] = tables[table as usize];
+    let (offset, n1, n2) = (offset as usize, n1 as usize, n2 as usize);
+    let index_2_start = offset + n1;
+    let values_start = index_2_start + n2;
+    let lut = Lut {
+        index_1: &table_data[offset..index_2_start],
+        index_2: &table_data[index_2_start..values_start],
+        values: &table_data[values_start..values_start + lut_values_len(n1, n2)],
+    };
+    nldm_lookup(&lut, primary_is_index_2 != 0, primary, secondary)
+}
+
+#[inline]
+fn split_of(flags: u32) -> Split {
+    if flags & ARC_LATE != 0 {
+        Split::Late
+    } else {
+        Split::Early
+    }
+}
+
+/// Whether a cell arc with `flags` lets an `input` transition cause an `output` one.
+#[inline]
+pub fn arc_allows(flags: u32, input: Transition, output: Transition) -> bool {
+    let unate = match (flags >> ARC_UNATENESS_SHIFT) & 3 {
+        UNATE_POSITIVE => input == output,
+        UNATE_NEGATIVE => input != output,
+        _ => true,
+    };
+    let edge = match (flags >> ARC_EDGE_SHIFT) & 3 {
+        1 => Some(Transition::Rise),
+        2 => Some(Transition::Fall),
+        _ => None,
+    };
+    unate && edge.is_none_or(|edge| edge == input)
+}
+
+/// The forward step of a pin that is not a primary input: its arrival and slew from its
+/// fan-in. The delay of each fan-in arc goes to `arc_delay(arc, delays)`, in fan-in
+/// order. `net_load` is per net, `wire_delay` and `wire_impulse` per pin (from the RC
+/// pass); `arrival` and `slew` must hold the final values of every fan-in pin.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn forward_pin<V: PinValues + ?Sized>(
+    graph: &FlatGraph<'_>,
+    net_load: &[[f64; 4]],
+    wire_delay: &[[f64; 4]],
+    wire_impulse: &[[f64; 4]],
+    arrival: &V,
+    slew: &V,
+    pin: usize,
+    mut arc_delay: impl FnMut(usize, [f64; 4]),
+) -> ([f64; 4], [f64; 4]) {
+    let mut pin_arrival = [f64::NAN; 4];
+    let mut pin_slew = [f64::NAN; 4];
+    let first = graph.fanin_start[pin] as usize;
+    let last = graph.fanin_start[pin + 1] as usize;
+    for &arc_index in &graph.fanin_arcs[first..last] {
+        let arc = graph.arcs[arc_index as usize];
+        let from = arc[0] as usize;
+        let flags = arc[2];
+        let from_arrival = arrival.value(from);
+        let from_slew = slew.value(from);
+        let mut delays = [f64::NAN; 4];
+        if flags & ARC_CELL == 0 {
+            let pin_wire_delay = wire_delay[pin];
+            let pin_wire_impulse = wire_impulse[pin];
+            for (condition, &(split, _)) in CONDITIONS.iter().enumerate() {
+                let at = from_arrival[condition];
+                let driver_slew = from_slew[condition];
+                if at.is_nan() || driver_slew.is_nan() {
+                    continue;
+                }
+                let keep_smaller = split == Split::Early;
+                delays[condition] = pin_wire_delay[condition];
+                pin_arrival[condition] = merge(
+                    pin_arrival[condition],
+                    at + pin_wire_delay[condition],
+                    keep_smaller,
+                );
+                let sink_slew = rc::sink_slew(driver_slew, pin_wire_impulse[condition]);
+                pin_slew[condition] = merge(pin_slew[condition], sink_slew, keep_smaller);
+            }
+        } else {
+            let split = split_of(flags);
+            let keep_smaller = split == Split::Early;
+            let net = graph.pin_net[pin];
+            let load = if net == NONE {
+                [0.0; N_CONDITIONS]
+            } else {
+                net_load[net as usize]
+            };
+            for output in Transition::BOTH {
+                let delay_table = arc[3 + output.index()];
+                if delay_table == NONE {
+                    continue;
+                }
+                let slew_table = arc[5 + output.index()];
+                let output_condition = condition_index(split, output);
+                let output_load = load[output_condition];
+                for input in Transition::BOTH {
+                    if !arc_allows(flags, input, output) {
+                        continue;
+                    }
+                    let input_condition = condition_index(split, input);
+                    let at = from_arrival[input_condition];
+                    let input_slew = from_slew[input_condition];
+                    if at.is_nan() || input_slew.is_nan() {
+                        continue;
+                    }
+                    let delay = table_lookup(
+                        graph.tables,
+                        graph.table_data,
+                        delay_table,
+                        input_slew,
+                        output_load,
+                    );
+                    delays[input.index() * 2 + output.index()] = delay;
+                    pin_arrival[output_condition] =
+                        merge(pin_arrival[output_condition], at + delay, keep_smaller);
+                    if slew_table != NONE {
+                        let output_slew = table_lookup(
+                            graph.tables,
+                            graph.table_data,
+                            slew_table,
+                            input_slew,
+                            output_load,
+                        );
+                        pin_slew[output_condition] =
+                            merge(pin_slew[output_condition], output_slew, keep_smaller);
+                    }
+                }
+            }
+        }
+        arc_delay(arc_index as usize, delays);
+    }
+    (pin_arrival, pin_slew)
+}
+
+/// The required time a test puts on its data pin before CPPR, per data transition:
+/// setup `AT_early(CK,e) + period - setup(slew_early(CK,e), slew_late(D,r))`, hold
+/// `AT_late(CK,e) + hold(slew_late(CK,e), slew_early(D,r))`.
+#[inline]
+pub fn evaluate_test<V: PinValues + ?Sized>(
+    tables: &[TableDescriptor],
+    table_data: &[f64],
+    test: &TestDescriptor,
+    period: f64,
+    arrival: &V,
+    slew: &V,
+) -> [f64; 2] {
+    let [clock, data, flags, constraint_rise, constraint_fall, _] = *test;
+    let hold = flags & TEST_HOLD != 0;
+    let (clock_split, data_split) = if hold {
+        (Split::Late, Split::Early)
+    } else {
+        (Split::Early, Split::Late)
+    };
+    let edge = if flags & TEST_EDGE_FALL != 0 {
+        Transition::Fall
+    } else {
+        Transition::Rise
+    };
+    let clock_condition = condition_index(clock_split, edge);
+    let clock_arrival = arrival.value(clock as usize)[clock_condition];
+    let clock_slew = slew.value(clock as usize)[clock_condition];
+    let data_slews = slew.value(data as usize);
+    let mut required = [f64::NAN; 2];
+    for (data_transition, table) in Transition::BOTH
+        .into_iter()
+        .zip([constraint_rise, constraint_fall])
+    {
+        if table == NONE {
+            continue;
+        }
+        let data_slew = data_slews[condition_index(data_split, data_transition)];
+        if clock_arrival.is_nan() || clock_slew.is_nan() || data_slew.is_nan() {
+            continue;
+        }
+        let constraint = table_lookup(tables, table_data, table, clock_slew, data_slew);
+        required[data_transition.index()] = if hold {
+            hold_required_time(clock_arrival, constraint, 0.0)
+        } else {
+            setup_required_time(clock_arrival, period, constraint, 0.0)
+        };
+    }
+    required
+}
+
+/// The backward step of a pin: its required time from `seed` (output assertions and
+/// tests) and its fan-out. `arc_delay` is per arc (from the forward step); `required`
+/// must hold the final values of every fan-out pin.
+#[inline]
+pub fn backward_pin<V: PinValues + ?Sized>(
+    graph: &FlatGraph<'_>,
+    arc_delay: &[[f64; 4]],
+    required: &V,
+    pin: usize,
+    seed: [f64; 4],
+) -> [f64; 4] {
+    let mut pin_required = seed;
+    let first = graph.fanout_start[pin] as usize;
+    let last = graph.fanout_start[pin + 1] as usize;
+    for &arc_index in &graph.fanout_arcs[first..last] {
+        let arc = graph.arcs[arc_index as usize];
+        let to = arc[1] as usize;
+        let flags = arc[2];
+        let delays = arc_delay[arc_index as usize];
+        let downstream = required.value(to);
+        if flags & ARC_CELL == 0 {
+            for (condition, &(split, _)) in CONDITIONS.iter().enumerate() {
+                let delay = delays[condition];
+                if delay.is_nan() {
+                    continue;
+                }
+                pin_required[condition] = merge(
+                    pin_required[condition],
+                    downstream[condition] - delay,
+                    split == Split::Late,
+                );
+            }
+        } else {
+            let split = split_of(flags);
+            for input in Transition::BOTH {
+                for output in Transition::BOTH {
+                    let delay = delays[input.index() * 2 + output.index()];
+                    if delay.is_nan() {
+                        continue;
+                    }
+                    let input_condition = condition_index(split, input);
+                    pin_required[input_condition] = merge(
+                        pin_required[input_condition],
+                        downstream[condition_index(split, output)] - delay,
+                        split == Split::Late,
+                    );
+                }
+            }
+        }
+    }
+    pin_required
+}
+
+/// The wire delay and impulse of a pin after the RC pass: the values of RC node
+/// `source` (interleaved by condition, as [`crate::batch`]), or zeros for [`NONE`] (a
+/// driver, a lumped net, or a pin missing from its net's tree).
+#[inline]
+pub fn gather_wire(source: u32, node_delay: &[f64], node_impulse: &[f64]) -> ([f64; 4], [f64; 4]) {
+    let mut delay = [0.0; 4];
+    let mut impulse = [0.0; 4];
+    if source != NONE {
+        let start = source as usize * N_CONDITIONS;
+        delay.copy_from_slice(&node_delay[start..start + N_CONDITIONS]);
+        impulse.copy_from_slice(&node_impulse[start..start + N_CONDITIONS]);
+    }
+    (delay, impulse)
+}
+
+/// The load a net's driver sees: the RC load of its root node `root`, or `lumped` (the
+/// sum of its sink pin caps, or zeros for an empty tree) when `root` is [`NONE`].
+#[inline]
+pub fn gather_load(root: u32, node_load: &[f64], lumped: [f64; 4]) -> [f64; 4] {
+    if root == NONE {
+        return lumped;
+    }
+    let start = root as usize * N_CONDITIONS;
+    let mut load = [0.0; 4];
+    for (condition, value) in load.iter_mut().enumerate() {
+        *value = node_load[start + condition];
+    }
+    load
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_keeps_the_defined_extreme() {
+        assert_eq!(merge(f64::NAN, 3.0, true), 3.0);
+        assert_eq!(merge(2.0, f64::NAN, true), 2.0);
+        assert_eq!(merge(2.0, 1.0, true), 1.0);
+        assert_eq!(merge(2.0, 1.0, false), 2.0);
+        assert!(merge(f64::NAN, f64::NAN, false).is_nan());
+    }
+
+    #[test]
+    fn arc_flags_decode() {
+        let negative = ARC_CELL | (UNATE_NEGATIVE << ARC_UNATENESS_SHIFT);
+        assert!(arc_allows(negative, Transition::Rise, Transition::Fall));
+        assert!(!arc_allows(negative, Transition::Rise, Transition::Rise));
+        let rising_clock = ARC_CELL | (UNATE_NON << ARC_UNATENESS_SHIFT) | (1 << ARC_EDGE_SHIFT);
+        assert!(arc_allows(rising_clock, Transition::Rise, Transition::Fall));
+        assert!(!arc_allows(
+            rising_clock,
+            Transition::Fall,
+            Transition::Fall
+        ));
+    }
+
+    /// PI(0) --net--> A(1) --cell (positive, early)--> Y(2), one constant-ish table.
+    #[test]
+    fn forward_then_backward_through_a_net_and_a_cell() {
+        // Table 0: 2 x 2, value = index_1 + index_2 (slew + load).
+        let table_data = [0.0, 10.0, 0.0, 10.0, 0.0, 10.0, 10.0, 20.0];
+        let tables = [[0, 2, 2, 0]];
+        let arcs = [[0, 1, 0, 0, 0, 0, 0, 0], [1, 2, ARC_CELL, 0, 0, 0, 0, 0]];
+        let graph = FlatGraph {
+            fanin_start: &[0, 0, 1, 2],
+            fanin_arcs: &[0, 1],
+            fanout_start: &[0, 1, 2, 2],
+            fanout_arcs: &[0, 1],
+            arcs: &arcs,
+            pin_net: &[0, 0, 1],
+            tables: &tables,
+            table_data: &table_data,
+        };
+        let net_load = [[0.0; 4], [2.0; 4]];
+        let wire_delay = [[0.0; 4], [1.0; 4], [0.0; 4]];
+        let wire_impulse = [[0.0; 4], [7.0; 4], [0.0; 4]];
+        let mut arrival = [[f64::NAN; 4]; 3];
+        let mut slew = [[f64::NAN; 4]; 3];
+        arrival[0] = [5.0, 5.0, 6.0, 6.0];
+        slew[0] = [3.0; 4];
+        let mut arc_delay = [[f64::NAN; 4]; 2];
+        for pin in 1..3 {
+            let (at, sl) = forward_pin(
+                &graph,
+                &net_load,
+                &wire_delay,
+                &wire_impulse,
+                &arrival[..],
+                &slew[..],
+                pin,
+                |arc, delays| arc_delay[arc] = delays,
+            );
+            arrival[pin] = at;
+            slew[pin] = sl;
+        }
+        assert_eq!(arrival[1], [6.0, 6.0, 7.0, 7.0]);
+        assert_eq!(slew[1], [4.0; 4]);
+        // Early rise: slew 4 + load 2 = 6.
+        assert_eq!(arrival[2][0], 12.0);
+        assert_eq!(arc_delay[1][0], 6.0);
+        assert!(arrival[2][2].is_nan());
+
+        let mut required = [[f64::NAN; 4]; 3];
+        required[2] = [1.0, 1.0, f64::NAN, f64::NAN];
+        for pin in [1, 0] {
+            required[pin] = backward_pin(&graph, &arc_delay, &required[..], pin, [f64::NAN; 4]);
+        }
+        assert_eq!(required[1][0], -5.0);
+        assert_eq!(required[0][0], -6.0);
+    }
+}

@@ -1,0 +1,217 @@
+//! Which backend times the graph (`Timer::set_device`), the phases on each, and a
+//! side-by-side run of both that counts bitwise differences.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tachyon_gba::gpu::GpuTiming;
+use tachyon_gba::{Device, Differences, FlatTiming, GpuContext, GpuError};
+use tachyon_graph::{TimingData, TimingGraph};
+
+use super::{PhaseTiming, Timer, TimerError};
+
+/// The fewest pins for which [`Device::Auto`] picks the GPU. Measured on an H100 with
+/// 16 CPU cores (`tachyon tau --device gpu --check-cpu` on generated designs): see
+/// `crates/tachyon-gba/src/gpu.rs` for the figures.
+pub const AUTO_GPU_MIN_PINS: u32 = 250_000;
+
+/// The backend one update runs on.
+pub(super) enum Backend {
+    Cpu,
+    Gpu(Arc<GpuContext>),
+}
+
+/// Per-phase median times of both backends on one graph, and how their results differ.
+#[derive(Debug, Clone)]
+pub struct BackendComparison {
+    /// The GPU's name.
+    pub gpu: String,
+    /// Median time per phase over the runs, CPU backend.
+    pub cpu_phases: Vec<PhaseTiming>,
+    /// Median time per phase over the runs, GPU backend (transfers included).
+    pub gpu_phases: Vec<PhaseTiming>,
+    /// Median of the whole update per run.
+    pub cpu_total: Duration,
+    pub gpu_total: Duration,
+    /// Bitwise differences between the two results (NaN equals NaN).
+    pub differences: Differences,
+}
+
+/// Per run the phase times and the total, and the last run's results.
+type Measured = (Vec<Vec<PhaseTiming>>, Vec<Duration>, TimingData);
+
+/// Adds `elapsed` to `phase` in `phases` (first-seen order).
+pub(super) fn add_phase(phases: &mut Vec<PhaseTiming>, phase: &'static str, elapsed: Duration) {
+    match phases.iter_mut().find(|entry| entry.phase == phase) {
+        Some(entry) => entry.duration += elapsed,
+        None => phases.push(PhaseTiming {
+            phase,
+            duration: elapsed,
+        }),
+    }
+}
+
+fn median(mut values: Vec<Duration>) -> Duration {
+    values.sort();
+    values.get(values.len() / 2).copied().unwrap_or_default()
+}
+
+/// Per phase, the median over `runs` (each run's phases in first-seen order).
+fn median_phases(runs: &[Vec<PhaseTiming>]) -> Vec<PhaseTiming> {
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .map(|entry| PhaseTiming {
+            phase: entry.phase,
+            duration: median(
+                runs.iter()
+                    .filter_map(|run| run.iter().find(|other| other.phase == entry.phase))
+                    .map(|other| other.duration)
+                    .collect(),
+            ),
+        })
+        .collect()
+}
+
+impl Timer {
+    /// Chooses the backend of the next updates: [`Device::Cpu`] (the default),
+    /// [`Device::Gpu`], or [`Device::Auto`] (the GPU from [`AUTO_GPU_MIN_PINS`] pins).
+    /// Without a CUDA driver or GPU, `Gpu` and `Auto` time on the CPU and say so in one
+    /// log line. Both backends give bit-identical results.
+    pub fn set_device(&mut self, device: Device) {
+        self.device = device;
+    }
+
+    /// The backend setting.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// The backend for a graph of `n_pins` pins under the current setting.
+    pub(super) fn backend_for(&mut self, n_pins: u32) -> Result<Backend, TimerError> {
+        let wanted = match self.device {
+            Device::Cpu => false,
+            Device::Gpu => true,
+            Device::Auto => n_pins >= AUTO_GPU_MIN_PINS,
+        };
+        if !wanted {
+            return Ok(Backend::Cpu);
+        }
+        match GpuContext::open(0) {
+            Ok(context) => Ok(Backend::Gpu(context)),
+            Err(
+                reason @ (GpuError::NoDriver | GpuError::NoDevice | GpuError::NoSuchDevice { .. }),
+            ) => {
+                if !self.gpu_fallback_logged {
+                    self.gpu_fallback_logged = true;
+                    if self.device == Device::Gpu {
+                        tracing::warn!("{reason}: timing on the CPU");
+                    } else {
+                        tracing::info!("{reason}: timing on the CPU");
+                    }
+                }
+                Ok(Backend::Cpu)
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Runs every timing phase of `graph` on `backend`, reporting each phase's time to
+    /// `record`.
+    pub(super) fn run_phases(
+        &self,
+        graph: &TimingGraph,
+        backend: &Backend,
+        record: &mut dyn FnMut(&'static str, Duration),
+    ) -> Result<TimingData, TimerError> {
+        let mut data = TimingData::new(
+            graph.n_pins() as usize,
+            graph.nets().len(),
+            graph.arcs().len(),
+            graph.tests().len(),
+        );
+        let started = Instant::now();
+        let flat = FlatTiming::build(graph);
+        record("flatten", started.elapsed());
+        let cppr = |data: &mut TimingData, record: &mut dyn FnMut(&'static str, Duration)| {
+            let started = Instant::now();
+            if self.cppr {
+                tachyon_cppr::apply_cppr(graph, data);
+            } else {
+                tachyon_gba::finish_tests_without_cppr(graph, data);
+            }
+            record("cppr", started.elapsed());
+        };
+        match backend {
+            Backend::Cpu => {
+                let started = Instant::now();
+                tachyon_gba::compute_parasitics(graph, &mut data);
+                record("rc", started.elapsed());
+                let started = Instant::now();
+                tachyon_gba::propagate_arrivals_flat(graph, &flat, &mut data);
+                tachyon_gba::evaluate_tests_flat(graph, &flat, &mut data);
+                record("propagate", started.elapsed());
+                cppr(&mut data, record);
+                let started = Instant::now();
+                tachyon_gba::propagate_required_flat(graph, &flat, &mut data);
+                record("propagate", started.elapsed());
+            }
+            Backend::Gpu(context) => {
+                let started = Instant::now();
+                let mut gpu = GpuTiming::upload(context, graph, &flat)?;
+                record("gpu upload", started.elapsed());
+                let started = Instant::now();
+                gpu.parasitics()?;
+                record("rc", started.elapsed());
+                let started = Instant::now();
+                gpu.arrivals_and_tests(graph, &flat, &mut data)?;
+                record("propagate", started.elapsed());
+                cppr(&mut data, record);
+                let started = Instant::now();
+                gpu.required(graph, &mut data)?;
+                record("propagate", started.elapsed());
+            }
+        }
+        Ok(data)
+    }
+
+    /// Times the current design `runs` times on the GPU and on the CPU (after one
+    /// warm-up run of each, which also loads the kernels) and compares the last results
+    /// of both bit for bit. An error when no GPU is usable.
+    pub fn compare_backends(&mut self, runs: usize) -> Result<BackendComparison, TimerError> {
+        self.update_timing()?;
+        let context = GpuContext::open(0)?;
+        let Some((graph, kept)) = self.timing.take() else {
+            return Err(TimerError::Sdc("no design to time".to_string()));
+        };
+        let gpu_backend = Backend::Gpu(Arc::clone(&context));
+        let measure = |backend: &Backend| -> Result<Measured, TimerError> {
+            let mut phases = Vec::new();
+            let mut totals = Vec::new();
+            let mut data = self.run_phases(&graph, backend, &mut |_, _| {})?;
+            for _ in 0..runs.max(1) {
+                let mut run = Vec::new();
+                let started = Instant::now();
+                data = self.run_phases(&graph, backend, &mut |phase, elapsed| {
+                    add_phase(&mut run, phase, elapsed)
+                })?;
+                totals.push(started.elapsed());
+                phases.push(run);
+            }
+            Ok((phases, totals, data))
+        };
+        let result = measure(&gpu_backend).and_then(|gpu| Ok((gpu, measure(&Backend::Cpu)?)));
+        self.timing = Some((graph, kept));
+        let ((gpu_runs, gpu_totals, gpu_data), (cpu_runs, cpu_totals, cpu_data)) = result?;
+        Ok(BackendComparison {
+            gpu: context.name().to_string(),
+            cpu_phases: median_phases(&cpu_runs),
+            gpu_phases: median_phases(&gpu_runs),
+            cpu_total: median(cpu_totals),
+            gpu_total: median(gpu_totals),
+            differences: tachyon_gba::compare(&cpu_data, &gpu_data),
+        })
+    }
+}
