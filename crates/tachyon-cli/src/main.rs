@@ -3,6 +3,7 @@
 
 mod gen;
 mod parse;
+mod paths;
 mod peak_memory;
 mod shell;
 mod tau;
@@ -44,6 +45,8 @@ enum Command {
     Shell(shell::ShellArgs),
     /// Generate a TAU 2015 design (Verilog, SPEF, Liberty, assertions, ops).
     Gen(gen::GenArgs),
+    /// Time a design, then find its k worst paths on the CPU or the GPU, with timings.
+    Paths(paths::PathsArgs),
 }
 
 fn main() -> ExitCode {
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Command::Tau(args) => tau::run(args),
         Command::Shell(args) => shell::run(args),
         Command::Gen(args) => gen::run(args),
+        Command::Paths(args) => paths::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -222,6 +222,11 @@ impl GpuContext {
         &self.stream
     }
 
+    /// The CUDA context (for the path search driver, which loads its own kernels).
+    pub(crate) fn cuda_context(&self) -> &Arc<CudaContext> {
+        &self.context
+    }
+
     /// Waits until all work queued on this GPU has finished.
     pub fn synchronize(&self) -> Result<(), GpuError> {
         self.stream.synchronize().during("waiting for the GPU")

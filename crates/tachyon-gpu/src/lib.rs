@@ -24,6 +24,7 @@ pub mod batch;
 mod context;
 pub mod device;
 mod error;
+pub mod paths;
 pub mod ptx;
 mod timing;
 pub mod twin;

@@ -31,10 +31,13 @@ pub mod condition;
 pub mod delay;
 pub mod lut;
 pub mod math;
+pub mod path_search;
 pub mod propagate;
 pub mod rc;
 
 #[cfg(target_arch = "nvptx64")]
 mod ptx_entry;
+#[cfg(target_arch = "nvptx64")]
+mod ptx_paths;
 
 pub use condition::{Split, Transition, CONDITIONS, N_CONDITIONS};

@@ -154,7 +154,7 @@ impl Forest {
         for node in 0..n_nodes as u32 {
             let (pin, transition) = forest.pin_of(node);
             candidates.clear();
-            forest.collect_in_arcs(inputs, spec, pin, transition, is_clock_pin, &mut candidates);
+            forest.collect_in_arcs(inputs, spec, pin, transition, &mut candidates);
             // The most critical in-arc: the first one on ties, so that the order below
             // (stable by deviation) puts it first.
             let mut best = f64::NAN;
@@ -193,78 +193,132 @@ impl Forest {
         spec: ForestSpec,
         pin: PinId,
         transition: Transition,
-        is_clock_pin: impl Fn(PinId) -> bool,
         candidates: &mut Vec<(Origin, f64)>,
     ) {
-        let ForestInputs {
-            graph, data, tree, ..
-        } = inputs;
         let split = spec.split;
-        let condition = condition_index(split, transition);
-        if graph.pin(pin).kind == PinKind::PrimaryInput {
-            let arrival = data.arrival[pin.index()][condition];
-            let slew = data.slew[pin.index()][condition];
-            if !arrival.is_nan() && !slew.is_nan() {
-                candidates.push((Origin::Input, arrival));
+        let launches = spec.launches;
+        for_each_in_arc(inputs, split, pin, transition, launches, |arc| match arc {
+            InArc::Input { arrival } => candidates.push((Origin::Input, arrival)),
+            InArc::Node {
+                from,
+                transition,
+                delay,
+            } => {
+                if let Some(from) = self.node(from, transition) {
+                    let via = self.arrival[from as usize] + delay;
+                    if !via.is_nan() {
+                        candidates.push((Origin::Node(from), via));
+                    }
+                }
             }
+            InArc::Launch {
+                clock_node,
+                clock_arrival,
+                delay,
+            } => {
+                let credit = match (inputs.cppr, spec.capture, inputs.tree) {
+                    (true, Some(capture), Some(tree)) => {
+                        tree.credit(common_point(tree, clock_node, capture))
+                    }
+                    _ => 0.0,
+                };
+                let via = launch_effective_arrival(split, clock_arrival, credit) + delay;
+                if !via.is_nan() {
+                    candidates.push((Origin::Launch(clock_node), via));
+                }
+            }
+        });
+    }
+}
+
+/// One in-arc of a data (pin, transition), before any forest: where it comes from and
+/// the numbers its effective arrival is made of.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum InArc {
+    /// The pin is a primary input with this arrival (and a slew).
+    Input { arrival: f64 },
+    /// From (`from`, `transition`) through an arc of this delay (not NaN for cell arcs).
+    Node {
+        from: PinId,
+        transition: Transition,
+        delay: f64,
+    },
+    /// A launch from clock tree node `clock_node` (clock arrival there, clock-to-output
+    /// delay).
+    Launch {
+        clock_node: u32,
+        clock_arrival: f64,
+        delay: f64,
+    },
+}
+
+/// Calls `visit` for every in-arc of (`pin`, `transition`) for `split`, in one fixed
+/// order (the order every search sees, so ties resolve the same way everywhere).
+/// Launches only when `launches`; arcs from clock pins are never data in-arcs.
+pub(crate) fn for_each_in_arc(
+    inputs: ForestInputs<'_>,
+    split: Split,
+    pin: PinId,
+    transition: Transition,
+    launches: bool,
+    mut visit: impl FnMut(InArc),
+) {
+    let ForestInputs {
+        graph, data, tree, ..
+    } = inputs;
+    let is_clock_pin = |pin: PinId| tree.is_some_and(|tree| tree.is_clock_pin(pin));
+    let condition = condition_index(split, transition);
+    if graph.pin(pin).kind == PinKind::PrimaryInput {
+        let arrival = data.arrival[pin.index()][condition];
+        let slew = data.slew[pin.index()][condition];
+        if !arrival.is_nan() && !slew.is_nan() {
+            visit(InArc::Input { arrival });
         }
-        for &arc_id in graph.fanin(pin) {
-            let arc = graph.arc(arc_id);
-            let delays = data.arc_delay[arc_id.index()];
-            match &arc.kind {
-                ArcKind::Net { .. } => {
-                    if is_clock_pin(arc.from) {
-                        continue;
-                    }
-                    let delay = delays[condition];
-                    if let Some(from) = self.node(arc.from, transition) {
-                        let via = self.arrival[from as usize] + delay;
-                        if !via.is_nan() {
-                            candidates.push((Origin::Node(from), via));
-                        }
-                    }
+    }
+    for &arc_id in graph.fanin(pin) {
+        let arc = graph.arc(arc_id);
+        let delays = data.arc_delay[arc_id.index()];
+        match &arc.kind {
+            ArcKind::Net { .. } => {
+                if is_clock_pin(arc.from) {
+                    continue;
                 }
-                ArcKind::Cell(cell) if cell.split == split => {
-                    if is_clock_pin(arc.from) {
-                        // A launch: only through a clock-edge arc, from a clock pin the
-                        // clock reaches.
-                        let (Some(edge), Some(tree), true) = (cell.clock_edge, tree, spec.launches)
-                        else {
-                            continue;
-                        };
-                        let Some(launch) = tree.node(arc.from, edge) else {
-                            continue;
-                        };
-                        let delay = delays[edge.index() * 2 + transition.index()];
-                        let clock_arrival =
-                            data.arrival[arc.from.index()][condition_index(split, edge)];
-                        let credit = match (inputs.cppr, spec.capture) {
-                            (true, Some(capture)) => {
-                                tree.credit(common_point(tree, launch, capture))
-                            }
-                            _ => 0.0,
-                        };
-                        let via = launch_effective_arrival(split, clock_arrival, credit) + delay;
-                        if !via.is_nan() {
-                            candidates.push((Origin::Launch(launch), via));
-                        }
-                        continue;
-                    }
-                    for input in Transition::BOTH {
-                        let delay = delays[input.index() * 2 + transition.index()];
-                        if delay.is_nan() {
-                            continue;
-                        }
-                        if let Some(from) = self.node(arc.from, input) {
-                            let via = self.arrival[from as usize] + delay;
-                            if !via.is_nan() {
-                                candidates.push((Origin::Node(from), via));
-                            }
-                        }
-                    }
-                }
-                ArcKind::Cell(_) => {}
+                visit(InArc::Node {
+                    from: arc.from,
+                    transition,
+                    delay: delays[condition],
+                });
             }
+            ArcKind::Cell(cell) if cell.split == split => {
+                if is_clock_pin(arc.from) {
+                    // A launch: only through a clock-edge arc, from a clock pin the
+                    // clock reaches.
+                    let (Some(edge), Some(tree), true) = (cell.clock_edge, tree, launches) else {
+                        continue;
+                    };
+                    let Some(clock_node) = tree.node(arc.from, edge) else {
+                        continue;
+                    };
+                    visit(InArc::Launch {
+                        clock_node,
+                        clock_arrival: data.arrival[arc.from.index()][condition_index(split, edge)],
+                        delay: delays[edge.index() * 2 + transition.index()],
+                    });
+                    continue;
+                }
+                for input in Transition::BOTH {
+                    let delay = delays[input.index() * 2 + transition.index()];
+                    if delay.is_nan() {
+                        continue;
+                    }
+                    visit(InArc::Node {
+                        from: arc.from,
+                        transition: input,
+                        delay,
+                    });
+                }
+            }
+            ArcKind::Cell(_) => {}
         }
     }
 }

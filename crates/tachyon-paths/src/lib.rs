@@ -24,6 +24,7 @@
 //! The per-formula pieces are in [`formula`], free of `std` so a GPU version can reuse
 //! them.
 
+pub mod flat;
 mod forest;
 pub mod formula;
 mod search;
@@ -91,6 +92,66 @@ impl PathQuery {
 /// the worst path of each test then has exactly the test's slack in `data`.
 pub fn worst_paths(graph: &TimingGraph, data: &TimingData, query: &PathQuery) -> Vec<TimingPath> {
     search::worst_paths(graph, data, query)
+}
+
+/// Slacks of two path lists closer than this (ps) count as equal: the GPU search adds
+/// the CPPR credit to a path's slack at the end, the CPU reference folds it into the
+/// launch arrival, so post-CPPR slacks may differ in the last bits.
+pub const SLACK_TOLERANCE: f64 = 1e-6;
+
+/// Checks that `other` is the same path list as `reference`: the same length, equal
+/// slacks (within [`SLACK_TOLERANCE`]) position by position, and the same paths within
+/// each run of equal slacks (paths of equal slack may come in any order). Paths of the
+/// last slack may differ: which of several tied paths make the cut at `k` is arbitrary.
+/// The error says where the lists first differ.
+pub fn compare_path_lists(reference: &[TimingPath], other: &[TimingPath]) -> Result<(), String> {
+    if reference.len() != other.len() {
+        return Err(format!(
+            "{} paths against {} in the reference",
+            other.len(),
+            reference.len()
+        ));
+    }
+    for (index, (expected, found)) in reference.iter().zip(other).enumerate() {
+        if (expected.slack - found.slack).abs() > SLACK_TOLERANCE {
+            return Err(format!(
+                "path {index}: slack {} against {} in the reference",
+                found.slack, expected.slack
+            ));
+        }
+    }
+    let key = |path: &TimingPath| {
+        let pins: Vec<(u32, usize)> = path
+            .pins
+            .iter()
+            .map(|&(pin, transition)| (pin.0, transition.index()))
+            .collect();
+        (path.split.index(), path.kind as u8, pins)
+    };
+    let mut start = 0;
+    while start < reference.len() {
+        let mut end = start + 1;
+        while end < reference.len()
+            && (reference[end].slack - reference[end - 1].slack).abs() <= SLACK_TOLERANCE
+        {
+            end += 1;
+        }
+        if end == reference.len() {
+            break;
+        }
+        let mut expected: Vec<_> = reference[start..end].iter().map(key).collect();
+        let mut found: Vec<_> = other[start..end].iter().map(key).collect();
+        expected.sort();
+        found.sort();
+        if expected != found {
+            return Err(format!(
+                "paths {start}..{end} (slack {}): different pins",
+                reference[start].slack
+            ));
+        }
+        start = end;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -15,12 +15,12 @@ use crate::{PathKind, PathQuery, TimingPath};
 
 /// One endpoint and transition, with a lower bound of its best path's slack.
 #[derive(Debug, Clone, Copy)]
-struct Endpoint {
-    forest: usize,
-    transition: Transition,
-    kind: PathKind,
-    required: f64,
-    lower_bound: f64,
+pub(crate) struct Endpoint {
+    pub(crate) forest: usize,
+    pub(crate) transition: Transition,
+    pub(crate) kind: PathKind,
+    pub(crate) required: f64,
+    pub(crate) lower_bound: f64,
 }
 
 /// A path found: its endpoint's most critical path, or a parent path plus one deviation
@@ -74,15 +74,15 @@ impl Ord for Entry {
     }
 }
 
-struct Search<'a> {
+pub(crate) struct Search<'a> {
     graph: &'a TimingGraph,
     data: &'a TimingData,
-    trees: [Option<ClockTree>; 2],
-    topological_position: Vec<u32>,
+    pub(crate) trees: [Option<ClockTree>; 2],
+    pub(crate) topological_position: Vec<u32>,
     cppr: bool,
-    specs: Vec<ForestSpec>,
+    pub(crate) specs: Vec<ForestSpec>,
     forests: Vec<Option<Forest>>,
-    endpoints: Vec<Endpoint>,
+    pub(crate) endpoints: Vec<Endpoint>,
     records: Vec<PathRecord>,
     heap: BinaryHeap<Entry>,
     sequence: u64,
@@ -97,6 +97,15 @@ pub(crate) fn worst_paths(
     if query.k == 0 {
         return Vec::new();
     }
+    prepare(graph, data, query).run(query)
+}
+
+/// The clock trees, topological positions and endpoints of a query, before any search.
+pub(crate) fn prepare<'a>(
+    graph: &'a TimingGraph,
+    data: &'a TimingData,
+    query: &PathQuery,
+) -> Search<'a> {
     let splits: Vec<Split> = match query.split {
         Some(split) => vec![split],
         None => Split::BOTH.to_vec(),
@@ -131,7 +140,7 @@ pub(crate) fn worst_paths(
         sequence: 0,
     };
     search.collect_endpoints(&splits, query);
-    search.run(query)
+    search
 }
 
 impl Search<'_> {
@@ -479,7 +488,7 @@ impl Search<'_> {
 }
 
 /// Appends clock tree node `node` and its ancestors up to the source.
-fn push_clock_path(
+pub(crate) fn push_clock_path(
     tree: &ClockTree,
     mut node: u32,
     pins: &mut Vec<(tachyon_graph::PinId, Transition)>,

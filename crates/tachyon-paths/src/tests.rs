@@ -477,3 +477,98 @@ proptest! {
         check_against_brute_force(seed, k);
     }
 }
+
+/// The flat search (the GPU algorithm run by its CPU twin) returns the reference's path
+/// list: same slacks, same paths within each run of equal slacks.
+fn check_flat_against_reference(seed: u64, query: &PathQuery, max_level: Option<u32>) {
+    let (graph, data) = random_design(seed);
+    let reference = worst_paths(&graph, &data, query);
+    let flat = crate::flat::FlatPaths::build(&graph, &data, query);
+    let outcome = flat.search_cpu(max_level);
+    let found = flat.recover(&outcome);
+    if let Err(difference) = crate::compare_path_lists(&reference, &found) {
+        panic!("seed {seed}, {query:?}: {difference}");
+    }
+}
+
+#[test]
+fn flat_search_twin_equals_the_reference() {
+    for seed in 0..30 {
+        for k in [1, 5, 37, usize::MAX] {
+            check_flat_against_reference(seed, &PathQuery::top(k), None);
+            let negative = PathQuery {
+                only_negative: true,
+                ..PathQuery::top(k)
+            };
+            check_flat_against_reference(seed, &negative, None);
+            let late = PathQuery {
+                split: Some(Split::Late),
+                ..PathQuery::top(k)
+            };
+            check_flat_against_reference(seed, &late, None);
+        }
+    }
+}
+
+#[test]
+fn flat_search_with_a_level_limit_returns_paths_of_few_deviations() {
+    let (graph, data) = random_design(3);
+    let query = PathQuery::top(usize::MAX);
+    let flat = crate::flat::FlatPaths::build(&graph, &data, &query);
+    let roots_only = flat.search_cpu(Some(0));
+    assert!(roots_only
+        .selected
+        .iter()
+        .all(|&candidate| roots_only.parent[candidate as usize]
+            == tachyon_kernels::path_search::NONE));
+    let exact = flat.search_cpu(None);
+    assert!(exact.selected.len() >= roots_only.selected.len());
+}
+
+/// The GPU search returns the CPU twin's outcome bit for bit (same candidates selected,
+/// same slacks) and so the reference's path list. Says "skipped" without a GPU (fails
+/// instead under `TACHYON_REQUIRE_GPU=1`).
+#[test]
+fn gpu_search_equals_the_twin_and_the_reference() {
+    let gpu = match tachyon_gpu::GpuContext::open(0) {
+        Ok(gpu) => gpu,
+        Err(error) => {
+            assert!(
+                std::env::var("TACHYON_REQUIRE_GPU").as_deref() != Ok("1"),
+                "a GPU is required: {error}"
+            );
+            println!("gpu_search_equals_the_twin_and_the_reference: skipped: {error}");
+            return;
+        }
+    };
+    let mut checked = 0;
+    for seed in 0..30 {
+        let (graph, data) = random_design(seed);
+        for k in [1, 5, 37, usize::MAX] {
+            for only_negative in [false, true] {
+                let query = PathQuery {
+                    only_negative,
+                    ..PathQuery::top(k)
+                };
+                let flat = crate::flat::FlatPaths::build(&graph, &data, &query);
+                let twin = flat.search_cpu(None);
+                let on_gpu = tachyon_gpu::paths::search_paths(&gpu, &flat.problem(None))
+                    .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+                assert_eq!(twin.selected, on_gpu.selected, "seed {seed} k {k}");
+                let twin_bits: Vec<u64> = twin.selected_slack.iter().map(|s| s.to_bits()).collect();
+                let gpu_bits: Vec<u64> =
+                    on_gpu.selected_slack.iter().map(|s| s.to_bits()).collect();
+                assert_eq!(twin_bits, gpu_bits, "seed {seed} k {k}");
+                assert_eq!(twin.best_edge, on_gpu.best_edge, "seed {seed}");
+                let reference = worst_paths(&graph, &data, &query);
+                if let Err(difference) =
+                    crate::compare_path_lists(&reference, &flat.recover(&on_gpu))
+                {
+                    panic!("seed {seed}, k {k}: {difference}");
+                }
+                checked += 1;
+            }
+        }
+    }
+    println!("GPU path search: {checked} queries identical to the twin and the reference");
+}

@@ -1,0 +1,609 @@
+//! The per-item work of the level-synchronous top-k path search, shared by the GPU entry
+//! points (`ptx_paths`) and the CPU twin (`tachyon-paths`' `flat` module), plus the
+//! per-path formulas the CPU reference search uses too.
+//!
+//! # Layout
+//!
+//! Nodes are (split, pin, transition): `split * nodes_per_split + pin * 2 + transition`,
+//! with `nodes_per_split = 2 * n_pins` (early first). Clock-tree nodes use the same
+//! numbering. Every node has its in-edges in CSR form (`edge_start`); an edge comes
+//! from another node (`edge_from`, its value is the arc delay) or starts a path
+//! (`edge_from == NONE`, its value is the start's arrival: a primary input's arrival, or
+//! a launching flip-flop's clock arrival plus its clock-to-output delay, with the clock
+//! node in `edge_launch`). The edges of a node are in the order the CPU reference
+//! collects them, so both pick the same first most critical in-edge.
+//!
+//! # The search
+//!
+//! 1. Forest: per topological level, every node of the level pulls its most critical
+//!    effective arrival (pre-CPPR), the first in-edge giving it, and the start its most
+//!    critical path comes from ([`forest_node`]). A levelized DAG makes one pull per
+//!    level exact; no atomics, so the result is the same on every run.
+//! 2. Candidates: level 0 holds every endpoint's most critical path. A candidate of
+//!    level `l + 1` is a candidate of level `l` with one more deviation (a non-best
+//!    in-edge) at a node of its tail (the part before its last deviation), so every path
+//!    is generated exactly once. Its pre-CPPR slack is the parent's plus the deviation
+//!    cost.
+//! 3. CPPR: a path's post-CPPR slack is its pre-CPPR slack plus the credit of the common
+//!    point of its launch and capture clock nodes ([`post_cppr_slack`]). Every path of an
+//!    endpoint has a post-CPPR slack at least the engine's post-CPPR slack of that
+//!    endpoint, and at least its own pre-CPPR slack (credits are never negative), and a
+//!    deviation only adds pre-CPPR slack, so `max(pre-CPPR slack, endpoint bound)` bounds
+//!    the post-CPPR slack of a candidate and of everything derived from it.
+//! 4. Per level: the threshold `T` is the `k`-th smallest post-CPPR slack found so far
+//!    (a radix select over [`ordered_key`]s), which can only fall as more paths are
+//!    found, so it never drops below the final answer's `k`-th slack. Only children whose
+//!    bound is at most `T` are kept ([`visit_children`]: count, prefix sum, expand). The
+//!    search stops when a level adds no child: no path left out can enter the top `k`.
+
+use core::cell::Cell;
+
+use crate::Split;
+
+/// No node, edge or start.
+pub const NONE: u32 = u32::MAX;
+/// The start of a path that begins at a primary input.
+pub const INPUT_START: u32 = u32::MAX - 1;
+/// Items per chunk of the two-pass prefix sum.
+pub const SCAN_CHUNK: usize = 256;
+/// Bits per digit of the radix select.
+pub const RADIX_BITS: u32 = 16;
+/// Bins per digit of the radix select.
+pub const RADIX_BINS: usize = 1 << RADIX_BITS;
+
+/// The effective arrival of a path that starts at a launching clock pin: the clock
+/// arrival there with the CPPR credit of the capture folded in (late paths gain slack
+/// from a credit, which is the same as arriving earlier; early paths arrive later).
+#[inline]
+pub fn launch_effective_arrival(split: Split, clock_arrival: f64, credit: f64) -> f64 {
+    match split {
+        Split::Late => clock_arrival - credit,
+        Split::Early => clock_arrival + credit,
+    }
+}
+
+/// Whether effective arrival `candidate` is strictly worse (more critical) than
+/// `current` for `split`; a NaN `current` means "none yet".
+#[inline]
+pub fn is_more_critical(split: Split, candidate: f64, current: f64) -> bool {
+    if current.is_nan() {
+        return !candidate.is_nan();
+    }
+    match split {
+        Split::Late => candidate > current,
+        Split::Early => candidate < current,
+    }
+}
+
+/// The deviation cost of an in-arc: how much slack a path gains when it takes the in-arc
+/// whose effective arrival is `via` instead of the most critical one, `best`. Never
+/// negative when `best` is the most critical.
+#[inline]
+pub fn deviation_cost(split: Split, best: f64, via: f64) -> f64 {
+    match split {
+        Split::Late => best - via,
+        Split::Early => via - best,
+    }
+}
+
+/// The slack of a path whose effective arrival at its endpoint is `arrival`, against
+/// required time `required` (late: `RAT - AT`; early: `AT - RAT`).
+#[inline]
+pub fn endpoint_slack(split: Split, required: f64, arrival: f64) -> f64 {
+    match split {
+        Split::Late => required - arrival,
+        Split::Early => arrival - required,
+    }
+}
+
+/// A `u64` whose unsigned order is the order of the `f64` values (NaN last).
+#[inline]
+pub fn ordered_key(value: f64) -> u64 {
+    if value.is_nan() {
+        return u64::MAX;
+    }
+    let bits = value.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
+}
+
+/// The value of an [`ordered_key`] (NaN for `u64::MAX`).
+#[inline]
+pub fn key_value(key: u64) -> f64 {
+    if key == u64::MAX {
+        f64::NAN
+    } else if key >> 63 == 1 {
+        f64::from_bits(key & !(1 << 63))
+    } else {
+        f64::from_bits(!key)
+    }
+}
+
+/// The in-edges of every node (see the module documentation).
+#[derive(Clone, Copy)]
+pub struct PathGraph<'a> {
+    pub nodes_per_split: u32,
+    pub edge_start: &'a [u32],
+    pub edge_from: &'a [u32],
+    pub edge_launch: &'a [u32],
+    pub edge_value: &'a [f64],
+}
+
+impl PathGraph<'_> {
+    /// The split of a node.
+    #[inline]
+    pub fn split_of(&self, node: u32) -> Split {
+        if node < self.nodes_per_split {
+            Split::Early
+        } else {
+            Split::Late
+        }
+    }
+
+    /// The effective arrival through `edge`, given the arrivals of the nodes.
+    #[inline]
+    fn via(&self, edge: usize, arrival_of: impl Fn(usize) -> f64) -> f64 {
+        let from = self.edge_from[edge];
+        if from == NONE {
+            self.edge_value[edge]
+        } else {
+            arrival_of(from as usize) + self.edge_value[edge]
+        }
+    }
+
+    /// Where a path that takes `edge` and then the most critical in-edges starts.
+    #[inline]
+    fn start_through(&self, edge: usize, start: impl Fn(usize) -> u32) -> u32 {
+        let from = self.edge_from[edge];
+        if from != NONE {
+            start(from as usize)
+        } else if self.edge_launch[edge] == NONE {
+            INPUT_START
+        } else {
+            self.edge_launch[edge]
+        }
+    }
+}
+
+/// The finished forest: per node the most critical arrival (NaN: unreached), the first
+/// in-edge giving it (`NONE`: none) and where that path starts.
+#[derive(Clone, Copy)]
+pub struct Forest<'a> {
+    pub arrival: &'a [f64],
+    pub best_edge: &'a [u32],
+    pub start: &'a [u32],
+}
+
+/// The forest while it is built (level by level).
+#[derive(Clone, Copy)]
+pub struct ForestCells<'a> {
+    pub arrival: &'a [Cell<f64>],
+    pub best_edge: &'a [Cell<u32>],
+    pub start: &'a [Cell<u32>],
+}
+
+/// Pulls the forest values of `node` from its in-edges; every node its edges come from
+/// must be done (a lower topological level).
+#[inline]
+pub fn forest_node(graph: PathGraph<'_>, node: usize, forest: ForestCells<'_>) {
+    let split = graph.split_of(node as u32);
+    let first = graph.edge_start[node] as usize;
+    let end = graph.edge_start[node + 1] as usize;
+    let mut best = f64::NAN;
+    let mut best_edge = NONE;
+    for edge in first..end {
+        let via = graph.via(edge, |from| forest.arrival[from].get());
+        // The first of equally critical edges wins, as in the CPU reference.
+        if is_more_critical(split, via, best) {
+            best = via;
+            best_edge = edge as u32;
+        }
+    }
+    forest.arrival[node].set(best);
+    forest.best_edge[node].set(best_edge);
+    let start = if best_edge == NONE {
+        NONE
+    } else {
+        graph.start_through(best_edge as usize, |from| forest.start[from].get())
+    };
+    forest.start[node].set(start);
+}
+
+/// The clock trees of both splits: parent (`NONE` at a root), depth, CPPR credit.
+#[derive(Clone, Copy)]
+pub struct ClockTrees<'a> {
+    pub parent: &'a [u32],
+    pub depth: &'a [u32],
+    pub credit: &'a [f64],
+}
+
+impl ClockTrees<'_> {
+    /// The common point of a launch and a capture clock node: their lowest common
+    /// ancestor, or the capture's root when they hang under different roots (the rise
+    /// and the fall of the source), as the CPU reference does.
+    #[inline]
+    pub fn common_point(&self, launch: u32, capture: u32) -> u32 {
+        let (mut launch, mut capture) = (launch as usize, capture as usize);
+        let mut launch_depth = self.depth[launch];
+        let mut capture_depth = self.depth[capture];
+        while launch_depth > capture_depth {
+            launch = self.parent[launch] as usize;
+            launch_depth -= 1;
+        }
+        while capture_depth > launch_depth {
+            capture = self.parent[capture] as usize;
+            capture_depth -= 1;
+        }
+        while launch != capture && capture_depth > 0 {
+            launch = self.parent[launch] as usize;
+            capture = self.parent[capture] as usize;
+            capture_depth -= 1;
+        }
+        capture as u32
+    }
+}
+
+/// The endpoints: node, required time (before CPPR), a lower bound of the post-CPPR
+/// slack of every path ending there, the capture clock node (`NONE`: no credit) and
+/// whether launched paths count (0: only paths from primary inputs).
+#[derive(Clone, Copy)]
+pub struct Endpoints<'a> {
+    pub node: &'a [u32],
+    pub required: &'a [f64],
+    pub bound: &'a [f64],
+    pub capture: &'a [u32],
+    pub launches: &'a [u32],
+}
+
+/// The post-CPPR slack of a path of endpoint `endpoint` with pre-CPPR slack `pre` that
+/// starts at `start`: infinite for a launched path where launches do not count.
+#[inline]
+pub fn post_cppr_slack(
+    endpoints: Endpoints<'_>,
+    trees: ClockTrees<'_>,
+    endpoint: usize,
+    pre: f64,
+    start: u32,
+) -> f64 {
+    if start == INPUT_START || start == NONE {
+        return pre;
+    }
+    if endpoints.launches[endpoint] == 0 {
+        return f64::INFINITY;
+    }
+    let capture = endpoints.capture[endpoint];
+    if capture == NONE {
+        return pre;
+    }
+    pre + trees.credit[trees.common_point(start, capture) as usize]
+}
+
+/// The candidate paths, one element each: endpoint, parent candidate (`NONE` for an
+/// endpoint's most critical path), the deviation's node and edge, the tail node (where
+/// further deviations may happen; `NONE` when the path ends at the deviation), pre-CPPR
+/// slack and the [`ordered_key`] of the post-CPPR slack.
+#[derive(Clone, Copy)]
+pub struct CandidateCells<'a> {
+    pub endpoint: &'a [Cell<u32>],
+    pub parent: &'a [Cell<u32>],
+    pub node: &'a [Cell<u32>],
+    pub edge: &'a [Cell<u32>],
+    pub tail: &'a [Cell<u32>],
+    pub pre: &'a [Cell<f64>],
+    pub post_key: &'a [Cell<u64>],
+}
+
+impl CandidateCells<'_> {
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn write(
+        &self,
+        at: usize,
+        endpoint: u32,
+        parent: u32,
+        node: u32,
+        edge: u32,
+        tail: u32,
+        pre: f64,
+        post: f64,
+    ) {
+        self.endpoint[at].set(endpoint);
+        self.parent[at].set(parent);
+        self.node[at].set(node);
+        self.edge[at].set(edge);
+        self.tail[at].set(tail);
+        self.pre[at].set(pre);
+        self.post_key[at].set(ordered_key(post));
+    }
+}
+
+/// Everything the candidate kernels read.
+#[derive(Clone, Copy)]
+pub struct SearchInputs<'a> {
+    pub graph: PathGraph<'a>,
+    pub forest: Forest<'a>,
+    pub trees: ClockTrees<'a>,
+    pub endpoints: Endpoints<'a>,
+}
+
+/// Writes candidate `endpoint`: the endpoint's most critical path (level 0).
+#[inline]
+pub fn root_candidate(inputs: SearchInputs<'_>, endpoint: usize, out: CandidateCells<'_>) {
+    let node = inputs.endpoints.node[endpoint];
+    let split = inputs.graph.split_of(node);
+    let pre = endpoint_slack(
+        split,
+        inputs.endpoints.required[endpoint],
+        inputs.forest.arrival[node as usize],
+    );
+    let start = inputs.forest.start[node as usize];
+    let post = post_cppr_slack(inputs.endpoints, inputs.trees, endpoint, pre, start);
+    out.write(endpoint, endpoint as u32, NONE, node, NONE, node, pre, post);
+}
+
+/// Calls `visit(node, edge, child_pre)` for every child of a candidate (tail `tail`,
+/// pre-CPPR slack `pre`, endpoint bound `floor`) whose bound is at most `threshold`,
+/// in a fixed order: along the tail from its first node back to the start, edges in
+/// CSR order.
+#[inline]
+pub fn visit_children(
+    inputs: SearchInputs<'_>,
+    tail: u32,
+    pre: f64,
+    floor: f64,
+    threshold: f64,
+    mut visit: impl FnMut(u32, u32, f64),
+) {
+    // Not `max`: a NaN floor must keep everything out.
+    if !(floor <= threshold && pre <= threshold) {
+        return;
+    }
+    let graph = inputs.graph;
+    let forest = inputs.forest;
+    let mut node = tail;
+    while node != NONE {
+        let best_edge = forest.best_edge[node as usize];
+        if best_edge == NONE {
+            break;
+        }
+        let best = forest.arrival[node as usize];
+        let split = graph.split_of(node);
+        let first = graph.edge_start[node as usize] as usize;
+        let end = graph.edge_start[node as usize + 1] as usize;
+        for edge in first..end {
+            if edge as u32 == best_edge {
+                continue;
+            }
+            let via = graph.via(edge, |from| forest.arrival[from]);
+            if via.is_nan() {
+                continue;
+            }
+            let child = pre + deviation_cost(split, best, via);
+            if child <= threshold {
+                visit(node, edge as u32, child);
+            }
+        }
+        node = graph.edge_from[best_edge as usize];
+    }
+}
+
+/// The number of children of candidate `candidate` kept under `threshold`.
+#[inline]
+pub fn count_children(
+    inputs: SearchInputs<'_>,
+    tail: u32,
+    endpoint: u32,
+    pre: f64,
+    threshold: f64,
+) -> u32 {
+    let floor = inputs.endpoints.bound[endpoint as usize];
+    let mut count = 0u32;
+    visit_children(inputs, tail, pre, floor, threshold, |_, _, _| count += 1);
+    count
+}
+
+/// Writes the children of candidate `parent` (tail, endpoint, pre-CPPR slack given)
+/// from position `at` on, in the order of [`visit_children`].
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn expand_children(
+    inputs: SearchInputs<'_>,
+    parent: u32,
+    tail: u32,
+    endpoint: u32,
+    pre: f64,
+    threshold: f64,
+    mut at: usize,
+    out: CandidateCells<'_>,
+) {
+    let floor = inputs.endpoints.bound[endpoint as usize];
+    let graph = inputs.graph;
+    visit_children(inputs, tail, pre, floor, threshold, |node, edge, child| {
+        let start = graph.start_through(edge as usize, |from| inputs.forest.start[from]);
+        let post = post_cppr_slack(
+            inputs.endpoints,
+            inputs.trees,
+            endpoint as usize,
+            child,
+            start,
+        );
+        let from = graph.edge_from[edge as usize];
+        out.write(at, endpoint, parent, node, edge, from, child, post);
+        at += 1;
+    });
+}
+
+/// The bin of `key` in the radix-select pass of digit `shift`.
+#[inline]
+pub fn radix_bin(key: u64, shift: u32) -> usize {
+    ((key >> shift) as usize) & (RADIX_BINS - 1)
+}
+
+/// Whether `key` agrees with `prefix` on the bits above digit `shift`.
+#[inline]
+pub fn radix_matches(key: u64, shift: u32, prefix: u64) -> bool {
+    let above = shift + RADIX_BITS;
+    above >= 64 || (key >> above) == (prefix >> above)
+}
+
+/// The sum of chunk `chunk` of `counts` (first pass of the prefix sum).
+#[inline]
+pub fn chunk_sum(counts: &[u32], chunk: usize) -> u32 {
+    let first = chunk * SCAN_CHUNK;
+    let end = (first + SCAN_CHUNK).min(counts.len());
+    let mut sum = 0u32;
+    for &count in &counts[first.min(end)..end] {
+        sum += count;
+    }
+    sum
+}
+
+/// Writes the exclusive prefix sums of chunk `chunk` of `counts`, starting from `base`
+/// (the sum of every earlier chunk; second pass).
+#[inline]
+pub fn chunk_offsets(counts: &[u32], chunk: usize, base: u32, offsets: &[Cell<u32>]) {
+    let first = chunk * SCAN_CHUNK;
+    let end = (first + SCAN_CHUNK).min(counts.len());
+    let mut running = base;
+    for index in first.min(end)..end {
+        offsets[index].set(running);
+        running += counts[index];
+    }
+}
+
+/// The host side of the search that every driver (the CPU twin, the GPU) shares.
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod host {
+    use super::{ClockTrees, Endpoints, PathGraph, RADIX_BINS};
+    use std::vec::Vec;
+
+    /// A flattened path problem (see the module documentation of `path_search`).
+    #[derive(Clone, Copy)]
+    pub struct PathProblem<'a> {
+        pub graph: PathGraph<'a>,
+        pub trees: ClockTrees<'a>,
+        pub endpoints: Endpoints<'a>,
+        /// Level `l` of the forest is `level_nodes[level_offsets[l]..level_offsets[l + 1]]`.
+        pub level_offsets: &'a [u32],
+        pub level_nodes: &'a [u32],
+        /// How many paths.
+        pub k: usize,
+        /// Stop after this many deviation levels (`None`: exact).
+        pub max_level: Option<u32>,
+        /// The threshold never exceeds this (just below 0 for negative paths only).
+        pub threshold_cap: f64,
+    }
+
+    /// What a search returns: the forest's best in-edges, every candidate's endpoint,
+    /// parent, deviation node and edge, and the selected candidates (best first, at
+    /// most `k`) with their post-CPPR slacks.
+    #[derive(Debug, Clone, Default)]
+    pub struct SearchOutcome {
+        pub best_edge: Vec<u32>,
+        pub endpoint: Vec<u32>,
+        pub parent: Vec<u32>,
+        pub node: Vec<u32>,
+        pub edge: Vec<u32>,
+        pub selected: Vec<u32>,
+        pub selected_slack: Vec<f64>,
+        /// Deviation levels expanded.
+        pub levels: u32,
+        /// Seconds per phase, in order.
+        pub phases: Vec<(&'static str, f64)>,
+    }
+
+    /// The bin of a radix-select histogram holding the key of rank `rank` (0-based)
+    /// among the counted keys, and that key's rank within the bin; `None` when fewer
+    /// keys were counted.
+    pub fn pick_bin(histogram: &[u32], rank: u64) -> Option<(usize, u64)> {
+        let mut below = 0u64;
+        for (bin, &count) in histogram.iter().enumerate().take(RADIX_BINS) {
+            if below + count as u64 > rank {
+                return Some((bin, rank - below));
+            }
+            below += count as u64;
+        }
+        None
+    }
+
+    /// Keeps the first `k` of the selected candidates, ordered by (post-CPPR key,
+    /// index), and drops those whose post-CPPR slack is not finite.
+    pub fn order_selected(selected: &mut Vec<(u64, u32)>, k: usize) {
+        selected.sort_unstable();
+        selected.retain(|&(key, _)| super::key_value(key).is_finite());
+        selected.truncate(k);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deviation_of_the_best_arc_is_zero_and_others_are_positive() {
+        assert_eq!(deviation_cost(Split::Late, 10.0, 10.0), 0.0);
+        assert_eq!(deviation_cost(Split::Late, 10.0, 7.0), 3.0);
+        assert_eq!(deviation_cost(Split::Early, 4.0, 7.0), 3.0);
+        assert!(is_more_critical(Split::Late, 11.0, 10.0));
+        assert!(is_more_critical(Split::Early, 9.0, 10.0));
+        assert!(is_more_critical(Split::Early, 9.0, f64::NAN));
+    }
+
+    #[test]
+    fn credit_always_improves_slack() {
+        let late = endpoint_slack(
+            Split::Late,
+            100.0,
+            launch_effective_arrival(Split::Late, 90.0, 5.0),
+        );
+        assert_eq!(late, 15.0);
+        let early = endpoint_slack(
+            Split::Early,
+            100.0,
+            launch_effective_arrival(Split::Early, 90.0, 5.0),
+        );
+        assert_eq!(early, -5.0);
+    }
+
+    #[test]
+    fn ordered_keys_sort_like_their_values() {
+        let values = [
+            f64::NEG_INFINITY,
+            -1e300,
+            -2.5,
+            -0.0,
+            0.0,
+            1e-300,
+            3.0,
+            f64::INFINITY,
+        ];
+        for pair in values.windows(2) {
+            assert!(ordered_key(pair[0]) <= ordered_key(pair[1]), "{pair:?}");
+        }
+        for value in values {
+            assert_eq!(key_value(ordered_key(value)).to_bits(), value.to_bits());
+        }
+        assert_eq!(ordered_key(f64::NAN), u64::MAX);
+    }
+
+    #[test]
+    fn chunked_prefix_sums_are_exclusive() {
+        let counts: std::vec::Vec<u32> = (0..1000u32).map(|value| value % 7).collect();
+        let n_chunks = counts.len().div_ceil(SCAN_CHUNK);
+        let offsets: std::vec::Vec<Cell<u32>> = counts.iter().map(|_| Cell::new(0)).collect();
+        let mut base = 0;
+        for chunk in 0..n_chunks {
+            chunk_offsets(&counts, chunk, base, &offsets);
+            base += chunk_sum(&counts, chunk);
+        }
+        let mut running = 0;
+        for (count, offset) in counts.iter().zip(&offsets) {
+            assert_eq!(offset.get(), running);
+            running += count;
+        }
+        assert_eq!(base, running);
+    }
+}

@@ -1,0 +1,455 @@
+//! GPU entry points of the top-k path search, compiled only for nvptx64.
+//!
+//! Each entry point turns its raw arguments into slices and calls the safe function of
+//! [`crate::path_search`] that the CPU twin (`tachyon-paths`' `flat` module) calls too;
+//! no formula lives here. Every kernel is a grid-stride loop over its items. The host
+//! (`tachyon-gpu`'s `paths` module) sizes every buffer from the same counts it passes
+//! here; out-of-range indices trap (bounds-checked slices) rather than read stray memory.
+#![allow(unsafe_code)]
+
+use core::arch::nvptx;
+use core::cell::Cell;
+use core::slice;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use crate::path_search::{
+    self, CandidateCells, ClockTrees, Endpoints, Forest, ForestCells, PathGraph, SearchInputs,
+};
+
+/// The calling thread's global index and the number of threads of the grid.
+#[inline]
+fn thread_and_stride() -> (usize, usize) {
+    // SAFETY: the special registers are readable by every thread of every launch.
+    let (block, block_size, thread, grid_size) = unsafe {
+        (
+            nvptx::_block_idx_x(),
+            nvptx::_block_dim_x(),
+            nvptx::_thread_idx_x(),
+            nvptx::_grid_dim_x(),
+        )
+    };
+    (
+        block as usize * block_size as usize + thread as usize,
+        grid_size as usize * block_size as usize,
+    )
+}
+
+/// A read-only slice of `len` elements at `pointer`.
+///
+/// # Safety
+///
+/// `pointer` addresses `len` initialised elements that nothing writes during the launch.
+#[inline]
+unsafe fn input<'a, T>(pointer: *const T, len: u32) -> &'a [T] {
+    // SAFETY: guaranteed by the caller.
+    unsafe { slice::from_raw_parts(pointer, len as usize) }
+}
+
+/// A slice of `len` cells at `pointer`, for elements several threads may write (each a
+/// different element) while others read elements no thread writes in this launch.
+///
+/// # Safety
+///
+/// `pointer` addresses `len` elements of device memory.
+#[inline]
+unsafe fn cells<'a, T>(pointer: *mut T, len: u32) -> &'a [Cell<T>] {
+    // SAFETY: guaranteed by the caller; `Cell<T>` has the layout of `T`.
+    unsafe { slice::from_raw_parts(pointer as *const Cell<T>, len as usize) }
+}
+
+/// The graph arguments every search kernel takes.
+///
+/// # Safety
+///
+/// As for [`input`]: `edge_start` holds `n_nodes + 1` values, the edge arrays `n_edges`.
+#[inline]
+unsafe fn graph<'a>(
+    nodes_per_split: u32,
+    n_nodes: u32,
+    n_edges: u32,
+    edge_start: *const u32,
+    edge_from: *const u32,
+    edge_launch: *const u32,
+    edge_value: *const f64,
+) -> PathGraph<'a> {
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        PathGraph {
+            nodes_per_split,
+            edge_start: input(edge_start, n_nodes + 1),
+            edge_from: input(edge_from, n_edges),
+            edge_launch: input(edge_launch, n_edges),
+            edge_value: input(edge_value, n_edges),
+        }
+    }
+}
+
+/// One topological level of the forest: thread items are `level_nodes[0..n_level]`.
+///
+/// # Safety
+///
+/// Graph arrays as in [`graph`]; `level_nodes` holds `n_level` node indices below
+/// `n_nodes`, whose edges come only from nodes of earlier levels (done by earlier
+/// launches); the forest arrays hold `n_nodes` values.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn paths_forest_level(
+    n_level: u32,
+    level_nodes: *const u32,
+    nodes_per_split: u32,
+    n_nodes: u32,
+    n_edges: u32,
+    edge_start: *const u32,
+    edge_from: *const u32,
+    edge_launch: *const u32,
+    edge_value: *const f64,
+    arrival: *mut f64,
+    best_edge: *mut u32,
+    start: *mut u32,
+) {
+    // SAFETY: the host sizes every buffer as documented above; this level's nodes are
+    // written by one thread each and read by none, earlier levels are only read.
+    let (graph, level_nodes, forest) = unsafe {
+        (
+            graph(
+                nodes_per_split,
+                n_nodes,
+                n_edges,
+                edge_start,
+                edge_from,
+                edge_launch,
+                edge_value,
+            ),
+            input(level_nodes, n_level),
+            ForestCells {
+                arrival: cells(arrival, n_nodes),
+                best_edge: cells(best_edge, n_nodes),
+                start: cells(start, n_nodes),
+            },
+        )
+    };
+    let (mut item, stride) = thread_and_stride();
+    while item < n_level as usize {
+        path_search::forest_node(graph, level_nodes[item] as usize, forest);
+        item += stride;
+    }
+}
+
+/// Raw pointers of the read-only search inputs (one struct so the kernels stay short).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct RawSearchInputs {
+    pub nodes_per_split: u32,
+    pub n_nodes: u32,
+    pub n_edges: u32,
+    pub n_endpoints: u32,
+    pub edge_start: *const u32,
+    pub edge_from: *const u32,
+    pub edge_launch: *const u32,
+    pub edge_value: *const f64,
+    pub arrival: *const f64,
+    pub best_edge: *const u32,
+    pub start: *const u32,
+    pub tree_parent: *const u32,
+    pub tree_depth: *const u32,
+    pub tree_credit: *const f64,
+    pub endpoint_node: *const u32,
+    pub endpoint_required: *const f64,
+    pub endpoint_bound: *const f64,
+    pub endpoint_capture: *const u32,
+    pub endpoint_launches: *const u32,
+}
+
+/// Raw pointers of the candidate arrays (`capacity` elements each).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct RawCandidates {
+    pub capacity: u32,
+    pub endpoint: *mut u32,
+    pub parent: *mut u32,
+    pub node: *mut u32,
+    pub edge: *mut u32,
+    pub tail: *mut u32,
+    pub pre: *mut f64,
+    pub post_key: *mut u64,
+}
+
+/// # Safety
+///
+/// Every pointer of `raw` addresses the number of elements its count says (the forest
+/// and tree arrays `n_nodes`, the endpoint arrays `n_endpoints`), none written during
+/// the launch.
+#[inline]
+unsafe fn search_inputs<'a>(raw: &RawSearchInputs) -> SearchInputs<'a> {
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        SearchInputs {
+            graph: graph(
+                raw.nodes_per_split,
+                raw.n_nodes,
+                raw.n_edges,
+                raw.edge_start,
+                raw.edge_from,
+                raw.edge_launch,
+                raw.edge_value,
+            ),
+            forest: Forest {
+                arrival: input(raw.arrival, raw.n_nodes),
+                best_edge: input(raw.best_edge, raw.n_nodes),
+                start: input(raw.start, raw.n_nodes),
+            },
+            trees: ClockTrees {
+                parent: input(raw.tree_parent, raw.n_nodes),
+                depth: input(raw.tree_depth, raw.n_nodes),
+                credit: input(raw.tree_credit, raw.n_nodes),
+            },
+            endpoints: Endpoints {
+                node: input(raw.endpoint_node, raw.n_endpoints),
+                required: input(raw.endpoint_required, raw.n_endpoints),
+                bound: input(raw.endpoint_bound, raw.n_endpoints),
+                capture: input(raw.endpoint_capture, raw.n_endpoints),
+                launches: input(raw.endpoint_launches, raw.n_endpoints),
+            },
+        }
+    }
+}
+
+/// # Safety
+///
+/// Every pointer of `raw` addresses `raw.capacity` elements of device memory.
+#[inline]
+unsafe fn candidate_cells<'a>(raw: &RawCandidates) -> CandidateCells<'a> {
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        CandidateCells {
+            endpoint: cells(raw.endpoint, raw.capacity),
+            parent: cells(raw.parent, raw.capacity),
+            node: cells(raw.node, raw.capacity),
+            edge: cells(raw.edge, raw.capacity),
+            tail: cells(raw.tail, raw.capacity),
+            pre: cells(raw.pre, raw.capacity),
+            post_key: cells(raw.post_key, raw.capacity),
+        }
+    }
+}
+
+/// Level 0: candidate `i` is endpoint `i`'s most critical path.
+///
+/// # Safety
+///
+/// As for [`search_inputs`] and [`candidate_cells`], `n_endpoints <= capacity`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn paths_roots(raw: RawSearchInputs, out: RawCandidates) {
+    // SAFETY: see the function's contract; each thread writes only its own candidate.
+    let (inputs, out) = unsafe { (search_inputs(&raw), candidate_cells(&out)) };
+    let (mut item, stride) = thread_and_stride();
+    while item < raw.n_endpoints as usize {
+        path_search::root_candidate(inputs, item, out);
+        item += stride;
+    }
+}
+
+/// Counts the kept children of candidates `first..first + n`: `counts[i]` for candidate
+/// `first + i`.
+///
+/// # Safety
+///
+/// As for [`search_inputs`]; the candidate arrays hold at least `first + n` elements
+/// (only read), `counts` holds `n`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn paths_count(
+    raw: RawSearchInputs,
+    candidates: RawCandidates,
+    first: u32,
+    n: u32,
+    threshold: f64,
+    counts: *mut u32,
+) {
+    // SAFETY: see the function's contract; each thread writes only its own count.
+    let (inputs, candidates, counts) = unsafe {
+        (
+            search_inputs(&raw),
+            candidate_cells(&candidates),
+            cells(counts, n),
+        )
+    };
+    let (mut item, stride) = thread_and_stride();
+    while item < n as usize {
+        let index = first as usize + item;
+        counts[item].set(path_search::count_children(
+            inputs,
+            candidates.tail[index].get(),
+            candidates.endpoint[index].get(),
+            candidates.pre[index].get(),
+            threshold,
+        ));
+        item += stride;
+    }
+}
+
+/// Writes the kept children of candidates `first..first + n`, those of candidate
+/// `first + i` from position `base + offsets[i]` on.
+///
+/// # Safety
+///
+/// As for [`paths_count`], with `offsets` the exclusive prefix sums of the counts that
+/// launch wrote under the same threshold, and `base + offsets[n - 1] + counts[n - 1]`
+/// at most the capacity. Children land after `first + n`, so no thread writes what
+/// another reads.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn paths_expand(
+    raw: RawSearchInputs,
+    candidates: RawCandidates,
+    first: u32,
+    n: u32,
+    threshold: f64,
+    offsets: *const u32,
+    base: u32,
+) {
+    // SAFETY: see the function's contract.
+    let (inputs, out, offsets) = unsafe {
+        (
+            search_inputs(&raw),
+            candidate_cells(&candidates),
+            input(offsets, n),
+        )
+    };
+    let (mut item, stride) = thread_and_stride();
+    while item < n as usize {
+        let index = first as usize + item;
+        path_search::expand_children(
+            inputs,
+            index as u32,
+            out.tail[index].get(),
+            out.endpoint[index].get(),
+            out.pre[index].get(),
+            threshold,
+            base as usize + offsets[item] as usize,
+            out,
+        );
+        item += stride;
+    }
+}
+
+/// First pass of the prefix sum: `sums[c]` is the sum of chunk `c` of `counts`.
+///
+/// # Safety
+///
+/// `counts` holds `n` values, `sums` `ceil(n / SCAN_CHUNK)`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn paths_chunk_sums(counts: *const u32, n: u32, sums: *mut u32) {
+    let n_chunks = (n as usize).div_ceil(path_search::SCAN_CHUNK) as u32;
+    // SAFETY: see the function's contract.
+    let (counts, sums) = unsafe { (input(counts, n), cells(sums, n_chunks)) };
+    let (mut chunk, stride) = thread_and_stride();
+    while chunk < n_chunks as usize {
+        sums[chunk].set(path_search::chunk_sum(counts, chunk));
+        chunk += stride;
+    }
+}
+
+/// Second pass: `offsets` gets the exclusive prefix sums of `counts`, chunk `c` starting
+/// from `bases[c]`.
+///
+/// # Safety
+///
+/// `counts` and `offsets` hold `n` values, `bases` `ceil(n / SCAN_CHUNK)`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn paths_chunk_offsets(
+    counts: *const u32,
+    n: u32,
+    bases: *const u32,
+    offsets: *mut u32,
+) {
+    let n_chunks = (n as usize).div_ceil(path_search::SCAN_CHUNK) as u32;
+    // SAFETY: see the function's contract.
+    let (counts, bases, offsets) =
+        unsafe { (input(counts, n), input(bases, n_chunks), cells(offsets, n)) };
+    let (mut chunk, stride) = thread_and_stride();
+    while chunk < n_chunks as usize {
+        path_search::chunk_offsets(counts, chunk, bases[chunk], offsets);
+        chunk += stride;
+    }
+}
+
+/// One radix-select pass: counts, per bin of digit `shift`, the keys of `keys[0..n]`
+/// that agree with `prefix` above that digit.
+///
+/// # Safety
+///
+/// `keys` holds `n` values; `histogram` holds `RADIX_BINS` counters, zeroed before.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn paths_histogram(
+    keys: *const u64,
+    n: u32,
+    shift: u32,
+    prefix: u64,
+    histogram: *mut u32,
+) {
+    // SAFETY: see the function's contract; the counters are only touched atomically.
+    let (keys, histogram) = unsafe {
+        (
+            input(keys, n),
+            slice::from_raw_parts(histogram as *const AtomicU32, path_search::RADIX_BINS),
+        )
+    };
+    let (mut item, stride) = thread_and_stride();
+    while item < n as usize {
+        let key = keys[item];
+        if path_search::radix_matches(key, shift, prefix) {
+            histogram[path_search::radix_bin(key, shift)].fetch_add(1, Ordering::Relaxed);
+        }
+        item += stride;
+    }
+}
+
+/// `flags[i]` = 1 when `keys[i] <= limit`, else 0 (to count the selected candidates).
+///
+/// # Safety
+///
+/// `keys` and `flags` hold `n` values.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn paths_flag_at_most(
+    keys: *const u64,
+    n: u32,
+    limit: u64,
+    flags: *mut u32,
+) {
+    // SAFETY: see the function's contract.
+    let (keys, flags) = unsafe { (input(keys, n), cells(flags, n)) };
+    let (mut item, stride) = thread_and_stride();
+    while item < n as usize {
+        flags[item].set(u32::from(keys[item] <= limit));
+        item += stride;
+    }
+}
+
+/// Writes the index of every flagged key at its offset: `selected[offsets[i]] = i`.
+///
+/// # Safety
+///
+/// `flags` and `offsets` hold `n` values (offsets the exclusive prefix sums of the
+/// flags), `selected` the sum of the flags.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn paths_gather(
+    flags: *const u32,
+    offsets: *const u32,
+    n: u32,
+    n_selected: u32,
+    selected: *mut u32,
+) {
+    // SAFETY: see the function's contract; offsets are distinct per flagged item.
+    let (flags, offsets, selected) = unsafe {
+        (
+            input(flags, n),
+            input(offsets, n),
+            cells(selected, n_selected),
+        )
+    };
+    let (mut item, stride) = thread_and_stride();
+    while item < n as usize {
+        if flags[item] == 1 {
+            selected[offsets[item] as usize].set(item as u32);
+        }
+        item += stride;
+    }
+}
