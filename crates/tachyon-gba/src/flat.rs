@@ -3,7 +3,9 @@
 //! graph.
 
 use rayon::prelude::*;
-use tachyon_graph::{ArcKind, PinKind, TableId, TestKind, TimingGraph, Unateness};
+use tachyon_graph::{
+    ArcId, ArcKind, FastMap, Net, PinId, PinKind, TableId, TestKind, TimingGraph, Unateness,
+};
 use tachyon_kernels::batch::{lut_storage_len, lut_values_len};
 use tachyon_kernels::propagate::{
     ArcDescriptor, FlatGraph, TableDescriptor, TestDescriptor, ARC_CELL, ARC_EDGE_SHIFT, ARC_LATE,
@@ -40,14 +42,19 @@ fn table_index(table: Option<TableId>) -> u32 {
     table.map_or(NONE, |table| table.0)
 }
 
-fn csr(n_pins: u32, arcs_of: impl Fn(u32) -> Vec<u32>) -> (Vec<u32>, Vec<u32>) {
+/// A CSR of `u32` arc indices from the graph's per-pin lists.
+fn csr<'a>(n_pins: u32, arcs_of: impl Fn(u32) -> &'a [ArcId] + Sync) -> (Vec<u32>, Vec<u32>) {
     let mut start = Vec::with_capacity(n_pins as usize + 1);
-    let mut list = Vec::new();
-    start.push(0);
+    let mut total = 0u32;
+    start.push(total);
     for pin in 0..n_pins {
-        list.extend(arcs_of(pin));
-        start.push(list.len() as u32);
+        total += arcs_of(pin).len() as u32;
+        start.push(total);
     }
+    let list = (0..n_pins)
+        .into_par_iter()
+        .flat_map_iter(|pin| arcs_of(pin).iter().map(|arc| arc.0))
+        .collect();
     (start, list)
 }
 
@@ -57,12 +64,8 @@ impl FlatTiming {
         let _span = tracing::info_span!("flatten").entered();
         let n_pins = graph.n_pins();
         let pin_id = tachyon_graph::PinId;
-        let (fanin_start, fanin_arcs) = csr(n_pins, |pin| {
-            graph.fanin(pin_id(pin)).iter().map(|arc| arc.0).collect()
-        });
-        let (fanout_start, fanout_arcs) = csr(n_pins, |pin| {
-            graph.fanout(pin_id(pin)).iter().map(|arc| arc.0).collect()
-        });
+        let (fanin_start, fanin_arcs) = csr(n_pins, |pin| graph.fanin(pin_id(pin)));
+        let (fanout_start, fanout_arcs) = csr(n_pins, |pin| graph.fanout(pin_id(pin)));
         let arcs = graph
             .arcs()
             .par_iter()
@@ -121,22 +124,29 @@ impl FlatTiming {
                 ]
             })
             .collect();
+        let is_input = |pin: &PinId| graph.pin(*pin).kind == PinKind::PrimaryInput;
+        let level_pins: Vec<u32> = graph
+            .topological_order()
+            .par_iter()
+            .map(|pin| pin.0)
+            .collect();
         let mut level_start = vec![0];
-        let mut level_pins = Vec::with_capacity(n_pins as usize);
         let mut forward_level_start = vec![0];
         let mut forward_pins = Vec::with_capacity(n_pins as usize);
         for level in 0..graph.n_levels() {
-            for &pin in graph.level(level) {
-                level_pins.push(pin.0);
-                if graph.pin(pin).kind != PinKind::PrimaryInput {
-                    forward_pins.push(pin.0);
-                }
-            }
-            level_start.push(level_pins.len() as u32);
+            let pins = graph.level(level);
+            level_start.push(level_start[level as usize] + pins.len() as u32);
+            let computed: Vec<u32> = pins
+                .par_iter()
+                .filter(|pin| !is_input(pin))
+                .map(|pin| pin.0)
+                .collect();
+            forward_pins.extend_from_slice(&computed);
             forward_level_start.push(forward_pins.len() as u32);
         }
         let primary_inputs = (0..n_pins)
-            .filter(|&pin| graph.pin(pin_id(pin)).kind == PinKind::PrimaryInput)
+            .into_par_iter()
+            .filter(|&pin| is_input(&pin_id(pin)))
             .collect();
         FlatTiming {
             fanin_start,
@@ -240,78 +250,155 @@ impl FlatParasitics {
     /// the sink entry that `compute_parasitics` writes last.
     pub fn build(graph: &TimingGraph) -> FlatParasitics {
         let _span = tracing::info_span!("flatten_rc").entered();
-        let n_pins = graph.n_pins() as usize;
         let nets = graph.nets();
-        let mut flat = FlatParasitics {
-            net_offsets: vec![0],
-            pin_source: vec![NONE; n_pins],
-            net_root: vec![NONE; nets.len()],
-            net_lumped: vec![[0.0; 4]; nets.len()],
-            ..FlatParasitics::default()
-        };
-        // Scratch per pin: the net that last marked it, and its tree node there.
-        let mut marked_by = vec![u32::MAX; n_pins];
-        let mut node_of_pin = vec![NONE; n_pins];
+        let n_nodes_of = |net: &Net| net.parasitics.as_ref().map_or(0, |tree| tree.parent.len());
+        // Node offsets first, so that chunks of nets fill their parts in parallel.
+        let mut net_offsets = Vec::with_capacity(nets.len() + 1);
+        let mut net_root = vec![NONE; nets.len()];
+        net_offsets.push(0u32);
         for (net_index, net) in nets.iter().enumerate() {
-            let Some(tree) = &net.parasitics else {
-                let mut load = [0.0; 4];
-                for &sink in &net.sinks {
-                    let capacitance = graph.pin(sink).capacitance;
-                    for (total, pin_capacitance) in load.iter_mut().zip(capacitance) {
-                        *total += pin_capacitance;
-                    }
-                    flat.pin_source[sink.index()] = NONE;
-                }
-                flat.net_lumped[net_index] = load;
-                continue;
-            };
-            let base = flat.parent.len() as u32;
-            let n_nodes = tree.parent.len();
-            if n_nodes > 0 {
-                flat.net_root[net_index] = base;
+            let base = *net_offsets.last().unwrap_or(&0);
+            if n_nodes_of(net) > 0 {
+                net_root[net_index] = base;
             }
-            flat.parent.extend_from_slice(&tree.parent);
-            flat.res.extend_from_slice(&tree.resistance);
-            let cap_start = flat.cap.len();
-            flat.cap.reserve(n_nodes * 4);
-            for &ground in &tree.ground_capacitance {
-                flat.cap.extend_from_slice(&[ground; 4]);
-            }
-            for &(pin, node) in &tree.pin_nodes {
-                if Some(pin) != net.driver {
-                    let capacitance = graph.pin(pin).capacitance;
-                    for (condition, pin_capacitance) in capacitance.iter().enumerate() {
-                        flat.cap[cap_start + node as usize * 4 + condition] += pin_capacitance;
-                    }
-                }
-                // The last tree entry of a pin wins, as in compute_parasitics.
-                node_of_pin[pin.index()] = base + node;
-                marked_by[pin.index()] = net_index as u32;
-            }
-            flat.net_offsets.push(flat.parent.len() as u32);
-            // A sink's first entry gets the tree values; a repeated entry writes zeros
-            // after it (compute_parasitics stores entries in order).
-            let first_seen = u32::MAX - 1;
-            for &sink in &net.sinks {
-                let pin = sink.index();
-                if marked_by[pin] == net_index as u32 {
-                    flat.pin_source[pin] = node_of_pin[pin];
-                    marked_by[pin] = first_seen;
-                } else if marked_by[pin] == first_seen {
-                    flat.pin_source[pin] = NONE;
-                } else {
-                    // A sink without a tree node: compute_parasitics leaves it zero.
-                    flat.pin_source[pin] = NONE;
-                    marked_by[pin] = first_seen;
-                }
-            }
-            for &sink in &net.sinks {
-                marked_by[sink.index()] = u32::MAX;
-            }
-            for &(pin, _) in &tree.pin_nodes {
-                marked_by[pin.index()] = u32::MAX;
+            if net.parasitics.is_some() {
+                net_offsets.push(base + n_nodes_of(net) as u32);
             }
         }
+        let n_nodes = *net_offsets.last().unwrap_or(&0) as usize;
+        let mut flat = FlatParasitics {
+            parent: vec![0; n_nodes],
+            res: vec![0.0; n_nodes],
+            cap: vec![0.0; n_nodes * 4],
+            pin_source: vec![NONE; graph.n_pins() as usize],
+            net_lumped: vec![[0.0; 4]; nets.len()],
+            net_offsets,
+            net_root,
+        };
+        // Cut nets, node arrays and lumped loads into chunks that own their parts.
+        const NETS_PER_CHUNK: usize = 4096;
+        let mut chunks = Vec::new();
+        let (mut parent, mut res, mut cap) =
+            (&mut flat.parent[..], &mut flat.res[..], &mut flat.cap[..]);
+        let mut lumped = &mut flat.net_lumped[..];
+        let mut first_node = 0usize;
+        for (chunk_index, chunk_nets) in nets.chunks(NETS_PER_CHUNK).enumerate() {
+            let n_chunk_nodes: usize = chunk_nets.iter().map(n_nodes_of).sum();
+            let (chunk_parent, rest_parent) = parent.split_at_mut(n_chunk_nodes);
+            let (chunk_res, rest_res) = res.split_at_mut(n_chunk_nodes);
+            let (chunk_cap, rest_cap) = cap.split_at_mut(n_chunk_nodes * 4);
+            let (chunk_lumped, rest_lumped) = lumped.split_at_mut(chunk_nets.len());
+            chunks.push((
+                chunk_index * NETS_PER_CHUNK,
+                chunk_nets,
+                first_node,
+                chunk_parent,
+                chunk_res,
+                chunk_cap,
+                chunk_lumped,
+            ));
+            (parent, res, cap, lumped) = (rest_parent, rest_res, rest_cap, rest_lumped);
+            first_node += n_chunk_nodes;
+        }
+        let sources: Vec<Vec<(u32, u32)>> = chunks
+            .into_par_iter()
+            .map(|(_, chunk_nets, first_node, parent, res, cap, lumped)| {
+                let mut sources = Vec::new();
+                let mut local = 0usize;
+                for (net, lumped) in chunk_nets.iter().zip(lumped) {
+                    let n_nodes = n_nodes_of(net);
+                    fill_net(
+                        graph,
+                        net,
+                        (first_node + local) as u32,
+                        &mut parent[local..local + n_nodes],
+                        &mut res[local..local + n_nodes],
+                        &mut cap[local * 4..(local + n_nodes) * 4],
+                        lumped,
+                        &mut sources,
+                    );
+                    local += n_nodes;
+                }
+                sources
+            })
+            .collect();
+        // In net order: a pin that two nets list takes the later net's value, as in
+        // compute_parasitics.
+        for (pin, source) in sources.into_iter().flatten() {
+            flat.pin_source[pin as usize] = source;
+        }
         flat
+    }
+}
+
+/// Fills one net's nodes (`base` is its first batch node) or lumped load, and appends
+/// `(sink pin, source node)` for each sink entry in order: a sink's first entry takes the
+/// node of its last tree entry, repeated entries and sinks outside the tree take none,
+/// exactly what `compute_parasitics` stores.
+#[allow(clippy::too_many_arguments)]
+fn fill_net(
+    graph: &TimingGraph,
+    net: &Net,
+    base: u32,
+    parent: &mut [u32],
+    res: &mut [f64],
+    cap: &mut [f64],
+    lumped: &mut [f64; 4],
+    sources: &mut Vec<(u32, u32)>,
+) {
+    let Some(tree) = &net.parasitics else {
+        for &sink in &net.sinks {
+            let capacitance = graph.pin(sink).capacitance;
+            for (total, pin_capacitance) in lumped.iter_mut().zip(capacitance) {
+                *total += pin_capacitance;
+            }
+            sources.push((sink.0, NONE));
+        }
+        return;
+    };
+    parent.copy_from_slice(&tree.parent);
+    res.copy_from_slice(&tree.resistance);
+    for (node, &ground) in tree.ground_capacitance.iter().enumerate() {
+        cap[node * 4..node * 4 + 4].copy_from_slice(&[ground; 4]);
+    }
+    for &(pin, node) in &tree.pin_nodes {
+        if Some(pin) != net.driver {
+            let capacitance = graph.pin(pin).capacitance;
+            for (condition, pin_capacitance) in capacitance.iter().enumerate() {
+                cap[node as usize * 4 + condition] += pin_capacitance;
+            }
+        }
+    }
+    // The last tree entry of a pin wins; small nets scan, large ones hash.
+    const SCAN_LIMIT: usize = 16;
+    let mut node_map: FastMap<u32, u32> = FastMap::default();
+    if net.sinks.len() > SCAN_LIMIT {
+        for &(pin, node) in &tree.pin_nodes {
+            node_map.insert(pin.0, node);
+        }
+    }
+    let node_of = |pin: PinId| {
+        if net.sinks.len() > SCAN_LIMIT {
+            node_map.get(&pin.0).copied()
+        } else {
+            tree.pin_nodes
+                .iter()
+                .rev()
+                .find(|(other, _)| *other == pin)
+                .map(|&(_, node)| node)
+        }
+    };
+    let mut seen: FastMap<u32, ()> = FastMap::default();
+    for (entry, &sink) in net.sinks.iter().enumerate() {
+        let first = if net.sinks.len() > SCAN_LIMIT {
+            seen.insert(sink.0, ()).is_none()
+        } else {
+            !net.sinks[..entry].contains(&sink)
+        };
+        let source = match (first, node_of(sink)) {
+            (true, Some(node)) => base + node,
+            _ => NONE,
+        };
+        sources.push((sink.0, source));
     }
 }

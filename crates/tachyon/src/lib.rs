@@ -22,9 +22,7 @@ pub use tachyon_sdc as sdc;
 pub use tachyon_spef as spef;
 pub use tachyon_verilog as verilog;
 
+pub use tachyon_gba::Device;
 pub use tachyon_kernels::{Split, Transition};
 pub use tachyon_link::TimingGroupPolicy;
-pub use tachyon_gba::Device;
-pub use timer::{
-    BackendComparison, OpsSummary, PhaseTiming, Timer, TimerError, AUTO_GPU_MIN_PINS,
-};
+pub use timer::{BackendComparison, OpsSummary, PhaseTiming, Timer, TimerError, AUTO_GPU_MIN_PINS};

@@ -5,15 +5,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tachyon_gba::gpu::GpuTiming;
-use tachyon_gba::{Device, Differences, FlatTiming, GpuContext, GpuError};
+use tachyon_gba::{Device, Differences, FlatParasitics, FlatTiming, GpuContext, GpuError};
 use tachyon_graph::{TimingData, TimingGraph};
 
 use super::{PhaseTiming, Timer, TimerError};
 
 /// The fewest pins for which [`Device::Auto`] picks the GPU. Measured on an H100 with
-/// 16 CPU cores (`tachyon tau --device gpu --check-cpu` on generated designs): see
-/// `crates/tachyon-gba/src/gpu.rs` for the figures.
-pub const AUTO_GPU_MIN_PINS: u32 = 250_000;
+/// 16 CPU cores (`tachyon tau --device gpu --check-cpu`, warm medians, CPPR excluded as
+/// it runs on the CPU for both): 1k gates (~3k pins) CPU 2.8 ms vs GPU 4.3 ms; 10k gates
+/// (~33k pins) 19 vs 13 ms; 100k gates (~330k pins) 141 vs 93 ms; 1M gates 1.04 vs
+/// 0.63 s. The GPU wins from about 10k gates when warm, but opening the context and
+/// loading the PTX once costs more than the few milliseconds gained below ~100k gates.
+pub const AUTO_GPU_MIN_PINS: u32 = 300_000;
 
 /// The backend one update runs on.
 pub(super) enum Backend {
@@ -160,7 +163,10 @@ impl Timer {
             }
             Backend::Gpu(context) => {
                 let started = Instant::now();
-                let mut gpu = GpuTiming::upload(context, graph, &flat)?;
+                let parasitics = FlatParasitics::build(graph);
+                record("gpu layout", started.elapsed());
+                let started = Instant::now();
+                let mut gpu = GpuTiming::upload(context, &flat, parasitics)?;
                 record("gpu upload", started.elapsed());
                 let started = Instant::now();
                 gpu.parasitics()?;
