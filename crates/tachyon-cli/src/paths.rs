@@ -1,12 +1,16 @@
 //! `tachyon paths <design.tau2015> -k K`: times a design, then finds its `K` worst paths
-//! (post-CPPR unless `--no-cppr`) on the CPU reference or the GPU, printing how long each
-//! step took on standard error. A measurement entry point that needs no Rust toolchain.
+//! (post-CPPR unless `--no-cppr`) with the flat search on the CPU or the GPU, or with the
+//! per-endpoint CPU reference, printing how long each step took on standard error. The
+//! flattened graph is built once and shared by every `k` and repeat (as `Timer` does
+//! between timing updates). A measurement entry point that needs no Rust toolchain.
 
 use anyhow::Context;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
+use tachyon::paths::flat::{FlatGraph, FlatPaths};
 use tachyon::paths::{PathQuery, TimingPath};
 use tachyon::{Split, Timer};
 
@@ -22,9 +26,14 @@ pub struct PathsArgs {
     /// Only this split (default: both).
     #[arg(long, value_enum)]
     split: Option<SplitChoice>,
-    /// Where the path search runs.
-    #[arg(long, value_enum, default_value = "cpu")]
-    device: PathsDevice,
+    /// Where the path search runs; several comma-separated engines run one after the
+    /// other on the same timing and flattened graph (e.g. `--device gpu,cpu`).
+    #[arg(long, value_enum, default_value = "cpu", value_delimiter = ',')]
+    device: Vec<PathsDevice>,
+    /// With `--device cpu`: run the CPU engine in a pool of each of these thread counts
+    /// (e.g. `--cpu-threads 16,1`; default: the global `--threads`).
+    #[arg(long, value_delimiter = ',')]
+    cpu_threads: Vec<usize>,
     /// Turn common path pessimism removal off.
     #[arg(long)]
     no_cppr: bool,
@@ -35,14 +44,15 @@ pub struct PathsArgs {
     /// paths with at most that many deviations, no longer the exact top k).
     #[arg(long)]
     max_level: Option<u32>,
-    /// With `--device gpu`: also run the CPU reference and compare the two path lists,
-    /// for every `k` up to `--check-max-k`.
+    /// Also run the per-endpoint CPU reference and compare its path list with the last
+    /// engine's, for every `k` up to `--check-max-k`.
     #[arg(long)]
     check_cpu: bool,
     /// The largest `k` that `--check-cpu` checks (the CPU reference is slow).
     #[arg(long, default_value_t = 100_000)]
     check_max_k: usize,
     /// Search this many times and report each (the first GPU run includes loading).
+    /// The flattening is timed once, before the first search.
     #[arg(long, default_value_t = 1)]
     repeat: usize,
     /// Write the paths (of the last `k`) in the TAU `report_worst_paths` format here.
@@ -60,8 +70,12 @@ pub enum SplitChoice {
 /// `--device` values.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
 pub enum PathsDevice {
+    /// The flat search on the CPU (rayon): the engine `Timer` uses on the CPU.
     Cpu,
+    /// The flat search on GPU 0.
     Gpu,
+    /// The per-endpoint CPU reference (suffix forests, one best-first queue).
+    Reference,
 }
 
 pub fn run(args: PathsArgs) -> anyhow::Result<()> {
@@ -85,6 +99,45 @@ pub fn run(args: PathsArgs) -> anyhow::Result<()> {
         timed.as_secs_f64(),
         rayon::current_num_threads()
     );
+    let gpu = if args.device.contains(&PathsDevice::Gpu) {
+        Some(tachyon_gpu::GpuContext::open(0).context("opening GPU 0")?)
+    } else {
+        None
+    };
+    let started = Instant::now();
+    let flat = if args
+        .device
+        .iter()
+        .any(|&device| device != PathsDevice::Reference)
+    {
+        Some(Arc::new(FlatGraph::build(graph, data)))
+    } else {
+        None
+    };
+    if let Some(flat) = &flat {
+        eprintln!(
+            "flatten: {} nodes, {} edges in {:.4} s ({} threads)",
+            flat.n_nodes(),
+            flat.n_edges(),
+            started.elapsed().as_secs_f64(),
+            rayon::current_num_threads()
+        );
+    }
+    // Each engine to run: the device, and the CPU engine's thread pool.
+    let mut engines: Vec<(PathsDevice, Option<rayon::ThreadPool>)> = Vec::new();
+    for &device in &args.device {
+        if device == PathsDevice::Cpu && !args.cpu_threads.is_empty() {
+            for &threads in &args.cpu_threads {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .context("building a thread pool")?;
+                engines.push((device, Some(pool)));
+            }
+        } else {
+            engines.push((device, None));
+        }
+    }
     let mut paths: Vec<TimingPath> = Vec::new();
     for &k in &args.k {
         let query = PathQuery {
@@ -97,33 +150,61 @@ pub fn run(args: PathsArgs) -> anyhow::Result<()> {
             only_negative: args.only_negative,
             cppr: !args.no_cppr,
         };
-        for run in 0..args.repeat.max(1) {
-            let started = Instant::now();
-            paths = match args.device {
-                PathsDevice::Cpu => tachyon::paths::worst_paths(graph, data, &query),
-                PathsDevice::Gpu => gpu_worst_paths(graph, data, &query, args.max_level)?,
+        let checking = args.check_cpu && k <= args.check_max_k;
+        let mut results: Vec<(String, Vec<TimingPath>)> = Vec::new();
+        for (device, pool) in &engines {
+            let threads = pool.as_ref().map_or(rayon::current_num_threads(), |pool| {
+                pool.current_num_threads()
+            });
+            let search = || -> anyhow::Result<Vec<TimingPath>> {
+                match (device, &flat) {
+                    (PathsDevice::Reference, _) | (_, None) => {
+                        Ok(tachyon::paths::worst_paths(graph, data, &query))
+                    }
+                    (PathsDevice::Gpu, Some(flat)) => {
+                        flat_worst_paths(flat, gpu.as_deref(), graph, data, &query, args.max_level)
+                    }
+                    (PathsDevice::Cpu, Some(flat)) => {
+                        flat_worst_paths(flat, None, graph, data, &query, args.max_level)
+                    }
+                }
             };
-            eprintln!(
-                "run {run}: {:?} top-{k} (cppr {}): {} paths in {:.4} s",
-                args.device,
-                query.cppr,
-                paths.len(),
-                started.elapsed().as_secs_f64()
-            );
+            for run in 0..args.repeat.max(1) {
+                let started = Instant::now();
+                paths = match pool {
+                    Some(pool) => pool.install(search)?,
+                    None => search()?,
+                };
+                eprintln!(
+                    "run {run}: {device:?} ({threads} threads) top-{k} (cppr {}): {} paths in \
+                     {:.4} s",
+                    query.cppr,
+                    paths.len(),
+                    started.elapsed().as_secs_f64()
+                );
+            }
+            print_summary(&paths);
+            if checking {
+                results.push((format!("{device:?} ({threads} threads)"), paths.clone()));
+            }
         }
-        print_summary(&paths);
-        if args.check_cpu && args.device == PathsDevice::Gpu && k <= args.check_max_k {
+        if checking {
             let started = Instant::now();
             let reference = tachyon::paths::worst_paths(graph, data, &query);
             eprintln!(
-                "cpu reference top-{k}: {} paths in {:.4} s",
+                "cpu reference ({} threads) top-{k}: {} paths in {:.4} s",
+                rayon::current_num_threads(),
                 reference.len(),
                 started.elapsed().as_secs_f64()
             );
-            match tachyon::paths::compare_path_lists(&reference, &paths) {
-                Ok(()) => eprintln!("check top-{k}: GPU and CPU path lists are identical"),
-                Err(difference) => {
-                    anyhow::bail!("top-{k}: GPU and CPU path lists differ: {difference}")
+            for (engine, found) in &results {
+                match tachyon::paths::compare_path_lists(&reference, found) {
+                    Ok(()) => {
+                        eprintln!("check top-{k}: {engine} and reference path lists are identical")
+                    }
+                    Err(difference) => anyhow::bail!(
+                        "top-{k}: {engine} and reference path lists differ: {difference}"
+                    ),
                 }
             }
         }
@@ -150,24 +231,28 @@ fn print_summary(paths: &[TimingPath]) {
     );
 }
 
-/// The GPU path search, with its phases on standard error: flattening (CPU), the
-/// search on the GPU (upload, forest, deviation levels, selection and download) and
-/// path recovery (CPU).
-fn gpu_worst_paths(
+/// The flat search on the GPU (when given) or the CPU, with its phases on standard
+/// error: the query's endpoints, the search (on the GPU: upload, forest, deviation
+/// levels, selection and download) and path recovery (CPU).
+fn flat_worst_paths(
+    flat: &Arc<FlatGraph>,
+    gpu: Option<&tachyon_gpu::GpuContext>,
     graph: &tachyon::graph::TimingGraph,
     data: &tachyon::graph::TimingData,
     query: &PathQuery,
     max_level: Option<u32>,
 ) -> anyhow::Result<Vec<TimingPath>> {
-    let gpu = tachyon_gpu::GpuContext::open(0).context("opening GPU 0")?;
     let started = Instant::now();
-    let flat = tachyon::paths::flat::FlatPaths::build(graph, data, query);
-    let flatten = started.elapsed().as_secs_f64();
+    let problem = FlatPaths::for_query(Arc::clone(flat), graph, data, query);
+    let endpoints = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let outcome = tachyon_gpu::paths::search_paths(&gpu, &flat.problem(max_level))?;
+    let outcome = match gpu {
+        Some(gpu) => tachyon_gpu::paths::search_paths(gpu, &problem.problem(max_level))?,
+        None => problem.search_cpu(max_level),
+    };
     let search = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let paths = flat.recover(&outcome);
+    let paths = problem.recover(&outcome);
     let recover = started.elapsed().as_secs_f64();
     let phases: Vec<String> = outcome
         .phases
@@ -175,11 +260,12 @@ fn gpu_worst_paths(
         .map(|(phase, seconds)| format!("{phase} {seconds:.4}"))
         .collect();
     eprintln!(
-        "gpu {}: flatten {flatten:.4} s, search {search:.4} s ({}), recover {recover:.4} s; \
-         {} deviation levels, {} candidates",
-        gpu.name(),
+        "{}: endpoints {endpoints:.4} s, search {search:.4} s ({}), recover {recover:.4} s; \
+         {} deviation levels, {} candidates, {} kept for recovery",
+        gpu.map_or("cpu", |gpu| gpu.name()),
         phases.join(", "),
         outcome.levels,
+        outcome.candidates,
         outcome.endpoint.len()
     );
     Ok(paths)

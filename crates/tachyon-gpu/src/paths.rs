@@ -10,8 +10,9 @@
 //!    (`paths_histogram`, four 16-bit digits, the bins read back to pick the digit), then
 //!    `paths_count` over the level's candidates, the prefix sum (`paths_chunk_sums`, the
 //!    chunk sums read back and scanned here, `paths_chunk_offsets`) and `paths_expand`;
-//! 3. the final selection (`paths_flag_at_most`, prefix sum, `paths_gather`) and the
-//!    download of the candidates the CPU needs to recover the paths.
+//! 3. the final selection (`paths_flag_at_most`, prefix sum, `paths_gather`), the
+//!    candidates recovery needs (the selected ones and their ancestors: `paths_mark_kept`,
+//!    prefix sum, `paths_compact`) and their download with the forest's best in-edges.
 //!
 //! The host lives here rather than in `tachyon-paths` because only this crate may use
 //! `unsafe` (raw device memory, launches), and `tachyon-gpu` sits below the engines.
@@ -24,7 +25,7 @@ use cudarc::driver::{
     PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
-use tachyon_kernels::path_search::host::{order_selected, pick_bin, PathProblem, SearchOutcome};
+use tachyon_kernels::path_search::host::{pick_bin, select_at_most, PathProblem, SearchOutcome};
 use tachyon_kernels::path_search::{key_value, ordered_key, RADIX_BINS, RADIX_BITS, SCAN_CHUNK};
 
 use crate::error::{DuringExt, GpuError};
@@ -48,6 +49,8 @@ struct PathKernels {
     histogram: CudaFunction,
     flag_at_most: CudaFunction,
     gather: CudaFunction,
+    mark_kept: CudaFunction,
+    compact: CudaFunction,
     _module: Arc<CudaModule>,
 }
 
@@ -333,29 +336,64 @@ pub fn search_paths(
     // SAFETY: `counts` holds the 0/1 flags of the `end` keys, `offsets` their exclusive
     // prefix sums, and the output holds their sum, `n_selected` values.
     unsafe { launch.launch(shape(end)) }.during("launching paths_gather")?;
+    // Only the selected candidates and their ancestors go back, compacted in order.
+    let n_candidates = end;
+    stream
+        .memset_zeros(&mut scan.counts.slice_mut(0..end))
+        .during("clearing the kept flags")?;
+    let mut launch = stream.launch_builder(&kernels.mark_kept);
+    launch
+        .arg(&selected_index)
+        .arg(&n_selected_u32)
+        .arg(&candidate_parent)
+        .arg(&end_u32)
+        .arg(&mut scan.counts);
+    // SAFETY: `selected_index` holds `n_selected` indices below `end`, the parent
+    // buffer `capacity >= end` values (each `NONE` or an earlier candidate), `counts`
+    // `end` zeroed counters.
+    unsafe { launch.launch(shape(n_selected)) }.during("launching paths_mark_kept")?;
+    let n_kept = scan.exclusive(gpu, &kernels, end)? as usize;
+    let out_endpoint = gpu.allocate_poisoned::<u32>(DURING_SEARCH, n_kept)?;
+    let out_parent = gpu.allocate_poisoned::<u32>(DURING_SEARCH, n_kept)?;
+    let out_node = gpu.allocate_poisoned::<u32>(DURING_SEARCH, n_kept)?;
+    let out_edge = gpu.allocate_poisoned::<u32>(DURING_SEARCH, n_kept)?;
+    let out_key = gpu.allocate_poisoned::<u64>(DURING_SEARCH, n_kept)?;
+    let mut launch = stream.launch_builder(&kernels.compact);
+    let n_kept_u32 = n_kept as u32;
+    launch
+        .arg(&candidates)
+        .arg(&scan.counts)
+        .arg(&scan.offsets)
+        .arg(&end_u32)
+        .arg(&n_kept_u32)
+        .arg(&out_endpoint)
+        .arg(&out_parent)
+        .arg(&out_node)
+        .arg(&out_edge)
+        .arg(&out_key);
+    // SAFETY: `counts` holds the 0/1 kept flags of the `end` candidates (every kept
+    // candidate's parent kept: the marking walks whole chains), `offsets` their
+    // exclusive prefix sums, each output buffer their sum, `n_kept` values.
+    unsafe { launch.launch(shape(end)) }.during("launching paths_compact")?;
     let download_u32 = |buffer: &CudaSlice<u32>, len: usize| {
         stream
             .clone_dtoh(&buffer.slice(0..len))
             .during("copying the path candidates back")
     };
-    let selected_index = download_u32(&selected_index, n_selected)?;
     let keys = stream
-        .clone_dtoh(&candidate_key.slice(0..end))
+        .clone_dtoh(&out_key.slice(0..n_kept))
         .during("copying the path candidates back")?;
-    let mut selected: Vec<(u64, u32)> = selected_index
-        .iter()
-        .map(|&index| (keys[index as usize], index))
-        .collect();
-    order_selected(&mut selected, problem.k);
+    let selected = select_at_most(&keys, limit, problem.k);
     let outcome = SearchOutcome {
         best_edge: download_u32(&best_edge, n_nodes)?,
-        endpoint: download_u32(&candidate_endpoint, end)?,
-        parent: download_u32(&candidate_parent, end)?,
-        node: download_u32(&candidate_node, end)?,
-        edge: download_u32(&candidate_edge, end)?,
+        endpoint: download_u32(&out_endpoint, n_kept)?,
+        parent: download_u32(&out_parent, n_kept)?,
+        node: download_u32(&out_node, n_kept)?,
+        edge: download_u32(&out_edge, n_kept)?,
         selected: selected.iter().map(|&(_, index)| index).collect(),
         selected_slack: selected.iter().map(|&(key, _)| key_value(key)).collect(),
         levels,
+        candidates: n_candidates as u64,
         phases: Vec::new(),
     };
     phases.push(("select+download", started.elapsed().as_secs_f64()));
@@ -495,6 +533,8 @@ fn load_kernels(gpu: &GpuContext) -> Result<PathKernels, GpuError> {
         histogram: function("paths_histogram")?,
         flag_at_most: function("paths_flag_at_most")?,
         gather: function("paths_gather")?,
+        mark_kept: function("paths_mark_kept")?,
+        compact: function("paths_compact")?,
         _module: module,
     })
 }

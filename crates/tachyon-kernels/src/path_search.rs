@@ -189,27 +189,46 @@ pub struct ForestCells<'a> {
 /// must be done (a lower topological level).
 #[inline]
 pub fn forest_node(graph: PathGraph<'_>, node: usize, forest: ForestCells<'_>) {
+    let (best, best_edge, start) = forest_pull(
+        graph,
+        node,
+        |from| forest.arrival[from].get(),
+        |from| forest.start[from].get(),
+    );
+    forest.arrival[node].set(best);
+    forest.best_edge[node].set(best_edge);
+    forest.start[node].set(start);
+}
+
+/// The forest values of `node` (most critical arrival, its first in-edge, where that
+/// path starts) from the arrivals and starts of the nodes its edges come from: the
+/// computation of [`forest_node`], for drivers that store the values themselves.
+#[inline]
+pub fn forest_pull(
+    graph: PathGraph<'_>,
+    node: usize,
+    arrival_of: impl Fn(usize) -> f64,
+    start_of: impl Fn(usize) -> u32,
+) -> (f64, u32, u32) {
     let split = graph.split_of(node as u32);
     let first = graph.edge_start[node] as usize;
     let end = graph.edge_start[node + 1] as usize;
     let mut best = f64::NAN;
     let mut best_edge = NONE;
     for edge in first..end {
-        let via = graph.via(edge, |from| forest.arrival[from].get());
+        let via = graph.via(edge, &arrival_of);
         // The first of equally critical edges wins, as in the CPU reference.
         if is_more_critical(split, via, best) {
             best = via;
             best_edge = edge as u32;
         }
     }
-    forest.arrival[node].set(best);
-    forest.best_edge[node].set(best_edge);
     let start = if best_edge == NONE {
         NONE
     } else {
-        graph.start_through(best_edge as usize, |from| forest.start[from].get())
+        graph.start_through(best_edge as usize, start_of)
     };
-    forest.start[node].set(start);
+    (best, best_edge, start)
 }
 
 /// The clock trees of both splits: parent (`NONE` at a root), depth, CPPR credit.
@@ -297,26 +316,15 @@ pub struct CandidateCells<'a> {
 }
 
 impl CandidateCells<'_> {
-    #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn write(
-        &self,
-        at: usize,
-        endpoint: u32,
-        parent: u32,
-        node: u32,
-        edge: u32,
-        tail: u32,
-        pre: f64,
-        post: f64,
-    ) {
-        self.endpoint[at].set(endpoint);
-        self.parent[at].set(parent);
-        self.node[at].set(node);
-        self.edge[at].set(edge);
-        self.tail[at].set(tail);
-        self.pre[at].set(pre);
-        self.post_key[at].set(ordered_key(post));
+    fn write(&self, at: usize, candidate: Candidate) {
+        self.endpoint[at].set(candidate.endpoint);
+        self.parent[at].set(candidate.parent);
+        self.node[at].set(candidate.node);
+        self.edge[at].set(candidate.edge);
+        self.tail[at].set(candidate.tail);
+        self.pre[at].set(candidate.pre);
+        self.post_key[at].set(candidate.post_key);
     }
 }
 
@@ -332,16 +340,7 @@ pub struct SearchInputs<'a> {
 /// Writes candidate `endpoint`: the endpoint's most critical path (level 0).
 #[inline]
 pub fn root_candidate(inputs: SearchInputs<'_>, endpoint: usize, out: CandidateCells<'_>) {
-    let node = inputs.endpoints.node[endpoint];
-    let split = inputs.graph.split_of(node);
-    let pre = endpoint_slack(
-        split,
-        inputs.endpoints.required[endpoint],
-        inputs.forest.arrival[node as usize],
-    );
-    let start = inputs.forest.start[node as usize];
-    let post = post_cppr_slack(inputs.endpoints, inputs.trees, endpoint, pre, start);
-    out.write(endpoint, endpoint as u32, NONE, node, NONE, node, pre, post);
+    out.write(endpoint, root_of(inputs, endpoint));
 }
 
 /// Calls `visit(node, edge, child_pre)` for every child of a candidate (tail `tail`,
@@ -405,6 +404,77 @@ pub fn count_children(
     count
 }
 
+/// One candidate path (see [`CandidateCells`]), with the post-CPPR slack as its
+/// [`ordered_key`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Candidate {
+    pub endpoint: u32,
+    pub parent: u32,
+    pub node: u32,
+    pub edge: u32,
+    pub tail: u32,
+    pub pre: f64,
+    pub post_key: u64,
+}
+
+/// The candidate `endpoint`'s most critical path (level 0).
+#[inline]
+pub fn root_of(inputs: SearchInputs<'_>, endpoint: usize) -> Candidate {
+    let node = inputs.endpoints.node[endpoint];
+    let split = inputs.graph.split_of(node);
+    let pre = endpoint_slack(
+        split,
+        inputs.endpoints.required[endpoint],
+        inputs.forest.arrival[node as usize],
+    );
+    let start = inputs.forest.start[node as usize];
+    let post = post_cppr_slack(inputs.endpoints, inputs.trees, endpoint, pre, start);
+    Candidate {
+        endpoint: endpoint as u32,
+        parent: NONE,
+        node,
+        edge: NONE,
+        tail: node,
+        pre,
+        post_key: ordered_key(post),
+    }
+}
+
+/// Calls `emit` with every child of candidate `parent` (tail, endpoint, pre-CPPR slack
+/// given) kept under `threshold`, in the order of [`visit_children`].
+#[inline]
+pub fn children_of(
+    inputs: SearchInputs<'_>,
+    parent: u32,
+    tail: u32,
+    endpoint: u32,
+    pre: f64,
+    threshold: f64,
+    mut emit: impl FnMut(Candidate),
+) {
+    let floor = inputs.endpoints.bound[endpoint as usize];
+    let graph = inputs.graph;
+    visit_children(inputs, tail, pre, floor, threshold, |node, edge, child| {
+        let start = graph.start_through(edge as usize, |from| inputs.forest.start[from]);
+        let post = post_cppr_slack(
+            inputs.endpoints,
+            inputs.trees,
+            endpoint as usize,
+            child,
+            start,
+        );
+        emit(Candidate {
+            endpoint,
+            parent,
+            node,
+            edge,
+            tail: graph.edge_from[edge as usize],
+            pre: child,
+            post_key: ordered_key(post),
+        });
+    });
+}
+
 /// Writes the children of candidate `parent` (tail, endpoint, pre-CPPR slack given)
 /// from position `at` on, in the order of [`visit_children`].
 #[allow(clippy::too_many_arguments)]
@@ -419,19 +489,8 @@ pub fn expand_children(
     mut at: usize,
     out: CandidateCells<'_>,
 ) {
-    let floor = inputs.endpoints.bound[endpoint as usize];
-    let graph = inputs.graph;
-    visit_children(inputs, tail, pre, floor, threshold, |node, edge, child| {
-        let start = graph.start_through(edge as usize, |from| inputs.forest.start[from]);
-        let post = post_cppr_slack(
-            inputs.endpoints,
-            inputs.trees,
-            endpoint as usize,
-            child,
-            start,
-        );
-        let from = graph.edge_from[edge as usize];
-        out.write(at, endpoint, parent, node, edge, from, child, post);
+    children_of(inputs, parent, tail, endpoint, pre, threshold, |child| {
+        out.write(at, child);
         at += 1;
     });
 }
@@ -474,6 +533,18 @@ pub fn chunk_offsets(counts: &[u32], chunk: usize, base: u32, offsets: &[Cell<u3
     }
 }
 
+/// The parent of a kept candidate in the compacted numbering: `offsets` holds the
+/// exclusive prefix sums of the keep flags, so a kept candidate `c` becomes
+/// `offsets[c]`; a kept candidate's parent is always kept.
+#[inline]
+pub fn compacted_parent(parent: u32, offsets: &[u32]) -> u32 {
+    if parent == NONE {
+        NONE
+    } else {
+        offsets[parent as usize]
+    }
+}
+
 /// The host side of the search that every driver (the CPU twin, the GPU) shares.
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod host {
@@ -497,9 +568,11 @@ pub mod host {
         pub threshold_cap: f64,
     }
 
-    /// What a search returns: the forest's best in-edges, every candidate's endpoint,
-    /// parent, deviation node and edge, and the selected candidates (best first, at
-    /// most `k`) with their post-CPPR slacks.
+    /// What a search returns: the forest's best in-edges; the endpoint, parent,
+    /// deviation node and edge of the candidates recovery needs (those whose post-CPPR
+    /// slack is within the final threshold and their ancestors, in generation order,
+    /// parents renumbered; see [`compacted_parent`]); and the selected candidates among
+    /// them (best first, at most `k`) with their post-CPPR slacks.
     #[derive(Debug, Clone, Default)]
     pub struct SearchOutcome {
         pub best_edge: Vec<u32>,
@@ -511,6 +584,9 @@ pub mod host {
         pub selected_slack: Vec<f64>,
         /// Deviation levels expanded.
         pub levels: u32,
+        /// Candidates generated in all (the outcome keeps only the selected ones and
+        /// their ancestors).
+        pub candidates: u64,
         /// Seconds per phase, in order.
         pub phases: Vec<(&'static str, f64)>,
     }
@@ -527,6 +603,19 @@ pub mod host {
             below += count as u64;
         }
         None
+    }
+
+    /// The selected candidates of a compacted outcome: those whose key is at most
+    /// `limit`, ordered and cut as [`order_selected`] does.
+    pub fn select_at_most(keys: &[u64], limit: u64, k: usize) -> Vec<(u64, u32)> {
+        let mut selected: Vec<(u64, u32)> = keys
+            .iter()
+            .enumerate()
+            .filter(|(_, &key)| key <= limit)
+            .map(|(index, &key)| (key, index as u32))
+            .collect();
+        order_selected(&mut selected, k);
+        selected
     }
 
     /// Keeps the first `k` of the selected candidates, ordered by (post-CPPR key,

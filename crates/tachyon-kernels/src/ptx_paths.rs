@@ -453,3 +453,92 @@ pub unsafe extern "ptx-kernel" fn paths_gather(
         item += stride;
     }
 }
+
+/// Marks the candidates path recovery needs: each of the `n_selected` candidates in
+/// `selected` and its ancestors get `kept[c] = 1`. A thread stops at a candidate
+/// already marked: whoever marked it marks the rest of that chain.
+///
+/// # Safety
+///
+/// `selected` holds `n_selected` candidate indices below `n`; `parent` holds `n`
+/// values (`NONE` or an index below `n`), `kept` `n` counters, zeroed before the launch
+/// and only updated atomically.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn paths_mark_kept(
+    selected: *const u32,
+    n_selected: u32,
+    parent: *const u32,
+    n: u32,
+    kept: *mut u32,
+) {
+    // SAFETY: see the function's contract; `AtomicU32` has the layout of `u32`.
+    let (selected, parent, kept) = unsafe {
+        (
+            input(selected, n_selected),
+            input(parent, n),
+            slice::from_raw_parts(kept as *const AtomicU32, n as usize),
+        )
+    };
+    let (mut item, stride) = thread_and_stride();
+    while item < n_selected as usize {
+        let mut current = selected[item];
+        while current != path_search::NONE && kept[current as usize].swap(1, Ordering::Relaxed) == 0
+        {
+            current = parent[current as usize];
+        }
+        item += stride;
+    }
+}
+
+/// Copies every kept candidate `i` (`kept[i] == 1`) to `offsets[i]` of the output
+/// arrays, its parent renumbered the same way (`path_search::compacted_parent`).
+///
+/// # Safety
+///
+/// The candidate arrays of `candidates` hold at least `n` elements (only read), `kept`
+/// and `offsets` `n` values (offsets the exclusive prefix sums of `kept`, and every
+/// kept candidate's parent kept); the output arrays hold `n_kept` elements, the sum of
+/// `kept`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "ptx-kernel" fn paths_compact(
+    candidates: RawCandidates,
+    kept: *const u32,
+    offsets: *const u32,
+    n: u32,
+    n_kept: u32,
+    out_endpoint: *mut u32,
+    out_parent: *mut u32,
+    out_node: *mut u32,
+    out_edge: *mut u32,
+    out_key: *mut u64,
+) {
+    // SAFETY: see the function's contract; each kept candidate has its own offset.
+    let (from, kept, offsets, endpoint, parent, node, edge, key) = unsafe {
+        (
+            candidate_cells(&candidates),
+            input(kept, n),
+            input(offsets, n),
+            cells(out_endpoint, n_kept),
+            cells(out_parent, n_kept),
+            cells(out_node, n_kept),
+            cells(out_edge, n_kept),
+            cells(out_key, n_kept),
+        )
+    };
+    let (mut item, stride) = thread_and_stride();
+    while item < n as usize {
+        if kept[item] == 1 {
+            let at = offsets[item] as usize;
+            endpoint[at].set(from.endpoint[item].get());
+            parent[at].set(path_search::compacted_parent(
+                from.parent[item].get(),
+                offsets,
+            ));
+            node[at].set(from.node[item].get());
+            edge[at].set(from.edge[item].get());
+            key[at].set(from.post_key[item].get());
+        }
+        item += stride;
+    }
+}

@@ -1,14 +1,15 @@
 //! The flattened path problem of the level-synchronous search (the GPU algorithm, see
-//! `tachyon_kernels::path_search`), its CPU twin, and path recovery.
+//! `tachyon_kernels::path_search`), its CPU engine, and path recovery.
 //!
-//! [`FlatPaths::build`] turns a timing graph into plain arrays: every (split, pin,
-//! transition) node with its in-edges in the order the reference search sees them
-//! ([`crate::forest`]'s `for_each_in_arc`), both clock trees (parent, depth, credit),
-//! the endpoints of the query (the same list as the reference, with the engine's slack as
-//! a bound) and the topological levels. [`FlatPaths::search_cpu`] runs the search with
-//! the same per-item functions the GPU kernels run, one item after the other (the
-//! twin); `tachyon-gpu`'s `paths` module runs it on a GPU. Both return a
-//! [`SearchOutcome`], which [`FlatPaths::recover`] turns into [`TimingPath`]s.
+//! [`FlatGraph::build`] turns a timing graph into plain arrays, once per timing update
+//! and for any query: every (split, pin, transition) node with its in-edges in the order
+//! the reference search sees them ([`crate::forest`]'s `for_each_in_arc`), both clock
+//! trees (parent, depth, credit) and the topological levels. [`FlatPaths::for_query`]
+//! adds the endpoints of one query (the same list as the reference, with the engine's
+//! slack as a bound). [`FlatPaths::search_cpu`] runs the search on the CPU with rayon,
+//! calling the same per-item functions as the GPU kernels in the same order, so both
+//! return the same [`SearchOutcome`] bit for bit; `tachyon-gpu`'s `paths` module runs
+//! it on a GPU. [`FlatPaths::recover`] turns an outcome into [`TimingPath`]s.
 //!
 //! CPPR enters after the fact: the forest holds pre-CPPR arrivals (one forest for all
 //! endpoints), and each path's post-CPPR slack is its pre-CPPR slack plus the credit of
@@ -18,23 +19,31 @@
 //! [`crate::SLACK_TOLERANCE`] (it folds the credit into the launch arrival, a different
 //! rounding); without CPPR they are bit-identical.
 
-use std::cell::Cell;
+use std::sync::Arc;
 use std::time::Instant;
 
+use rayon::prelude::*;
+use tachyon_cppr::ClockTree;
 use tachyon_graph::{PinId, TimingData, TimingGraph};
-use tachyon_kernels::path_search::host::{order_selected, PathProblem, SearchOutcome};
+use tachyon_kernels::path_search::host::{select_at_most, PathProblem, SearchOutcome};
 use tachyon_kernels::path_search::{
-    self, key_value, ordered_key, CandidateCells, ClockTrees, Endpoints, Forest, ForestCells,
+    self, compacted_parent, key_value, ordered_key, Candidate, ClockTrees, Endpoints, Forest,
     PathGraph, SearchInputs, INPUT_START, NONE,
 };
 use tachyon_kernels::{Split, Transition};
 
 use crate::forest::{for_each_in_arc, ForestInputs, InArc};
-use crate::search::{prepare, push_clock_path};
+use crate::search::{build_trees, collect_endpoints, push_clock_path};
 use crate::{PathKind, PathQuery, TimingPath};
 
-/// The flattened problem (see the module documentation).
-pub struct FlatPaths {
+/// Pins per parallel work item while the edges are flattened.
+const PINS_PER_CHUNK: usize = 4096;
+
+/// Items below which a parallel loop is not worth splitting.
+const MIN_PARALLEL: usize = 1024;
+
+/// The query-independent part of the flattened problem (see the module documentation).
+pub struct FlatGraph {
     nodes_per_split: u32,
     edge_start: Vec<u32>,
     edge_from: Vec<u32>,
@@ -43,113 +52,155 @@ pub struct FlatPaths {
     tree_parent: Vec<u32>,
     tree_depth: Vec<u32>,
     tree_credit: Vec<f64>,
-    endpoint_node: Vec<u32>,
-    endpoint_required: Vec<f64>,
-    endpoint_bound: Vec<f64>,
-    endpoint_capture: Vec<u32>,
-    endpoint_launches: Vec<u32>,
-    endpoint_kind: Vec<PathKind>,
     level_offsets: Vec<u32>,
     level_nodes: Vec<u32>,
-    k: usize,
-    threshold_cap: f64,
-    trees: [Option<tachyon_cppr::ClockTree>; 2],
+    trees: [Option<ClockTree>; 2],
 }
 
-impl FlatPaths {
-    /// Flattens `graph` and its timing `data` for `query`.
-    pub fn build(graph: &TimingGraph, data: &TimingData, query: &PathQuery) -> FlatPaths {
-        let search = prepare(graph, data, query);
+/// The in-edges of the nodes of one chunk of pins: per node the end of its edges
+/// (relative to the chunk), and the edges.
+#[derive(Default)]
+struct EdgeChunk {
+    ends: Vec<u32>,
+    from: Vec<u32>,
+    launch: Vec<u32>,
+    value: Vec<f64>,
+}
+
+impl FlatGraph {
+    /// Flattens `graph` and its finished timing `data` (both splits; in parallel).
+    pub fn build(graph: &TimingGraph, data: &TimingData) -> FlatGraph {
+        let trees = build_trees(graph, data, None);
         let n_pins = graph.n_pins() as usize;
         let nodes_per_split = (2 * n_pins) as u32;
         let n_nodes = 2 * nodes_per_split as usize;
-        let node_of = |split: Split, pin: PinId, transition: Transition| {
-            (split.index() * 2 * n_pins + pin.index() * 2 + transition.index()) as u32
-        };
 
-        // In-edges of every node, both splits.
-        let mut edge_start = Vec::with_capacity(n_nodes + 1);
-        let mut edge_from = Vec::new();
-        let mut edge_launch = Vec::new();
-        let mut edge_value = Vec::new();
-        edge_start.push(0u32);
+        // In-edges of every node: chunks of pins in parallel, then concatenated.
+        let mut chunks: Vec<EdgeChunk> = Vec::new();
         for split in Split::BOTH {
-            let tree = search.trees[split.index()].as_ref();
+            let tree = trees[split.index()].as_ref();
             let inputs = ForestInputs {
                 graph,
                 data,
                 tree,
-                topological_position: &search.topological_position,
-                cppr: query.cppr,
+                topological_position: &[],
+                cppr: false,
             };
             let offset = split.index() as u32 * nodes_per_split;
-            for pin_index in 0..n_pins {
-                let pin = PinId(pin_index as u32);
-                for transition in Transition::BOTH {
-                    let is_clock = tree.is_some_and(|tree| tree.is_clock_pin(pin));
-                    if !is_clock && query.split.is_none_or(|only| only == split) {
-                        for_each_in_arc(inputs, split, pin, transition, true, |arc| {
-                            let (from, launch, value) = match arc {
-                                InArc::Input { arrival } => (NONE, NONE, arrival),
-                                InArc::Node {
-                                    from,
-                                    transition,
-                                    delay,
-                                } => (node_of(split, from, transition), NONE, delay),
-                                InArc::Launch {
-                                    clock_node,
-                                    clock_arrival,
-                                    delay,
-                                } => (
-                                    NONE,
-                                    offset + clock_node,
-                                    path_search::launch_effective_arrival(
-                                        split,
-                                        clock_arrival,
-                                        0.0,
-                                    ) + delay,
-                                ),
-                            };
-                            if from == NONE && value.is_nan() {
-                                return;
+            let node_of =
+                |pin: PinId, transition: Transition| offset + pin.0 * 2 + transition.index() as u32;
+            let split_chunks: Vec<EdgeChunk> = (0..n_pins.div_ceil(PINS_PER_CHUNK))
+                .into_par_iter()
+                .map(|chunk| {
+                    let first = chunk * PINS_PER_CHUNK;
+                    let end = (first + PINS_PER_CHUNK).min(n_pins);
+                    let mut out = EdgeChunk::default();
+                    for pin_index in first..end {
+                        let pin = PinId(pin_index as u32);
+                        let is_clock = tree.is_some_and(|tree| tree.is_clock_pin(pin));
+                        for transition in Transition::BOTH {
+                            if !is_clock {
+                                for_each_in_arc(inputs, split, pin, transition, true, |arc| {
+                                    let (from, launch, value) = match arc {
+                                        InArc::Input { arrival } => (NONE, NONE, arrival),
+                                        InArc::Node {
+                                            from,
+                                            transition,
+                                            delay,
+                                        } => (node_of(from, transition), NONE, delay),
+                                        InArc::Launch {
+                                            clock_node,
+                                            clock_arrival,
+                                            delay,
+                                        } => (
+                                            NONE,
+                                            offset + clock_node,
+                                            path_search::launch_effective_arrival(
+                                                split,
+                                                clock_arrival,
+                                                0.0,
+                                            ) + delay,
+                                        ),
+                                    };
+                                    if from == NONE && value.is_nan() {
+                                        return;
+                                    }
+                                    out.from.push(from);
+                                    out.launch.push(launch);
+                                    out.value.push(value);
+                                });
                             }
-                            edge_from.push(from);
-                            edge_launch.push(launch);
-                            edge_value.push(value);
-                        });
+                            out.ends.push(out.from.len() as u32);
+                        }
                     }
-                    edge_start.push(edge_from.len() as u32);
-                }
-            }
+                    out
+                })
+                .collect();
+            chunks.extend(split_chunks);
         }
+        let mut edge_start = Vec::with_capacity(n_nodes + 1);
+        edge_start.push(0u32);
+        let mut base = 0u32;
+        for chunk in &chunks {
+            edge_start.extend(chunk.ends.iter().map(|&end| base + end));
+            base += chunk.from.len() as u32;
+        }
+        let edge_from = concatenate(&chunks, |chunk| &chunk.from);
+        let edge_launch = concatenate(&chunks, |chunk| &chunk.launch);
+        let edge_value = concatenate(&chunks, |chunk| &chunk.value);
+        drop(chunks);
 
         // Clock trees, in the node numbering.
         let mut tree_parent = vec![NONE; n_nodes];
         let mut tree_depth = vec![0u32; n_nodes];
         let mut tree_credit = vec![f64::NAN; n_nodes];
         for split in Split::BOTH {
-            let Some(tree) = &search.trees[split.index()] else {
+            let Some(tree) = &trees[split.index()] else {
                 continue;
             };
             let offset = split.index() * nodes_per_split as usize;
-            for clock_node in 0..nodes_per_split {
-                let pin = PinId(clock_node / 2);
-                let transition = Transition::BOTH[(clock_node % 2) as usize];
-                if tree.node(pin, transition).is_none() {
-                    continue;
-                }
-                let depth = tree.depth(clock_node);
-                let at = offset + clock_node as usize;
-                tree_depth[at] = depth;
-                tree_credit[at] = tree.credit(clock_node);
-                if depth > 0 {
-                    tree_parent[at] = offset as u32 + tree.ancestor(clock_node, depth - 1);
-                }
-            }
+            let range = offset..offset + nodes_per_split as usize;
+            tree_parent[range.clone()]
+                .par_iter_mut()
+                .zip(&mut tree_depth[range.clone()])
+                .zip(&mut tree_credit[range])
+                .enumerate()
+                .with_min_len(MIN_PARALLEL)
+                .for_each(|(clock_node, ((parent, depth), credit))| {
+                    let clock_node = clock_node as u32;
+                    let pin = PinId(clock_node / 2);
+                    let transition = Transition::BOTH[(clock_node % 2) as usize];
+                    if tree.node(pin, transition).is_none() {
+                        return;
+                    }
+                    *depth = tree.depth(clock_node);
+                    *credit = tree.credit(clock_node);
+                    if *depth > 0 {
+                        *parent = offset as u32 + tree.ancestor(clock_node, *depth - 1);
+                    }
+                });
         }
 
-        // Endpoints, the reference's list and order.
-        let mut flat = FlatPaths {
+        // Topological levels: both splits and transitions of a pin share its level.
+        let mut level_offsets = vec![0u32];
+        for level in 0..graph.n_levels() {
+            let previous = level_offsets[level_offsets.len() - 1];
+            level_offsets.push(previous + 4 * graph.level(level).len() as u32);
+        }
+        let level_nodes: Vec<u32> = (0..graph.n_levels())
+            .into_par_iter()
+            .flat_map_iter(|level| {
+                Split::BOTH.into_iter().flat_map(move |split| {
+                    let offset = split.index() as u32 * nodes_per_split;
+                    graph.level(level).iter().flat_map(move |pin| {
+                        Transition::BOTH
+                            .into_iter()
+                            .map(move |transition| offset + pin.0 * 2 + transition.index() as u32)
+                    })
+                })
+            })
+            .collect();
+        FlatGraph {
             nodes_per_split,
             edge_start,
             edge_from,
@@ -158,14 +209,90 @@ impl FlatPaths {
             tree_parent,
             tree_depth,
             tree_credit,
-            endpoint_node: Vec::new(),
-            endpoint_required: Vec::new(),
-            endpoint_bound: Vec::new(),
-            endpoint_capture: Vec::new(),
-            endpoint_launches: Vec::new(),
-            endpoint_kind: Vec::new(),
-            level_offsets: vec![0],
-            level_nodes: Vec::new(),
+            level_offsets,
+            level_nodes,
+            trees,
+        }
+    }
+
+    /// Nodes (both splits).
+    pub fn n_nodes(&self) -> usize {
+        self.edge_start.len() - 1
+    }
+
+    /// In-edges of all nodes.
+    pub fn n_edges(&self) -> usize {
+        self.edge_from.len()
+    }
+}
+
+impl std::fmt::Debug for FlatGraph {
+    /// Sizes only: the arrays are millions of values.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlatGraph")
+            .field("nodes", &self.n_nodes())
+            .field("edges", &self.n_edges())
+            .field("levels", &(self.level_offsets.len() - 1))
+            .finish()
+    }
+}
+
+/// The parts' items one after the other (copied in parallel).
+fn concatenate<T: Copy + Send + Sync + Default>(
+    chunks: &[EdgeChunk],
+    part: impl Fn(&EdgeChunk) -> &Vec<T> + Sync,
+) -> Vec<T> {
+    let total = chunks.iter().map(|chunk| part(chunk).len()).sum();
+    let mut out = vec![T::default(); total];
+    let mut pieces = Vec::with_capacity(chunks.len());
+    let mut rest = out.as_mut_slice();
+    for chunk in chunks {
+        let (piece, tail) = rest.split_at_mut(part(chunk).len());
+        pieces.push((piece, chunk));
+        rest = tail;
+    }
+    pieces
+        .into_par_iter()
+        .for_each(|(piece, chunk)| piece.copy_from_slice(part(chunk)));
+    out
+}
+
+/// The flattened problem of one query: the shared graph and the query's endpoints.
+pub struct FlatPaths {
+    graph: Arc<FlatGraph>,
+    endpoint_node: Vec<u32>,
+    endpoint_required: Vec<f64>,
+    endpoint_bound: Vec<f64>,
+    endpoint_capture: Vec<u32>,
+    endpoint_launches: Vec<u32>,
+    endpoint_kind: Vec<PathKind>,
+    k: usize,
+    threshold_cap: f64,
+}
+
+impl FlatPaths {
+    /// Flattens `graph` and its timing `data` for `query` (a new [`FlatGraph`]).
+    pub fn build(graph: &TimingGraph, data: &TimingData, query: &PathQuery) -> FlatPaths {
+        FlatPaths::for_query(Arc::new(FlatGraph::build(graph, data)), graph, data, query)
+    }
+
+    /// The problem of `query` on `flat`, which must have been built from `graph` and
+    /// `data`.
+    pub fn for_query(
+        flat: Arc<FlatGraph>,
+        graph: &TimingGraph,
+        data: &TimingData,
+        query: &PathQuery,
+    ) -> FlatPaths {
+        let (specs, endpoints) = collect_endpoints(graph, data, &flat.trees, query);
+        let mut paths = FlatPaths {
+            graph: Arc::clone(&flat),
+            endpoint_node: Vec::with_capacity(endpoints.len()),
+            endpoint_required: Vec::with_capacity(endpoints.len()),
+            endpoint_bound: Vec::with_capacity(endpoints.len()),
+            endpoint_capture: Vec::with_capacity(endpoints.len()),
+            endpoint_launches: Vec::with_capacity(endpoints.len()),
+            endpoint_kind: Vec::with_capacity(endpoints.len()),
             k: query.k,
             threshold_cap: if query.only_negative {
                 // The largest value below 0: only negative slacks pass `<=`.
@@ -173,53 +300,41 @@ impl FlatPaths {
             } else {
                 f64::INFINITY
             },
-            trees: [None, None],
         };
-        for endpoint in &search.endpoints {
-            let spec = search.specs[endpoint.forest];
-            let offset = spec.split.index() as u32 * nodes_per_split;
-            flat.endpoint_node
-                .push(node_of(spec.split, spec.endpoint, endpoint.transition));
-            flat.endpoint_required.push(endpoint.required);
-            flat.endpoint_bound.push(endpoint.lower_bound);
-            flat.endpoint_capture.push(
+        for endpoint in &endpoints {
+            let spec = specs[endpoint.forest];
+            let offset = spec.split.index() as u32 * flat.nodes_per_split;
+            paths
+                .endpoint_node
+                .push(offset + spec.endpoint.0 * 2 + endpoint.transition.index() as u32);
+            paths.endpoint_required.push(endpoint.required);
+            paths.endpoint_bound.push(endpoint.lower_bound);
+            paths.endpoint_capture.push(
                 spec.capture
                     .filter(|_| query.cppr)
                     .map_or(NONE, |capture| offset + capture),
             );
-            flat.endpoint_launches.push(u32::from(spec.launches));
-            flat.endpoint_kind.push(endpoint.kind);
+            paths.endpoint_launches.push(u32::from(spec.launches));
+            paths.endpoint_kind.push(endpoint.kind);
         }
-
-        // Topological levels: both splits and transitions of a pin share its level.
-        for level in 0..graph.n_levels() {
-            for split in Split::BOTH {
-                for &pin in graph.level(level) {
-                    for transition in Transition::BOTH {
-                        flat.level_nodes.push(node_of(split, pin, transition));
-                    }
-                }
-            }
-            flat.level_offsets.push(flat.level_nodes.len() as u32);
-        }
-        flat.trees = search.trees;
-        flat
+        paths
     }
 
     /// The problem as slices, for a search driver.
     pub fn problem(&self, max_level: Option<u32>) -> PathProblem<'_> {
+        let flat = &*self.graph;
         PathProblem {
             graph: PathGraph {
-                nodes_per_split: self.nodes_per_split,
-                edge_start: &self.edge_start,
-                edge_from: &self.edge_from,
-                edge_launch: &self.edge_launch,
-                edge_value: &self.edge_value,
+                nodes_per_split: flat.nodes_per_split,
+                edge_start: &flat.edge_start,
+                edge_from: &flat.edge_from,
+                edge_launch: &flat.edge_launch,
+                edge_value: &flat.edge_value,
             },
             trees: ClockTrees {
-                parent: &self.tree_parent,
-                depth: &self.tree_depth,
-                credit: &self.tree_credit,
+                parent: &flat.tree_parent,
+                depth: &flat.tree_depth,
+                credit: &flat.tree_credit,
             },
             endpoints: Endpoints {
                 node: &self.endpoint_node,
@@ -228,40 +343,51 @@ impl FlatPaths {
                 capture: &self.endpoint_capture,
                 launches: &self.endpoint_launches,
             },
-            level_offsets: &self.level_offsets,
-            level_nodes: &self.level_nodes,
+            level_offsets: &flat.level_offsets,
+            level_nodes: &flat.level_nodes,
             k: self.k,
             max_level,
             threshold_cap: self.threshold_cap,
         }
     }
 
-    /// Runs the search on the CPU with the GPU's per-item functions, one item at a time
-    /// (the CPU twin of the GPU search; a reference for tests, not a fast path).
+    /// Runs the search on the CPU (the fast engine, and the twin the GPU is checked
+    /// against): every step of the GPU search with the same per-item functions, the
+    /// items of a step in parallel, results kept in the GPU's order.
     pub fn search_cpu(&self, max_level: Option<u32>) -> SearchOutcome {
         let problem = self.problem(max_level);
+        let graph = problem.graph;
         let mut phases = Vec::new();
         let started = Instant::now();
-        let n_nodes = self.edge_start.len() - 1;
-        let arrival = vec![Cell::new(f64::NAN); n_nodes];
-        let best_edge = vec![Cell::new(NONE); n_nodes];
-        let start = vec![Cell::new(NONE); n_nodes];
-        let forest_cells = ForestCells {
-            arrival: &arrival,
-            best_edge: &best_edge,
-            start: &start,
-        };
-        for &node in &self.level_nodes {
-            path_search::forest_node(problem.graph, node as usize, forest_cells);
+        let n_nodes = self.graph.n_nodes();
+        let mut arrival = vec![f64::NAN; n_nodes];
+        let mut best_edge = vec![NONE; n_nodes];
+        let mut start = vec![NONE; n_nodes];
+        for level in problem.level_offsets.windows(2) {
+            let nodes = &problem.level_nodes[level[0] as usize..level[1] as usize];
+            let pulled: Vec<(f64, u32, u32)> = nodes
+                .par_iter()
+                .with_min_len(MIN_PARALLEL)
+                .map(|&node| {
+                    path_search::forest_pull(
+                        graph,
+                        node as usize,
+                        |from| arrival[from],
+                        |from| start[from],
+                    )
+                })
+                .collect();
+            for (&node, (value, edge, from)) in nodes.iter().zip(pulled) {
+                arrival[node as usize] = value;
+                best_edge[node as usize] = edge;
+                start[node as usize] = from;
+            }
         }
-        let arrival: Vec<f64> = arrival.into_iter().map(Cell::into_inner).collect();
-        let best_edge: Vec<u32> = best_edge.into_iter().map(Cell::into_inner).collect();
-        let start: Vec<u32> = start.into_iter().map(Cell::into_inner).collect();
         phases.push(("forest", started.elapsed().as_secs_f64()));
 
         let started = Instant::now();
         let inputs = SearchInputs {
-            graph: problem.graph,
+            graph,
             forest: Forest {
                 arrival: &arrival,
                 best_edge: &best_edge,
@@ -270,71 +396,60 @@ impl FlatPaths {
             trees: problem.trees,
             endpoints: problem.endpoints,
         };
-        let mut pool = TwinCandidates::default();
         let n_endpoints = self.endpoint_node.len();
-        pool.grow(n_endpoints);
-        for endpoint in 0..n_endpoints {
-            path_search::root_candidate(inputs, endpoint, pool.cells());
-        }
+        let mut pool: Vec<Candidate> = (0..n_endpoints)
+            .into_par_iter()
+            .with_min_len(MIN_PARALLEL)
+            .map(|endpoint| path_search::root_of(inputs, endpoint))
+            .collect();
+        let mut kth = KthSmallest::new(problem.k);
         let (mut first, mut end) = (0usize, n_endpoints);
         let mut levels = 0;
-        let mut threshold = kth_threshold(&pool.post_key, problem.k).min(problem.threshold_cap);
+        let mut threshold = kth.add(&pool).min(problem.threshold_cap);
         while first < end && problem.max_level.is_none_or(|max| levels < max) {
-            let counts: Vec<u32> = (first..end)
-                .map(|index| {
-                    path_search::count_children(
+            let children: Vec<Candidate> = pool[first..end]
+                .par_iter()
+                .enumerate()
+                .with_min_len(MIN_PARALLEL / 4)
+                .flat_map_iter(|(item, parent)| {
+                    let mut children = Vec::new();
+                    path_search::children_of(
                         inputs,
-                        pool.tail[index].get(),
-                        pool.endpoint[index].get(),
-                        pool.pre[index].get(),
+                        (first + item) as u32,
+                        parent.tail,
+                        parent.endpoint,
+                        parent.pre,
                         threshold,
-                    )
+                        |child| children.push(child),
+                    );
+                    children
                 })
                 .collect();
-            let total: usize = counts.iter().map(|&count| count as usize).sum();
-            if total == 0 {
+            if children.is_empty() {
                 break;
             }
-            pool.grow(total);
-            let mut at = end;
-            for (item, &count) in counts.iter().enumerate() {
-                let index = first + item;
-                path_search::expand_children(
-                    inputs,
-                    index as u32,
-                    pool.tail[index].get(),
-                    pool.endpoint[index].get(),
-                    pool.pre[index].get(),
-                    threshold,
-                    at,
-                    pool.cells(),
-                );
-                at += count as usize;
-            }
             levels += 1;
-            (first, end) = (end, end + total);
-            threshold = kth_threshold(&pool.post_key, problem.k).min(problem.threshold_cap);
+            threshold = kth.add(&children).min(problem.threshold_cap);
+            pool.extend(children);
+            (first, end) = (end, pool.len());
         }
-        let limit = ordered_key(threshold);
-        let mut selected: Vec<(u64, u32)> = pool
-            .post_key
-            .iter()
-            .enumerate()
-            .filter(|(_, key)| key.get() <= limit)
-            .map(|(index, key)| (key.get(), index as u32))
-            .collect();
-        order_selected(&mut selected, problem.k);
         phases.push(("search", started.elapsed().as_secs_f64()));
-        let take = |cells: Vec<Cell<u32>>| cells.into_iter().map(Cell::into_inner).collect();
+
+        let started = Instant::now();
+        let limit = ordered_key(threshold);
+        let compacted = compact(&pool, limit);
+        let selected = select_at_most(&compacted.key, limit, problem.k);
+        phases.push(("select", started.elapsed().as_secs_f64()));
         SearchOutcome {
             best_edge,
             selected: selected.iter().map(|&(_, index)| index).collect(),
             selected_slack: selected.iter().map(|&(key, _)| key_value(key)).collect(),
-            endpoint: take(pool.endpoint),
-            parent: take(pool.parent),
-            node: take(pool.node),
-            edge: take(pool.edge),
+            endpoint: compacted.endpoint,
+            parent: compacted.parent,
+            node: compacted.node,
+            edge: compacted.edge,
             levels,
+            candidates: pool.len() as u64,
             phases,
         }
     }
@@ -360,13 +475,14 @@ impl FlatPaths {
         }
         deviations.reverse();
         let endpoint = outcome.endpoint[candidate as usize] as usize;
+        let flat = &*self.graph;
         let mut node = self.endpoint_node[endpoint];
-        let split = if node < self.nodes_per_split {
+        let split = if node < flat.nodes_per_split {
             Split::Early
         } else {
             Split::Late
         };
-        let offset = split.index() as u32 * self.nodes_per_split;
+        let offset = split.index() as u32 * flat.nodes_per_split;
         let mut pins = Vec::new();
         let mut next_deviation = 0;
         loop {
@@ -382,14 +498,14 @@ impl FlatPaths {
             if edge == NONE {
                 break;
             }
-            let from = self.edge_from[edge as usize];
+            let from = flat.edge_from[edge as usize];
             if from != NONE {
                 node = from;
                 continue;
             }
-            let launch = self.edge_launch[edge as usize];
+            let launch = flat.edge_launch[edge as usize];
             if launch != NONE && launch != INPUT_START {
-                if let Some(tree) = &self.trees[split.index()] {
+                if let Some(tree) = &flat.trees[split.index()] {
                     push_clock_path(tree, launch - offset, &mut pins);
                 }
             }
@@ -404,54 +520,84 @@ impl FlatPaths {
     }
 }
 
-/// The `k`-th smallest post-CPPR slack of the pool (infinite when it has fewer).
-fn kth_threshold(keys: &[Cell<u64>], k: usize) -> f64 {
-    if k == 0 || keys.len() < k {
-        return f64::INFINITY;
-    }
-    let mut values: Vec<u64> = keys.iter().map(Cell::get).collect();
-    let (_, kth, _) = values.select_nth_unstable(k - 1);
-    let value = key_value(*kth);
-    if value.is_nan() {
-        f64::INFINITY
-    } else {
-        value
-    }
+/// The running `k`-th smallest post-CPPR key of the candidates found so far: the
+/// threshold of the search. Keeps only the `k` smallest keys, which decide every later
+/// `k`-th smallest.
+struct KthSmallest {
+    k: usize,
+    keys: Vec<u64>,
 }
 
-/// The twin's candidate arrays.
-#[derive(Default)]
-struct TwinCandidates {
-    endpoint: Vec<Cell<u32>>,
-    parent: Vec<Cell<u32>>,
-    node: Vec<Cell<u32>>,
-    edge: Vec<Cell<u32>>,
-    tail: Vec<Cell<u32>>,
-    pre: Vec<Cell<f64>>,
-    post_key: Vec<Cell<u64>>,
-}
-
-impl TwinCandidates {
-    fn grow(&mut self, more: usize) {
-        let len = self.endpoint.len() + more;
-        self.endpoint.resize(len, Cell::new(NONE));
-        self.parent.resize(len, Cell::new(NONE));
-        self.node.resize(len, Cell::new(NONE));
-        self.edge.resize(len, Cell::new(NONE));
-        self.tail.resize(len, Cell::new(NONE));
-        self.pre.resize(len, Cell::new(f64::NAN));
-        self.post_key.resize(len, Cell::new(u64::MAX));
-    }
-
-    fn cells(&self) -> CandidateCells<'_> {
-        CandidateCells {
-            endpoint: &self.endpoint,
-            parent: &self.parent,
-            node: &self.node,
-            edge: &self.edge,
-            tail: &self.tail,
-            pre: &self.pre,
-            post_key: &self.post_key,
+impl KthSmallest {
+    fn new(k: usize) -> KthSmallest {
+        KthSmallest {
+            k,
+            keys: Vec::new(),
         }
+    }
+
+    /// Adds the keys of `candidates`; the `k`-th smallest of all keys added so far as a
+    /// slack (infinite when fewer than `k`, or when it is NaN).
+    fn add(&mut self, candidates: &[Candidate]) -> f64 {
+        self.keys
+            .extend(candidates.iter().map(|candidate| candidate.post_key));
+        if self.k == 0 || self.keys.len() < self.k {
+            return f64::INFINITY;
+        }
+        let (_, kth, _) = self.keys.select_nth_unstable(self.k - 1);
+        let value = key_value(*kth);
+        self.keys.truncate(self.k);
+        if value.is_nan() {
+            f64::INFINITY
+        } else {
+            value
+        }
+    }
+}
+
+/// What recovery needs of the candidates: those whose key is at most `limit` and their
+/// ancestors, in generation order, parents renumbered (`path_search::compacted_parent`).
+struct Compacted {
+    endpoint: Vec<u32>,
+    parent: Vec<u32>,
+    node: Vec<u32>,
+    edge: Vec<u32>,
+    key: Vec<u64>,
+}
+
+/// The kept candidates of `pool` (see [`Compacted`]); the GPU keeps the same ones.
+fn compact(pool: &[Candidate], limit: u64) -> Compacted {
+    let mut kept = vec![false; pool.len()];
+    for (index, candidate) in pool.iter().enumerate() {
+        if candidate.post_key > limit {
+            continue;
+        }
+        let mut current = index as u32;
+        while current != NONE && !kept[current as usize] {
+            kept[current as usize] = true;
+            current = pool[current as usize].parent;
+        }
+    }
+    let mut offsets = Vec::with_capacity(pool.len());
+    let mut running = 0u32;
+    for &keep in &kept {
+        offsets.push(running);
+        running += u32::from(keep);
+    }
+    let kept_candidates: Vec<&Candidate> = pool
+        .par_iter()
+        .zip(&kept)
+        .filter(|(_, &keep)| keep)
+        .map(|(candidate, _)| candidate)
+        .collect();
+    Compacted {
+        endpoint: kept_candidates.iter().map(|c| c.endpoint).collect(),
+        parent: kept_candidates
+            .iter()
+            .map(|c| compacted_parent(c.parent, &offsets))
+            .collect(),
+        node: kept_candidates.iter().map(|c| c.node).collect(),
+        edge: kept_candidates.iter().map(|c| c.edge).collect(),
+        key: kept_candidates.iter().map(|c| c.post_key).collect(),
     }
 }

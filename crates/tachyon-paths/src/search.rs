@@ -106,7 +106,34 @@ pub(crate) fn prepare<'a>(
     data: &'a TimingData,
     query: &PathQuery,
 ) -> Search<'a> {
-    let splits: Vec<Split> = match query.split {
+    let trees = build_trees(graph, data, query.split);
+    let mut topological_position = vec![0u32; graph.n_pins() as usize];
+    for (position, pin) in graph.topological_order().iter().enumerate() {
+        topological_position[pin.index()] = position as u32;
+    }
+    let (specs, endpoints) = collect_endpoints(graph, data, &trees, query);
+    Search {
+        graph,
+        data,
+        forests: (0..specs.len()).map(|_| None).collect(),
+        trees,
+        topological_position,
+        cppr: query.cppr,
+        specs,
+        endpoints,
+        records: Vec::new(),
+        heap: BinaryHeap::new(),
+        sequence: 0,
+    }
+}
+
+/// The clock tree of each split (only `split` when given), when the design has a clock.
+pub(crate) fn build_trees(
+    graph: &TimingGraph,
+    data: &TimingData,
+    split: Option<Split>,
+) -> [Option<ClockTree>; 2] {
+    let splits: Vec<Split> = match split {
         Some(split) => vec![split],
         None => Split::BOTH.to_vec(),
     };
@@ -122,128 +149,117 @@ pub(crate) fn prepare<'a>(
     for (split, tree) in trees_built {
         trees[split.index()] = tree;
     }
-    let mut topological_position = vec![0u32; graph.n_pins() as usize];
-    for (position, pin) in graph.topological_order().iter().enumerate() {
-        topological_position[pin.index()] = position as u32;
-    }
-    let mut search = Search {
-        graph,
-        data,
-        trees,
-        topological_position,
-        cppr: query.cppr,
-        specs: Vec::new(),
-        forests: Vec::new(),
-        endpoints: Vec::new(),
-        records: Vec::new(),
-        heap: BinaryHeap::new(),
-        sequence: 0,
+    trees
+}
+
+/// Every endpoint of the query (its splits, its endpoint pin when given, negative only
+/// when asked) with the forest spec each needs, sorted by the lower bound of its slack.
+pub(crate) fn collect_endpoints(
+    graph: &TimingGraph,
+    data: &TimingData,
+    trees: &[Option<ClockTree>; 2],
+    query: &PathQuery,
+) -> (Vec<ForestSpec>, Vec<Endpoint>) {
+    let splits: Vec<Split> = match query.split {
+        Some(split) => vec![split],
+        None => Split::BOTH.to_vec(),
     };
-    search.collect_endpoints(&splits, query);
-    search
+    let is_clock_pin = |split: Split, pin: tachyon_graph::PinId| {
+        trees[split.index()]
+            .as_ref()
+            .is_some_and(|tree| tree.is_clock_pin(pin))
+    };
+    let mut specs: Vec<ForestSpec> = Vec::new();
+    let mut endpoints: Vec<Endpoint> = Vec::new();
+    let mut spec_index: HashMap<ForestSpec, usize> = HashMap::new();
+    let mut add = |spec: ForestSpec, endpoint: Endpoint| {
+        let index = *spec_index.entry(spec).or_insert_with(|| {
+            specs.push(spec);
+            specs.len() - 1
+        });
+        endpoints.push(Endpoint {
+            forest: index,
+            ..endpoint
+        });
+    };
+    for &split in &splits {
+        for &(pin, required) in &graph.assertions().required {
+            if graph.pin(pin).kind != PinKind::PrimaryOutput
+                || query.endpoint.is_some_and(|only| only != pin)
+                || is_clock_pin(split, pin)
+            {
+                continue;
+            }
+            for transition in Transition::BOTH {
+                let condition = condition_index(split, transition);
+                let required = required[condition];
+                // The engine's arrival covers every path, so its slack bounds ours.
+                let lower_bound =
+                    endpoint_slack(split, required, data.arrival[pin.index()][condition]);
+                if lower_bound.is_nan() {
+                    continue;
+                }
+                let spec = ForestSpec {
+                    endpoint: pin,
+                    split,
+                    capture: None,
+                    launches: true,
+                };
+                let endpoint = Endpoint {
+                    forest: 0,
+                    transition,
+                    kind: PathKind::PrimaryOutput,
+                    required,
+                    lower_bound,
+                };
+                add(spec, endpoint);
+            }
+        }
+        for (test_index, test) in graph.tests().iter().enumerate() {
+            if test.kind.split() != split
+                || query.endpoint.is_some_and(|only| only != test.data)
+                || is_clock_pin(split, test.data)
+            {
+                continue;
+            }
+            let capture = trees[split.index()]
+                .as_ref()
+                .and_then(|tree| tree.node(test.clock, test.clock_edge));
+            let result = &data.tests[test_index];
+            for transition in Transition::BOTH {
+                let required = result.required_before_cppr[transition.index()];
+                // The engine's post-CPPR test slack is exactly the best path's.
+                let lower_bound = result.slack[transition.index()];
+                if required.is_nan() || lower_bound.is_nan() {
+                    continue;
+                }
+                let spec = ForestSpec {
+                    endpoint: test.data,
+                    split,
+                    capture: if query.cppr { capture } else { None },
+                    launches: !(query.cppr && capture.is_none()),
+                };
+                let kind = match test.kind {
+                    tachyon_graph::TestKind::Setup => PathKind::Setup,
+                    tachyon_graph::TestKind::Hold => PathKind::Hold,
+                };
+                let endpoint = Endpoint {
+                    forest: 0,
+                    transition,
+                    kind,
+                    required,
+                    lower_bound,
+                };
+                add(spec, endpoint);
+            }
+        }
+    }
+    endpoints.retain(|endpoint| !(query.only_negative && endpoint.lower_bound >= 0.0));
+    endpoints.sort_by(|a, b| a.lower_bound.total_cmp(&b.lower_bound));
+    (specs, endpoints)
 }
 
 impl Search<'_> {
-    fn is_clock_pin(&self, split: Split, pin: tachyon_graph::PinId) -> bool {
-        self.trees[split.index()]
-            .as_ref()
-            .is_some_and(|tree| tree.is_clock_pin(pin))
-    }
-
-    /// Every endpoint of the query's splits, sorted by the lower bound of its slack.
-    fn collect_endpoints(&mut self, splits: &[Split], query: &PathQuery) {
-        let graph = self.graph;
-        let data = self.data;
-        let mut spec_index: HashMap<ForestSpec, usize> = HashMap::new();
-        let mut add = |search: &mut Self, spec: ForestSpec, endpoint: Endpoint| {
-            let index = *spec_index.entry(spec).or_insert_with(|| {
-                search.specs.push(spec);
-                search.specs.len() - 1
-            });
-            search.endpoints.push(Endpoint {
-                forest: index,
-                ..endpoint
-            });
-        };
-        for &split in splits {
-            for &(pin, required) in &graph.assertions().required {
-                if graph.pin(pin).kind != PinKind::PrimaryOutput
-                    || query.endpoint.is_some_and(|only| only != pin)
-                    || self.is_clock_pin(split, pin)
-                {
-                    continue;
-                }
-                for transition in Transition::BOTH {
-                    let condition = condition_index(split, transition);
-                    let required = required[condition];
-                    // The engine's arrival covers every path, so its slack bounds ours.
-                    let lower_bound =
-                        endpoint_slack(split, required, data.arrival[pin.index()][condition]);
-                    if lower_bound.is_nan() {
-                        continue;
-                    }
-                    let spec = ForestSpec {
-                        endpoint: pin,
-                        split,
-                        capture: None,
-                        launches: true,
-                    };
-                    let endpoint = Endpoint {
-                        forest: 0,
-                        transition,
-                        kind: PathKind::PrimaryOutput,
-                        required,
-                        lower_bound,
-                    };
-                    add(self, spec, endpoint);
-                }
-            }
-            for (test_index, test) in graph.tests().iter().enumerate() {
-                if test.kind.split() != split
-                    || query.endpoint.is_some_and(|only| only != test.data)
-                    || self.is_clock_pin(split, test.data)
-                {
-                    continue;
-                }
-                let capture = self.trees[split.index()]
-                    .as_ref()
-                    .and_then(|tree| tree.node(test.clock, test.clock_edge));
-                let result = &data.tests[test_index];
-                for transition in Transition::BOTH {
-                    let required = result.required_before_cppr[transition.index()];
-                    // The engine's post-CPPR test slack is exactly the best path's.
-                    let lower_bound = result.slack[transition.index()];
-                    if required.is_nan() || lower_bound.is_nan() {
-                        continue;
-                    }
-                    let spec = ForestSpec {
-                        endpoint: test.data,
-                        split,
-                        capture: if self.cppr { capture } else { None },
-                        launches: !(self.cppr && capture.is_none()),
-                    };
-                    let kind = match test.kind {
-                        tachyon_graph::TestKind::Setup => PathKind::Setup,
-                        tachyon_graph::TestKind::Hold => PathKind::Hold,
-                    };
-                    let endpoint = Endpoint {
-                        forest: 0,
-                        transition,
-                        kind,
-                        required,
-                        lower_bound,
-                    };
-                    add(self, spec, endpoint);
-                }
-            }
-        }
-        self.endpoints
-            .retain(|endpoint| !(query.only_negative && endpoint.lower_bound >= 0.0));
-        self.endpoints
-            .sort_by(|a, b| a.lower_bound.total_cmp(&b.lower_bound));
-        self.forests = (0..self.specs.len()).map(|_| None).collect();
-    }
-
     fn push(&mut self, key: f64, item: Item) {
         if key.is_nan() || key == f64::INFINITY {
             return;

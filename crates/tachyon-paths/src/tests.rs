@@ -392,42 +392,46 @@ fn check_against_brute_force(seed: u64, k: usize) {
     let mut expected: Vec<f64> = brute.iter().map(|path| path.0).collect();
     expected.sort_by(f64::total_cmp);
     expected.truncate(k);
-    let found = worst_paths(&graph, &data, &PathQuery::top(k));
-    let slacks: Vec<f64> = found.iter().map(|path| path.slack).collect();
-    assert_eq!(
-        slacks.len(),
-        expected.len(),
-        "seed {seed}: {slacks:?} vs {expected:?}"
-    );
-    for (got, want) in slacks.iter().zip(&expected) {
-        assert!(
-            (got - want).abs() < 1e-9,
+    // Both engines: the per-endpoint reference and the flat search on the CPU.
+    let flat = crate::flat::FlatPaths::build(&graph, &data, &PathQuery::top(k));
+    let flat_found = flat.recover(&flat.search_cpu(None));
+    for found in [worst_paths(&graph, &data, &PathQuery::top(k)), flat_found] {
+        let slacks: Vec<f64> = found.iter().map(|path| path.slack).collect();
+        assert_eq!(
+            slacks.len(),
+            expected.len(),
             "seed {seed}: {slacks:?} vs {expected:?}"
         );
-    }
-    // Every path found is a real path with that slack, found once. Parallel arcs
-    // between the same two pins make distinct paths with the same pins, hence a list.
-    let mut by_pins: HashMap<PathIdentity, Vec<f64>> = HashMap::new();
-    for path in &brute {
-        by_pins
-            .entry((path.3.clone(), path.1, path.2))
-            .or_default()
-            .push(path.0);
-    }
-    for path in &found {
-        let key = (path.pins.clone(), path.split, path.kind);
-        let candidates = by_pins.entry(key).or_default();
-        let position = candidates
-            .iter()
-            .position(|slack| (slack - path.slack).abs() < 1e-9);
-        assert!(
-            position.is_some(),
-            "seed {seed}: path {:?} has slack {} but brute force says {candidates:?}",
-            path.pins,
-            path.slack
-        );
-        if let Some(position) = position {
-            candidates.swap_remove(position);
+        for (got, want) in slacks.iter().zip(&expected) {
+            assert!(
+                (got - want).abs() < 1e-9,
+                "seed {seed}: {slacks:?} vs {expected:?}"
+            );
+        }
+        // Every path found is a real path with that slack, found once. Parallel arcs
+        // between the same two pins make distinct paths with the same pins, hence a list.
+        let mut by_pins: HashMap<PathIdentity, Vec<f64>> = HashMap::new();
+        for path in &brute {
+            by_pins
+                .entry((path.3.clone(), path.1, path.2))
+                .or_default()
+                .push(path.0);
+        }
+        for path in &found {
+            let key = (path.pins.clone(), path.split, path.kind);
+            let candidates = by_pins.entry(key).or_default();
+            let position = candidates
+                .iter()
+                .position(|slack| (slack - path.slack).abs() < 1e-9);
+            assert!(
+                position.is_some(),
+                "seed {seed}: path {:?} has slack {} but brute force says {candidates:?}",
+                path.pins,
+                path.slack
+            );
+            if let Some(position) = position {
+                candidates.swap_remove(position);
+            }
         }
     }
 }

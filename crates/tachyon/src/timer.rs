@@ -71,6 +71,9 @@ pub struct Timer {
     phases: Vec<PhaseTiming>,
     device: tachyon_gba::Device,
     gpu_fallback_logged: bool,
+    /// The flattened graph of the path search, built by the first path query after a
+    /// timing update and shared by the next ones.
+    path_graph: Option<std::sync::Arc<tachyon_paths::flat::FlatGraph>>,
 }
 
 impl Default for Timer {
@@ -96,6 +99,7 @@ impl Timer {
             phases: Vec::new(),
             device: tachyon_gba::Device::Cpu,
             gpu_fallback_logged: false,
+            path_graph: None,
         }
     }
 
@@ -244,6 +248,7 @@ impl Timer {
         self.phases = phases;
         let data = data?;
         self.timing = Some((graph, data));
+        self.path_graph = None;
         Ok(())
     }
 
@@ -516,7 +521,10 @@ fn format_value(value: Option<f64>, missing: f64) -> String {
 impl Timer {
     /// The `k` paths of smallest slack (post-CPPR when CPPR is on), smallest first:
     /// of `split` only when given, ending at pin `endpoint` only when given, negative
-    /// slacks only when `only_negative` (what `report_worst_paths` lists).
+    /// slacks only when `only_negative` (what `report_worst_paths` lists). Found by the
+    /// flat search (`tachyon_paths::flat`) on the timing backend's device: the GPU when
+    /// the timer times on it, else the CPU with rayon; both exact, the same paths as the
+    /// per-endpoint reference `tachyon_paths::worst_paths`.
     pub fn worst_paths(
         &mut self,
         k: usize,
@@ -525,7 +533,12 @@ impl Timer {
         only_negative: bool,
     ) -> Result<Vec<tachyon_paths::TimingPath>, TimerError> {
         self.update_timing()?;
-        let cppr = self.cppr;
+        let started = Instant::now();
+        let n_pins = match &self.timing {
+            Some((graph, _)) if k > 0 => graph.n_pins(),
+            _ => return Ok(Vec::new()),
+        };
+        let backend = self.backend_for(n_pins)?;
         let Some((graph, data)) = &self.timing else {
             return Ok(Vec::new());
         };
@@ -542,10 +555,22 @@ impl Timer {
             split,
             endpoint,
             only_negative,
-            cppr,
+            cppr: self.cppr,
         };
-        let started = Instant::now();
-        let paths = tachyon_paths::worst_paths(graph, data, &query);
+        let flat = self
+            .path_graph
+            .get_or_insert_with(|| {
+                std::sync::Arc::new(tachyon_paths::flat::FlatGraph::build(graph, data))
+            })
+            .clone();
+        let problem = tachyon_paths::flat::FlatPaths::for_query(flat, graph, data, &query);
+        let outcome = match &backend {
+            backend::Backend::Gpu(context) => {
+                tachyon_gpu::paths::search_paths(context, &problem.problem(None))?
+            }
+            backend::Backend::Cpu => problem.search_cpu(None),
+        };
+        let paths = problem.recover(&outcome);
         self.record("paths", started);
         Ok(paths)
     }
