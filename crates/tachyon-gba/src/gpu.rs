@@ -4,20 +4,25 @@
 //! `tachyon-cppr`), then the GPU runs the backward levels from the seeds the host
 //! computes with [`crate::required_seeds`], exactly as the CPU backend does.
 //!
-//! Measured on an H100 with 16 CPU cores (medians of 3 warm runs; ms, CPU backend vs
-//! GPU backend, transfers included; `flatten` is host work both backends share):
+//! Measured on an H100 with 16 CPU cores (`tachyon tau --device gpu --check-cpu --runs 3`,
+//! medians; ms, CPU backend vs GPU backend, transfers included; `flatten` is host work
+//! both backends share). Transfers go through pinned staging buffers on the context's own
+//! stream, and the host lays the RC trees out while the graph is being copied:
 //!
 //! | gates | flatten   | rc        | propagate  | gpu layout + upload | cppr (CPU, both) |
 //! |-------|-----------|-----------|------------|---------------------|------------------|
-//! | 1M    | 131 / 135 | 269 / 3.4 | 638 / 133  | 138 + 219           | 2711 / 2653      |
-//! | 5M    | 724 / 737 | 1284 / 13 | 3336 / 718 | 955 + 1187          | 16188 / 16975    |
+//! | 1M    | 188 / 131 | 330 / 3.7 | 832 / 140  | 191 (was 147 + 216) | 2328 / 1637      |
+//! | 5M    | 728 / 661 | 1366 / 12 | 3367 / 526 | 893 (was 955 + 1187)| (not run)        |
 //!
-//! The device phases are 7x (1M) and 6x (5M) faster, but building the RC batch on the
-//! host and the pageable transfers (and CPPR, still on the CPU) eat most of the gain.
+//! Before (pageable copies on the legacy stream, layout then upload) the GPU propagate
+//! took 196 ms at 1M and 718 ms at 5M. Without CPPR the GPU update takes 0.55 s at 1M
+//! (0.80 s before) and 2.8 s at 5M (3.6 s before).
 
 use std::sync::Arc;
 
-use tachyon_gpu::{DeviceTiming, ForwardOutputs, GpuContext, GpuError, RcNetBatch, TimingLayout};
+use tachyon_gpu::{
+    DeviceTiming, ForwardOutputs, GpuContext, GpuError, ParasiticsLayout, RcNetBatch, TimingLayout,
+};
 use tachyon_graph::{TimingData, TimingGraph, NO_VALUE};
 
 use crate::flat::{FlatParasitics, FlatTiming};
@@ -35,21 +40,16 @@ impl std::fmt::Debug for GpuTiming {
 }
 
 impl GpuTiming {
-    /// Uploads `flat` with the RC trees of `parasitics` (both from
-    /// [`FlatTiming::build`] and [`FlatParasitics::build`] of one graph) to the GPU of
-    /// `context`. Fails with an out-of-memory error saying how many bytes are needed when
-    /// it does not fit.
+    /// Uploads `flat` (from [`FlatTiming::build`] of `graph`) and the RC trees of `graph`
+    /// to the GPU of `context`. The host lays the RC trees out
+    /// ([`FlatParasitics::build`]) while the graph is being copied, and copies them
+    /// after. Fails with an out-of-memory error saying how many bytes are needed when it
+    /// does not fit.
     pub fn upload(
         context: &Arc<GpuContext>,
+        graph: &TimingGraph,
         flat: &FlatTiming,
-        parasitics: FlatParasitics,
     ) -> Result<GpuTiming, GpuError> {
-        let rc = RcNetBatch::new(
-            parasitics.net_offsets,
-            parasitics.parent,
-            parasitics.res,
-            parasitics.cap,
-        )?;
         let layout = TimingLayout {
             graph: flat.graph(),
             level_start: &flat.level_start,
@@ -57,12 +57,25 @@ impl GpuTiming {
             forward_level_start: &flat.forward_level_start,
             forward_pins: &flat.forward_pins,
             tests: &flat.tests,
+            n_nets: graph.nets().len() as u32,
+        };
+        let (device, parasitics) = rayon::join(
+            || DeviceTiming::upload(context, &layout),
+            || FlatParasitics::build(graph),
+        );
+        let mut device = device?;
+        let rc = RcNetBatch::new(
+            parasitics.net_offsets,
+            parasitics.parent,
+            parasitics.res,
+            parasitics.cap,
+        )?;
+        device.upload_parasitics(&ParasiticsLayout {
             rc: &rc,
             pin_source: &parasitics.pin_source,
             net_root: &parasitics.net_root,
             net_lumped: &parasitics.net_lumped,
-        };
-        let device = DeviceTiming::upload(context, &layout)?;
+        })?;
         Ok(GpuTiming { device })
     }
 

@@ -4,6 +4,7 @@
 //! when it is built, so that neither the CPU twin nor a GPU launch can index out of
 //! bounds; bad input is a [`BatchError`], never a panic.
 
+use rayon::prelude::*;
 use tachyon_kernels::batch::lut_storage_len;
 use tachyon_kernels::N_CONDITIONS;
 
@@ -97,35 +98,40 @@ impl RcNetBatch {
         check_length("parent", n_nodes, parent.len())?;
         check_length("res", n_nodes, res.len())?;
         check_length("cap", n_nodes * N_CONDITIONS, cap.len())?;
-        for (net, bounds) in net_offsets.windows(2).enumerate() {
-            let (start, end) = (bounds[0], bounds[1]);
-            if end < start {
-                return Err(BatchError::OffsetsDescend {
-                    net: net as u32,
-                    start,
-                    end,
-                });
-            }
-            if end as usize > n_nodes {
-                return Err(BatchError::OffsetPastEnd {
-                    net: net as u32,
-                    end,
-                    n_nodes: n_nodes as u32,
-                });
-            }
-            for (local, &up) in parent[start as usize..end as usize]
-                .iter()
-                .enumerate()
-                .skip(1)
-            {
-                if up as usize >= local {
-                    return Err(BatchError::ParentNotBefore {
+        // Millions of nets at full-chip size: checked on every core, reporting the
+        // first bad net as a serial scan would.
+        let bad_net = net_offsets
+            .par_windows(2)
+            .enumerate()
+            .find_map_first(|(net, bounds)| {
+                let (start, end) = (bounds[0], bounds[1]);
+                if end < start {
+                    return Some(BatchError::OffsetsDescend {
+                        net: net as u32,
+                        start,
+                        end,
+                    });
+                }
+                if end as usize > n_nodes {
+                    return Some(BatchError::OffsetPastEnd {
+                        net: net as u32,
+                        end,
+                        n_nodes: n_nodes as u32,
+                    });
+                }
+                parent[start as usize..end as usize]
+                    .iter()
+                    .enumerate()
+                    .skip(1)
+                    .find(|&(local, &up)| up as usize >= local)
+                    .map(|(local, &up)| BatchError::ParentNotBefore {
                         net: net as u32,
                         node: local as u32,
                         parent: up,
-                    });
-                }
-            }
+                    })
+            });
+        if let Some(error) = bad_net {
+            return Err(error);
         }
         Ok(Self {
             net_offsets,

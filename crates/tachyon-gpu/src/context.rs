@@ -6,10 +6,11 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute, CUresult};
 use cudarc::driver::{
-    result, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr,
-    DriverError, LaunchConfig, PushKernelArg,
+    result, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
+    DeviceRepr, DriverError, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
+use rayon::prelude::*;
 use tachyon_kernels::N_CONDITIONS;
 
 use crate::batch::{LutBatch, RcNetBatch, RcNetsOutput};
@@ -62,6 +63,50 @@ impl RcLaunch {
     }
 }
 
+/// Bytes of one pinned staging buffer: large enough that a copy's fixed cost is small
+/// against its transfer time, small enough that two of them cost nothing to keep.
+const STAGING_BYTES: usize = 16 << 20;
+
+/// Transfers below this size go straight from pageable memory: staging them would cost
+/// more in synchronisation than it saves.
+const STAGED_MIN_BYTES: usize = 1 << 20;
+
+/// Bytes each host thread copies into or out of a staging buffer at a time.
+const HOST_COPY_BYTES: usize = 1 << 20;
+
+/// Two page-locked host buffers that large transfers pass through, so that the DMA engine
+/// copies at full speed without the driver staging pageable memory itself, and so that
+/// the host copies one buffer (with all its cores) while the GPU copies the other.
+struct Staging {
+    buffers: [PinnedHostSlice<u8>; 2],
+    /// Recorded on the stream after the transfer that last used each buffer.
+    done: [CudaEvent; 2],
+}
+
+/// Copies `from` into `to` (of equal length) with every core of the host: one thread
+/// cannot keep up with the DMA engine.
+fn parallel_copy(to: &mut [u8], from: &[u8]) {
+    to.par_chunks_mut(HOST_COPY_BYTES)
+        .zip(from.par_chunks(HOST_COPY_BYTES))
+        .for_each(|(to, from)| to.copy_from_slice(from));
+}
+
+/// `data` as its bytes.
+fn as_bytes<T: DeviceRepr>(data: &[T]) -> &[u8] {
+    // SAFETY: `DeviceRepr` types are plain data (integers, floats) without padding, so
+    // every byte of the slice is initialised; the byte slice borrows `data`.
+    unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) }
+}
+
+/// `data` as its bytes, writable.
+fn as_bytes_mut<T: DeviceRepr>(data: &mut [T]) -> &mut [u8] {
+    // SAFETY: as in `as_bytes`; the types the GPU side transfers (integers, floats) are
+    // valid for any bytes, so writing arbitrary bytes cannot make an invalid value.
+    unsafe {
+        std::slice::from_raw_parts_mut(data.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(data))
+    }
+}
+
 /// The contexts opened so far, one per device ordinal, shared by the whole process.
 static CONTEXTS: Mutex<Vec<Arc<GpuContext>>> = Mutex::new(Vec::new());
 
@@ -89,6 +134,8 @@ pub struct GpuContext {
     kernels: OnceLock<Kernels>,
     /// Serialises the first load of the kernels, so the module is loaded once.
     kernel_load: Mutex<()>,
+    /// Allocated on the first large transfer; the lock serialises transfers using it.
+    staging: Mutex<Option<Staging>>,
 }
 
 impl fmt::Debug for GpuContext {
@@ -181,7 +228,16 @@ impl GpuContext {
             .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
             .during("reading the shared memory size")?
             .max(0) as u32;
-        let stream = context.default_stream();
+        // All work of this context goes to one stream, so cudarc's per-buffer event
+        // tracking (an event recorded per argument of every launch once a second stream
+        // exists) would only cost time.
+        // SAFETY: every buffer of this context is allocated, used and freed on `stream`
+        // alone (the path search uses the same stream), so no cross-stream ordering is
+        // needed.
+        unsafe { context.disable_event_tracking() };
+        // A stream of our own rather than the legacy default stream: work on it can be
+        // captured into CUDA graphs and does not serialise with other libraries' work.
+        let stream = context.new_stream().during("creating a stream")?;
         let opened = Arc::new(GpuContext {
             ordinal,
             name,
@@ -191,6 +247,7 @@ impl GpuContext {
             stream,
             kernels: OnceLock::new(),
             kernel_load: Mutex::new(()),
+            staging: Mutex::new(None),
         });
         contexts.push(Arc::clone(&opened));
         Ok(opened)
@@ -309,10 +366,144 @@ impl GpuContext {
         data: &[T],
     ) -> Result<CudaSlice<T>, GpuError> {
         let mut buffer = self.allocate_poisoned::<T>(during, data.len())?;
-        self.stream
-            .memcpy_htod(data, &mut buffer)
-            .during("copying to the GPU")?;
+        self.copy_to_device(data, &mut buffer)?;
         Ok(buffer)
+    }
+
+    /// Runs `transfer` with the staging buffers, allocating them on first use.
+    fn with_staging<R>(
+        &self,
+        transfer: impl FnOnce(&mut Staging) -> Result<R, GpuError>,
+    ) -> Result<R, GpuError> {
+        const DURING: &str = "allocating pinned staging buffers";
+        let mut staging = self.staging.lock().unwrap_or_else(PoisonError::into_inner);
+        if staging.is_none() {
+            let pinned = || {
+                // SAFETY: the buffers are only read after a transfer wrote them (the
+                // host copy or a device-to-host copy fills every byte it then reads).
+                // Flags 0 (not write-combined): the host also reads them back.
+                unsafe { self.context.alloc_pinned_with_flags::<u8>(STAGING_BYTES, 0) }
+                    .during(DURING)
+            };
+            let event = || {
+                let flags = Some(CUevent_flags::CU_EVENT_DISABLE_TIMING);
+                self.context.new_event(flags).during(DURING)
+            };
+            *staging = Some(Staging {
+                buffers: [pinned()?, pinned()?],
+                done: [event()?, event()?],
+            });
+        }
+        match staging.as_mut() {
+            Some(staging) => transfer(staging),
+            None => unreachable!("the staging buffers were just allocated"),
+        }
+    }
+
+    /// Queues a copy of `data` into the start of `target`. Large copies go through the
+    /// pinned staging buffers, the host filling one while the GPU copies the other;
+    /// returns once `data` is no longer needed (the last chunk may still be in flight).
+    pub(crate) fn copy_to_device<T: DeviceRepr>(
+        &self,
+        data: &[T],
+        target: &mut CudaSlice<T>,
+    ) -> Result<(), GpuError> {
+        const DURING: &str = "copying to the GPU";
+        assert!(
+            target.len() >= data.len(),
+            "copy_to_device: target too short"
+        );
+        if std::mem::size_of_val(data) < STAGED_MIN_BYTES {
+            if !data.is_empty() {
+                self.stream.memcpy_htod(data, target).during(DURING)?;
+            }
+            return Ok(());
+        }
+        let stream = self.stream.cu_stream();
+        let (pointer, record) = target.device_ptr_mut(&self.stream);
+        self.with_staging(|staging| {
+            for (index, chunk) in as_bytes(data).chunks(STAGING_BYTES).enumerate() {
+                let slot = index % 2;
+                // The copy that last read this buffer must be done before it is refilled.
+                staging.done[slot].synchronize().during(DURING)?;
+                let buffer = staging.buffers[slot].as_mut_slice().during(DURING)?;
+                let buffer = &mut buffer[..chunk.len()];
+                parallel_copy(buffer, chunk);
+                let offset = (index * STAGING_BYTES) as u64;
+                // SAFETY: `pointer + offset` lies inside `target` (its length was checked
+                // above) with room for the chunk; the source is page-locked and stays
+                // untouched until `done[slot]`, recorded right after, has fired.
+                unsafe { result::memcpy_htod_async(pointer + offset, &*buffer, stream) }
+                    .during(DURING)?;
+                staging.done[slot].record(&self.stream).during(DURING)?;
+            }
+            Ok(())
+        })?;
+        drop(record);
+        Ok(())
+    }
+
+    /// Copies the start of `source` into `target` and waits for it. Large copies go
+    /// through the pinned staging buffers, the GPU filling one while the host empties the
+    /// other.
+    pub(crate) fn copy_to_host<T: DeviceRepr>(
+        &self,
+        source: &CudaSlice<T>,
+        target: &mut [T],
+    ) -> Result<(), GpuError> {
+        const DURING: &str = "copying from the GPU";
+        assert!(
+            source.len() >= target.len(),
+            "copy_to_host: source too short"
+        );
+        if std::mem::size_of_val(target) < STAGED_MIN_BYTES {
+            if !target.is_empty() {
+                let source = source.slice(0..target.len());
+                self.stream.memcpy_dtoh(&source, target).during(DURING)?;
+                self.stream.synchronize().during(DURING)?;
+            }
+            return Ok(());
+        }
+        let stream = self.stream.cu_stream();
+        let (pointer, record) = source.device_ptr(&self.stream);
+        let target = as_bytes_mut(target);
+        let total = target.len();
+        let n_chunks = total.div_ceil(STAGING_BYTES);
+        let chunk_range =
+            |index: usize| index * STAGING_BYTES..((index + 1) * STAGING_BYTES).min(total);
+        self.with_staging(|staging| {
+            let queue = |staging: &mut Staging, index: usize| -> Result<(), GpuError> {
+                let slot = index % 2;
+                let range = chunk_range(index);
+                let buffer = staging.buffers[slot].as_mut_slice().during(DURING)?;
+                // SAFETY: `pointer + range.start` lies inside `source` with `range.len()`
+                // bytes after it; the host reads the page-locked buffer only after
+                // `done[slot]`, recorded right after, has fired.
+                unsafe {
+                    result::memcpy_dtoh_async(
+                        &mut buffer[..range.len()],
+                        pointer + range.start as u64,
+                        stream,
+                    )
+                }
+                .during(DURING)?;
+                staging.done[slot].record(&self.stream).during(DURING)
+            };
+            queue(staging, 0)?;
+            for index in 0..n_chunks {
+                if index + 1 < n_chunks {
+                    queue(staging, index + 1)?;
+                }
+                let slot = index % 2;
+                staging.done[slot].synchronize().during(DURING)?;
+                let range = chunk_range(index);
+                let buffer = staging.buffers[slot].as_slice().during(DURING)?;
+                parallel_copy(&mut target[range.clone()], &buffer[..range.len()]);
+            }
+            Ok(())
+        })?;
+        drop(record);
+        Ok(())
     }
 
     /// A new device buffer of `len` elements (at least one), every byte set to 0xFF: a NaN
@@ -433,9 +624,9 @@ impl GpuContext {
     pub fn download_rc_nets(&self, nets: &DeviceRcNets) -> Result<RcNetsOutput, GpuError> {
         let n_values = nets.n_nodes as usize * N_CONDITIONS;
         let download = |buffer: &CudaSlice<f64>| {
-            self.stream
-                .clone_dtoh(&buffer.slice(0..n_values))
-                .during("running rc_nets and copying its results back")
+            let mut values = vec![0.0; n_values];
+            self.copy_to_host(buffer, &mut values)?;
+            Ok::<_, GpuError>(values)
         };
         Ok(RcNetsOutput {
             load: download(&nets.load)?,

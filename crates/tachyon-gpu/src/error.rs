@@ -29,6 +29,8 @@ pub enum GpuError {
     },
     #[error("invalid timing layout: {0}")]
     Layout(#[from] crate::batch::BatchError),
+    #[error("the RC pass was asked for before the parasitics were uploaded")]
+    NoParasitics,
     #[error("the embedded PTX lacks the kernel `{name}`: run cargo xtask ptx")]
     MissingKernel { name: &'static str },
 }

@@ -33,7 +33,7 @@ pub use batch::{BatchError, LutBatch, LutTables, RcNetBatch, RcNetsOutput};
 pub use context::{DeviceRcNets, GpuContext, RcLaunch};
 pub use device::{devices, driver_present, select, Device, GpuInfo, SelectedBackend};
 pub use error::GpuError;
-pub use timing::{DeviceTiming, ForwardOutputs, TimingLayout};
+pub use timing::{DeviceTiming, ForwardOutputs, ParasiticsLayout, TimingLayout};
 
 #[cfg(test)]
 mod tests;

@@ -28,6 +28,14 @@ pub struct TimingLayout<'a> {
     pub forward_level_start: &'a [u32],
     pub forward_pins: &'a [u32],
     pub tests: &'a [TestDescriptor],
+    /// The nets (the length of the per-net arrays of [`ParasiticsLayout`]).
+    pub n_nets: u32,
+}
+
+/// The parasitics of a [`TimingLayout`]'s graph, uploaded after it (so that the host can
+/// build them while the graph is being copied).
+#[derive(Debug, Clone, Copy)]
+pub struct ParasiticsLayout<'a> {
     /// RC trees of the nets with parasitics.
     pub rc: &'a RcNetBatch,
     /// Per pin, the RC node its wire delay comes from.
@@ -76,7 +84,7 @@ impl TimingLayout<'_> {
     }
 
     pub fn n_nets(&self) -> usize {
-        self.net_root.len()
+        self.n_nets as usize
     }
 
     /// Checks that every index is in range, so that no launch reads or writes out of
@@ -85,15 +93,7 @@ impl TimingLayout<'_> {
         let graph = &self.graph;
         let (n_pins, n_nets, n_arcs) = (self.n_pins(), self.n_nets(), graph.arcs.len());
         let n_tables = graph.tables.len();
-        let n_nodes = self.rc.n_nodes() as usize;
-        for limit in [
-            n_pins,
-            n_nets,
-            n_arcs,
-            n_tables,
-            graph.table_data.len(),
-            n_nodes,
-        ] {
+        for limit in [n_pins, n_nets, n_arcs, n_tables, graph.table_data.len()] {
             if limit >= NONE as usize {
                 return Err(BatchError::TooLarge {
                     what: "layout entries",
@@ -141,10 +141,6 @@ impl TimingLayout<'_> {
         )?;
         check_indices("level_pins", self.level_pins, n_pins)?;
         check_indices("forward_pins", self.forward_pins, n_pins)?;
-        check_length("pin_source", n_pins, self.pin_source.len())?;
-        check_indices_or_none("pin_source", self.pin_source, n_nodes, true)?;
-        check_indices_or_none("net_root", self.net_root, n_nodes, true)?;
-        check_length("net_lumped", n_nets, self.net_lumped.len())?;
         Ok(())
     }
 
@@ -160,18 +156,51 @@ impl TimingLayout<'_> {
             + graph.tables.len() * 4
             + self.tests.len() * 6
             + self.level_pins.len()
-            + self.forward_pins.len()
-            + self.pin_source.len()
-            + self.net_root.len();
+            + self.forward_pins.len();
         let doubles = graph.table_data.len()
-            + self.net_lumped.len() * 4 * 2
+            + self.n_nets() * 4
             + self.n_pins() * 4 * 7
             + graph.arcs.len() * 4
             + self.tests.len() * 2;
+        words as u64 * 4 + doubles as u64 * 8
+    }
+}
+
+impl ParasiticsLayout<'_> {
+    /// Checks the arrays against the graph's `n_pins` and `n_nets` and the RC nodes.
+    pub fn validate(&self, n_pins: usize, n_nets: usize) -> Result<(), BatchError> {
+        let n_nodes = self.rc.n_nodes() as usize;
+        if n_nodes >= NONE as usize {
+            return Err(BatchError::TooLarge {
+                what: "RC nodes",
+                count: n_nodes,
+                limit: NONE as usize - 1,
+            });
+        }
+        check_length("pin_source", n_pins, self.pin_source.len())?;
+        check_indices_or_none("pin_source", self.pin_source, n_nodes, true)?;
+        check_length("net_root", n_nets, self.net_root.len())?;
+        check_indices_or_none("net_root", self.net_root, n_nodes, true)?;
+        check_length("net_lumped", n_nets, self.net_lumped.len())?;
+        Ok(())
+    }
+
+    /// Device bytes the parasitics take.
+    pub fn device_bytes(&self) -> u64 {
+        let words = self.pin_source.len() + self.net_root.len();
+        let doubles = self.net_lumped.len() * 4;
         words as u64 * 4
             + doubles as u64 * 8
             + GpuContext::rc_nets_bytes(self.rc.n_nets(), self.rc.n_nodes())
     }
+}
+
+/// The parasitics on the GPU.
+struct DeviceParasitics {
+    rc: DeviceRcNets,
+    pin_source: CudaSlice<u32>,
+    net_root: CudaSlice<u32>,
+    net_lumped: CudaSlice<f64>,
 }
 
 /// Where [`DeviceTiming::download_forward`] puts what the forward phases computed: per
@@ -213,10 +242,8 @@ pub struct DeviceTiming {
     tests: CudaSlice<u32>,
     level_pins: CudaSlice<u32>,
     forward_pins: CudaSlice<u32>,
-    rc: DeviceRcNets,
-    pin_source: CudaSlice<u32>,
-    net_root: CudaSlice<u32>,
-    net_lumped: CudaSlice<f64>,
+    /// Set by [`DeviceTiming::upload_parasitics`].
+    parasitics: Option<DeviceParasitics>,
     net_load: CudaSlice<f64>,
     wire_delay: CudaSlice<f64>,
     wire_impulse: CudaSlice<f64>,
@@ -274,10 +301,7 @@ impl DeviceTiming {
             tests: upload_u32(layout.tests.as_flattened())?,
             level_pins: upload_u32(layout.level_pins)?,
             forward_pins: upload_u32(layout.forward_pins)?,
-            rc: context.upload_rc_nets(layout.rc)?,
-            pin_source: upload_u32(layout.pin_source)?,
-            net_root: upload_u32(layout.net_root)?,
-            net_lumped: context.upload(DURING, layout.net_lumped.as_flattened())?,
+            parasitics: None,
             net_load: context.allocate_poisoned(DURING, quads(layout.n_nets()))?,
             wire_delay: context.allocate_poisoned(DURING, quads(n_pins))?,
             wire_impulse: context.allocate_poisoned(DURING, quads(n_pins))?,
@@ -291,29 +315,50 @@ impl DeviceTiming {
         Ok(timing)
     }
 
+    /// Validates and uploads the parasitics of the graph (replacing any uploaded before).
+    pub fn upload_parasitics(&mut self, layout: &ParasiticsLayout<'_>) -> Result<(), GpuError> {
+        const DURING: &str = "uploading the parasitics";
+        layout
+            .validate(self.n_pins as usize, self.n_nets as usize)
+            .map_err(GpuError::Layout)?;
+        self.parasitics = None;
+        self.context.ensure_free(DURING, layout.device_bytes())?;
+        self.parasitics = Some(DeviceParasitics {
+            rc: self.context.upload_rc_nets(layout.rc)?,
+            pin_source: self.context.upload(DURING, layout.pin_source)?,
+            net_root: self.context.upload(DURING, layout.net_root)?,
+            net_lumped: self
+                .context
+                .upload(DURING, layout.net_lumped.as_flattened())?,
+        });
+        Ok(())
+    }
+
     /// The RC pass and the gathers that give every net its driver load and every pin
     /// its wire delay and impulse. Returns once queued.
     pub fn run_parasitics(&mut self) -> Result<(), GpuError> {
-        self.context.launch_rc_nets(&mut self.rc)?;
+        let parasitics = self.parasitics.as_mut().ok_or(GpuError::NoParasitics)?;
+        self.context.launch_rc_nets(&mut parasitics.rc)?;
         let kernels = self.context.kernels()?;
         let stream = self.context.stream();
         let n_threads = self.n_pins.max(self.n_nets);
         let mut launch = stream.launch_builder(&kernels.gather_parasitics);
-        let n_nodes = self.rc.n_nodes();
+        let n_nodes = parasitics.rc.n_nodes();
         launch
             .arg(&self.n_pins)
-            .arg(&self.pin_source)
+            .arg(&parasitics.pin_source)
             .arg(&self.n_nets)
-            .arg(&self.net_root)
-            .arg(&self.net_lumped)
+            .arg(&parasitics.net_root)
+            .arg(&parasitics.net_lumped)
             .arg(&n_nodes)
-            .arg(self.rc.load())
-            .arg(self.rc.delay())
-            .arg(self.rc.impulse())
+            .arg(parasitics.rc.load())
+            .arg(parasitics.rc.delay())
+            .arg(parasitics.rc.impulse())
             .arg(&mut self.net_load)
             .arg(&mut self.wire_delay)
             .arg(&mut self.wire_impulse);
-        // SAFETY: matches `ptx_entry::gather_parasitics`; `validate` checked the sources
+        // SAFETY: matches `ptx_entry::gather_parasitics`; `ParasiticsLayout::validate`
+        // checked the sources
         // and roots against the node count and the lengths of the per-pin and per-net
         // arrays, which were allocated from those counts.
         unsafe { launch.launch(grid(n_threads)) }.during("launching gather_parasitics")?;
@@ -409,15 +454,10 @@ impl DeviceTiming {
 
     /// Copies the results of [`DeviceTiming::run_forward`] back (waits for them).
     pub fn download_forward(&self, outputs: ForwardOutputs<'_>) -> Result<(), GpuError> {
-        const DURING: &str = "copying forward results back";
-        let stream = self.context.stream();
         let copy = |from: &CudaSlice<f64>, to: &mut [f64]| {
             check_length("download", from.len().max(1), to.len().max(1))
                 .map_err(GpuError::Layout)?;
-            if to.is_empty() {
-                return Ok(());
-            }
-            stream.memcpy_dtoh(from, to).during(DURING)
+            self.context.copy_to_host(from, to)
         };
         copy(&self.net_load, outputs.net_load.as_flattened_mut())?;
         copy(&self.wire_delay, outputs.wire_delay.as_flattened_mut())?;
@@ -431,7 +471,7 @@ impl DeviceTiming {
                 outputs.test_required.as_flattened_mut(),
             )?;
         }
-        stream.synchronize().during(DURING)
+        Ok(())
     }
 
     /// The backward levels from `seeds` (`(pin, required)`, each pin once; every other
@@ -475,14 +515,8 @@ impl DeviceTiming {
     /// Copies the required times back (waits for the backward levels).
     pub fn download_required(&self, required: &mut [[f64; 4]]) -> Result<(), GpuError> {
         check_length("required", self.n_pins as usize, required.len()).map_err(GpuError::Layout)?;
-        if required.is_empty() {
-            return Ok(());
-        }
-        let stream = self.context.stream();
-        stream
-            .memcpy_dtoh(&self.required, required.as_flattened_mut())
-            .during("copying required times back")?;
-        stream.synchronize().during("copying required times back")
+        self.context
+            .copy_to_host(&self.required, required.as_flattened_mut())
     }
 
     /// Waits for everything queued.

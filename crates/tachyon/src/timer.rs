@@ -110,8 +110,9 @@ impl Timer {
     /// Per-phase durations so far, in first-seen order: `parse` (the parsers only),
     /// `link` (binding libraries, the netlist and parasitics into the design, and building
     /// the graph), `levelize` (CSR adjacency and topological levels), `flatten` (the
-    /// index arrays both backends run on), `gpu layout` and `gpu upload` (GPU backend:
-    /// the RC trees as one batch, then validation and transfers), `rc`, `propagate`
+    /// index arrays both backends run on), `gpu layout + upload` (GPU backend:
+    /// the RC trees laid out on the host while the graph is copied, then validation and
+    /// transfers), `rc`, `propagate`
     /// (arrivals, tests, required times; on the GPU with the transfers back) and `cppr`.
     pub fn phase_timings(&self) -> &[PhaseTiming] {
         &self.phases
