@@ -1,12 +1,13 @@
 //! The timing graph: arenas of pins, nets, arcs and tests, plus the derived CSR
 //! adjacency and topological levels.
 
-use std::hash::{Hash, Hasher};
 use std::sync::Arc as Shared;
 
-use crate::fast_hash::{FastHasher, FastMap};
+use rayon::prelude::*;
+
 use crate::ids::{ArcId, NetId, PinId, TableId, TestId};
 use crate::model::{Arc, Assertions, Net, NldmTable, Pin, Test};
+use crate::name_index::NameIndex;
 
 /// Compressed sparse rows: the arcs of pin `p` are `arcs[start[p]..start[p + 1]]`.
 #[derive(Debug, Clone, Default)]
@@ -45,65 +46,6 @@ impl Csr {
     }
 }
 
-/// Pin ids by name without a second copy of every name: a map from the name's 64-bit
-/// hash to the pin, names compared against the pins on lookup; the (rare) pins whose
-/// hash another pin already has go to a short list.
-#[derive(Debug, Clone, Default)]
-struct PinNameIndex {
-    by_hash: FastMap<u64, PinId>,
-    collisions: Vec<PinId>,
-}
-
-impl PinNameIndex {
-    fn hash(name: &str) -> u64 {
-        let mut hasher = FastHasher::default();
-        name.hash(&mut hasher);
-        hasher.finish()
-    }
-
-    fn reserve(&mut self, n_pins: usize) {
-        self.by_hash.reserve(n_pins);
-    }
-
-    fn get(&self, pins: &[Pin], name: &str) -> Option<PinId> {
-        if let Some(&pin) = self.by_hash.get(&Self::hash(name)) {
-            if pins[pin.index()].name == name {
-                return Some(pin);
-            }
-        }
-        self.collisions
-            .iter()
-            .copied()
-            .find(|pin| pins[pin.index()].name == name)
-    }
-
-    /// Records `pin` (not yet in `pins`) under `name`, or returns the pin that already
-    /// has that name (hashing the name once).
-    fn insert_new(&mut self, pins: &[Pin], name: &str, pin: PinId) -> Option<PinId> {
-        match self.by_hash.entry(Self::hash(name)) {
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(pin);
-                None
-            }
-            std::collections::hash_map::Entry::Occupied(slot) => {
-                let holder = *slot.get();
-                if pins[holder.index()].name == name {
-                    return Some(holder);
-                }
-                if let Some(&existing) = self
-                    .collisions
-                    .iter()
-                    .find(|other| pins[other.index()].name == name)
-                {
-                    return Some(existing);
-                }
-                self.collisions.push(pin);
-                None
-            }
-        }
-    }
-}
-
 /// A combinational loop found by levelization, broken by disabling `broken_arcs`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CombinationalLoop {
@@ -124,7 +66,8 @@ pub struct TimingGraph {
     arcs: Vec<Arc>,
     tests: Vec<Test>,
     tables: Shared<Vec<NldmTable>>,
-    pin_by_name: PinNameIndex,
+    /// Pin ids by name (the names live in `pins`).
+    pin_by_name: NameIndex,
     assertions: Assertions,
     // Derived by finalize().
     arc_enabled: Vec<bool>,
@@ -156,12 +99,43 @@ impl TimingGraph {
     /// Adds a pin; its name must be unique (a repeated name returns the existing pin).
     pub fn add_pin(&mut self, pin: Pin) -> PinId {
         let id = PinId::from_index(self.pins.len());
-        if let Some(existing) = self.pin_by_name.insert_new(&self.pins, &pin.name, id) {
-            return existing;
+        let pins = &self.pins;
+        let name_of = |pin: u32| pins[pin as usize].name.as_str();
+        if let Some(existing) = self.pin_by_name.insert(&pin.name, id.0, name_of) {
+            return PinId(existing);
         }
         self.pins.push(pin);
         self.finalized = false;
         id
+    }
+
+    /// Adds pins in order, their names hashed in parallel; returns the id of each as
+    /// [`TimingGraph::add_pin`] would (a repeated name gives the existing pin).
+    pub fn add_pins(&mut self, pins: Vec<Pin>) -> Vec<PinId> {
+        let hashes: Vec<u64> = pins
+            .par_iter()
+            .with_min_len(4096)
+            .map(|pin| NameIndex::hash(&pin.name))
+            .collect();
+        self.pins.reserve(pins.len());
+        let mut ids = Vec::with_capacity(pins.len());
+        for (pin, hash) in pins.into_iter().zip(hashes) {
+            let id = PinId::from_index(self.pins.len());
+            let existing = &self.pins;
+            let name_of = |pin: u32| existing[pin as usize].name.as_str();
+            match self
+                .pin_by_name
+                .insert_hashed(hash, &pin.name, id.0, name_of)
+            {
+                Some(holder) => ids.push(PinId(holder)),
+                None => {
+                    self.pins.push(pin);
+                    ids.push(id);
+                }
+            }
+        }
+        self.finalized = false;
+        ids
     }
 
     /// Adds a net and records it on its driver and sink pins.
@@ -300,7 +274,9 @@ impl TimingGraph {
 
     /// The pin called `name`.
     pub fn pin_by_name(&self, name: &str) -> Option<PinId> {
-        self.pin_by_name.get(&self.pins, name)
+        self.pin_by_name
+            .get(name, |pin| self.pins[pin as usize].name.as_str())
+            .map(PinId)
     }
 
     /// All nets, indexed by [`NetId`].

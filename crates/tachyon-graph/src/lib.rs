@@ -14,6 +14,7 @@ mod fast_hash;
 mod graph;
 mod ids;
 mod model;
+mod name_index;
 mod rc_tree;
 mod timing;
 
@@ -24,6 +25,7 @@ pub use model::{
     Arc, ArcKind, Assertions, CellArc, Clock, Net, NldmTable, Pin, PinKind, RcTree, Test, TestKind,
     Unateness,
 };
+pub use name_index::NameIndex;
 pub use rc_tree::{flatten_rc_tree, FlattenReport, RcNetwork};
 pub use timing::{TestResult, TimingData, NO_VALUE};
 

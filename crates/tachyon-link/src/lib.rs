@@ -10,10 +10,12 @@
 //! Coupling capacitors in SPEF are grounded: their value is added to both nodes' ground
 //! capacitance.
 
+mod build;
 mod design;
 mod library;
+mod parasitics;
 
-pub use design::{Design, NetParasitics};
+pub use design::Design;
 pub use library::{CellLibrary, LibraryCell, LibraryPin, PinDirection, TimingGroupPolicy};
 
 /// Everything that can go wrong binding syntax models to the design; each names the

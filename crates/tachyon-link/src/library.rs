@@ -206,6 +206,11 @@ impl CellLibrary {
     pub fn cell(&self, name: &str) -> Option<&LibraryCell> {
         self.cells.get(name)
     }
+
+    /// Every cell, in no particular order.
+    pub fn cells(&self) -> impl Iterator<Item = &LibraryCell> {
+        self.cells.values()
+    }
 }
 
 /// Converts one table to ps/fF and appends it to the store.

@@ -1,0 +1,433 @@
+//! The timing graph of a design state, built from the design's ids: instance pins are
+//! numbered per cell binding, so connections and SPEF pins resolve without name lookups.
+//!
+//! The graph is the one the name-keyed design gave: pins are the ports, then the
+//! instances in name order with their cell's pins; nets in name order, each net's pins
+//! in pin-name order (its first driver is the driver); cell arcs and tests per instance,
+//! then the net arcs net by net.
+
+use std::cmp::Ordering;
+
+use rayon::prelude::*;
+use tachyon_graph::{
+    flatten_rc_tree, Arc, ArcKind, Assertions, CellArc, Clock, FastMap, Net, Pin, PinId, PinKind,
+    RcTree, Test, TimingGraph,
+};
+use tachyon_kernels::Split;
+use tachyon_sdc::Assertion;
+
+use crate::design::Design;
+use crate::library::PinDirection;
+use crate::parasitics::{NetParasitics, PinKey};
+use crate::LinkError;
+
+/// A cell bound for instantiation: its pins (interned name, kind, capacitance per
+/// condition) and its arcs and tests in graph order, with pins as indices into `pins`.
+struct CellBinding {
+    pins: Vec<(u32, PinKind, [f64; 4])>,
+    items: Vec<BoundItem>,
+}
+
+impl CellBinding {
+    /// The index of the pin with interned name `pin`.
+    fn pin_position(&self, pin: u32) -> Option<usize> {
+        self.pins.iter().position(|&(name, _, _)| name == pin)
+    }
+}
+
+enum BoundItem {
+    Arc { from: u32, to: u32, arc: CellArc },
+    Test { clock: u32, data: u32, test: Test },
+}
+
+impl Design {
+    /// Builds the finalized timing graph of the current state.
+    pub fn build_graph(&self) -> Result<TimingGraph, LinkError> {
+        let mut graph = self.build_unfinalized_graph()?;
+        graph.finalize();
+        Ok(graph)
+    }
+
+    /// Builds the timing graph of the current state without finalizing it (the caller
+    /// runs [`TimingGraph::finalize`], e.g. to time levelization on its own).
+    pub fn build_unfinalized_graph(&self) -> Result<TimingGraph, LinkError> {
+        let _span = tracing::info_span!("link").entered();
+        let mut graph = TimingGraph::new(self.shared_tables.clone());
+        let mut load: FastMap<&str, f64> = FastMap::default();
+        for assertion in &self.assertions {
+            if let Assertion::Load { pin, capacitance } = assertion {
+                load.insert(pin.as_str(), *capacitance);
+            }
+        }
+        // Each distinct cell is bound once; instances reuse the binding.
+        let bindings: Vec<Option<CellBinding>> = self
+            .cells
+            .names
+            .iter()
+            .map(|cell| self.bind_cell(cell))
+            .collect();
+        let order = self.instances.in_name_order(|instance| instance.alive);
+        let mut n_instance_pins = 0;
+        for &slot in &order {
+            let instance = &self.instances.slots[slot as usize];
+            let Some(binding) = &bindings[instance.cell as usize] else {
+                return Err(LinkError::UnknownCell {
+                    instance: instance.name.to_string(),
+                    cell: self.cells.names[instance.cell as usize].clone(),
+                });
+            };
+            n_instance_pins += binding.pins.len();
+        }
+        let net_order = self.nets.in_name_order(|net| net.alive);
+        graph.reserve(
+            self.ports.len() + n_instance_pins,
+            net_order.len(),
+            n_instance_pins * 2,
+        );
+        // Ports, then instance pins (names built in parallel, added in order).
+        let mut port_pins = Vec::with_capacity(self.ports.len());
+        for port in &self.ports {
+            let capacitance = load.get(port.name.as_str()).copied().unwrap_or(0.0);
+            port_pins.push(graph.add_pin(Pin {
+                name: port.name.clone(),
+                kind: port.kind,
+                net: None,
+                capacitance: [capacitance; 4],
+            }));
+        }
+        let binding_of = |slot: u32| {
+            bindings[self.instances.slots[slot as usize].cell as usize]
+                .as_ref()
+                .expect("checked above")
+        };
+        let new_pins: Vec<Pin> = order
+            .par_iter()
+            .flat_map_iter(|&slot| {
+                let instance = &self.instances.slots[slot as usize];
+                binding_of(slot)
+                    .pins
+                    .iter()
+                    .map(move |&(pin_name, kind, capacitance)| {
+                        let pin_name = &self.pin_names.names[pin_name as usize];
+                        let mut name =
+                            String::with_capacity(instance.name.len() + 1 + pin_name.len());
+                        name.push_str(&instance.name);
+                        name.push(':');
+                        name.push_str(pin_name);
+                        Pin {
+                            name,
+                            kind,
+                            net: None,
+                            capacitance,
+                        }
+                    })
+            })
+            .collect();
+        let instance_pins = graph.add_pins(new_pins);
+        // Cell arcs and tests, instance by instance.
+        let mut instance_start: Vec<u32> = vec![0; self.instances.slots.len()];
+        let mut position = 0usize;
+        for &slot in &order {
+            let binding = binding_of(slot);
+            instance_start[slot as usize] = position as u32;
+            let pins = &instance_pins[position..position + binding.pins.len()];
+            position += binding.pins.len();
+            for item in &binding.items {
+                match item {
+                    BoundItem::Arc { from, to, arc } => {
+                        graph.add_arc(Arc {
+                            from: pins[*from as usize],
+                            to: pins[*to as usize],
+                            kind: ArcKind::Cell(arc.clone()),
+                        });
+                    }
+                    BoundItem::Test { clock, data, test } => {
+                        let mut test = test.clone();
+                        test.clock = pins[*clock as usize];
+                        test.data = pins[*data as usize];
+                        graph.add_test(test);
+                    }
+                }
+            }
+        }
+        // The pin of a key, if the graph has it.
+        let pin_of_key = |key: &PinKey| -> Option<PinId> {
+            match key {
+                PinKey::Port(port) => Some(port_pins[*port as usize]),
+                PinKey::Instance { instance, pin } => {
+                    let state = &self.instances.slots[*instance as usize];
+                    if !state.alive {
+                        return None;
+                    }
+                    let position = binding_of(*instance).pin_position(*pin)?;
+                    Some(instance_pins[instance_start[*instance as usize] as usize + position])
+                }
+                PinKey::Name(name) => graph.pin_by_name(name),
+            }
+        };
+        // Connections as (net slot, pin), then grouped by net.
+        let mut connected: Vec<(u32, PinId)> = Vec::with_capacity(n_instance_pins);
+        for (index, port) in self.ports.iter().enumerate() {
+            // A repeated port name is one pin with one connection.
+            let first = self.ports[..index]
+                .iter()
+                .all(|other| other.name != port.name);
+            if let (Some(net), true) = (port.net, first) {
+                connected.push((net, port_pins[index]));
+            }
+        }
+        for &slot in &order {
+            let instance = &self.instances.slots[slot as usize];
+            let binding = binding_of(slot);
+            for &(pin, net) in &instance.connections {
+                let Some(position) = binding.pin_position(pin) else {
+                    // Every connection names a pin of its cell: report which does not.
+                    let name = format!("{}:{}", instance.name, self.pin_names.names[pin as usize]);
+                    self.require_pin(&name)?;
+                    continue;
+                };
+                connected.push((
+                    net,
+                    instance_pins[instance_start[slot as usize] as usize + position],
+                ));
+            }
+        }
+        let n_slots = self.nets.slots.len();
+        let mut row_start = vec![0u32; n_slots + 1];
+        for &(net, _) in &connected {
+            row_start[net as usize + 1] += 1;
+        }
+        for net in 0..n_slots {
+            row_start[net + 1] += row_start[net];
+        }
+        let mut fill = row_start.clone();
+        let mut row_pins = vec![PinId(0); connected.len()];
+        for &(net, pin) in &connected {
+            row_pins[fill[net as usize] as usize] = pin;
+            fill[net as usize] += 1;
+        }
+        drop(connected);
+        drop(fill);
+        // Per net (in name order): its pins in name order, the first driver among them,
+        // and its flattened RC tree; independent per net.
+        let graph_ref = &graph;
+        let nets: Vec<(Option<PinId>, Vec<PinId>, Option<RcTree>)> = net_order
+            .par_iter()
+            .map(|&slot| {
+                let row = &row_pins
+                    [row_start[slot as usize] as usize..row_start[slot as usize + 1] as usize];
+                let mut pins = row.to_vec();
+                pins.sort_by(|&a, &b| by_name(graph_ref, a, b));
+                let mut driver = None;
+                let mut sinks = Vec::with_capacity(pins.len());
+                for pin in pins {
+                    if graph_ref.pin(pin).kind.is_driver() && driver.is_none() {
+                        driver = Some(pin);
+                    } else {
+                        sinks.push(pin);
+                    }
+                }
+                let state = &self.nets.slots[slot as usize];
+                let tree = match (&state.parasitics, driver) {
+                    (Some(parasitics), Some(driver)) => flatten_parasitics(
+                        graph_ref,
+                        &state.name,
+                        parasitics,
+                        &pin_of_key,
+                        driver,
+                        &sinks,
+                    ),
+                    _ => None,
+                };
+                (driver, sinks, tree)
+            })
+            .collect();
+        drop(row_pins);
+        for (&slot, (driver, sinks, parasitics)) in net_order.iter().zip(nets) {
+            let net = graph.add_net(Net {
+                name: self.nets.slots[slot as usize].name.to_string(),
+                driver,
+                sinks,
+                parasitics,
+            });
+            if let Some(driver) = driver {
+                for index in 0..graph.net(net).sinks.len() {
+                    let sink = graph.net(net).sinks[index];
+                    graph.add_arc(Arc {
+                        from: driver,
+                        to: sink,
+                        kind: ArcKind::Net { net },
+                    });
+                }
+            }
+        }
+        graph.set_assertions(self.graph_assertions(&graph)?);
+        Ok(graph)
+    }
+
+    /// The pins, arcs and tests of `cell_name` with pins numbered in the reference
+    /// (first available) library's order, or None if no library has the cell.
+    fn bind_cell(&self, cell_name: &str) -> Option<CellBinding> {
+        let cells: Vec<_> = self
+            .libraries
+            .iter()
+            .map(|library| library.as_ref().and_then(|library| library.cell(cell_name)))
+            .collect();
+        let reference = *cells.iter().flatten().next()?;
+        let mut binding = CellBinding {
+            pins: Vec::with_capacity(reference.pins.len()),
+            items: Vec::new(),
+        };
+        for library_pin in &reference.pins {
+            let mut capacitance = [0.0; 4];
+            for split in Split::BOTH {
+                let cell = cells[split.index()].unwrap_or(reference);
+                let pin_caps = cell
+                    .pin_index(&library_pin.name)
+                    .map(|index| cell.pins[index as usize].capacitance)
+                    .unwrap_or(library_pin.capacitance);
+                capacitance[split.index() * 2] = pin_caps[0];
+                capacitance[split.index() * 2 + 1] = pin_caps[1];
+            }
+            let kind = match library_pin.direction {
+                PinDirection::Input => PinKind::CellInput,
+                PinDirection::Output => PinKind::CellOutput,
+            };
+            // Every library pin name was interned when its library was bound.
+            let name = self.pin_names.get(&library_pin.name)?;
+            binding.pins.push((name, kind, capacitance));
+        }
+        for split in Split::BOTH {
+            let Some(cell) = cells[split.index()] else {
+                continue;
+            };
+            let pin_of = |index: u32| reference.pin_index(&cell.pins[index as usize].name);
+            for arc in &cell.arcs {
+                let (Some(from), Some(to)) = (pin_of(arc.from), pin_of(arc.to)) else {
+                    continue;
+                };
+                binding.items.push(BoundItem::Arc {
+                    from,
+                    to,
+                    arc: CellArc {
+                        split,
+                        unateness: arc.unateness,
+                        clock_edge: arc.clock_edge,
+                        delay: arc.delay,
+                        slew: arc.slew,
+                    },
+                });
+            }
+            for test in &cell.tests {
+                if test.kind.split() != split {
+                    continue;
+                }
+                let (Some(clock), Some(data)) = (pin_of(test.clock), pin_of(test.data)) else {
+                    continue;
+                };
+                binding.items.push(BoundItem::Test {
+                    clock,
+                    data,
+                    test: Test {
+                        clock: PinId(0),
+                        data: PinId(0),
+                        kind: test.kind,
+                        clock_edge: test.clock_edge,
+                        constraint: test.constraint,
+                    },
+                });
+            }
+        }
+        Some(binding)
+    }
+
+    fn graph_assertions(&self, graph: &TimingGraph) -> Result<Assertions, LinkError> {
+        let mut assertions = Assertions::default();
+        let pin = |name: &str| {
+            graph
+                .pin_by_name(name)
+                .ok_or_else(|| LinkError::UnknownPin(name.to_string()))
+        };
+        for assertion in &self.assertions {
+            match assertion {
+                Assertion::Clock {
+                    pin: name, period, ..
+                } => {
+                    assertions.clock = Some(Clock {
+                        source: pin(name)?,
+                        period: *period,
+                    });
+                }
+                Assertion::ArrivalTime { pin: name, values } => {
+                    assertions.arrival.push((pin(name)?, *values))
+                }
+                Assertion::Slew { pin: name, values } => {
+                    assertions.slew.push((pin(name)?, *values))
+                }
+                Assertion::RequiredTime { pin: name, values } => {
+                    assertions.required.push((pin(name)?, *values))
+                }
+                Assertion::Load { .. } => {}
+            }
+        }
+        Ok(assertions)
+    }
+}
+
+/// Pins compared by name.
+fn by_name(graph: &TimingGraph, a: PinId, b: PinId) -> Ordering {
+    graph.pin(a).name.cmp(&graph.pin(b).name)
+}
+
+/// Matches the SPEF nodes that name pins to the net's pins and flattens the tree from
+/// the driver.
+fn flatten_parasitics(
+    graph: &TimingGraph,
+    net_name: &str,
+    parasitics: &NetParasitics,
+    pin_of_key: &(impl Fn(&PinKey) -> Option<PinId> + Sync),
+    driver: PinId,
+    sinks: &[PinId],
+) -> Option<RcTree> {
+    // (pin, node), sorted by pin; a pin named by two nodes keeps the last, as a map
+    // filled in node order would.
+    let mut node_of: Vec<(PinId, u32)> = parasitics
+        .pin_nodes
+        .iter()
+        .filter_map(|(node, key)| pin_of_key(key).map(|pin| (pin, *node)))
+        .collect();
+    node_of.sort_by_key(|&(pin, node)| (pin, std::cmp::Reverse(node)));
+    node_of.dedup_by_key(|&mut (pin, _)| pin);
+    let find = |pin: PinId| {
+        node_of
+            .binary_search_by_key(&pin, |&(pin, _)| pin)
+            .ok()
+            .map(|index| node_of[index].1)
+    };
+    let root = find(driver)?;
+    let mut pin_nodes = Vec::with_capacity(sinks.len() + 1);
+    pin_nodes.push((driver, root));
+    for &sink in sinks {
+        match find(sink) {
+            Some(node) => pin_nodes.push((sink, node)),
+            None => {
+                tracing::warn!(net = net_name, pin = %graph.pin(sink).name, "pin not in the net's parasitics")
+            }
+        }
+    }
+    let (tree, report) = flatten_rc_tree(
+        &parasitics.ground_capacitance,
+        &parasitics.resistors,
+        &pin_nodes,
+        root,
+    );
+    if !report.unreachable_nodes.is_empty() || report.loop_resistors > 0 {
+        tracing::warn!(
+            net = net_name,
+            unreachable = report.unreachable_nodes.len(),
+            loops = report.loop_resistors,
+            "parasitics are not a tree rooted at the driver"
+        );
+    }
+    Some(tree)
+}
