@@ -83,13 +83,14 @@ pub(crate) enum Seeding {
     OneLaunch(u32),
 }
 
-/// One input of a data pin: an arc of the pass's split that can carry an arrival. Delays
-/// are read from the timing data during a pass (compact: 16 bytes per input).
+/// One input of a network entry: an arc of the pass's split that can carry an arrival,
+/// or the seed of a primary input. Delays are read from the timing data during a pass
+/// (compact: 16 bytes per input).
 #[derive(Debug, Clone, Copy)]
 enum Input {
-    /// A net arc (transitions pass straight through).
+    /// A net arc (transitions pass straight through) from the entry at `from`.
     Net { arc: u32, from: u32 },
-    /// A cell arc of the pass's split, from a data pin.
+    /// A cell arc of the pass's split, from the data entry at `from`.
     Cell { arc: u32, from: u32 },
     /// A launch arc from clock pin `from`, clock node `node`, launching on `edge`.
     Launch {
@@ -98,24 +99,35 @@ enum Input {
         node: u32,
         edge: Transition,
     },
+    /// The entry is primary input `primary_inputs[index]`: seeded by
+    /// [`Seeding::PrimaryInputs`].
+    Seed { index: u32 },
 }
 
-/// The data network of one split, compiled once for all passes: per level, the pins a
-/// pass computes (off the clock network, not primary inputs, with inputs, and in the
-/// fan-in cone of some test data pin of the split), each with its inputs in fan-in order.
+/// Where an entry's arrivals are when the pin is not in the network: never written, so
+/// always empty.
+const EMPTY_ENTRY: u32 = 0;
+
+/// The data network of one split, compiled once for all passes: the pins a pass
+/// computes (off the clock network, in the fan-in cone of some test data pin of the
+/// split, and either primary inputs or pins with inputs), numbered level by level as
+/// *entries* so that a pass writes each level as one contiguous slice and reads only
+/// earlier entries. Entry 0 is [`EMPTY_ENTRY`]; inputs from pins outside the network
+/// read it (their arrivals were never set, so they add nothing).
 #[derive(Debug)]
 pub(crate) struct DataNetwork {
     split: Split,
     late: bool,
-    n_pins: usize,
-    /// Pins to compute, level by level.
-    pins: Vec<u32>,
+    /// The entry of each pin (`EMPTY_ENTRY` when the pin is not in the network).
+    entry_of: Vec<u32>,
+    /// Entries `level_start[l]..level_start[l + 1]` form level `l`.
     level_start: Vec<u32>,
-    /// `inputs[input_start[k]..input_start[k + 1]]` are the inputs of `pins[k]`.
+    /// `inputs[input_start[e]..input_start[e + 1]]` are the inputs of entry `e`, in
+    /// fan-in order.
     input_start: Vec<u32>,
     inputs: Vec<Input>,
     /// Primary inputs off the clock network: arrival per transition (NaN without slew).
-    primary_inputs: Vec<(u32, [f64; 2])>,
+    primary_inputs: Vec<[f64; 2]>,
 }
 
 impl DataNetwork {
@@ -154,17 +166,25 @@ impl DataNetwork {
             }
         }
         drop(is_data);
+        // Read once in pin order here rather than per pin in level order below.
+        let is_primary_input: Vec<bool> = graph
+            .pins()
+            .par_iter()
+            .with_min_len(4096)
+            .map(|pin| pin.kind == PinKind::PrimaryInput)
+            .collect();
         let mut network = DataNetwork {
             split,
             late: split == Split::Late,
-            n_pins,
-            pins: Vec::new(),
-            level_start: vec![0],
-            input_start: vec![0],
+            entry_of: vec![EMPTY_ENTRY; n_pins],
+            level_start: Vec::new(),
+            input_start: vec![0, 0],
             inputs: Vec::new(),
             primary_inputs: Vec::new(),
         };
+        let mut n_entries = 1u32;
         for level in 0..graph.n_levels() {
+            network.level_start.push(n_entries);
             let chunks: Vec<CompiledChunk> = graph
                 .level(level)
                 .par_chunks(1024)
@@ -174,7 +194,7 @@ impl DataNetwork {
                         if !relevant[pin.index()] || tree.is_clock_pin(pin) {
                             continue;
                         }
-                        if graph.pin(pin).kind == PinKind::PrimaryInput {
+                        if is_primary_input[pin.index()] {
                             let mut arrivals = [f64::NAN; 2];
                             for transition in Transition::BOTH {
                                 let condition = condition_index(split, transition);
@@ -183,7 +203,10 @@ impl DataNetwork {
                                         data.arrival[pin.index()][condition];
                                 }
                             }
-                            compiled.primary_inputs.push((pin.0, arrivals));
+                            // Numbered network-wide when the chunks are merged.
+                            compiled.inputs.push(Input::Seed { index: 0 });
+                            compiled.primary_inputs.push(arrivals);
+                            compiled.pins.push((pin.0, 1));
                             continue;
                         }
                         let first_input = compiled.inputs.len();
@@ -202,16 +225,35 @@ impl DataNetwork {
                 .collect();
             for compiled in chunks {
                 for (pin, n_inputs) in compiled.pins {
-                    network.pins.push(pin);
+                    network.entry_of[pin as usize] = n_entries;
+                    n_entries += 1;
                     let end = network.input_start[network.input_start.len() - 1] + n_inputs;
                     network.input_start.push(end);
                 }
-                network.inputs.extend(compiled.inputs);
-                network.primary_inputs.extend(compiled.primary_inputs);
+                let mut chunk_primary_inputs = compiled.primary_inputs.into_iter();
+                for mut input in compiled.inputs {
+                    if let Input::Seed { index } = &mut input {
+                        *index = network.primary_inputs.len() as u32;
+                        network.primary_inputs.extend(chunk_primary_inputs.next());
+                    }
+                    network.inputs.push(input);
+                }
             }
-            network.level_start.push(network.pins.len() as u32);
         }
+        network.level_start.push(n_entries);
+        // Inputs name their source pins' entries (fan-in comes from earlier levels, so
+        // those are numbered by now).
+        let entry_of = &network.entry_of;
+        network.inputs.par_iter_mut().for_each(|input| match input {
+            Input::Net { from, .. } | Input::Cell { from, .. } => *from = entry_of[*from as usize],
+            Input::Launch { .. } | Input::Seed { .. } => {}
+        });
         network
+    }
+
+    /// The arrivals of `pin` in a pass's result.
+    pub(crate) fn at(&self, arrivals: &[[Top2; 2]], pin: tachyon_graph::PinId) -> [Top2; 2] {
+        arrivals[self.entry_of[pin.index()] as usize]
     }
 }
 
@@ -221,7 +263,7 @@ struct CompiledChunk {
     /// (pin, number of inputs).
     pins: Vec<(u32, u32)>,
     inputs: Vec<Input>,
-    primary_inputs: Vec<(u32, [f64; 2])>,
+    primary_inputs: Vec<[f64; 2]>,
 }
 
 fn compile_input(
@@ -266,53 +308,46 @@ fn compile_input(
     }
 }
 
-/// One pass through the data network.
+/// One pass through the data network: the arrivals of every entry (read them with
+/// [`DataNetwork::at`]).
 pub(crate) fn propagate_groups(
     data: &TimingData,
     network: &DataNetwork,
     tree: &ClockTree,
     seeding: Seeding,
 ) -> Vec<[Top2; 2]> {
-    let late = network.late;
-    let mut arrivals = vec![[Top2::EMPTY; 2]; network.n_pins];
-    if let Seeding::PrimaryInputs = seeding {
-        for &(pin, values) in &network.primary_inputs {
-            for transition in Transition::BOTH {
-                let value = values[transition.index()];
-                if !value.is_nan() {
-                    arrivals[pin as usize][transition.index()].insert(late, value, 0);
-                }
-            }
-        }
-    }
+    let n_entries = network.level_start[network.level_start.len() - 1] as usize;
+    let mut arrivals = vec![[Top2::EMPTY; 2]; n_entries];
     for level in 0..network.level_start.len() - 1 {
         let begin = network.level_start[level] as usize;
         let end = network.level_start[level + 1] as usize;
-        let results: Vec<[Top2; 2]> = (begin..end)
-            .into_par_iter()
+        // Each level reads only earlier entries and writes its own slice.
+        let (earlier, rest) = arrivals.split_at_mut(begin);
+        let earlier: &[[Top2; 2]] = earlier;
+        rest[..end - begin]
+            .par_iter_mut()
             .with_min_len(64)
-            .map(|entry| {
+            .enumerate()
+            .for_each(|(offset, result)| {
+                let entry = begin + offset;
                 let inputs = &network.inputs
                     [network.input_start[entry] as usize..network.input_start[entry + 1] as usize];
-                pin_groups(data, network.split, tree, seeding, &arrivals, inputs)
-            })
-            .collect();
-        for (&pin, result) in network.pins[begin..end].iter().zip(results) {
-            arrivals[pin as usize] = result;
-        }
+                *result = pin_groups(data, network, tree, seeding, earlier, inputs);
+            });
     }
     arrivals
 }
 
 fn pin_groups(
     data: &TimingData,
-    split: Split,
+    network: &DataNetwork,
     tree: &ClockTree,
     seeding: Seeding,
     arrivals: &[[Top2; 2]],
     inputs: &[Input],
 ) -> [Top2; 2] {
-    let late = split == Split::Late;
+    let split = network.split;
+    let late = network.late;
     let mut result = [Top2::EMPTY; 2];
     for input in inputs {
         match *input {
@@ -351,6 +386,14 @@ fn pin_groups(
                     let delay = delays[edge.index() * 2 + output.index()];
                     if !delay.is_nan() {
                         result[output.index()].insert(late, clock_arrival + delay, group);
+                    }
+                }
+            }
+            Input::Seed { index } => {
+                if let Seeding::PrimaryInputs = seeding {
+                    let values = network.primary_inputs[index as usize];
+                    for transition in Transition::BOTH {
+                        result[transition.index()].insert(late, values[transition.index()], 0);
                     }
                 }
             }

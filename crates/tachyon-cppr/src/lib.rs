@@ -101,7 +101,7 @@ fn split_post_cppr_slacks(
         let from_inputs = propagate_groups(data, &network, &tree, Seeding::PrimaryInputs);
         for (position, &test) in tests.iter().enumerate() {
             for transition in Transition::BOTH {
-                let value = from_inputs[graph.tests()[test].data.index()][transition.index()]
+                let value = network.at(&from_inputs, graph.tests()[test].data)[transition.index()]
                     .best_except(u32::MAX);
                 let slack = test_slack(graph, data, test, transition, value);
                 min_into(&mut post[position][transition.index()], slack);
@@ -123,7 +123,7 @@ fn split_post_cppr_slacks(
                 let arrivals = propagate_groups(data, &network, &tree, seeding);
                 let at_tests: Vec<[Top2; 2]> = tests
                     .iter()
-                    .map(|&test| arrivals[graph.tests()[test].data.index()])
+                    .map(|&test| network.at(&arrivals, graph.tests()[test].data))
                     .collect();
                 (depth, at_tests)
             })
@@ -235,13 +235,14 @@ pub fn brute_force_post_cppr_slacks(graph: &TimingGraph, data: &TimingData) -> V
             }
             let capture = tree.node(test_arc.clock, test_arc.clock_edge);
             for transition in Transition::BOTH {
-                let data_pin = test_arc.data.index();
-                let value = from_inputs[data_pin][transition.index()].best_except(u32::MAX);
+                let value = network.at(&from_inputs, test_arc.data)[transition.index()]
+                    .best_except(u32::MAX);
                 let slack = test_slack(graph, data, test, transition, value);
                 min_into(&mut post[test][transition.index()], slack);
                 let Some(capture) = capture else { continue };
                 for (launch, arrivals) in &per_launch {
-                    let value = arrivals[data_pin][transition.index()].best_except(u32::MAX);
+                    let value = network.at(arrivals, test_arc.data)[transition.index()]
+                        .best_except(u32::MAX);
                     let credit = tree.credit(tree.lowest_common_ancestor(*launch, capture));
                     let slack = test_slack(graph, data, test, transition, value);
                     min_into(&mut post[test][transition.index()], slack + credit);
