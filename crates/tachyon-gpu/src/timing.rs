@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use tachyon_kernels::propagate::{FlatGraph, TestDescriptor, NONE};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use tachyon_kernels::propagate::{FlatGraph, LevelLaunch, TestDescriptor, NONE};
 use tachyon_kernels::N_CONDITIONS;
 
 use crate::batch::{check_length, BatchError, RcNetBatch};
@@ -228,8 +228,10 @@ pub struct DeviceTiming {
     n_fanin: u32,
     n_fanout: u32,
     table_data_len: u64,
-    level_start: Vec<u32>,
-    forward_level_start: Vec<u32>,
+    /// The forward sweep (fan-in, pins without primary inputs) and the backward sweep
+    /// (fan-out, all pins), set once the buffers they address are uploaded.
+    forward_levels: Levels,
+    backward_levels: Levels,
     tests_evaluated: bool,
     fanin_start: CudaSlice<u32>,
     fanin_arcs: CudaSlice<u32>,
@@ -277,7 +279,7 @@ impl DeviceTiming {
         let n_pins = layout.n_pins();
         let quads = |n: usize| n * N_CONDITIONS;
         let upload_u32 = |data: &[u32]| context.upload(DURING, data);
-        let timing = DeviceTiming {
+        let mut timing = DeviceTiming {
             context: Arc::clone(context),
             n_pins: n_pins as u32,
             n_nets: layout.n_nets() as u32,
@@ -287,8 +289,8 @@ impl DeviceTiming {
             n_fanin: graph.fanin_arcs.len() as u32,
             n_fanout: graph.fanout_arcs.len() as u32,
             table_data_len: graph.table_data.len() as u64,
-            level_start: layout.level_start.to_vec(),
-            forward_level_start: layout.forward_level_start.to_vec(),
+            forward_levels: Levels::default(),
+            backward_levels: Levels::default(),
             tests_evaluated: false,
             fanin_start: upload_u32(graph.fanin_start)?,
             fanin_arcs: upload_u32(graph.fanin_arcs)?,
@@ -312,6 +314,8 @@ impl DeviceTiming {
             seed: context.allocate_poisoned(DURING, quads(n_pins))?,
             required: context.allocate_poisoned(DURING, quads(n_pins))?,
         };
+        timing.forward_levels = timing.levels(Order::Forward, layout.forward_level_start);
+        timing.backward_levels = timing.levels(Order::Backward, layout.level_start);
         Ok(timing)
     }
 
@@ -332,6 +336,40 @@ impl DeviceTiming {
                 .upload(DURING, layout.net_lumped.as_flattened())?,
         });
         Ok(())
+    }
+
+    /// The levels of the sweep in `order` (`starts` into its pins) with what its
+    /// launches share; the device addresses stay valid as long as `self`'s buffers.
+    fn levels(&self, order: Order, starts: &[u32]) -> Levels {
+        let stream = self.context.stream();
+        let (pins, csr_start, csr_arcs, n_csr_arcs) = match order {
+            Order::Forward => (
+                &self.forward_pins,
+                &self.fanin_start,
+                &self.fanin_arcs,
+                self.n_fanin,
+            ),
+            Order::Backward => (
+                &self.level_pins,
+                &self.fanout_start,
+                &self.fanout_arcs,
+                self.n_fanout,
+            ),
+        };
+        Levels {
+            starts: starts.to_vec(),
+            order,
+            base: LevelLaunch {
+                level_pins: device_address(pins, stream),
+                csr_start: device_address(csr_start, stream),
+                csr_arcs: device_address(csr_arcs, stream),
+                arcs: device_address(&self.arcs, stream),
+                n_level_pins: 0,
+                n_pins: self.n_pins,
+                n_csr_arcs,
+                n_arcs: self.n_arcs,
+            },
+        }
     }
 
     /// The RC pass and the gathers that give every net its driver load and every pin
@@ -392,24 +430,10 @@ impl DeviceTiming {
         )?;
         scatter(&self.context, self.n_pins, &pins, &slews, &mut self.slew)?;
 
-        for level in 0..self.forward_level_start.len().saturating_sub(1) {
-            let first = self.forward_level_start[level] as usize;
-            let last = self.forward_level_start[level + 1] as usize;
-            if first == last {
-                continue;
-            }
-            let n_level_pins = (last - first) as u32;
-            let level_pins = self.forward_pins.slice(first..last);
+        self.forward_levels.for_each(|level| {
             let mut launch = stream.launch_builder(&kernels.forward_level);
             launch
-                .arg(&level_pins)
-                .arg(&n_level_pins)
-                .arg(&self.n_pins)
-                .arg(&self.fanin_start)
-                .arg(&self.fanin_arcs)
-                .arg(&self.n_fanin)
-                .arg(&self.arcs)
-                .arg(&self.n_arcs)
+                .arg(&level)
                 .arg(&self.pin_net)
                 .arg(&self.net_load)
                 .arg(&self.n_nets)
@@ -426,8 +450,10 @@ impl DeviceTiming {
             // of the layout and the buffers were sized from its counts; the level's pins
             // are distinct and their fan-in lies in earlier levels (the graph's
             // levelization), so no thread reads what another writes in this launch.
-            unsafe { launch.launch(grid(n_level_pins)) }.during("launching forward_level")?;
-        }
+            unsafe { launch.launch(grid(level.0.n_level_pins)) }
+                .during("launching forward_level")
+                .map(drop)
+        })?;
 
         self.tests_evaluated = false;
         if let (Some(period), true) = (period, self.n_tests > 0) {
@@ -483,32 +509,20 @@ impl DeviceTiming {
         scatter(&self.context, self.n_pins, &pins, &values, &mut self.seed)?;
         let kernels = self.context.kernels()?;
         let stream = self.context.stream();
-        for level in (0..self.level_start.len().saturating_sub(1)).rev() {
-            let first = self.level_start[level] as usize;
-            let last = self.level_start[level + 1] as usize;
-            if first == last {
-                continue;
-            }
-            let n_level_pins = (last - first) as u32;
-            let level_pins = self.level_pins.slice(first..last);
+        self.backward_levels.for_each(|level| {
             let mut launch = stream.launch_builder(&kernels.backward_level);
             launch
-                .arg(&level_pins)
-                .arg(&n_level_pins)
-                .arg(&self.n_pins)
-                .arg(&self.fanout_start)
-                .arg(&self.fanout_arcs)
-                .arg(&self.n_fanout)
-                .arg(&self.arcs)
-                .arg(&self.n_arcs)
+                .arg(&level)
                 .arg(&self.arc_delay)
                 .arg(&self.seed)
                 .arg(&mut self.required);
             // SAFETY: matches `ptx_entry::backward_level`; indices validated, buffers
             // sized from the layout; a level's fan-out lies in later levels, already
             // final, and its pins are distinct.
-            unsafe { launch.launch(grid(n_level_pins)) }.during("launching backward_level")?;
-        }
+            unsafe { launch.launch(grid(level.0.n_level_pins)) }
+                .during("launching backward_level")
+                .map(drop)
+        })?;
         Ok(())
     }
 
@@ -522,6 +536,65 @@ impl DeviceTiming {
     /// Waits for everything queued.
     pub fn synchronize(&self) -> Result<(), GpuError> {
         self.context.synchronize()
+    }
+}
+
+/// A [`LevelLaunch`] as a kernel parameter.
+#[repr(transparent)]
+#[derive(Debug, Clone, Copy)]
+struct LevelArgs(LevelLaunch);
+
+// SAFETY: `LevelLaunch` is a `repr(C)` struct of plain integers with no padding, and
+// the entry points take that same definition (from `tachyon-kernels`) as their first
+// parameter, so the bytes copied into the launch are the bytes the kernel reads.
+unsafe impl DeviceRepr for LevelArgs {}
+
+/// The device address of `buffer`.
+fn device_address<T>(buffer: &CudaSlice<T>, stream: &CudaStream) -> u64 {
+    // With event tracking off (see `GpuContext::open`) the returned guard records
+    // nothing; ordering comes from the context's single stream.
+    buffer.device_ptr(stream).0
+}
+
+/// Which way a sweep visits the levels.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Order {
+    #[default]
+    Forward,
+    Backward,
+}
+
+/// A sweep's levels: `starts` (one more than the levels) into the pins at
+/// `base.level_pins`, and the launch parameters all its levels share.
+#[derive(Debug, Default)]
+struct Levels {
+    starts: Vec<u32>,
+    order: Order,
+    base: LevelLaunch,
+}
+
+impl Levels {
+    /// Calls `launch` with the parameters of every non-empty level, in the sweep's order.
+    fn for_each(
+        &self,
+        mut launch: impl FnMut(LevelArgs) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
+        let n_levels = self.starts.len().saturating_sub(1);
+        let mut visit = |level: usize| {
+            let (first, last) = (self.starts[level], self.starts[level + 1]);
+            if first == last {
+                return Ok(());
+            }
+            launch(LevelArgs(LevelLaunch {
+                level_pins: self.base.level_pins + u64::from(first) * 4,
+                n_level_pins: last - first,
+                ..self.base
+            }))
+        };
+        match self.order {
+            Order::Forward => (0..n_levels).try_for_each(&mut visit),
+            Order::Backward => (0..n_levels).rev().try_for_each(&mut visit),
+        }
     }
 }
 

@@ -76,6 +76,28 @@ pub struct FlatGraph<'a> {
     pub table_data: &'a [f64],
 }
 
+/// What a level launch (forward or backward) is given first, as one parameter passed by
+/// value: the device addresses of the level's pins, of the CSR the step walks (fan-in
+/// forward, fan-out backward) and of the arcs, with their counts. The addresses are plain
+/// `u64` so that the host, which holds them as `CUdeviceptr`, and the GPU entry points
+/// share this one `repr(C)` layout.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LevelLaunch {
+    /// `n_level_pins` pin indices.
+    pub level_pins: u64,
+    /// `n_pins + 1` offsets into `csr_arcs`.
+    pub csr_start: u64,
+    /// `n_csr_arcs` arc indices.
+    pub csr_arcs: u64,
+    /// `n_arcs` [`ArcDescriptor`]s.
+    pub arcs: u64,
+    pub n_level_pins: u32,
+    pub n_pins: u32,
+    pub n_csr_arcs: u32,
+    pub n_arcs: u32,
+}
+
 /// Read access to per-pin (or per-arc) values of four conditions.
 pub trait PinValues {
     fn value(&self, index: usize) -> [f64; 4];

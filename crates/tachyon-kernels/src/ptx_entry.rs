@@ -239,26 +239,60 @@ unsafe fn view<T, P>(pointer: *const P, n: usize) -> &'static [T] {
     unsafe { slice::from_raw_parts(pointer as *const T, n) }
 }
 
-/// The forward step of one level: a thread per pin of `level_pins` (no primary inputs).
-/// Each thread writes its pin's arrival and slew and the delays of its fan-in arcs; it
-/// reads only pins of lower levels, which no thread of this launch writes.
+/// A level launch's part of the graph, as seen by one thread.
+struct LevelThread {
+    /// The thread's pin.
+    pin: usize,
+    n_pins: usize,
+    n_arcs: usize,
+    /// The offsets and arcs of the CSR the step walks, and the arc descriptors.
+    csr_start: &'static [u32],
+    csr_arcs: &'static [u32],
+    arcs: &'static [propagate::ArcDescriptor],
+}
+
+/// The calling thread's pin in `level` and the level's slices, or `None` for a thread
+/// past the level's end (the last block's spare threads).
 ///
 /// # Safety
 ///
-/// Every array holds the count passed with it (per pin and per arc quadruples of `f64`,
-/// arcs of 8 and tables of 4 `u32`); every index inside is in range; each pin appears
-/// once in `level_pins` and its fan-in pins are in earlier levels. `tachyon-gpu`
-/// validates the layout before the first launch.
+/// `level` holds the addresses and counts its fields document (host-validated), and no
+/// thread writes those arrays during the launch.
+#[inline]
+unsafe fn level_thread(level: &propagate::LevelLaunch) -> Option<LevelThread> {
+    let index = global_thread_index();
+    if index >= level.n_level_pins as usize {
+        return None;
+    }
+    let (n_pins, n_arcs) = (level.n_pins as usize, level.n_arcs as usize);
+    // SAFETY: the addresses hold the counts given with them (the function's contract),
+    // and `index` is below `n_level_pins`.
+    unsafe {
+        Some(LevelThread {
+            pin: *(level.level_pins as *const u32).add(index) as usize,
+            n_pins,
+            n_arcs,
+            csr_start: view(level.csr_start as *const u32, n_pins + 1),
+            csr_arcs: view(level.csr_arcs as *const u32, level.n_csr_arcs as usize),
+            arcs: view(level.arcs as *const u32, n_arcs),
+        })
+    }
+}
+
+/// The forward step of one level: a thread per pin of `level.level_pins` (no primary
+/// inputs), walking the fan-in CSR. Each thread writes its pin's arrival and slew and
+/// the delays of its fan-in arcs; it reads only pins of lower levels, which no thread of
+/// this launch writes.
+///
+/// # Safety
+///
+/// `level` as [`level_thread`] requires; every other array holds the count passed with
+/// it (per pin and per arc quadruples of `f64`, tables of 4 `u32`); every index inside
+/// is in range; each pin appears once in the level and its fan-in pins are in earlier
+/// levels. `tachyon-gpu` validates the layout before the first launch.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn forward_level(
-    level_pins: *const u32,
-    n_level_pins: u32,
-    n_pins: u32,
-    fanin_start: *const u32,
-    fanin_arcs: *const u32,
-    n_fanin: u32,
-    arcs: *const u32,
-    n_arcs: u32,
+    level: propagate::LevelLaunch,
     pin_net: *const u32,
     net_load: *const f64,
     n_nets: u32,
@@ -272,28 +306,26 @@ pub unsafe extern "ptx-kernel" fn forward_level(
     slew: *mut f64,
     arc_delay: *mut f64,
 ) {
-    let index = global_thread_index();
-    if index >= n_level_pins as usize {
-        return;
-    }
-    let (n_pins, n_arcs) = (n_pins as usize, n_arcs as usize);
     // SAFETY: lengths per the contract; the inputs are not written during the launch;
     // arrival, slew and arc delays are shared cells, each element written by one thread.
     unsafe {
+        let Some(thread) = level_thread(&level) else {
+            return;
+        };
+        let (pin, n_pins) = (thread.pin, thread.n_pins);
         let graph = propagate::FlatGraph {
-            fanin_start: view(fanin_start, n_pins + 1),
-            fanin_arcs: view(fanin_arcs, n_fanin as usize),
+            fanin_start: thread.csr_start,
+            fanin_arcs: thread.csr_arcs,
             fanout_start: &[],
             fanout_arcs: &[],
-            arcs: view(arcs, n_arcs),
+            arcs: thread.arcs,
             pin_net: view(pin_net, n_pins),
             tables: view(tables, n_tables as usize),
             table_data: view(table_data, table_data_len as usize),
         };
-        let pin = *level_pins.add(index) as usize;
         let arrival: &[Cell<[f64; 4]>] = cells(arrival, n_pins);
         let slew: &[Cell<[f64; 4]>] = cells(slew, n_pins);
-        let arc_delay: &[Cell<[f64; 4]>] = cells(arc_delay, n_arcs);
+        let arc_delay: &[Cell<[f64; 4]>] = cells(arc_delay, thread.n_arcs);
         let (pin_arrival, pin_slew) = propagate::forward_pin(
             &graph,
             view(net_load, n_nets as usize),
@@ -352,50 +384,47 @@ pub unsafe extern "ptx-kernel" fn evaluate_tests(
     }
 }
 
-/// The backward step of one level: a thread per pin of `level_pins`, reading the
-/// required times of its fan-out pins (later levels, final) and writing its own.
+/// The backward step of one level: a thread per pin of `level.level_pins`, walking the
+/// fan-out CSR, reading the required times of its fan-out pins (later levels, final)
+/// and writing its own.
 ///
 /// # Safety
 ///
-/// As [`forward_level`], with the fan-out CSR; `seed` and `required` hold `n_pins`
-/// quadruples, `arc_delay` `n_arcs`.
+/// `level` as [`level_thread`] requires; `seed` and `required` hold `level.n_pins`
+/// quadruples, `arc_delay` `level.n_arcs`.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn backward_level(
-    level_pins: *const u32,
-    n_level_pins: u32,
-    n_pins: u32,
-    fanout_start: *const u32,
-    fanout_arcs: *const u32,
-    n_fanout: u32,
-    arcs: *const u32,
-    n_arcs: u32,
+    level: propagate::LevelLaunch,
     arc_delay: *const f64,
     seed: *const f64,
     required: *mut f64,
 ) {
-    let index = global_thread_index();
-    if index >= n_level_pins as usize {
-        return;
-    }
-    let (n_pins, n_arcs) = (n_pins as usize, n_arcs as usize);
     // SAFETY: lengths per the contract; `required` is a shared-cell view, each element
     // written by one thread and read only by threads of earlier levels' launches.
     unsafe {
+        let Some(thread) = level_thread(&level) else {
+            return;
+        };
+        let (pin, n_pins) = (thread.pin, thread.n_pins);
         let graph = propagate::FlatGraph {
             fanin_start: &[],
             fanin_arcs: &[],
-            fanout_start: view(fanout_start, n_pins + 1),
-            fanout_arcs: view(fanout_arcs, n_fanout as usize),
-            arcs: view(arcs, n_arcs),
+            fanout_start: thread.csr_start,
+            fanout_arcs: thread.csr_arcs,
+            arcs: thread.arcs,
             pin_net: &[],
             tables: &[],
             table_data: &[],
         };
-        let pin = *level_pins.add(index) as usize;
         let seed: &[[f64; 4]] = view(seed, n_pins);
         let required: &[Cell<[f64; 4]>] = cells(required, n_pins);
-        let value =
-            propagate::backward_pin(&graph, view(arc_delay, n_arcs), required, pin, seed[pin]);
+        let value = propagate::backward_pin(
+            &graph,
+            view(arc_delay, thread.n_arcs),
+            required,
+            pin,
+            seed[pin],
+        );
         required[pin].set(value);
     }
 }
