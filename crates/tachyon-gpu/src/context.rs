@@ -131,6 +131,9 @@ pub struct GpuContext {
     max_shared_bytes_per_block: u32,
     context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
+    /// Downloads of results that are final while `stream` computes on (each after an
+    /// event recorded on `stream` behind the kernels that wrote them).
+    copy_stream: Arc<CudaStream>,
     kernels: OnceLock<Kernels>,
     /// Serialises the first load of the kernels, so the module is loaded once.
     kernel_load: Mutex<()>,
@@ -228,16 +231,19 @@ impl GpuContext {
             .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
             .during("reading the shared memory size")?
             .max(0) as u32;
-        // All work of this context goes to one stream, so cudarc's per-buffer event
-        // tracking (an event recorded per argument of every launch once a second stream
-        // exists) would only cost time.
-        // SAFETY: every buffer of this context is allocated, used and freed on `stream`
-        // alone (the path search uses the same stream), so no cross-stream ordering is
-        // needed.
+        // Kernels and uploads of this context go to one stream, so cudarc's per-buffer
+        // event tracking (an event recorded per argument of every launch once a second
+        // stream exists) would only cost time.
+        // SAFETY: every buffer of this context is allocated, written and freed on
+        // `stream` alone (the path search uses the same stream). The only other stream,
+        // `copy_stream`, just reads buffers into host memory, each copy queued after
+        // waiting on an event recorded on `stream` behind the buffer's writers, and the
+        // host waits for that copy before anything else can touch or free the buffer.
         unsafe { context.disable_event_tracking() };
         // A stream of our own rather than the legacy default stream: work on it can be
         // captured into CUDA graphs and does not serialise with other libraries' work.
         let stream = context.new_stream().during("creating a stream")?;
+        let copy_stream = context.new_stream().during("creating a stream")?;
         let opened = Arc::new(GpuContext {
             ordinal,
             name,
@@ -245,6 +251,7 @@ impl GpuContext {
             max_shared_bytes_per_block,
             context,
             stream,
+            copy_stream,
             kernels: OnceLock::new(),
             kernel_load: Mutex::new(()),
             staging: Mutex::new(None),
@@ -277,6 +284,12 @@ impl GpuContext {
     /// The stream all work of this context is queued on.
     pub(crate) fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
+    }
+
+    /// The stream that downloads results while [`GpuContext::stream`] computes on; work
+    /// on it must wait for an event recorded on `stream` after the data's writers.
+    pub(crate) fn copy_stream(&self) -> &Arc<CudaStream> {
+        &self.copy_stream
     }
 
     /// The CUDA context (for the path search driver, which loads its own kernels).
@@ -451,6 +464,17 @@ impl GpuContext {
         source: &CudaSlice<T>,
         target: &mut [T],
     ) -> Result<(), GpuError> {
+        self.copy_to_host_on(&self.stream, source, target)
+    }
+
+    /// [`GpuContext::copy_to_host`] queued on `stream` (this context's `stream` or
+    /// `copy_stream`).
+    pub(crate) fn copy_to_host_on<T: DeviceRepr>(
+        &self,
+        stream: &Arc<CudaStream>,
+        source: &CudaSlice<T>,
+        target: &mut [T],
+    ) -> Result<(), GpuError> {
         const DURING: &str = "copying from the GPU";
         assert!(
             source.len() >= target.len(),
@@ -459,13 +483,13 @@ impl GpuContext {
         if std::mem::size_of_val(target) < STAGED_MIN_BYTES {
             if !target.is_empty() {
                 let source = source.slice(0..target.len());
-                self.stream.memcpy_dtoh(&source, target).during(DURING)?;
-                self.stream.synchronize().during(DURING)?;
+                stream.memcpy_dtoh(&source, target).during(DURING)?;
+                stream.synchronize().during(DURING)?;
             }
             return Ok(());
         }
-        let stream = self.stream.cu_stream();
-        let (pointer, record) = source.device_ptr(&self.stream);
+        let cu_stream = stream.cu_stream();
+        let (pointer, record) = source.device_ptr(stream);
         let target = as_bytes_mut(target);
         let total = target.len();
         let n_chunks = total.div_ceil(STAGING_BYTES);
@@ -483,11 +507,11 @@ impl GpuContext {
                     result::memcpy_dtoh_async(
                         &mut buffer[..range.len()],
                         pointer + range.start as u64,
-                        stream,
+                        cu_stream,
                     )
                 }
                 .during(DURING)?;
-                staging.done[slot].record(&self.stream).during(DURING)
+                staging.done[slot].record(stream).during(DURING)
             };
             queue(staging, 0)?;
             for index in 0..n_chunks {

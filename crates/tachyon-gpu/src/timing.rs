@@ -5,7 +5,10 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{
+    CudaEvent, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg,
+};
 use tachyon_kernels::propagate::{FlatGraph, LevelLaunch, TestDescriptor, NONE};
 use tachyon_kernels::N_CONDITIONS;
 
@@ -255,6 +258,11 @@ pub struct DeviceTiming {
     test_required: CudaSlice<f64>,
     seed: CudaSlice<f64>,
     required: CudaSlice<f64>,
+    /// Recorded on the context's stream after the last writes of the per-net and
+    /// per-pin parasitics results, and after the forward levels: the copy stream waits
+    /// on them to download those results while the stream computes on.
+    parasitics_done: CudaEvent,
+    levels_done: CudaEvent,
 }
 
 fn grid(n_threads: u32) -> LaunchConfig {
@@ -313,9 +321,18 @@ impl DeviceTiming {
             test_required: context.allocate_poisoned(DURING, layout.tests.len() * 2)?,
             seed: context.allocate_poisoned(DURING, quads(n_pins))?,
             required: context.allocate_poisoned(DURING, quads(n_pins))?,
+            parasitics_done: new_event(context)?,
+            levels_done: new_event(context)?,
         };
         timing.forward_levels = timing.levels(Order::Forward, layout.forward_level_start);
         timing.backward_levels = timing.levels(Order::Backward, layout.level_start);
+        // Until the first passes record them, the events stand behind the allocations'
+        // fills, so a download on the copy stream never reads a buffer being filled.
+        timing
+            .parasitics_done
+            .record(context.stream())
+            .during(DURING)?;
+        timing.levels_done.record(context.stream()).during(DURING)?;
         Ok(timing)
     }
 
@@ -400,6 +417,9 @@ impl DeviceTiming {
         // and roots against the node count and the lengths of the per-pin and per-net
         // arrays, which were allocated from those counts.
         unsafe { launch.launch(grid(n_threads)) }.during("launching gather_parasitics")?;
+        self.parasitics_done
+            .record(stream)
+            .during("recording an event")?;
         Ok(())
     }
 
@@ -454,6 +474,9 @@ impl DeviceTiming {
                 .during("launching forward_level")
                 .map(drop)
         })?;
+        self.levels_done
+            .record(stream)
+            .during("recording an event")?;
 
         self.tests_evaluated = false;
         if let (Some(period), true) = (period, self.n_tests > 0) {
@@ -478,21 +501,49 @@ impl DeviceTiming {
         Ok(())
     }
 
-    /// Copies the results of [`DeviceTiming::run_forward`] back (waits for them).
+    /// Copies the results of [`DeviceTiming::run_forward`] back (waits for them). The
+    /// parasitics results are final before the forward levels start, and the arrivals,
+    /// slews and delays before the tests are evaluated, so they come back on the copy
+    /// stream while the context's stream still computes; the test results come last.
     pub fn download_forward(&self, outputs: ForwardOutputs<'_>) -> Result<(), GpuError> {
-        let copy = |from: &CudaSlice<f64>, to: &mut [f64]| {
+        const DURING: &str = "copying from the GPU";
+        let copy_stream = self.context.copy_stream();
+        let copy = |stream, from: &CudaSlice<f64>, to: &mut [f64]| {
             check_length("download", from.len().max(1), to.len().max(1))
                 .map_err(GpuError::Layout)?;
-            self.context.copy_to_host(from, to)
+            self.context.copy_to_host_on(stream, from, to)
         };
-        copy(&self.net_load, outputs.net_load.as_flattened_mut())?;
-        copy(&self.wire_delay, outputs.wire_delay.as_flattened_mut())?;
-        copy(&self.wire_impulse, outputs.wire_impulse.as_flattened_mut())?;
-        copy(&self.arrival, outputs.arrival.as_flattened_mut())?;
-        copy(&self.slew, outputs.slew.as_flattened_mut())?;
-        copy(&self.arc_delay, outputs.arc_delay.as_flattened_mut())?;
+        copy_stream.wait(&self.parasitics_done).during(DURING)?;
+        copy(
+            copy_stream,
+            &self.net_load,
+            outputs.net_load.as_flattened_mut(),
+        )?;
+        copy(
+            copy_stream,
+            &self.wire_delay,
+            outputs.wire_delay.as_flattened_mut(),
+        )?;
+        copy(
+            copy_stream,
+            &self.wire_impulse,
+            outputs.wire_impulse.as_flattened_mut(),
+        )?;
+        copy_stream.wait(&self.levels_done).during(DURING)?;
+        copy(
+            copy_stream,
+            &self.arrival,
+            outputs.arrival.as_flattened_mut(),
+        )?;
+        copy(copy_stream, &self.slew, outputs.slew.as_flattened_mut())?;
+        copy(
+            copy_stream,
+            &self.arc_delay,
+            outputs.arc_delay.as_flattened_mut(),
+        )?;
         if self.tests_evaluated {
             copy(
+                self.context.stream(),
                 &self.test_required,
                 outputs.test_required.as_flattened_mut(),
             )?;
@@ -537,6 +588,15 @@ impl DeviceTiming {
     pub fn synchronize(&self) -> Result<(), GpuError> {
         self.context.synchronize()
     }
+}
+
+/// An event for ordering work across the context's streams (no timing).
+fn new_event(context: &GpuContext) -> Result<CudaEvent, GpuError> {
+    let flags = Some(CUevent_flags::CU_EVENT_DISABLE_TIMING);
+    context
+        .cuda_context()
+        .new_event(flags)
+        .during("creating an event")
 }
 
 /// A [`LevelLaunch`] as a kernel parameter.
