@@ -26,7 +26,9 @@ pub use model::{
     Unateness,
 };
 pub use name_index::NameIndex;
-pub use rc_tree::{flatten_rc_tree, FlattenReport, RcNetwork};
+pub use rc_tree::{
+    flatten_rc_tree, flatten_rc_tree_with, FlattenReport, FlattenScratch, RcNetwork,
+};
 pub use timing::{TestResult, TimingData, NO_VALUE};
 
 #[cfg(test)]

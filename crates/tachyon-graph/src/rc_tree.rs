@@ -43,9 +43,40 @@ pub fn flatten_rc_tree(
     pin_nodes: &[(PinId, u32)],
     root: u32,
 ) -> (RcTree, FlattenReport) {
+    let mut scratch = FlattenScratch::default();
+    flatten_rc_tree_with(&mut scratch, ground_capacitance, resistors, pin_nodes, root)
+}
+
+/// Working memory of [`flatten_rc_tree_with`], kept across nets so that flattening a
+/// million small nets does not allocate it a million times.
+#[derive(Debug, Clone, Default)]
+pub struct FlattenScratch {
+    adjacency_start: Vec<u32>,
+    fill: Vec<u32>,
+    adjacency: Vec<(u32, f64)>,
+    new_index: Vec<u32>,
+    order: Vec<u32>,
+}
+
+/// [`flatten_rc_tree`] with reused working memory.
+pub fn flatten_rc_tree_with(
+    scratch: &mut FlattenScratch,
+    ground_capacitance: &[f64],
+    resistors: &[(u32, u32, f64)],
+    pin_nodes: &[(PinId, u32)],
+    root: u32,
+) -> (RcTree, FlattenReport) {
     {
         let n_nodes = ground_capacitance.len();
-        let mut adjacency_start = vec![0u32; n_nodes + 1];
+        let FlattenScratch {
+            adjacency_start,
+            fill,
+            adjacency,
+            new_index,
+            order,
+        } = scratch;
+        adjacency_start.clear();
+        adjacency_start.resize(n_nodes + 1, 0);
         for &(a, b, _) in resistors {
             adjacency_start[a as usize + 1] += 1;
             adjacency_start[b as usize + 1] += 1;
@@ -53,8 +84,10 @@ pub fn flatten_rc_tree(
         for node in 0..n_nodes {
             adjacency_start[node + 1] += adjacency_start[node];
         }
-        let mut fill = adjacency_start.clone();
-        let mut adjacency = vec![(0u32, 0f64); adjacency_start[n_nodes] as usize];
+        fill.clear();
+        fill.extend_from_slice(adjacency_start);
+        adjacency.clear();
+        adjacency.resize(adjacency_start[n_nodes] as usize, (0, 0.0));
         for &(a, b, ohms) in resistors {
             adjacency[fill[a as usize] as usize] = (b, ohms);
             fill[a as usize] += 1;
@@ -62,8 +95,9 @@ pub fn flatten_rc_tree(
             fill[b as usize] += 1;
         }
 
-        let mut new_index = vec![u32::MAX; n_nodes];
-        let mut order: Vec<u32> = Vec::with_capacity(n_nodes);
+        new_index.clear();
+        new_index.resize(n_nodes, u32::MAX);
+        order.clear();
         let mut tree = RcTree {
             parent: Vec::with_capacity(n_nodes),
             resistance: Vec::with_capacity(n_nodes),

@@ -10,8 +10,8 @@ use std::cmp::Ordering;
 
 use rayon::prelude::*;
 use tachyon_graph::{
-    flatten_rc_tree, Arc, ArcKind, Assertions, CellArc, Clock, FastMap, Net, Pin, PinId, PinKind,
-    RcTree, Test, TimingGraph,
+    flatten_rc_tree_with, Arc, ArcKind, Assertions, CellArc, Clock, FastMap, FlattenScratch, Net,
+    Pin, PinId, PinKind, RcTree, Test, TimingGraph,
 };
 use tachyon_kernels::Split;
 use tachyon_sdc::Assertion;
@@ -213,7 +213,7 @@ impl Design {
         let graph_ref = &graph;
         let nets: Vec<(Option<PinId>, Vec<PinId>, Option<RcTree>)> = net_order
             .par_iter()
-            .map(|&slot| {
+            .map_init(FlattenScratch::default, |scratch, &slot| {
                 let row = &row_pins
                     [row_start[slot as usize] as usize..row_start[slot as usize + 1] as usize];
                 let mut pins = row.to_vec();
@@ -230,6 +230,7 @@ impl Design {
                 let state = &self.nets.slots[slot as usize];
                 let tree = match (&state.parasitics, driver) {
                     (Some(parasitics), Some(driver)) => flatten_parasitics(
+                        scratch,
                         graph_ref,
                         &state.name,
                         parasitics,
@@ -382,6 +383,7 @@ fn by_name(graph: &TimingGraph, a: PinId, b: PinId) -> Ordering {
 /// Matches the SPEF nodes that name pins to the net's pins and flattens the tree from
 /// the driver.
 fn flatten_parasitics(
+    scratch: &mut FlattenScratch,
     graph: &TimingGraph,
     net_name: &str,
     parasitics: &NetParasitics,
@@ -415,7 +417,8 @@ fn flatten_parasitics(
             }
         }
     }
-    let (tree, report) = flatten_rc_tree(
+    let (tree, report) = flatten_rc_tree_with(
+        scratch,
         &parasitics.ground_capacitance,
         &parasitics.resistors,
         &pin_nodes,

@@ -246,9 +246,19 @@ impl Design {
                     let Some(expression) = &connection.expression else {
                         continue;
                     };
-                    if let Some(tachyon_verilog::Bit::Net(net)) =
-                        expression.bits(module).into_iter().next()
-                    {
+                    // A scalar net needs no bit list (the common case).
+                    let net = match expression {
+                        tachyon_verilog::Expression::Net(name)
+                            if module.range_of(name).is_none() =>
+                        {
+                            Some(Cow::Borrowed(*name))
+                        }
+                        _ => match expression.bits(module).into_iter().next() {
+                            Some(tachyon_verilog::Bit::Net(net)) => Some(net),
+                            _ => None,
+                        },
+                    };
+                    if let Some(net) = net {
                         pins.push((connection.pin, net));
                     }
                 }
@@ -259,36 +269,64 @@ impl Design {
         for pins in per_instance {
             per_instance_pins.push(pins?);
         }
-        // The nets: declared wires, ports and every connected net, in name order.
+        // The nets: declared wires and ports, in name order, plus any connected net
+        // not declared (rare, so they are merged in only when there are some).
         let wires = module.wire_bits();
         let mut net_names: Vec<&str> = wires.iter().map(|wire| &**wire).collect();
         net_names.extend(self.ports.iter().map(|port| port.name.as_str()));
-        net_names.extend(
-            per_instance_pins
-                .iter()
-                .flat_map(|pins| pins.iter().map(|(_, net)| &**net)),
-        );
         net_names.par_sort_unstable();
         net_names.dedup();
-        self.nets = Slots::from_sorted(
+        let declared = Slots::from_sorted(
             net_names
-                .into_par_iter()
-                .map(|name| NetSlot {
+                .par_iter()
+                .map(|&name| NetSlot {
                     name: name.into(),
                     alive: true,
                     parasitics: None,
                 })
                 .collect(),
         );
+        let undeclared: Vec<&str> = per_instance_pins
+            .par_iter()
+            .flat_map_iter(|pins| {
+                pins.iter()
+                    .map(|(_, net)| &**net)
+                    .filter(|net| declared.get(net).is_none())
+            })
+            .collect();
+        self.nets = if undeclared.is_empty() {
+            declared
+        } else {
+            drop(declared);
+            net_names.extend(undeclared);
+            net_names.par_sort_unstable();
+            net_names.dedup();
+            Slots::from_sorted(
+                net_names
+                    .into_par_iter()
+                    .map(|name| NetSlot {
+                        name: name.into(),
+                        alive: true,
+                        parasitics: None,
+                    })
+                    .collect(),
+            )
+        };
         for port in &mut self.ports {
             port.net = self.nets.get(&port.name);
         }
-        // Pin names are few: intern them one after the other, then resolve nets in
-        // parallel.
-        for pins in &per_instance_pins {
-            for (pin, _) in pins {
-                self.pin_names.intern(pin);
-            }
+        // Library pin names are interned already; intern any other (one after the
+        // other: they are few), then resolve in parallel.
+        let unknown_pins: Vec<&str> = per_instance_pins
+            .par_iter()
+            .flat_map_iter(|pins| {
+                pins.iter()
+                    .map(|(pin, _)| *pin)
+                    .filter(|pin| self.pin_names.get(pin).is_none())
+            })
+            .collect();
+        for pin in unknown_pins {
+            self.pin_names.intern(pin);
         }
         let nets = &self.nets;
         let pin_names = &self.pin_names;
@@ -342,6 +380,7 @@ impl Design {
     /// design lacks is an error naming it.
     pub fn annotate(&mut self, spef: &tachyon_spef::Spef<'_>) -> Result<(), LinkError> {
         let units = spef.header.units;
+        let resolver = PinResolver::new(self);
         // Validation and conversion are independent per net: run them in parallel, then
         // report the first error in file order.
         let converted: Vec<Result<(u32, NetParasitics), LinkError>> = spef
@@ -354,7 +393,7 @@ impl Design {
                 let pin_key = |name: &tachyon_spef::Name<'_>, connection: bool| {
                     let mut buffer = String::new();
                     let name = name_str(name, &mut buffer);
-                    match self.pin_key(name) {
+                    match resolver.key(name) {
                         Some(key) => Ok(key),
                         None if connection => {
                             // Names the missing instance or the pin its cell lacks.
@@ -526,17 +565,7 @@ impl Design {
 
     /// The port or live instance pin called `pin` whose cell has that pin, if any.
     fn pin_key(&self, pin: &str) -> Option<PinKey> {
-        if let Some(&port) = self.port_index.get(pin) {
-            return Some(PinKey::Port(port));
-        }
-        let (instance, pin_name) = pin.rsplit_once(':')?;
-        let slot = self.live_instance(instance)?;
-        let cell = &self.cells.names[self.instances.slots[slot as usize].cell as usize];
-        self.library_cell(cell)?.pin_index(pin_name)?;
-        Some(PinKey::Instance {
-            instance: slot,
-            pin: self.pin_names.get(pin_name)?,
-        })
+        PinResolver::new(self).key(pin)
     }
 
     fn require_cell(&self, instance: &str, cell: &str) -> Result<(), LinkError> {
@@ -580,6 +609,59 @@ impl Design {
             .iter()
             .flatten()
             .find_map(|library| library.cell(name))
+    }
+}
+
+/// Resolves pin names to [`PinKey`]s with each cell's pins at hand (a short list per
+/// cell id instead of a few hash lookups per pin).
+struct PinResolver<'d> {
+    design: &'d Design,
+    /// Per interned cell: its pins (name, interned name) in the first library that
+    /// has it; None for a cell no library has.
+    cell_pins: Vec<Option<Vec<(&'d str, u32)>>>,
+    /// Whether some port name has a `:` (otherwise `inst:pin` names skip the ports).
+    port_with_colon: bool,
+}
+
+impl<'d> PinResolver<'d> {
+    fn new(design: &'d Design) -> PinResolver<'d> {
+        let cell_pins = design
+            .cells
+            .names
+            .iter()
+            .map(|cell| {
+                let cell = design.library_cell(cell)?;
+                cell.pins
+                    .iter()
+                    .map(|pin| Some((pin.name.as_str(), design.pin_names.get(&pin.name)?)))
+                    .collect()
+            })
+            .collect();
+        PinResolver {
+            design,
+            cell_pins,
+            port_with_colon: design.ports.iter().any(|port| port.name.contains(':')),
+        }
+    }
+
+    /// The port or live instance pin called `pin` whose cell has that pin, if any.
+    fn key(&self, pin: &str) -> Option<PinKey> {
+        let split = pin.rsplit_once(':');
+        if split.is_none() || self.port_with_colon {
+            if let Some(&port) = self.design.port_index.get(pin) {
+                return Some(PinKey::Port(port));
+            }
+        }
+        let (instance, pin_name) = split?;
+        let slot = self.design.live_instance(instance)?;
+        let cell = self.design.instances.slots[slot as usize].cell;
+        let pins = self.cell_pins.get(cell as usize)?.as_ref()?;
+        // Whether the cell has a pin of that name; the key is the name.
+        let &(_, pin) = pins.iter().find(|(name, _)| *name == pin_name)?;
+        Some(PinKey::Instance {
+            instance: slot,
+            pin,
+        })
     }
 }
 

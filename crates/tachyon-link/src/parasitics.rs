@@ -61,13 +61,14 @@ impl NetParasitics {
         };
         let prefix = format!("{}:", net.name);
         let mut builder = NodeIndex {
-            index: FastMap::with_capacity_and_hasher(n_nodes, Default::default()),
+            small: Vec::with_capacity(n_nodes.min(SMALL_NET)),
+            large: None,
             prefix: &prefix,
             pin_key,
         };
         for connection in &net.connections {
             let name = connection.name;
-            if builder.index.contains_key(&name) || name_starts_with(&name, builder.prefix) {
+            if builder.find(&name).is_some() || name_starts_with(&name, builder.prefix) {
                 (builder.pin_key)(&name, true)?;
             }
             builder.node(&mut parasitics, name, true)?;
@@ -79,7 +80,7 @@ impl NetParasitics {
             let own = builder.node(&mut parasitics, capacitor.node, false)?;
             parasitics.ground_capacitance[own as usize] += value;
             if let Some(other) = capacitor.coupled_to {
-                if name_starts_with(&other, builder.prefix) || builder.index.contains_key(&other) {
+                if name_starts_with(&other, builder.prefix) || builder.find(&other).is_some() {
                     let other = builder.node(&mut parasitics, other, false)?;
                     parasitics.ground_capacitance[other as usize] += value;
                 }
@@ -96,9 +97,16 @@ impl NetParasitics {
     }
 }
 
+/// Nets with up to this many nodes look names up by a linear scan (cheaper than
+/// hashing for the typical net of a few nodes).
+const SMALL_NET: usize = 16;
+
 /// Node ids by name while one net is converted.
 struct NodeIndex<'a, 'text, F> {
-    index: FastMap<tachyon_spef::Name<'text>, u32>,
+    /// The nodes so far while there are at most [`SMALL_NET`] of them.
+    small: Vec<(tachyon_spef::Name<'text>, u32)>,
+    /// All nodes once there are more.
+    large: Option<FastMap<tachyon_spef::Name<'text>, u32>>,
     /// `net:`: names starting with it are internal nodes.
     prefix: &'a str,
     pin_key: F,
@@ -108,6 +116,31 @@ impl<'text, F> NodeIndex<'_, 'text, F>
 where
     F: Fn(&tachyon_spef::Name<'_>, bool) -> Result<PinKey, LinkError>,
 {
+    fn find(&self, name: &tachyon_spef::Name<'_>) -> Option<u32> {
+        match &self.large {
+            Some(index) => index.get(name).copied(),
+            None => self
+                .small
+                .iter()
+                .find(|(known, _)| known == name)
+                .map(|&(_, id)| id),
+        }
+    }
+
+    fn insert(&mut self, name: tachyon_spef::Name<'text>, id: u32) {
+        match &mut self.large {
+            Some(index) => {
+                index.insert(name, id);
+            }
+            None => {
+                self.small.push((name, id));
+                if self.small.len() > SMALL_NET {
+                    self.large = Some(self.small.drain(..).collect());
+                }
+            }
+        }
+    }
+
     /// The id of node `name`, added (with no capacitance) if new.
     fn node(
         &mut self,
@@ -115,7 +148,7 @@ where
         name: tachyon_spef::Name<'text>,
         connection: bool,
     ) -> Result<u32, LinkError> {
-        if let Some(&existing) = self.index.get(&name) {
+        if let Some(existing) = self.find(&name) {
             return Ok(existing);
         }
         let id = parasitics.ground_capacitance.len() as u32;
@@ -125,7 +158,7 @@ where
                 .push((id, (self.pin_key)(&name, connection)?));
         }
         parasitics.ground_capacitance.push(0.0);
-        self.index.insert(name, id);
+        self.insert(name, id);
         Ok(id)
     }
 }
