@@ -84,25 +84,27 @@ pub(crate) enum Seeding {
 }
 
 /// One input of a network entry: an arc of the pass's split that can carry an arrival,
-/// or the seed of a primary input. Delays are read from the timing data during a pass
-/// (compact: 16 bytes per input).
+/// or the seed of a primary input, with the values it adds ([`Delays`]).
 #[derive(Debug, Clone, Copy)]
 enum Input {
-    /// A net arc (transitions pass straight through) from the entry at `from`.
-    Net { arc: u32, from: u32 },
-    /// A cell arc of the pass's split, from the data entry at `from`.
-    Cell { arc: u32, from: u32 },
-    /// A launch arc from clock pin `from`, clock node `node`, launching on `edge`.
-    Launch {
-        arc: u32,
-        from: u32,
-        node: u32,
-        edge: Transition,
-    },
+    /// A net arc (transitions pass straight through) from the entry at `from`; delays
+    /// by transition.
+    Net { from: u32 },
+    /// A cell arc of the pass's split, from the data entry at `from`; delays by input
+    /// transition * 2 + output transition.
+    Cell { from: u32 },
+    /// A launch arc from clock node `node`; delays by output transition (for the
+    /// launching edge), then the clock pin's arrival at that edge.
+    Launch { node: u32 },
     /// The entry is primary input `primary_inputs[index]`: seeded by
     /// [`Seeding::PrimaryInputs`].
     Seed { index: u32 },
 }
+
+/// The arc delays (or clock arrival) an [`Input`] adds, copied from the timing data when
+/// the network is compiled: a pass reads them in order instead of gathering them from
+/// the per-arc table (that gather was most of a pass's time).
+type Delays = [f64; 4];
 
 /// Where an entry's arrivals are when the pin is not in the network: never written, so
 /// always empty.
@@ -116,7 +118,6 @@ const EMPTY_ENTRY: u32 = 0;
 /// read it (their arrivals were never set, so they add nothing).
 #[derive(Debug)]
 pub(crate) struct DataNetwork {
-    split: Split,
     late: bool,
     /// The entry of each pin (`EMPTY_ENTRY` when the pin is not in the network).
     entry_of: Vec<u32>,
@@ -125,7 +126,7 @@ pub(crate) struct DataNetwork {
     /// `inputs[input_start[e]..input_start[e + 1]]` are the inputs of entry `e`, in
     /// fan-in order.
     input_start: Vec<u32>,
-    inputs: Vec<Input>,
+    inputs: Vec<(Input, Delays)>,
     /// Primary inputs off the clock network: arrival per transition (NaN without slew).
     primary_inputs: Vec<[f64; 2]>,
 }
@@ -174,7 +175,6 @@ impl DataNetwork {
             .map(|pin| pin.kind == PinKind::PrimaryInput)
             .collect();
         let mut network = DataNetwork {
-            split,
             late: split == Split::Late,
             entry_of: vec![EMPTY_ENTRY; n_pins],
             level_start: Vec::new(),
@@ -204,7 +204,9 @@ impl DataNetwork {
                                 }
                             }
                             // Numbered network-wide when the chunks are merged.
-                            compiled.inputs.push(Input::Seed { index: 0 });
+                            compiled
+                                .inputs
+                                .push((Input::Seed { index: 0 }, [f64::NAN; 4]));
                             compiled.primary_inputs.push(arrivals);
                             compiled.pins.push((pin.0, 1));
                             continue;
@@ -232,7 +234,7 @@ impl DataNetwork {
                 }
                 let mut chunk_primary_inputs = compiled.primary_inputs.into_iter();
                 for mut input in compiled.inputs {
-                    if let Input::Seed { index } = &mut input {
+                    if let (Input::Seed { index }, _) = &mut input {
                         *index = network.primary_inputs.len() as u32;
                         network.primary_inputs.extend(chunk_primary_inputs.next());
                     }
@@ -244,10 +246,13 @@ impl DataNetwork {
         // Inputs name their source pins' entries (fan-in comes from earlier levels, so
         // those are numbered by now).
         let entry_of = &network.entry_of;
-        network.inputs.par_iter_mut().for_each(|input| match input {
-            Input::Net { from, .. } | Input::Cell { from, .. } => *from = entry_of[*from as usize],
-            Input::Launch { .. } | Input::Seed { .. } => {}
-        });
+        network
+            .inputs
+            .par_iter_mut()
+            .for_each(|(input, _)| match input {
+                Input::Net { from } | Input::Cell { from } => *from = entry_of[*from as usize],
+                Input::Launch { .. } | Input::Seed { .. } => {}
+            });
         network
     }
 
@@ -262,7 +267,7 @@ impl DataNetwork {
 struct CompiledChunk {
     /// (pin, number of inputs).
     pins: Vec<(u32, u32)>,
-    inputs: Vec<Input>,
+    inputs: Vec<(Input, Delays)>,
     primary_inputs: Vec<[f64; 2]>,
 }
 
@@ -272,7 +277,7 @@ fn compile_input(
     tree: &ClockTree,
     split: Split,
     arc_id: ArcId,
-) -> Option<Input> {
+) -> Option<(Input, Delays)> {
     let arc = graph.arc(arc_id);
     let delays = data.arc_delay[arc_id.index()];
     let from = arc.from;
@@ -283,26 +288,24 @@ fn compile_input(
                 return None;
             }
             let own = Transition::BOTH.map(|transition| delays[condition_index(split, transition)]);
-            (!all_nan(&own)).then_some(Input::Net {
-                arc: arc_id.0,
-                from: from.0,
-            })
+            (!all_nan(&own)).then_some((
+                Input::Net { from: from.0 },
+                [own[0], own[1], f64::NAN, f64::NAN],
+            ))
         }
         ArcKind::Cell(cell) if cell.split == split => {
             if tree.is_clock_pin(from) {
                 let edge = cell.clock_edge?;
                 let node = tree.node(from, edge)?;
-                return Some(Input::Launch {
-                    arc: arc_id.0,
-                    from: from.0,
-                    node,
-                    edge,
-                });
+                let clock_arrival = data.arrival[from.index()][condition_index(split, edge)];
+                let launch =
+                    Transition::BOTH.map(|output| delays[edge.index() * 2 + output.index()]);
+                return Some((
+                    Input::Launch { node },
+                    [launch[0], launch[1], clock_arrival, f64::NAN],
+                ));
             }
-            (!all_nan(&delays)).then_some(Input::Cell {
-                arc: arc_id.0,
-                from: from.0,
-            })
+            (!all_nan(&delays)).then_some((Input::Cell { from: from.0 }, delays))
         }
         ArcKind::Cell(_) => None,
     }
@@ -311,7 +314,6 @@ fn compile_input(
 /// One pass through the data network: the arrivals of every entry (read them with
 /// [`DataNetwork::at`]).
 pub(crate) fn propagate_groups(
-    data: &TimingData,
     network: &DataNetwork,
     tree: &ClockTree,
     seeding: Seeding,
@@ -332,29 +334,26 @@ pub(crate) fn propagate_groups(
                 let entry = begin + offset;
                 let inputs = &network.inputs
                     [network.input_start[entry] as usize..network.input_start[entry + 1] as usize];
-                *result = pin_groups(data, network, tree, seeding, earlier, inputs);
+                *result = pin_groups(network, tree, seeding, earlier, inputs);
             });
     }
     arrivals
 }
 
 fn pin_groups(
-    data: &TimingData,
     network: &DataNetwork,
     tree: &ClockTree,
     seeding: Seeding,
     arrivals: &[[Top2; 2]],
-    inputs: &[Input],
+    inputs: &[(Input, Delays)],
 ) -> [Top2; 2] {
-    let split = network.split;
     let late = network.late;
     let mut result = [Top2::EMPTY; 2];
-    for input in inputs {
+    for (input, delays) in inputs {
         match *input {
-            Input::Net { arc, from } => {
-                let delays = &data.arc_delay[arc as usize];
+            Input::Net { from } => {
                 for transition in Transition::BOTH {
-                    let delay = delays[condition_index(split, transition)];
+                    let delay = delays[transition.index()];
                     if delay.is_nan() {
                         continue;
                     }
@@ -368,22 +367,16 @@ fn pin_groups(
                     }
                 }
             }
-            Input::Launch {
-                arc,
-                from,
-                node,
-                edge,
-            } => {
+            Input::Launch { node } => {
                 let group = match seeding {
                     Seeding::PrimaryInputs => continue,
                     Seeding::LaunchesGroupedAtDepth(depth) => tree.ancestor(node, depth),
                     Seeding::OneLaunch(launch) if launch == node => 0,
                     Seeding::OneLaunch(_) => continue,
                 };
-                let delays = &data.arc_delay[arc as usize];
-                let clock_arrival = data.arrival[from as usize][condition_index(split, edge)];
+                let clock_arrival = delays[2];
                 for output in Transition::BOTH {
-                    let delay = delays[edge.index() * 2 + output.index()];
+                    let delay = delays[output.index()];
                     if !delay.is_nan() {
                         result[output.index()].insert(late, clock_arrival + delay, group);
                     }
@@ -397,8 +390,7 @@ fn pin_groups(
                     }
                 }
             }
-            Input::Cell { arc, from } => {
-                let delays = &data.arc_delay[arc as usize];
+            Input::Cell { from } => {
                 for input in Transition::BOTH {
                     let source = arrivals[from as usize][input.index()];
                     for output in Transition::BOTH {

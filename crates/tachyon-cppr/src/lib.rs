@@ -98,7 +98,7 @@ fn split_post_cppr_slacks(
     let tree = ClockTree::build(graph, data, source, split);
     {
         let network = DataNetwork::build(graph, data, &tree, split);
-        let from_inputs = propagate_groups(data, &network, &tree, Seeding::PrimaryInputs);
+        let from_inputs = propagate_groups(&network, &tree, Seeding::PrimaryInputs);
         for (position, &test) in tests.iter().enumerate() {
             for transition in Transition::BOTH {
                 let value = network.at(&from_inputs, graph.tests()[test].data)[transition.index()]
@@ -120,7 +120,7 @@ fn split_post_cppr_slacks(
             .iter()
             .map(|&depth| {
                 let seeding = Seeding::LaunchesGroupedAtDepth(depth);
-                let arrivals = propagate_groups(data, &network, &tree, seeding);
+                let arrivals = propagate_groups(&network, &tree, seeding);
                 let at_tests: Vec<[Top2; 2]> = tests
                     .iter()
                     .map(|&test| network.at(&arrivals, graph.tests()[test].data))
@@ -218,7 +218,7 @@ pub fn brute_force_post_cppr_slacks(graph: &TimingGraph, data: &TimingData) -> V
     for split in Split::BOTH {
         let tree = ClockTree::build(graph, data, clock.source, split);
         let network = DataNetwork::build(graph, data, &tree, split);
-        let from_inputs = propagate_groups(data, &network, &tree, Seeding::PrimaryInputs);
+        let from_inputs = propagate_groups(&network, &tree, Seeding::PrimaryInputs);
         let mut launches: Vec<u32> = tree.launch_nodes(graph, split);
         launches.sort_unstable();
         launches.dedup();
@@ -226,7 +226,7 @@ pub fn brute_force_post_cppr_slacks(graph: &TimingGraph, data: &TimingData) -> V
         for &launch in &launches {
             per_launch.push((
                 launch,
-                propagate_groups(data, &network, &tree, Seeding::OneLaunch(launch)),
+                propagate_groups(&network, &tree, Seeding::OneLaunch(launch)),
             ));
         }
         for (test, test_arc) in graph.tests().iter().enumerate() {
