@@ -3,6 +3,7 @@
 //! built straight from them (`build.rs`).
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc as Shared;
 
 use rayon::prelude::*;
@@ -286,37 +287,8 @@ impl Design {
                 })
                 .collect(),
         );
-        let undeclared: Vec<&str> = per_instance_pins
-            .par_iter()
-            .flat_map_iter(|pins| {
-                pins.iter()
-                    .map(|(_, net)| &**net)
-                    .filter(|net| declared.get(net).is_none())
-            })
-            .collect();
-        self.nets = if undeclared.is_empty() {
-            declared
-        } else {
-            drop(declared);
-            net_names.extend(undeclared);
-            net_names.par_sort_unstable();
-            net_names.dedup();
-            Slots::from_sorted(
-                net_names
-                    .into_par_iter()
-                    .map(|name| NetSlot {
-                        name: name.into(),
-                        alive: true,
-                        parasitics: None,
-                    })
-                    .collect(),
-            )
-        };
-        for port in &mut self.ports {
-            port.net = self.nets.get(&port.name);
-        }
         // Library pin names are interned already; intern any other (one after the
-        // other: they are few), then resolve in parallel.
+        // other: they are few).
         let unknown_pins: Vec<&str> = per_instance_pins
             .par_iter()
             .flat_map_iter(|pins| {
@@ -328,35 +300,75 @@ impl Design {
         for pin in unknown_pins {
             self.pin_names.intern(pin);
         }
-        let nets = &self.nets;
-        let pin_names = &self.pin_names;
         let cells = &mut self.cells;
         let cell_ids: Vec<u32> = module
             .instances
             .iter()
             .map(|instance| cells.intern(instance.cell))
             .collect();
-        let mut instances: Vec<Instance> = module
-            .instances
-            .par_iter()
-            .zip(per_instance_pins)
-            .zip(cell_ids)
-            .map(|((instance, pins), cell)| {
-                let mut connections: Vec<(u32, u32)> = Vec::with_capacity(pins.len());
-                for (pin, net) in pins {
-                    let (Some(pin), Some(net)) = (pin_names.get(pin), nets.get(&net)) else {
-                        continue;
-                    };
-                    connect(&mut connections, pin, net);
-                }
-                Instance {
-                    name: (*instance.name).into(),
-                    cell,
-                    alive: true,
-                    connections,
-                }
-            })
-            .collect();
+        // The instances with their connections resolved against `nets`, and whether
+        // every connected net was found there.
+        let pin_names = &self.pin_names;
+        let resolve = |nets: &Slots<NetSlot>| -> (Vec<Instance>, bool) {
+            let complete = AtomicBool::new(true);
+            let instances = module
+                .instances
+                .par_iter()
+                .zip(&per_instance_pins)
+                .zip(&cell_ids)
+                .map(|((instance, pins), &cell)| {
+                    let mut connections: Vec<(u32, u32)> = Vec::with_capacity(pins.len());
+                    for (pin, net) in pins {
+                        let Some(pin) = pin_names.get(pin) else {
+                            continue;
+                        };
+                        match nets.get(net) {
+                            Some(net) => connect(&mut connections, pin, net),
+                            None => complete.store(false, AtomicOrdering::Relaxed),
+                        }
+                    }
+                    Instance {
+                        name: (*instance.name).into(),
+                        cell,
+                        alive: true,
+                        connections,
+                    }
+                })
+                .collect();
+            (instances, complete.into_inner())
+        };
+        let (mut instances, complete) = resolve(&declared);
+        if complete {
+            self.nets = declared;
+        } else {
+            // Connected nets that are not declared: add them and resolve again.
+            let undeclared: Vec<&str> = per_instance_pins
+                .par_iter()
+                .flat_map_iter(|pins| {
+                    pins.iter()
+                        .map(|(_, net)| &**net)
+                        .filter(|net| declared.get(net).is_none())
+                })
+                .collect();
+            drop(declared);
+            net_names.extend(undeclared);
+            net_names.par_sort_unstable();
+            net_names.dedup();
+            self.nets = Slots::from_sorted(
+                net_names
+                    .into_par_iter()
+                    .map(|name| NetSlot {
+                        name: name.into(),
+                        alive: true,
+                        parasitics: None,
+                    })
+                    .collect(),
+            );
+            instances = resolve(&self.nets).0;
+        }
+        for port in &mut self.ports {
+            port.net = self.nets.get(&port.name);
+        }
         // Name order; a repeated instance name keeps the last cell and merges the
         // connections, later ones winning (as inserting one by one did).
         instances.par_sort_by(|a, b| a.name.cmp(&b.name));

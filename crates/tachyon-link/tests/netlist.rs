@@ -1,0 +1,76 @@
+//! The id-keyed design builds the graph a name-keyed one would: nets that are only
+//! connected (not declared) are nets too, and every net's pins come in name order.
+
+use tachyon_link::Design;
+
+fn tiny_design(verilog: &str) -> Design {
+    let folder = tachyon_testkit::repo_root().join("testdata/tiny");
+    let mut design = Design::new();
+    for (split, file) in [
+        (tachyon_kernels::Split::Early, "tiny_Early.lib"),
+        (tachyon_kernels::Split::Late, "tiny_Late.lib"),
+    ] {
+        let text = std::fs::read_to_string(folder.join(file)).unwrap();
+        let library = tachyon_liberty::parse_library(file, &text).unwrap();
+        design.set_library(Some(split), &library);
+    }
+    let netlist = tachyon_verilog::parse_netlist("tiny.v", verilog).unwrap();
+    design.set_netlist(&netlist).unwrap();
+    design
+}
+
+/// (net, driver, sinks) by name, in graph order.
+fn nets(design: &Design) -> Vec<(String, Option<String>, Vec<String>)> {
+    let graph = design.build_graph().unwrap();
+    let name = |pin: tachyon_graph::PinId| graph.pin(pin).name.clone();
+    graph
+        .nets()
+        .iter()
+        .map(|net| {
+            (
+                net.name.clone(),
+                net.driver.map(name),
+                net.sinks.iter().map(|&sink| name(sink)).collect(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn undeclared_connected_nets_are_nets_in_name_order() {
+    let path = tachyon_testkit::repo_root().join("testdata/tiny/tiny.v");
+    let declared = std::fs::read_to_string(path).unwrap();
+    let undeclared = declared.replace("wire n1;\n", "").replace("wire c2;\n", "");
+    assert_ne!(declared, undeclared);
+    let expected = nets(&tiny_design(&declared));
+    assert_eq!(nets(&tiny_design(&undeclared)), expected);
+    let names: Vec<&str> = expected.iter().map(|(net, _, _)| net.as_str()).collect();
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    assert_eq!(names, sorted);
+    assert!(names.contains(&"n1") && names.contains(&"c2"));
+}
+
+#[test]
+fn a_net_lists_its_pins_by_name_and_edits_keep_that() {
+    let path = tachyon_testkit::repo_root().join("testdata/tiny/tiny.v");
+    let mut design = tiny_design(&std::fs::read_to_string(path).unwrap());
+    design.insert_gate("a0", "INV").unwrap();
+    design.connect_pin("a0:A", "c1").unwrap();
+    let c1 = nets(&design)
+        .into_iter()
+        .find(|(net, _, _)| net == "c1")
+        .unwrap();
+    assert_eq!(c1.1.as_deref(), Some("cb1:Z"));
+    assert_eq!(c1.2, ["a0:A", "cb2:A", "cb3:A"]);
+    // Removing and re-inserting a gate gives an unconnected instance.
+    design.remove_gate("a0").unwrap();
+    design.insert_gate("a0", "INV").unwrap();
+    let c1 = nets(&design)
+        .into_iter()
+        .find(|(net, _, _)| net == "c1")
+        .unwrap();
+    assert_eq!(c1.2, ["cb2:A", "cb3:A"]);
+    assert!(design.connect_pin("a0:Q", "c1").is_err());
+    assert!(design.connect_pin("a0:A", "nope").is_err());
+}
