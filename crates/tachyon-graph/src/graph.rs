@@ -110,27 +110,54 @@ impl TimingGraph {
     }
 
     /// Adds pins in order, their names hashed in parallel; returns the id of each as
-    /// [`TimingGraph::add_pin`] would (a repeated name gives the existing pin).
+    /// [`TimingGraph::add_pin`] would (a repeated name gives the existing pin). A graph
+    /// with no pins yet adopts the vector (no copy of the pins).
     pub fn add_pins(&mut self, pins: Vec<Pin>) -> Vec<PinId> {
         let hashes: Vec<u64> = pins
             .par_iter()
             .with_min_len(4096)
             .map(|pin| NameIndex::hash(&pin.name))
             .collect();
-        self.pins.reserve(pins.len());
         let mut ids = Vec::with_capacity(pins.len());
-        for (pin, hash) in pins.into_iter().zip(hashes) {
-            let id = PinId::from_index(self.pins.len());
-            let existing = &self.pins;
-            let name_of = |pin: u32| existing[pin as usize].name.as_str();
-            match self
-                .pin_by_name
-                .insert_hashed(hash, &pin.name, id.0, name_of)
-            {
-                Some(holder) => ids.push(PinId(holder)),
-                None => {
-                    self.pins.push(pin);
-                    ids.push(id);
+        self.pin_by_name.reserve(pins.len());
+        if self.pins.is_empty() {
+            // Pins keep their place unless an earlier one repeated a name: then later
+            // ones move down over it.
+            let mut pins = pins;
+            let mut kept = 0usize;
+            for (index, hash) in hashes.into_iter().enumerate() {
+                let existing = {
+                    let placed = &pins;
+                    let name_of = |pin: u32| placed[pin as usize].name.as_str();
+                    self.pin_by_name
+                        .insert_hashed(hash, &placed[index].name, kept as u32, name_of)
+                };
+                match existing {
+                    Some(holder) => ids.push(PinId(holder)),
+                    None => {
+                        pins.swap(kept, index);
+                        ids.push(PinId::from_index(kept));
+                        kept += 1;
+                    }
+                }
+            }
+            pins.truncate(kept);
+            self.pins = pins;
+        } else {
+            self.pins.reserve(pins.len());
+            for (pin, hash) in pins.into_iter().zip(hashes) {
+                let id = PinId::from_index(self.pins.len());
+                let existing = &self.pins;
+                let name_of = |pin: u32| existing[pin as usize].name.as_str();
+                match self
+                    .pin_by_name
+                    .insert_hashed(hash, &pin.name, id.0, name_of)
+                {
+                    Some(holder) => ids.push(PinId(holder)),
+                    None => {
+                        self.pins.push(pin);
+                        ids.push(id);
+                    }
                 }
             }
         }
@@ -177,8 +204,11 @@ impl TimingGraph {
         self.arc_enabled = vec![true; self.arcs.len()];
         self.loops.clear();
         loop {
-            let fanin = Csr::build(n_pins, &self.arcs, &self.arc_enabled, |arc| arc.to);
-            let fanout = Csr::build(n_pins, &self.arcs, &self.arc_enabled, |arc| arc.from);
+            let (arcs, enabled) = (&self.arcs, &self.arc_enabled);
+            let (fanin, fanout) = rayon::join(
+                || Csr::build(n_pins, arcs, enabled, |arc| arc.to),
+                || Csr::build(n_pins, arcs, enabled, |arc| arc.from),
+            );
             match self.levelize(&fanin, &fanout) {
                 Ok((level_start, level_order)) => {
                     self.fanin = fanin;

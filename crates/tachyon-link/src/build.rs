@@ -85,45 +85,52 @@ impl Design {
             n_instance_pins * 2,
         );
         // Ports, then instance pins (names built in parallel, added in order).
-        let mut port_pins = Vec::with_capacity(self.ports.len());
-        for port in &self.ports {
-            let capacitance = load.get(port.name.as_str()).copied().unwrap_or(0.0);
-            port_pins.push(graph.add_pin(Pin {
-                name: port.name.clone(),
-                kind: port.kind,
-                net: None,
-                capacitance: [capacitance; 4],
-            }));
-        }
+        // Ports, then instance pins: names built in parallel, chunk by chunk, then moved
+        // once into one vector that the graph adopts.
         let binding_of = |slot: u32| {
             bindings[self.instances.slots[slot as usize].cell as usize]
                 .as_ref()
                 .expect("checked above")
         };
-        let new_pins: Vec<Pin> = order
-            .par_iter()
-            .flat_map_iter(|&slot| {
-                let instance = &self.instances.slots[slot as usize];
-                binding_of(slot)
-                    .pins
-                    .iter()
-                    .map(move |&(pin_name, kind, capacitance)| {
+        let chunks: Vec<Vec<Pin>> = order
+            .par_chunks(1024)
+            .map(|chunk| {
+                let mut pins = Vec::new();
+                for &slot in chunk {
+                    let instance = &self.instances.slots[slot as usize];
+                    for &(pin_name, kind, capacitance) in &binding_of(slot).pins {
                         let pin_name = &self.pin_names.names[pin_name as usize];
                         let mut name =
                             String::with_capacity(instance.name.len() + 1 + pin_name.len());
                         name.push_str(&instance.name);
                         name.push(':');
                         name.push_str(pin_name);
-                        Pin {
+                        pins.push(Pin {
                             name,
                             kind,
                             net: None,
                             capacitance,
-                        }
-                    })
+                        });
+                    }
+                }
+                pins
             })
             .collect();
-        let instance_pins = graph.add_pins(new_pins);
+        let mut all_pins: Vec<Pin> = Vec::with_capacity(self.ports.len() + n_instance_pins);
+        for port in &self.ports {
+            let capacitance = load.get(port.name.as_str()).copied().unwrap_or(0.0);
+            all_pins.push(Pin {
+                name: port.name.clone(),
+                kind: port.kind,
+                net: None,
+                capacitance: [capacitance; 4],
+            });
+        }
+        for chunk in chunks {
+            all_pins.extend(chunk);
+        }
+        let mut instance_pins = graph.add_pins(all_pins);
+        let port_pins: Vec<PinId> = instance_pins.drain(..self.ports.len()).collect();
         // Cell arcs and tests, instance by instance.
         let mut instance_start: Vec<u32> = vec![0; self.instances.slots.len()];
         let mut position = 0usize;
