@@ -5,7 +5,10 @@
 //! on the CPU (the twin) and recovers the paths from a [`SearchOutcome`]. This module
 //! only moves data and launches kernels, in this order:
 //!
-//! 1. upload the problem; one `paths_forest_level` launch per topological level;
+//! 0. upload the problem; with CPPR, the LCA table of the clock trees (Euler tour and
+//!    sparse table, `lca_*` kernels, see [`build_lca`]), which the search then uses for
+//!    every common point instead of walking up the clock tree;
+//! 1. one `paths_forest_level` launch per topological level;
 //! 2. `paths_roots` (level 0), then per deviation level: the threshold by radix select
 //!    (`paths_histogram`, four 16-bit digits, the bins read back to pick the digit), then
 //!    `paths_count` over the level's candidates, the prefix sum (`paths_chunk_sums`, the
@@ -26,7 +29,9 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 use tachyon_kernels::path_search::host::{pick_bin, select_at_most, PathProblem, SearchOutcome};
-use tachyon_kernels::path_search::{key_value, ordered_key, RADIX_BINS, RADIX_BITS, SCAN_CHUNK};
+use tachyon_kernels::path_search::{
+    key_value, lca as lca_steps, ordered_key, NONE, RADIX_BINS, RADIX_BITS, SCAN_CHUNK,
+};
 
 use crate::error::{DuringExt, GpuError};
 use crate::ptx::KERNELS_PTX;
@@ -51,6 +56,15 @@ struct PathKernels {
     gather: CudaFunction,
     mark_kept: CudaFunction,
     compact: CudaFunction,
+    lca_local_index: CudaFunction,
+    lca_parent: CudaFunction,
+    lca_place: CudaFunction,
+    lca_successor: CudaFunction,
+    lca_rank_jump: CudaFunction,
+    lca_enter: CudaFunction,
+    lca_table_level: CudaFunction,
+    lca_root_init: CudaFunction,
+    lca_root_jump: CudaFunction,
     _module: Arc<CudaModule>,
 }
 
@@ -77,6 +91,13 @@ struct RawSearchInputs {
     endpoint_bound: u64,
     endpoint_capture: u64,
     endpoint_launches: u64,
+    n_tree: u32,
+    lca_positions: u32,
+    lca_local_of: u64,
+    lca_tree_nodes: u64,
+    lca_first: u64,
+    lca_root: u64,
+    lca_table: u64,
 }
 
 // SAFETY: a plain `repr(C)` struct of integers, passed by value as the kernels' first
@@ -152,6 +173,27 @@ pub fn search_paths(
     gpu.synchronize()?;
     phases.push(("upload", started.elapsed().as_secs_f64()));
 
+    // 0. The LCA table of the clock trees (only CPPR needs common points).
+    let started = Instant::now();
+    let uses_lca = problem
+        .endpoints
+        .capture
+        .iter()
+        .any(|&capture| capture != NONE);
+    let lca = if uses_lca && !problem.tree_nodes.is_empty() {
+        Some(build_lca(
+            gpu,
+            &kernels,
+            problem,
+            &tree_parent,
+            &tree_depth,
+        )?)
+    } else {
+        None
+    };
+    gpu.synchronize()?;
+    phases.push(("lca", started.elapsed().as_secs_f64()));
+
     // 1. The forest, level by level.
     let started = Instant::now();
     let nodes_per_split = graph.nodes_per_split;
@@ -209,6 +251,15 @@ pub fn search_paths(
         endpoint_bound: address(&endpoint_bound, stream),
         endpoint_capture: address(&endpoint_capture, stream),
         endpoint_launches: address(&endpoint_launches, stream),
+        n_tree: problem.tree_nodes.len() as u32,
+        lca_positions: lca.as_ref().map_or(0, |lca| lca.positions),
+        lca_local_of: lca.as_ref().map_or(0, |lca| address(&lca.local_of, stream)),
+        lca_tree_nodes: lca
+            .as_ref()
+            .map_or(0, |lca| address(&lca.tree_nodes, stream)),
+        lca_first: lca.as_ref().map_or(0, |lca| address(&lca.first, stream)),
+        lca_root: lca.as_ref().map_or(0, |lca| address(&lca.root, stream)),
+        lca_table: lca.as_ref().map_or(0, |lca| address(&lca.table, stream)),
     };
     // Room for the candidates: generous for `k` (a level may hold many children that a
     // later threshold prunes), within half the free memory and `u32` indices.
@@ -401,6 +452,170 @@ pub fn search_paths(
     Ok(SearchOutcome { phases, ..outcome })
 }
 
+/// The LCA table on the device (see `path_search::ClockLca`).
+struct DeviceLca {
+    local_of: CudaSlice<u32>,
+    tree_nodes: CudaSlice<u32>,
+    first: CudaSlice<u32>,
+    root: CudaSlice<u32>,
+    table: CudaSlice<u64>,
+    positions: u32,
+}
+
+/// Builds the LCA table of the clock trees on the GPU: local numbers, parents and child
+/// counts, a prefix sum, children in slots, the walk's successor arcs, list ranking by
+/// pointer jumping, the tour's keys and first positions, the sparse-table levels, and
+/// the roots by pointer jumping (the steps of `path_search::lca`).
+fn build_lca(
+    gpu: &GpuContext,
+    kernels: &PathKernels,
+    problem: &PathProblem<'_>,
+    tree_parent: &CudaSlice<u32>,
+    tree_depth: &CudaSlice<u32>,
+) -> Result<DeviceLca, GpuError> {
+    const DURING: &str = "building the clock-tree LCA table";
+    let stream = gpu.stream();
+    let n = problem.tree_nodes.len();
+    let n_nodes = problem.graph.edge_start.len().saturating_sub(1);
+    if 2 * n + 2 >= u32::MAX as usize {
+        return Err(out_of_room(gpu, DURING, u64::MAX));
+    }
+    let (n_u32, n_nodes_u32) = (n as u32, n_nodes as u32);
+    let tree_nodes = gpu.upload(DURING, problem.tree_nodes)?;
+    let mut local_of = gpu.allocate_poisoned::<u32>(DURING, n_nodes)?;
+    let mut launch = stream.launch_builder(&kernels.lca_local_index);
+    launch
+        .arg(&tree_nodes)
+        .arg(&n_u32)
+        .arg(&n_nodes_u32)
+        .arg(&mut local_of);
+    // SAFETY: `tree_nodes` holds `n` distinct nodes below `n_nodes`, `local_of`
+    // `n_nodes` values (all `NONE` from the poisoning).
+    unsafe { launch.launch(shape(n)) }.during("launching lca_local_index")?;
+
+    let mut parent = gpu.allocate_poisoned::<u32>(DURING, n + 1)?;
+    let mut scan = Scan::new(gpu, kernels, n + 2)?;
+    stream
+        .memset_zeros(&mut scan.counts.slice_mut(0..n + 1))
+        .during("clearing the child counts")?;
+    let mut launch = stream.launch_builder(&kernels.lca_parent);
+    launch
+        .arg(&tree_nodes)
+        .arg(&n_u32)
+        .arg(tree_parent)
+        .arg(&local_of)
+        .arg(&n_nodes_u32)
+        .arg(&mut parent)
+        .arg(&mut scan.counts);
+    // SAFETY: the tree arrays hold `n_nodes` values, `local_of` is filled, `parent`
+    // holds `n + 1` values and `counts` `n + 1` zeroed counters.
+    unsafe { launch.launch(shape(n)) }.during("launching lca_parent")?;
+    let total = scan.exclusive(gpu, kernels, n + 1)?;
+    if total != n as u64 {
+        return Err(out_of_room(gpu, "counting clock-tree children", u64::MAX));
+    }
+    stream
+        .memcpy_htod(&[n_u32], &mut scan.offsets.slice_mut(n + 1..n + 2))
+        .during("copying the last child start")?;
+    let child_start = scan.offsets;
+    let mut cursor = scan.counts;
+    stream
+        .memset_zeros(&mut cursor.slice_mut(0..n + 1))
+        .during("clearing the child cursors")?;
+    let mut children = gpu.allocate_poisoned::<u32>(DURING, n)?;
+    let mut slot = gpu.allocate_poisoned::<u32>(DURING, n)?;
+    let mut launch = stream.launch_builder(&kernels.lca_place);
+    launch
+        .arg(&parent)
+        .arg(&n_u32)
+        .arg(&child_start)
+        .arg(&mut cursor)
+        .arg(&mut children)
+        .arg(&mut slot);
+    // SAFETY: `child_start` holds the `n + 2` child starts, `cursor` `n + 1` zeroed
+    // counters, `children` and `slot` `n` values.
+    unsafe { launch.launch(shape(n)) }.during("launching lca_place")?;
+
+    let n_arcs = 2 * n;
+    let n_arcs_u32 = n_arcs as u32;
+    let mut next = gpu.allocate_poisoned::<u32>(DURING, n_arcs)?;
+    let mut rank = gpu.allocate_poisoned::<u32>(DURING, n_arcs)?;
+    let mut next_other = gpu.allocate_poisoned::<u32>(DURING, n_arcs)?;
+    let mut rank_other = gpu.allocate_poisoned::<u32>(DURING, n_arcs)?;
+    let mut launch = stream.launch_builder(&kernels.lca_successor);
+    launch
+        .arg(&parent)
+        .arg(&n_u32)
+        .arg(&child_start)
+        .arg(&children)
+        .arg(&slot)
+        .arg(&mut next)
+        .arg(&mut rank);
+    // SAFETY: the tree arrays as filled above; `next` and `rank` hold `2n` values.
+    unsafe { launch.launch(shape(n_arcs)) }.during("launching lca_successor")?;
+    for _ in 0..lca_steps::levels(n_arcs_u32) {
+        let mut launch = stream.launch_builder(&kernels.lca_rank_jump);
+        launch
+            .arg(&n_arcs_u32)
+            .arg(&next)
+            .arg(&rank)
+            .arg(&mut next_other)
+            .arg(&mut rank_other);
+        // SAFETY: four distinct buffers of `2n` values.
+        unsafe { launch.launch(shape(n_arcs)) }.during("launching lca_rank_jump")?;
+        std::mem::swap(&mut next, &mut next_other);
+        std::mem::swap(&mut rank, &mut rank_other);
+    }
+
+    let positions = n_arcs_u32 + 1;
+    let levels = lca_steps::levels(positions);
+    let mut table = gpu.allocate_poisoned::<u64>(DURING, (positions * levels) as usize)?;
+    let mut first = gpu.allocate_poisoned::<u32>(DURING, n)?;
+    let mut launch = stream.launch_builder(&kernels.lca_enter);
+    launch
+        .arg(&n_u32)
+        .arg(&rank)
+        .arg(&parent)
+        .arg(&tree_nodes)
+        .arg(tree_depth)
+        .arg(&n_nodes_u32)
+        .arg(&mut table)
+        .arg(&mut first);
+    // SAFETY: `rank` holds the final ranks of the `2n` arcs (a permutation of
+    // `0..2n`), `tree_depth` `n_nodes` values, `table` at least `2n + 1` keys, `first`
+    // `n` values.
+    unsafe { launch.launch(shape(n_arcs)) }.during("launching lca_enter")?;
+    for level in 1..levels {
+        let mut launch = stream.launch_builder(&kernels.lca_table_level);
+        launch.arg(&mut table).arg(&positions).arg(&level);
+        // SAFETY: `table` holds `levels * positions` keys and level `level - 1` was
+        // written by the previous launch on this stream.
+        unsafe { launch.launch(shape(positions as usize)) }.during("launching lca_table_level")?;
+    }
+
+    let mut root = gpu.allocate_poisoned::<u32>(DURING, n)?;
+    let mut root_other = gpu.allocate_poisoned::<u32>(DURING, n)?;
+    let mut launch = stream.launch_builder(&kernels.lca_root_init);
+    launch.arg(&parent).arg(&n_u32).arg(&mut root);
+    // SAFETY: `parent` holds `n + 1` values, `root` `n`.
+    unsafe { launch.launch(shape(n)) }.during("launching lca_root_init")?;
+    for _ in 0..lca_steps::levels(problem.tree_max_depth + 1) {
+        let mut launch = stream.launch_builder(&kernels.lca_root_jump);
+        launch.arg(&n_u32).arg(&root).arg(&mut root_other);
+        // SAFETY: two distinct buffers of `n` values.
+        unsafe { launch.launch(shape(n)) }.during("launching lca_root_jump")?;
+        std::mem::swap(&mut root, &mut root_other);
+    }
+    Ok(DeviceLca {
+        local_of,
+        tree_nodes,
+        first,
+        root,
+        table,
+        positions,
+    })
+}
+
 /// The `k`-th smallest key of `keys[0..n]` as a slack (infinite when `n < k`), by radix
 /// select: four passes of 16-bit digits, each histogram read back to pick the digit.
 fn select_threshold(
@@ -535,6 +750,15 @@ fn load_kernels(gpu: &GpuContext) -> Result<PathKernels, GpuError> {
         gather: function("paths_gather")?,
         mark_kept: function("paths_mark_kept")?,
         compact: function("paths_compact")?,
+        lca_local_index: function("lca_local_index")?,
+        lca_parent: function("lca_parent")?,
+        lca_place: function("lca_place")?,
+        lca_successor: function("lca_successor")?,
+        lca_rank_jump: function("lca_rank_jump")?,
+        lca_enter: function("lca_enter")?,
+        lca_table_level: function("lca_table_level")?,
+        lca_root_init: function("lca_root_init")?,
+        lca_root_jump: function("lca_root_jump")?,
         _module: module,
     })
 }

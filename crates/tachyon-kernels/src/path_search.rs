@@ -231,20 +231,33 @@ pub fn forest_pull(
     (best, best_edge, start)
 }
 
-/// The clock trees of both splits: parent (`NONE` at a root), depth, CPPR credit.
+/// The clock trees of both splits: parent (`NONE` at a root), depth, CPPR credit, and
+/// optionally an LCA table ([`ClockLca`]; empty: common points by walking up).
 #[derive(Clone, Copy)]
 pub struct ClockTrees<'a> {
     pub parent: &'a [u32],
     pub depth: &'a [u32],
     pub credit: &'a [f64],
+    pub lca: ClockLca<'a>,
 }
 
 impl ClockTrees<'_> {
     /// The common point of a launch and a capture clock node: their lowest common
     /// ancestor, or the capture's root when they hang under different roots (the rise
-    /// and the fall of the source), as the CPU reference does.
+    /// and the fall of the source), as the CPU reference does. By the LCA table when
+    /// there is one (constant time), else by walking up; both give the same node.
     #[inline]
     pub fn common_point(&self, launch: u32, capture: u32) -> u32 {
+        if self.lca.positions > 0 {
+            self.lca.common_point(launch, capture)
+        } else {
+            self.common_point_by_walk(launch, capture)
+        }
+    }
+
+    /// [`ClockTrees::common_point`] by walking both nodes up to their meeting point.
+    #[inline]
+    pub fn common_point_by_walk(&self, launch: u32, capture: u32) -> u32 {
         let (mut launch, mut capture) = (launch as usize, capture as usize);
         let mut launch_depth = self.depth[launch];
         let mut capture_depth = self.depth[capture];
@@ -262,6 +275,198 @@ impl ClockTrees<'_> {
             capture_depth -= 1;
         }
         capture as u32
+    }
+}
+
+/// Lowest common ancestors on the clock trees by Euler tour and sparse table (built on
+/// the GPU by the `lca_*` kernels of `ptx_paths`; [`lca`] has the per-item steps).
+///
+/// The tree nodes of both splits get local numbers `0..n` (`tree_nodes[local]` is the
+/// node); a virtual super-root `n` adopts every root, so the forest is one tree. The
+/// Euler tour lists the `2n + 1` nodes met by a depth-first walk from the super-root;
+/// `table` holds, per level `j`, the smallest key (depth above the super-root `<< 32 |
+/// local`) of every window of `2^j` tour positions (`positions` values per level). The
+/// lowest common ancestor of two nodes is the node of the smallest key between their
+/// first positions (`first`); when it is the super-root the two hang under different
+/// roots and the common point is the capture's root (`root`).
+#[derive(Clone, Copy)]
+pub struct ClockLca<'a> {
+    /// Per node (all of them): its local number, `NONE` off the clock trees.
+    pub local_of: &'a [u32],
+    /// Per local number: the node.
+    pub tree_nodes: &'a [u32],
+    /// Per local number: first tour position.
+    pub first: &'a [u32],
+    /// Per local number: the local number of its root.
+    pub root: &'a [u32],
+    /// The sparse table, `positions` keys per level.
+    pub table: &'a [u64],
+    /// Tour positions (`2n + 1`); 0: no table.
+    pub positions: u32,
+}
+
+impl ClockLca<'_> {
+    /// No table: common points by walking up.
+    pub const EMPTY: ClockLca<'static> = ClockLca {
+        local_of: &[],
+        tree_nodes: &[],
+        first: &[],
+        root: &[],
+        table: &[],
+        positions: 0,
+    };
+
+    /// See [`ClockTrees::common_point`].
+    #[inline]
+    pub fn common_point(&self, launch: u32, capture: u32) -> u32 {
+        let launch = self.local_of[launch as usize] as usize;
+        let capture = self.local_of[capture as usize] as usize;
+        let (a, b) = (self.first[launch], self.first[capture]);
+        let (low, high) = if a <= b { (a, b) } else { (b, a) };
+        let level = lca::floor_log2(high - low + 1);
+        let row = (level * self.positions) as usize;
+        let left = self.table[row + low as usize];
+        let right = self.table[row + (high + 1 - (1 << level)) as usize];
+        let local = (left.min(right) & 0xFFFF_FFFF) as usize;
+        if local == self.tree_nodes.len() {
+            self.tree_nodes[self.root[capture] as usize]
+        } else {
+            self.tree_nodes[local]
+        }
+    }
+}
+
+/// The per-item steps of building a [`ClockLca`] (the GPU kernels and their CPU twin
+/// in `tachyon-paths` call these). `n` is the number of tree nodes, `n` the super-root.
+/// Arcs of the walk: `2 * local` goes down into `local`, `2 * local + 1` back up to
+/// its parent.
+pub mod lca {
+    use super::NONE;
+
+    /// `floor(log2(value))` for `value >= 1`.
+    #[inline]
+    pub fn floor_log2(value: u32) -> u32 {
+        31 - value.leading_zeros()
+    }
+
+    /// Sparse-table levels for `positions` tour positions.
+    #[inline]
+    pub fn levels(positions: u32) -> u32 {
+        floor_log2(positions.max(1)) + 1
+    }
+
+    /// The local parent of tree node `local` (`n` for a root: the super-root adopts it).
+    #[inline]
+    pub fn local_parent(
+        tree_nodes: &[u32],
+        tree_parent: &[u32],
+        local_of: &[u32],
+        local: usize,
+    ) -> u32 {
+        let parent = tree_parent[tree_nodes[local] as usize];
+        if parent == NONE {
+            tree_nodes.len() as u32
+        } else {
+            local_of[parent as usize]
+        }
+    }
+
+    /// The arc after `arc` in the walk (`NONE` after the last). `child_start[p]` is the
+    /// first slot of `p`'s children in `children` (`n + 2` values, the last `n`),
+    /// `slot[c]` where child `c` sits.
+    #[inline]
+    pub fn successor(
+        arc: usize,
+        parent: &[u32],
+        child_start: &[u32],
+        children: &[u32],
+        slot: &[u32],
+    ) -> u32 {
+        let n = parent.len() - 1;
+        let local = arc / 2;
+        if arc % 2 == 0 {
+            // Down into `local`: on to its first child, or straight back up.
+            if child_start[local] < child_start[local + 1] {
+                2 * children[child_start[local] as usize]
+            } else {
+                arc as u32 + 1
+            }
+        } else {
+            // Up from `local`: down into its next sibling, or up from its parent.
+            let up_to = parent[local] as usize;
+            let next = slot[local] + 1;
+            if next < child_start[up_to + 1] {
+                2 * children[next as usize]
+            } else if up_to == n {
+                NONE
+            } else {
+                2 * up_to as u32 + 1
+            }
+        }
+    }
+
+    /// One pointer-jumping step of list ranking: `(next, rank)` of `arc` from the
+    /// previous step's arrays (`rank` counts the arcs after `arc`, up to `next`).
+    #[inline]
+    pub fn jump(arc: usize, next: &[u32], rank: &[u32]) -> (u32, u32) {
+        let after = next[arc];
+        if after == NONE {
+            (NONE, rank[arc])
+        } else {
+            (next[after as usize], rank[arc] + rank[after as usize])
+        }
+    }
+
+    /// The tour position an arc leads to and the key there (depth above the super-root
+    /// `<< 32 | local` of the node it enters); `rank` counts the arcs after it.
+    #[inline]
+    pub fn enter(
+        arc: usize,
+        rank: u32,
+        parent: &[u32],
+        tree_nodes: &[u32],
+        tree_depth: &[u32],
+    ) -> (usize, u64) {
+        let n = tree_nodes.len();
+        let position = 2 * n - rank as usize;
+        let local = arc / 2;
+        let entered = if arc % 2 == 0 {
+            local
+        } else {
+            parent[local] as usize
+        };
+        (position, key(entered, tree_nodes, tree_depth))
+    }
+
+    /// The sparse-table key of local node `local` (the super-root is `n`, depth 0).
+    #[inline]
+    pub fn key(local: usize, tree_nodes: &[u32], tree_depth: &[u32]) -> u64 {
+        let depth = if local == tree_nodes.len() {
+            0
+        } else {
+            tree_depth[tree_nodes[local] as usize] as u64 + 1
+        };
+        (depth << 32) | local as u64
+    }
+
+    /// Entry `index` of sparse-table level `level >= 1` from level `level - 1` (`row`,
+    /// `positions` keys): the smaller key of the two half windows, or the first alone
+    /// where the second runs past the end.
+    #[inline]
+    pub fn table_entry(row: &[u64], level: u32, index: usize) -> u64 {
+        let half = 1usize << (level - 1);
+        let left = row[index];
+        match row.get(index + half) {
+            Some(&right) => left.min(right),
+            None => left,
+        }
+    }
+
+    /// One pointer-jumping step towards the roots: the root candidate of `local` from
+    /// the previous step's (a root points at itself).
+    #[inline]
+    pub fn root_jump(local: usize, up: &[u32]) -> u32 {
+        up[up[local] as usize]
     }
 }
 
@@ -557,6 +762,10 @@ pub mod host {
         pub graph: PathGraph<'a>,
         pub trees: ClockTrees<'a>,
         pub endpoints: Endpoints<'a>,
+        /// The nodes of the clock trees (ascending) and their largest depth, for the
+        /// LCA table ([`super::ClockLca`]).
+        pub tree_nodes: &'a [u32],
+        pub tree_max_depth: u32,
         /// Level `l` of the forest is `level_nodes[level_offsets[l]..level_offsets[l + 1]]`.
         pub level_offsets: &'a [u32],
         pub level_nodes: &'a [u32],

@@ -13,7 +13,8 @@ use core::slice;
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::path_search::{
-    self, CandidateCells, ClockTrees, Endpoints, Forest, ForestCells, PathGraph, SearchInputs,
+    self, lca, CandidateCells, ClockLca, ClockTrees, Endpoints, Forest, ForestCells, PathGraph,
+    SearchInputs,
 };
 
 /// The calling thread's global index and the number of threads of the grid.
@@ -157,6 +158,14 @@ pub struct RawSearchInputs {
     pub endpoint_bound: *const f64,
     pub endpoint_capture: *const u32,
     pub endpoint_launches: *const u32,
+    /// The LCA table (`lca_positions == 0`: none, common points by walking up).
+    pub n_tree: u32,
+    pub lca_positions: u32,
+    pub lca_local_of: *const u32,
+    pub lca_tree_nodes: *const u32,
+    pub lca_first: *const u32,
+    pub lca_root: *const u32,
+    pub lca_table: *const u64,
 }
 
 /// Raw pointers of the candidate arrays (`capacity` elements each).
@@ -176,8 +185,9 @@ pub struct RawCandidates {
 /// # Safety
 ///
 /// Every pointer of `raw` addresses the number of elements its count says (the forest
-/// and tree arrays `n_nodes`, the endpoint arrays `n_endpoints`), none written during
-/// the launch.
+/// and tree arrays `n_nodes`, the endpoint arrays `n_endpoints`; with an LCA table,
+/// `lca_local_of` `n_nodes`, the other LCA arrays `n_tree` and the table
+/// `lca_positions` per level), none written during the launch.
 #[inline]
 unsafe fn search_inputs<'a>(raw: &RawSearchInputs) -> SearchInputs<'a> {
     // SAFETY: guaranteed by the caller.
@@ -201,6 +211,21 @@ unsafe fn search_inputs<'a>(raw: &RawSearchInputs) -> SearchInputs<'a> {
                 parent: input(raw.tree_parent, raw.n_nodes),
                 depth: input(raw.tree_depth, raw.n_nodes),
                 credit: input(raw.tree_credit, raw.n_nodes),
+                lca: if raw.lca_positions == 0 {
+                    ClockLca::EMPTY
+                } else {
+                    ClockLca {
+                        local_of: input(raw.lca_local_of, raw.n_nodes),
+                        tree_nodes: input(raw.lca_tree_nodes, raw.n_tree),
+                        first: input(raw.lca_first, raw.n_tree),
+                        root: input(raw.lca_root, raw.n_tree),
+                        table: input(
+                            raw.lca_table,
+                            raw.lca_positions * lca::levels(raw.lca_positions),
+                        ),
+                        positions: raw.lca_positions,
+                    }
+                },
             },
             endpoints: Endpoints {
                 node: input(raw.endpoint_node, raw.n_endpoints),
@@ -539,6 +564,273 @@ pub unsafe extern "ptx-kernel" fn paths_compact(
             edge[at].set(from.edge[item].get());
             key[at].set(from.post_key[item].get());
         }
+        item += stride;
+    }
+}
+
+// The LCA table of the clock trees (see `path_search::ClockLca` and `path_search::lca`):
+// local numbers, parents and child counts, children in slots, the walk's successor arcs,
+// list ranking by pointer jumping, tour keys and first positions, sparse-table levels,
+// roots by pointer jumping.
+
+/// `local_of[tree_nodes[i]] = i`.
+///
+/// # Safety
+///
+/// `tree_nodes` holds `n` distinct node indices below `n_nodes`; `local_of` `n_nodes`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn lca_local_index(
+    tree_nodes: *const u32,
+    n: u32,
+    n_nodes: u32,
+    local_of: *mut u32,
+) {
+    // SAFETY: see the function's contract; each thread writes a distinct element.
+    let (tree_nodes, local_of) = unsafe { (input(tree_nodes, n), cells(local_of, n_nodes)) };
+    let (mut item, stride) = thread_and_stride();
+    while item < n as usize {
+        local_of[tree_nodes[item] as usize].set(item as u32);
+        item += stride;
+    }
+}
+
+/// `parent[i]` (the super-root `n` for roots; `parent[n] = NONE`) and the child count
+/// of every parent in `counts` (`n + 1` counters, zeroed).
+///
+/// # Safety
+///
+/// `tree_nodes` holds `n` tree nodes, `tree_parent` and `local_of` `n_nodes` values
+/// (`local_of` filled by `lca_local_index`), `parent` and `counts` `n + 1`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn lca_parent(
+    tree_nodes: *const u32,
+    n: u32,
+    tree_parent: *const u32,
+    local_of: *const u32,
+    n_nodes: u32,
+    parent: *mut u32,
+    counts: *mut u32,
+) {
+    // SAFETY: see the function's contract; counters are only updated atomically.
+    let (tree_nodes, tree_parent, local_of, parent, counts) = unsafe {
+        (
+            input(tree_nodes, n),
+            input(tree_parent, n_nodes),
+            input(local_of, n_nodes),
+            cells(parent, n + 1),
+            slice::from_raw_parts(counts as *const AtomicU32, n as usize + 1),
+        )
+    };
+    let (mut item, stride) = thread_and_stride();
+    if item == 0 {
+        parent[n as usize].set(path_search::NONE);
+    }
+    while item < n as usize {
+        let up = lca::local_parent(tree_nodes, tree_parent, local_of, item);
+        parent[item].set(up);
+        counts[up as usize].fetch_add(1, Ordering::Relaxed);
+        item += stride;
+    }
+}
+
+/// Puts every node in a slot of its parent's children: `children[slot[i]] = i`.
+///
+/// # Safety
+///
+/// `parent` holds `n + 1` values, `child_start` `n + 2` (exclusive sums of the child
+/// counts, the last `n`), `cursor` `n + 1` zeroed counters, `children` and `slot` `n`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn lca_place(
+    parent: *const u32,
+    n: u32,
+    child_start: *const u32,
+    cursor: *mut u32,
+    children: *mut u32,
+    slot: *mut u32,
+) {
+    // SAFETY: see the function's contract; each slot is taken by one thread (the atomic
+    // cursor), each `slot[i]` written by thread `i`.
+    let (parent, child_start, cursor, children, slot) = unsafe {
+        (
+            input(parent, n + 1),
+            input(child_start, n + 2),
+            slice::from_raw_parts(cursor as *const AtomicU32, n as usize + 1),
+            cells(children, n),
+            cells(slot, n),
+        )
+    };
+    let (mut item, stride) = thread_and_stride();
+    while item < n as usize {
+        let up = parent[item] as usize;
+        let at = child_start[up] + cursor[up].fetch_add(1, Ordering::Relaxed);
+        children[at as usize].set(item as u32);
+        slot[item].set(at);
+        item += stride;
+    }
+}
+
+/// The successor of every arc of the walk, and the initial ranks (1, 0 for the last).
+///
+/// # Safety
+///
+/// As for `lca_place`, its outputs filled; `next` and `rank` hold `2n` values.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn lca_successor(
+    parent: *const u32,
+    n: u32,
+    child_start: *const u32,
+    children: *const u32,
+    slot: *const u32,
+    next: *mut u32,
+    rank: *mut u32,
+) {
+    // SAFETY: see the function's contract; thread `a` writes arc `a` only.
+    let (parent, child_start, children, slot, next, rank) = unsafe {
+        (
+            input(parent, n + 1),
+            input(child_start, n + 2),
+            input(children, n),
+            input(slot, n),
+            cells(next, 2 * n),
+            cells(rank, 2 * n),
+        )
+    };
+    let (mut item, stride) = thread_and_stride();
+    while item < 2 * n as usize {
+        let after = lca::successor(item, parent, child_start, children, slot);
+        next[item].set(after);
+        rank[item].set(u32::from(after != path_search::NONE));
+        item += stride;
+    }
+}
+
+/// One pointer-jumping step of list ranking, from `next_in`/`rank_in` to the outputs.
+///
+/// # Safety
+///
+/// All four arrays hold `n_arcs` values; inputs and outputs are distinct buffers.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn lca_rank_jump(
+    n_arcs: u32,
+    next_in: *const u32,
+    rank_in: *const u32,
+    next_out: *mut u32,
+    rank_out: *mut u32,
+) {
+    // SAFETY: see the function's contract.
+    let (next_in, rank_in, next_out, rank_out) = unsafe {
+        (
+            input(next_in, n_arcs),
+            input(rank_in, n_arcs),
+            cells(next_out, n_arcs),
+            cells(rank_out, n_arcs),
+        )
+    };
+    let (mut item, stride) = thread_and_stride();
+    while item < n_arcs as usize {
+        let (after, rank) = lca::jump(item, next_in, rank_in);
+        next_out[item].set(after);
+        rank_out[item].set(rank);
+        item += stride;
+    }
+}
+
+/// The tour: the key of every position (level 0 of the table) and every node's first
+/// position.
+///
+/// # Safety
+///
+/// `rank` holds the final ranks of the `2n` arcs, `parent` `n + 1` values,
+/// `tree_nodes` `n`, `tree_depth` `n_nodes`; `table` `2n + 1` keys, `first` `n`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "ptx-kernel" fn lca_enter(
+    n: u32,
+    rank: *const u32,
+    parent: *const u32,
+    tree_nodes: *const u32,
+    tree_depth: *const u32,
+    n_nodes: u32,
+    table: *mut u64,
+    first: *mut u32,
+) {
+    // SAFETY: see the function's contract; the ranks are a permutation, so each
+    // position is written by one thread (position 0 by thread 0).
+    let (rank, parent, tree_nodes, tree_depth, table, first) = unsafe {
+        (
+            input(rank, 2 * n),
+            input(parent, n + 1),
+            input(tree_nodes, n),
+            input(tree_depth, n_nodes),
+            cells(table, 2 * n + 1),
+            cells(first, n),
+        )
+    };
+    let (mut item, stride) = thread_and_stride();
+    if item == 0 {
+        table[0].set(lca::key(n as usize, tree_nodes, tree_depth));
+    }
+    while item < 2 * n as usize {
+        let (position, key) = lca::enter(item, rank[item], parent, tree_nodes, tree_depth);
+        table[position].set(key);
+        if item % 2 == 0 {
+            first[item / 2].set(position as u32);
+        }
+        item += stride;
+    }
+}
+
+/// Level `level >= 1` of the sparse table from level `level - 1`.
+///
+/// # Safety
+///
+/// `table` holds at least `(level + 1) * positions` keys, level `level - 1` written.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn lca_table_level(table: *mut u64, positions: u32, level: u32) {
+    // SAFETY: see the function's contract; the two rows do not overlap.
+    let (row, out) = unsafe {
+        let previous = table.add(((level - 1) * positions) as usize);
+        (
+            input(previous as *const u64, positions),
+            cells(table.add((level * positions) as usize), positions),
+        )
+    };
+    let (mut item, stride) = thread_and_stride();
+    while item < positions as usize {
+        out[item].set(lca::table_entry(row, level, item));
+        item += stride;
+    }
+}
+
+/// Roots: `up[i]` = `i` for a root, else its parent (first step of the jumping).
+///
+/// # Safety
+///
+/// `parent` holds `n + 1` values, `up` `n`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn lca_root_init(parent: *const u32, n: u32, up: *mut u32) {
+    // SAFETY: see the function's contract.
+    let (parent, up) = unsafe { (input(parent, n + 1), cells(up, n)) };
+    let (mut item, stride) = thread_and_stride();
+    while item < n as usize {
+        let above = parent[item];
+        up[item].set(if above == n { item as u32 } else { above });
+        item += stride;
+    }
+}
+
+/// One pointer-jumping step towards the roots.
+///
+/// # Safety
+///
+/// `up_in` and `up_out` hold `n` values, distinct buffers.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn lca_root_jump(n: u32, up_in: *const u32, up_out: *mut u32) {
+    // SAFETY: see the function's contract.
+    let (up_in, up_out) = unsafe { (input(up_in, n), cells(up_out, n)) };
+    let (mut item, stride) = thread_and_stride();
+    while item < n as usize {
+        up_out[item].set(lca::root_jump(item, up_in));
         item += stride;
     }
 }

@@ -27,8 +27,8 @@ use tachyon_cppr::ClockTree;
 use tachyon_graph::{PinId, TimingData, TimingGraph};
 use tachyon_kernels::path_search::host::{select_at_most, PathProblem, SearchOutcome};
 use tachyon_kernels::path_search::{
-    self, compacted_parent, key_value, ordered_key, Candidate, ClockTrees, Endpoints, Forest,
-    PathGraph, SearchInputs, INPUT_START, NONE,
+    self, compacted_parent, key_value, lca, ordered_key, Candidate, ClockLca, ClockTrees,
+    Endpoints, Forest, PathGraph, SearchInputs, INPUT_START, NONE,
 };
 use tachyon_kernels::{Split, Transition};
 
@@ -52,6 +52,8 @@ pub struct FlatGraph {
     tree_parent: Vec<u32>,
     tree_depth: Vec<u32>,
     tree_credit: Vec<f64>,
+    tree_nodes: Vec<u32>,
+    tree_max_depth: u32,
     level_offsets: Vec<u32>,
     level_nodes: Vec<u32>,
     trees: [Option<ClockTree>; 2],
@@ -181,6 +183,27 @@ impl FlatGraph {
                 });
         }
 
+        let tree_nodes: Vec<u32> = (0..n_nodes as u32)
+            .into_par_iter()
+            .with_min_len(MIN_PARALLEL)
+            .filter(|&node| {
+                let split = Split::BOTH[(node / nodes_per_split) as usize];
+                let clock_node = node % nodes_per_split;
+                trees[split.index()].as_ref().is_some_and(|tree| {
+                    tree.node(
+                        PinId(clock_node / 2),
+                        Transition::BOTH[(clock_node % 2) as usize],
+                    )
+                    .is_some()
+                })
+            })
+            .collect();
+        let tree_max_depth = tree_nodes
+            .iter()
+            .map(|&node| tree_depth[node as usize])
+            .max()
+            .unwrap_or(0);
+
         // Topological levels: both splits and transitions of a pin share its level.
         let mut level_offsets = vec![0u32];
         for level in 0..graph.n_levels() {
@@ -209,9 +232,87 @@ impl FlatGraph {
             tree_parent,
             tree_depth,
             tree_credit,
+            tree_nodes,
+            tree_max_depth,
             level_offsets,
             level_nodes,
             trees,
+        }
+    }
+
+    /// The LCA table of the clock trees ([`ClockLca`]) built on the CPU, step by step
+    /// as the GPU builds it (the twin of `tachyon-gpu`'s build, for tests).
+    pub fn clock_lca_cpu(&self) -> ClockLcaTable {
+        let tree_nodes = &self.tree_nodes;
+        let n = tree_nodes.len();
+        let mut local_of = vec![NONE; self.n_nodes()];
+        for (local, &node) in tree_nodes.iter().enumerate() {
+            local_of[node as usize] = local as u32;
+        }
+        let mut parent: Vec<u32> = (0..n)
+            .map(|local| lca::local_parent(tree_nodes, &self.tree_parent, &local_of, local))
+            .collect();
+        parent.push(NONE);
+        let mut child_start = vec![0u32; n + 2];
+        for &up in &parent[..n] {
+            child_start[up as usize + 1] += 1;
+        }
+        for index in 1..n + 2 {
+            child_start[index] += child_start[index - 1];
+        }
+        let mut cursor = child_start.clone();
+        let mut children = vec![NONE; n];
+        let mut slot = vec![NONE; n];
+        for (local, &up) in parent[..n].iter().enumerate() {
+            slot[local] = cursor[up as usize];
+            children[cursor[up as usize] as usize] = local as u32;
+            cursor[up as usize] += 1;
+        }
+        let mut next: Vec<u32> = (0..2 * n)
+            .map(|arc| lca::successor(arc, &parent, &child_start, &children, &slot))
+            .collect();
+        let mut rank: Vec<u32> = next.iter().map(|&after| u32::from(after != NONE)).collect();
+        for _ in 0..lca::levels(2 * n as u32) {
+            let jumped: Vec<(u32, u32)> =
+                (0..2 * n).map(|arc| lca::jump(arc, &next, &rank)).collect();
+            (next, rank) = jumped.into_iter().unzip();
+        }
+        let positions = 2 * n + 1;
+        let mut table = vec![0u64; positions];
+        let mut first = vec![0u32; n];
+        table[0] = lca::key(n, tree_nodes, &self.tree_depth);
+        for arc in 0..2 * n {
+            let (position, key) = lca::enter(arc, rank[arc], &parent, tree_nodes, &self.tree_depth);
+            table[position] = key;
+            if arc % 2 == 0 {
+                first[arc / 2] = position as u32;
+            }
+        }
+        for level in 1..lca::levels(positions as u32) {
+            let row = (level as usize - 1) * positions;
+            let next_row: Vec<u64> = (0..positions)
+                .map(|index| lca::table_entry(&table[row..row + positions], level, index))
+                .collect();
+            table.extend(next_row);
+        }
+        let mut root: Vec<u32> = (0..n)
+            .map(|local| {
+                if parent[local] as usize == n {
+                    local as u32
+                } else {
+                    parent[local]
+                }
+            })
+            .collect();
+        for _ in 0..lca::levels(self.tree_max_depth + 1) {
+            root = (0..n).map(|local| lca::root_jump(local, &root)).collect();
+        }
+        ClockLcaTable {
+            local_of,
+            first,
+            root,
+            table,
+            positions: positions as u32,
         }
     }
 
@@ -235,6 +336,15 @@ impl std::fmt::Debug for FlatGraph {
             .field("levels", &(self.level_offsets.len() - 1))
             .finish()
     }
+}
+
+/// The arrays of a [`ClockLca`] (besides the tree node list, which the graph holds).
+pub struct ClockLcaTable {
+    pub local_of: Vec<u32>,
+    pub first: Vec<u32>,
+    pub root: Vec<u32>,
+    pub table: Vec<u64>,
+    pub positions: u32,
 }
 
 /// The parts' items one after the other (copied in parallel).
@@ -320,6 +430,11 @@ impl FlatPaths {
         paths
     }
 
+    /// The shared flattened graph.
+    pub fn graph(&self) -> &FlatGraph {
+        &self.graph
+    }
+
     /// The problem as slices, for a search driver.
     pub fn problem(&self, max_level: Option<u32>) -> PathProblem<'_> {
         let flat = &*self.graph;
@@ -335,7 +450,10 @@ impl FlatPaths {
                 parent: &flat.tree_parent,
                 depth: &flat.tree_depth,
                 credit: &flat.tree_credit,
+                lca: ClockLca::EMPTY,
             },
+            tree_nodes: &flat.tree_nodes,
+            tree_max_depth: flat.tree_max_depth,
             endpoints: Endpoints {
                 node: &self.endpoint_node,
                 required: &self.endpoint_required,

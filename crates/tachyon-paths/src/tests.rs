@@ -576,3 +576,41 @@ fn gpu_search_equals_the_twin_and_the_reference() {
     }
     println!("GPU path search: {checked} queries identical to the twin and the reference");
 }
+
+/// The LCA table (Euler tour + sparse table, built step by step as on the GPU) gives
+/// the same common point as walking up, for every pair of clock nodes of a split.
+#[test]
+fn clock_lca_table_equals_walking_up() {
+    let mut checked = 0;
+    for seed in 0..30 {
+        let (graph, data) = random_design(seed);
+        let flat = crate::flat::FlatPaths::build(&graph, &data, &PathQuery::top(1));
+        let table = flat.graph().clock_lca_cpu();
+        let problem = flat.problem(None);
+        let walk = problem.trees;
+        let lca = tachyon_kernels::path_search::ClockLca {
+            local_of: &table.local_of,
+            tree_nodes: problem.tree_nodes,
+            first: &table.first,
+            root: &table.root,
+            table: &table.table,
+            positions: table.positions,
+        };
+        let nodes = problem.tree_nodes;
+        let half = problem.graph.nodes_per_split;
+        for &launch in nodes {
+            for &capture in nodes {
+                if launch / half != capture / half {
+                    continue;
+                }
+                assert_eq!(
+                    lca.common_point(launch, capture),
+                    walk.common_point_by_walk(launch, capture),
+                    "seed {seed}: {launch} {capture}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 1000, "only {checked} pairs");
+}
