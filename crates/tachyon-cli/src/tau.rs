@@ -35,6 +35,9 @@ pub struct TauArgs {
     /// `gpu` and `auto` time on the CPU (one log line says so). Results are identical.
     #[arg(long, default_value = "auto")]
     device: crate::DeviceChoice,
+    /// The most GPUs the GPU backend uses for the CPPR passes (default: all of them).
+    #[arg(long, value_name = "N")]
+    gpus: Option<usize>,
     /// After loading, time the design on the GPU and on the CPU (`--runs` times each,
     /// after a warm-up), print per-phase medians and count the values (every
     /// at/rat/slew/slack of every pin and condition, loads, delays, tests) that differ
@@ -74,6 +77,7 @@ pub enum TimingGroups {
 pub fn run(args: TauArgs) -> anyhow::Result<()> {
     let mut timer = Timer::new();
     timer.set_device(args.device.into());
+    timer.set_gpu_limit(args.gpus);
     timer.set_cppr(!args.no_cppr);
     timer.set_timing_group_policy(match args.timing_groups {
         TimingGroups::All => TimingGroupPolicy::KeepAll,

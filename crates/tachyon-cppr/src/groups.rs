@@ -4,73 +4,13 @@
 use rayon::prelude::*;
 use tachyon_graph::{ArcId, ArcKind, PinKind, TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
+use tachyon_kernels::cppr::{
+    entry_groups, EntryGroups, GroupInput, EMPTY_ENTRY, INPUT_CELL, INPUT_LAUNCH, INPUT_NET,
+    INPUT_SEED, NO_GROUP,
+};
 use tachyon_kernels::{Split, Transition};
 
 use crate::clock_tree::ClockTree;
-
-const NO_GROUP: u32 = u32::MAX;
-
-/// The best two arrivals of distinct groups ("best" = latest for late, earliest for
-/// early). Empty slots hold NaN and [`NO_GROUP`].
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Top2 {
-    values: [f64; 2],
-    groups: [u32; 2],
-}
-
-impl Top2 {
-    pub(crate) const EMPTY: Top2 = Top2 {
-        values: [f64::NAN; 2],
-        groups: [NO_GROUP; 2],
-    };
-
-    fn better(later_is_worse: bool, a: f64, b: f64) -> bool {
-        b.is_nan() || if later_is_worse { a > b } else { a < b }
-    }
-
-    pub(crate) fn insert(&mut self, late: bool, value: f64, group: u32) {
-        if value.is_nan() {
-            return;
-        }
-        if self.groups[0] == group {
-            if Self::better(late, value, self.values[0]) {
-                self.values[0] = value;
-            }
-        } else if self.groups[1] == group {
-            if Self::better(late, value, self.values[1]) {
-                self.values[1] = value;
-                if Self::better(late, self.values[1], self.values[0]) {
-                    self.values.swap(0, 1);
-                    self.groups.swap(0, 1);
-                }
-            }
-        } else if Self::better(late, value, self.values[0]) {
-            self.values[1] = self.values[0];
-            self.groups[1] = self.groups[0];
-            self.values[0] = value;
-            self.groups[0] = group;
-        } else if Self::better(late, value, self.values[1]) {
-            self.values[1] = value;
-            self.groups[1] = group;
-        }
-    }
-
-    /// The best arrival whose group is not `group` (NaN if none).
-    pub(crate) fn best_except(&self, group: u32) -> f64 {
-        if self.groups[0] != group {
-            self.values[0]
-        } else {
-            self.values[1]
-        }
-    }
-
-    /// The arrival of `group`, if it is one of the two kept.
-    pub(crate) fn value_of(&self, group: u32) -> Option<f64> {
-        (0..2)
-            .find(|&slot| self.groups[slot] == group && !self.values[slot].is_nan())
-            .map(|slot| self.values[slot])
-    }
-}
 
 /// Which arrivals start a pass.
 #[derive(Debug, Clone, Copy)]
@@ -83,52 +23,37 @@ pub(crate) enum Seeding {
     OneLaunch(u32),
 }
 
-/// One input of a network entry: an arc of the pass's split that can carry an arrival,
-/// or the seed of a primary input, with the values it adds ([`Delays`]).
-#[derive(Debug, Clone, Copy)]
-enum Input {
-    /// A net arc (transitions pass straight through) from the entry at `from`; delays
-    /// by transition.
-    Net { from: u32 },
-    /// A cell arc of the pass's split, from the data entry at `from`; delays by input
-    /// transition * 2 + output transition.
-    Cell { from: u32 },
-    /// A launch arc from clock node `node`; delays by output transition (for the
-    /// launching edge), then the clock pin's arrival at that edge.
-    Launch { node: u32 },
-    /// The entry is primary input `primary_inputs[index]`: seeded by
-    /// [`Seeding::PrimaryInputs`].
-    Seed { index: u32 },
-}
-
-/// The arc delays (or clock arrival) an [`Input`] adds, copied from the timing data when
-/// the network is compiled: a pass reads them in order instead of gathering them from
-/// the per-arc table (that gather was most of a pass's time).
-type Delays = [f64; 4];
-
 /// Where an entry's arrivals are when the pin is not in the network: never written, so
 /// always empty.
-const EMPTY_ENTRY: u32 = 0;
+const EMPTY_ENTRY_INDEX: u32 = 0;
 
 /// The data network of one split, compiled once for all passes: the pins a pass
 /// computes (off the clock network, in the fan-in cone of some test data pin of the
 /// split, and either primary inputs or pins with inputs), numbered level by level as
 /// *entries* so that a pass writes each level as one contiguous slice and reads only
-/// earlier entries. Entry 0 is [`EMPTY_ENTRY`]; inputs from pins outside the network
-/// read it (their arrivals were never set, so they add nothing).
+/// earlier entries. Entry 0 is never written; inputs from pins outside the network
+/// read it (their arrivals were never set, so they add nothing). Each input carries
+/// the values it adds (arc delays, a launch's clock arrival, a primary input's
+/// arrivals), copied from the timing data once, so a pass reads them in order instead
+/// of gathering them per arc (that gather was most of a pass's time).
+///
+/// The *start points* are the launching clock nodes (`launch_nodes`, sorted) and one
+/// more slot shared by all primary inputs: a pass is seeded by one group per start
+/// point ([`DataNetwork::start_groups`]).
 #[derive(Debug)]
 pub(crate) struct DataNetwork {
-    late: bool,
-    /// The entry of each pin (`EMPTY_ENTRY` when the pin is not in the network).
+    pub(crate) late: bool,
+    /// The entry of each pin (`EMPTY_ENTRY_INDEX` when the pin is not in the network).
     entry_of: Vec<u32>,
     /// Entries `level_start[l]..level_start[l + 1]` form level `l`.
-    level_start: Vec<u32>,
+    pub(crate) level_start: Vec<u32>,
     /// `inputs[input_start[e]..input_start[e + 1]]` are the inputs of entry `e`, in
     /// fan-in order.
-    input_start: Vec<u32>,
-    inputs: Vec<(Input, Delays)>,
-    /// Primary inputs off the clock network: arrival per transition (NaN without slew).
-    primary_inputs: Vec<[f64; 2]>,
+    pub(crate) input_start: Vec<u32>,
+    pub(crate) inputs: Vec<GroupInput>,
+    /// The clock nodes that launch into the network, sorted; start point `i` is
+    /// `launch_nodes[i]`, and start point `launch_nodes.len()` the primary inputs.
+    launch_nodes: Vec<u32>,
 }
 
 impl DataNetwork {
@@ -176,11 +101,11 @@ impl DataNetwork {
             .collect();
         let mut network = DataNetwork {
             late: split == Split::Late,
-            entry_of: vec![EMPTY_ENTRY; n_pins],
+            entry_of: vec![EMPTY_ENTRY_INDEX; n_pins],
             level_start: Vec::new(),
             input_start: vec![0, 0],
             inputs: Vec::new(),
-            primary_inputs: Vec::new(),
+            launch_nodes: Vec::new(),
         };
         let mut n_entries = 1u32;
         for level in 0..graph.n_levels() {
@@ -195,7 +120,7 @@ impl DataNetwork {
                             continue;
                         }
                         if is_primary_input[pin.index()] {
-                            let mut arrivals = [f64::NAN; 2];
+                            let mut arrivals = [f64::NAN; 4];
                             for transition in Transition::BOTH {
                                 let condition = condition_index(split, transition);
                                 if !data.slew[pin.index()][condition].is_nan() {
@@ -203,11 +128,12 @@ impl DataNetwork {
                                         data.arrival[pin.index()][condition];
                                 }
                             }
-                            // Numbered network-wide when the chunks are merged.
-                            compiled
-                                .inputs
-                                .push((Input::Seed { index: 0 }, [f64::NAN; 4]));
-                            compiled.primary_inputs.push(arrivals);
+                            // The start point is numbered once the launches are known.
+                            compiled.inputs.push(GroupInput {
+                                kind: INPUT_SEED,
+                                source: 0,
+                                delays: arrivals,
+                            });
                             compiled.pins.push((pin.0, 1));
                             continue;
                         }
@@ -232,33 +158,63 @@ impl DataNetwork {
                     let end = network.input_start[network.input_start.len() - 1] + n_inputs;
                     network.input_start.push(end);
                 }
-                let mut chunk_primary_inputs = compiled.primary_inputs.into_iter();
-                for mut input in compiled.inputs {
-                    if let (Input::Seed { index }, _) = &mut input {
-                        *index = network.primary_inputs.len() as u32;
-                        network.primary_inputs.extend(chunk_primary_inputs.next());
-                    }
-                    network.inputs.push(input);
-                }
+                network.inputs.extend(compiled.inputs);
             }
         }
         network.level_start.push(n_entries);
-        // Inputs name their source pins' entries (fan-in comes from earlier levels, so
-        // those are numbered by now).
-        let entry_of = &network.entry_of;
-        network
+        let mut launch_nodes: Vec<u32> = network
             .inputs
-            .par_iter_mut()
-            .for_each(|(input, _)| match input {
-                Input::Net { from } | Input::Cell { from } => *from = entry_of[*from as usize],
-                Input::Launch { .. } | Input::Seed { .. } => {}
-            });
+            .par_iter()
+            .filter(|input| input.kind == INPUT_LAUNCH)
+            .map(|input| input.source)
+            .collect();
+        launch_nodes.par_sort_unstable();
+        launch_nodes.dedup();
+        // Inputs name their source pins' entries (fan-in comes from earlier levels, so
+        // those are numbered by now) and their start points.
+        let entry_of = &network.entry_of;
+        let primary_inputs_start = launch_nodes.len() as u32;
+        network.inputs.par_iter_mut().for_each(|input| {
+            input.source = match input.kind {
+                INPUT_NET | INPUT_CELL => entry_of[input.source as usize],
+                INPUT_LAUNCH => match launch_nodes.binary_search(&input.source) {
+                    Ok(start) => start as u32,
+                    Err(_) => unreachable!("every launch node was collected"),
+                },
+                _ => primary_inputs_start,
+            }
+        });
+        network.launch_nodes = launch_nodes;
         network
     }
 
-    /// The arrivals of `pin` in a pass's result.
-    pub(crate) fn at(&self, arrivals: &[[Top2; 2]], pin: tachyon_graph::PinId) -> [Top2; 2] {
-        arrivals[self.entry_of[pin.index()] as usize]
+    /// The entry of `pin` (an empty one when the pin is not in the network).
+    pub(crate) fn entry(&self, pin: tachyon_graph::PinId) -> u32 {
+        self.entry_of[pin.index()]
+    }
+
+    /// The start points: launching clock nodes, then the primary inputs' slot.
+    pub(crate) fn n_starts(&self) -> u32 {
+        self.launch_nodes.len() as u32 + 1
+    }
+
+    /// The group of every start point for a pass seeded by `seeding`.
+    pub(crate) fn start_groups(&self, tree: &ClockTree, seeding: Seeding) -> Vec<u32> {
+        let mut groups: Vec<u32> = self
+            .launch_nodes
+            .par_iter()
+            .map(|&node| match seeding {
+                Seeding::PrimaryInputs => NO_GROUP,
+                Seeding::LaunchesGroupedAtDepth(depth) => tree.ancestor(node, depth),
+                Seeding::OneLaunch(launch) if launch == node => 0,
+                Seeding::OneLaunch(_) => NO_GROUP,
+            })
+            .collect();
+        groups.push(match seeding {
+            Seeding::PrimaryInputs => 0,
+            _ => NO_GROUP,
+        });
+        groups
     }
 }
 
@@ -267,31 +223,41 @@ impl DataNetwork {
 struct CompiledChunk {
     /// (pin, number of inputs).
     pins: Vec<(u32, u32)>,
-    inputs: Vec<(Input, Delays)>,
-    primary_inputs: Vec<[f64; 2]>,
+    /// Until the network is numbered, inputs name their source pin (arcs) or clock
+    /// node (launches).
+    inputs: Vec<GroupInput>,
 }
 
+/// The input an arc gives its `to` pin in the network of `split`, naming its source
+/// pin (or, for a launch, its clock node) until the network is numbered.
 fn compile_input(
     graph: &TimingGraph,
     data: &TimingData,
     tree: &ClockTree,
     split: Split,
     arc_id: ArcId,
-) -> Option<(Input, Delays)> {
+) -> Option<GroupInput> {
     let arc = graph.arc(arc_id);
     let delays = data.arc_delay[arc_id.index()];
     let from = arc.from;
     let all_nan = |values: &[f64]| values.iter().all(|value| value.is_nan());
+    let input = |kind, source, delays| {
+        Some(GroupInput {
+            kind,
+            source,
+            delays,
+        })
+    };
     match &arc.kind {
         ArcKind::Net { .. } => {
             if tree.is_clock_pin(from) {
                 return None;
             }
             let own = Transition::BOTH.map(|transition| delays[condition_index(split, transition)]);
-            (!all_nan(&own)).then_some((
-                Input::Net { from: from.0 },
-                [own[0], own[1], f64::NAN, f64::NAN],
-            ))
+            if all_nan(&own) {
+                return None;
+            }
+            input(INPUT_NET, from.0, [own[0], own[1], f64::NAN, f64::NAN])
         }
         ArcKind::Cell(cell) if cell.split == split => {
             if tree.is_clock_pin(from) {
@@ -300,32 +266,32 @@ fn compile_input(
                 let clock_arrival = data.arrival[from.index()][condition_index(split, edge)];
                 let launch =
                     Transition::BOTH.map(|output| delays[edge.index() * 2 + output.index()]);
-                return Some((
-                    Input::Launch { node },
+                return input(
+                    INPUT_LAUNCH,
+                    node,
                     [launch[0], launch[1], clock_arrival, f64::NAN],
-                ));
+                );
             }
-            (!all_nan(&delays)).then_some((Input::Cell { from: from.0 }, delays))
+            if all_nan(&delays) {
+                return None;
+            }
+            input(INPUT_CELL, from.0, delays)
         }
         ArcKind::Cell(_) => None,
     }
 }
 
-/// One pass through the data network: the arrivals of every entry (read them with
-/// [`DataNetwork::at`]).
-pub(crate) fn propagate_groups(
-    network: &DataNetwork,
-    tree: &ClockTree,
-    seeding: Seeding,
-) -> Vec<[Top2; 2]> {
-    let n_entries = network.level_start[network.level_start.len() - 1] as usize;
-    let mut arrivals = vec![[Top2::EMPTY; 2]; n_entries];
-    for level in 0..network.level_start.len() - 1 {
-        let begin = network.level_start[level] as usize;
-        let end = network.level_start[level + 1] as usize;
+/// One pass through the data network on the CPU, seeded by `start_group` (one group
+/// per start point): the arrivals of every entry. Level by level, each entry computed
+/// by `tachyon_kernels::cppr::entry_groups`, as the GPU's `cppr_level` does.
+pub(crate) fn propagate_groups(network: &DataNetwork, start_group: &[u32]) -> Vec<EntryGroups> {
+    let n_entries = network.input_start.len() - 1;
+    let mut arrivals = vec![EMPTY_ENTRY; n_entries];
+    for level in network.level_start.windows(2) {
+        let (begin, end) = (level[0] as usize, level[1] as usize);
         // Each level reads only earlier entries and writes its own slice.
         let (earlier, rest) = arrivals.split_at_mut(begin);
-        let earlier: &[[Top2; 2]] = earlier;
+        let earlier: &[EntryGroups] = earlier;
         rest[..end - begin]
             .par_iter_mut()
             .with_min_len(64)
@@ -334,81 +300,8 @@ pub(crate) fn propagate_groups(
                 let entry = begin + offset;
                 let inputs = &network.inputs
                     [network.input_start[entry] as usize..network.input_start[entry + 1] as usize];
-                *result = pin_groups(network, tree, seeding, earlier, inputs);
+                *result = entry_groups(network.late, inputs, start_group, |source| earlier[source]);
             });
     }
     arrivals
-}
-
-fn pin_groups(
-    network: &DataNetwork,
-    tree: &ClockTree,
-    seeding: Seeding,
-    arrivals: &[[Top2; 2]],
-    inputs: &[(Input, Delays)],
-) -> [Top2; 2] {
-    let late = network.late;
-    let mut result = [Top2::EMPTY; 2];
-    for (input, delays) in inputs {
-        match *input {
-            Input::Net { from } => {
-                for transition in Transition::BOTH {
-                    let delay = delays[transition.index()];
-                    if delay.is_nan() {
-                        continue;
-                    }
-                    let source = arrivals[from as usize][transition.index()];
-                    for slot in 0..2 {
-                        result[transition.index()].insert(
-                            late,
-                            source.values[slot] + delay,
-                            source.groups[slot],
-                        );
-                    }
-                }
-            }
-            Input::Launch { node } => {
-                let group = match seeding {
-                    Seeding::PrimaryInputs => continue,
-                    Seeding::LaunchesGroupedAtDepth(depth) => tree.ancestor(node, depth),
-                    Seeding::OneLaunch(launch) if launch == node => 0,
-                    Seeding::OneLaunch(_) => continue,
-                };
-                let clock_arrival = delays[2];
-                for output in Transition::BOTH {
-                    let delay = delays[output.index()];
-                    if !delay.is_nan() {
-                        result[output.index()].insert(late, clock_arrival + delay, group);
-                    }
-                }
-            }
-            Input::Seed { index } => {
-                if let Seeding::PrimaryInputs = seeding {
-                    let values = network.primary_inputs[index as usize];
-                    for transition in Transition::BOTH {
-                        result[transition.index()].insert(late, values[transition.index()], 0);
-                    }
-                }
-            }
-            Input::Cell { from } => {
-                for input in Transition::BOTH {
-                    let source = arrivals[from as usize][input.index()];
-                    for output in Transition::BOTH {
-                        let delay = delays[input.index() * 2 + output.index()];
-                        if delay.is_nan() {
-                            continue;
-                        }
-                        for slot in 0..2 {
-                            result[output.index()].insert(
-                                late,
-                                source.values[slot] + delay,
-                                source.groups[slot],
-                            );
-                        }
-                    }
-                }
-            }
-        }
-    }
-    result
 }

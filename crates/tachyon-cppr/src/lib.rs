@@ -32,18 +32,47 @@
 mod clock_tree;
 mod groups;
 
+use std::sync::Arc;
+use std::time::Instant;
+
+use tachyon_gpu::cppr::GroupNetworkLayout;
+use tachyon_gpu::{GpuContext, GpuError};
 use tachyon_graph::{PinId, TimingData, TimingGraph};
+use tachyon_kernels::cppr::EntryGroups;
 use tachyon_kernels::{Split, Transition};
 
 pub use clock_tree::ClockTree;
-use groups::{propagate_groups, DataNetwork, Seeding, Top2};
+use groups::{propagate_groups, DataNetwork, Seeding};
+
+/// Where the grouping passes run. The passes give bit-identical results on either:
+/// both run `tachyon_kernels::cppr::entry_groups` entry by entry in the same order.
+#[derive(Debug, Clone, Copy)]
+pub enum PassDevice<'a> {
+    /// The CPU, each pass parallel level by level (rayon).
+    Cpu,
+    /// These GPUs, the passes of a split shared among them.
+    Gpu(&'a [Arc<GpuContext>]),
+}
 
 /// Fills `tests[..].credit` and `tests[..].slack` with the exact post-CPPR values.
 /// Needs arrivals, arc delays and `required_before_cppr` (`tachyon_gba::evaluate_tests`).
 pub fn apply_cppr(graph: &TimingGraph, data: &mut TimingData) {
+    match apply_cppr_on(graph, data, PassDevice::Cpu) {
+        Ok(()) => {}
+        Err(_) => unreachable!("passes on the CPU cannot fail"),
+    }
+}
+
+/// [`apply_cppr`] with the grouping passes on `device`; fails only on a GPU error.
+pub fn apply_cppr_on(
+    graph: &TimingGraph,
+    data: &mut TimingData,
+    device: PassDevice<'_>,
+) -> Result<(), GpuError> {
     let _span = tracing::info_span!("cppr").entered();
-    let post = post_cppr_slacks(graph, data);
+    let post = post_cppr_slacks_on(graph, data, device)?;
     store(graph, data, &post);
+    Ok(())
 }
 
 /// Writes post-CPPR slacks and the credits they imply into `data.tests`.
@@ -67,18 +96,70 @@ fn store(graph: &TimingGraph, data: &mut TimingData, post: &[[f64; 2]]) {
 /// The exact post-CPPR slack of every test per data transition (`+inf` where no path
 /// reaches the data pin), by depth grouping.
 pub fn post_cppr_slacks(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 2]> {
+    match post_cppr_slacks_on(graph, data, PassDevice::Cpu) {
+        Ok(post) => post,
+        Err(_) => unreachable!("passes on the CPU cannot fail"),
+    }
+}
+
+/// [`post_cppr_slacks`] with the grouping passes on `device`.
+pub fn post_cppr_slacks_on(
+    graph: &TimingGraph,
+    data: &TimingData,
+    device: PassDevice<'_>,
+) -> Result<Vec<[f64; 2]>, GpuError> {
     let mut post = vec![[f64::INFINITY; 2]; graph.tests().len()];
     let Some(clock) = graph.assertions().clock else {
-        return post;
+        return Ok(post);
     };
     // Every test belongs to one split. The splits run one after the other so that
     // only one clock tree and compiled network are alive at a time (memory).
     for split in Split::BOTH {
-        for (test, values) in split_post_cppr_slacks(graph, data, clock.source, split) {
+        for (test, values) in split_post_cppr_slacks(graph, data, clock.source, split, device)? {
             post[test] = values;
         }
     }
-    post
+    Ok(post)
+}
+
+/// Runs one pass per seeding and returns, per pass, the arrivals of the entries
+/// `wanted`.
+fn run_passes(
+    network: &DataNetwork,
+    tree: &ClockTree,
+    wanted: &[u32],
+    seedings: &[Seeding],
+    device: PassDevice<'_>,
+) -> Result<Vec<Vec<EntryGroups>>, GpuError> {
+    match device {
+        // One pass at a time (each parallel level by level), keeping only the wanted
+        // entries, so that memory stays at one pass's arrivals.
+        PassDevice::Cpu => Ok(seedings
+            .iter()
+            .map(|&seeding| {
+                let arrivals = propagate_groups(network, &network.start_groups(tree, seeding));
+                wanted
+                    .iter()
+                    .map(|&entry| arrivals[entry as usize])
+                    .collect()
+            })
+            .collect()),
+        PassDevice::Gpu(contexts) => {
+            let passes: Vec<Vec<u32>> = seedings
+                .iter()
+                .map(|&seeding| network.start_groups(tree, seeding))
+                .collect();
+            let layout = GroupNetworkLayout {
+                late: network.late,
+                level_start: &network.level_start,
+                input_start: &network.input_start,
+                inputs: &network.inputs,
+                n_starts: network.n_starts(),
+                wanted,
+            };
+            tachyon_gpu::cppr::run_group_passes(contexts, &layout, &passes)
+        }
+    }
 }
 
 /// [`post_cppr_slacks`] of the tests of one split, as (test, slacks) pairs.
@@ -87,89 +168,99 @@ fn split_post_cppr_slacks(
     data: &TimingData,
     source: PinId,
     split: Split,
-) -> Vec<(usize, [f64; 2])> {
+    device: PassDevice<'_>,
+) -> Result<Vec<(usize, [f64; 2])>, GpuError> {
     let tests: Vec<usize> = (0..graph.tests().len())
         .filter(|&test| graph.tests()[test].kind.split() == split)
         .collect();
     if tests.is_empty() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let mut post = vec![[f64::INFINITY; 2]; tests.len()];
+    let started = Instant::now();
     let tree = ClockTree::build(graph, data, source, split);
-    {
-        let network = DataNetwork::build(graph, data, &tree, split);
-        let from_inputs = propagate_groups(&network, &tree, Seeding::PrimaryInputs);
-        for (position, &test) in tests.iter().enumerate() {
-            for transition in Transition::BOTH {
-                let value = network.at(&from_inputs, graph.tests()[test].data)[transition.index()]
-                    .best_except(u32::MAX);
-                let slack = test_slack(graph, data, test, transition, value);
-                min_into(&mut post[position][transition.index()], slack);
-            }
-        }
-        drop(from_inputs);
-        let max_depth = tree.max_depth().max(1);
-        let representative = representative_depths(graph, &tree, split, &tests, max_depth);
-        let mut distinct: Vec<u32> = representative.clone();
-        distinct.sort_unstable();
-        distinct.dedup();
-        // Each pass keeps only the values at the tests' data pins, and passes run one
-        // after the other (each is parallel level by level), so that memory stays at
-        // one pass's arrivals.
-        let passes: Vec<(u32, Vec<[Top2; 2]>)> = distinct
+    let tree_built = started.elapsed();
+    let network = DataNetwork::build(graph, data, &tree, split);
+    let network_built = started.elapsed();
+    let wanted: Vec<u32> = tests
+        .iter()
+        .map(|&test| network.entry(graph.tests()[test].data))
+        .collect();
+    let max_depth = tree.max_depth().max(1);
+    let representative = representative_depths(graph, &tree, split, &tests, max_depth);
+    let mut distinct: Vec<u32> = representative.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    // The first pass is seeded by the primary inputs, then one per distinct grouping.
+    let mut seedings = vec![Seeding::PrimaryInputs];
+    seedings.extend(
+        distinct
             .iter()
-            .map(|&depth| {
-                let seeding = Seeding::LaunchesGroupedAtDepth(depth);
-                let arrivals = propagate_groups(&network, &tree, seeding);
-                let at_tests: Vec<[Top2; 2]> = tests
-                    .iter()
-                    .map(|&test| network.at(&arrivals, graph.tests()[test].data))
-                    .collect();
-                (depth, at_tests)
-            })
-            .collect();
-        let pass_of = |depth: u32| {
-            let wanted = representative[depth as usize - 1];
-            passes
-                .iter()
-                .find(|(pass_depth, _)| *pass_depth == wanted)
-                .map(|(pass_depth, at_tests)| (*pass_depth, at_tests))
+            .map(|&depth| Seeding::LaunchesGroupedAtDepth(depth)),
+    );
+    let mut results = run_passes(&network, &tree, &wanted, &seedings, device)?;
+    let passes_done = started.elapsed();
+    let passes: Vec<(u32, Vec<EntryGroups>)> =
+        distinct.iter().copied().zip(results.split_off(1)).collect();
+    let from_inputs = &results[0];
+    for (position, &test) in tests.iter().enumerate() {
+        for transition in Transition::BOTH {
+            let value = from_inputs[position][transition.index()].best_except(u32::MAX);
+            let slack = test_slack(graph, data, test, transition, value);
+            min_into(&mut post[position][transition.index()], slack);
+        }
+    }
+    let pass_of = |depth: u32| {
+        let wanted = representative[depth as usize - 1];
+        passes
+            .iter()
+            .find(|(pass_depth, _)| *pass_depth == wanted)
+            .map(|(pass_depth, at_tests)| (*pass_depth, at_tests))
+    };
+    for (position, &test) in tests.iter().enumerate() {
+        let test_arc = &graph.tests()[test];
+        let Some(capture) = tree.node(test_arc.clock, test_arc.clock_edge) else {
+            continue;
         };
-        for (position, &test) in tests.iter().enumerate() {
-            let test_arc = &graph.tests()[test];
-            let Some(capture) = tree.node(test_arc.clock, test_arc.clock_edge) else {
+        let capture_depth = tree.depth(capture);
+        for depth in 1..=max_depth {
+            let Some((pass_depth, at_tests)) = pass_of(depth) else {
                 continue;
             };
-            let capture_depth = tree.depth(capture);
-            for depth in 1..=max_depth {
-                let Some((pass_depth, at_tests)) = pass_of(depth) else {
-                    continue;
-                };
-                // The pass ran at a depth whose grouping equals this depth's, so its
-                // group labels stand for this depth's groups.
-                let capture_group = tree.ancestor(capture, pass_depth);
-                for transition in Transition::BOTH {
-                    let top = &at_tests[position][transition.index()];
-                    // m_{e+1} + credit(anc_e(C)) for e = depth - 1 < depth(C).
-                    if depth <= capture_depth {
-                        let value = top.best_except(capture_group);
+            // The pass ran at a depth whose grouping equals this depth's, so its
+            // group labels stand for this depth's groups.
+            let capture_group = tree.ancestor(capture, pass_depth);
+            for transition in Transition::BOTH {
+                let top = &at_tests[position][transition.index()];
+                // m_{e+1} + credit(anc_e(C)) for e = depth - 1 < depth(C).
+                if depth <= capture_depth {
+                    let value = top.best_except(capture_group);
+                    let slack = test_slack(graph, data, test, transition, value);
+                    let credit = tree.credit(tree.ancestor(capture, depth - 1));
+                    min_into(&mut post[position][transition.index()], slack + credit);
+                }
+                // The self term: launch = capture, every launch its own group.
+                if depth == max_depth {
+                    if let Some(value) = top.value_of(capture_group) {
                         let slack = test_slack(graph, data, test, transition, value);
-                        let credit = tree.credit(tree.ancestor(capture, depth - 1));
+                        let credit = tree.credit(capture);
                         min_into(&mut post[position][transition.index()], slack + credit);
-                    }
-                    // The self term: launch = capture, every launch its own group.
-                    if depth == max_depth {
-                        if let Some(value) = top.value_of(capture_group) {
-                            let slack = test_slack(graph, data, test, transition, value);
-                            let credit = tree.credit(capture);
-                            min_into(&mut post[position][transition.index()], slack + credit);
-                        }
                     }
                 }
             }
         }
     }
-    tests.into_iter().zip(post).collect()
+    tracing::debug!(
+        ?split,
+        passes = seedings.len(),
+        entries = network.input_start.len() - 1,
+        tree_ms = tree_built.as_secs_f64() * 1e3,
+        network_ms = (network_built - tree_built).as_secs_f64() * 1e3,
+        passes_ms = (passes_done - network_built).as_secs_f64() * 1e3,
+        combine_ms = (started.elapsed() - passes_done).as_secs_f64() * 1e3,
+        "cppr split"
+    );
+    Ok(tests.into_iter().zip(post).collect())
 }
 
 /// For each depth `1..=max_depth`, the smallest depth that groups the launch and
@@ -218,16 +309,14 @@ pub fn brute_force_post_cppr_slacks(graph: &TimingGraph, data: &TimingData) -> V
     for split in Split::BOTH {
         let tree = ClockTree::build(graph, data, clock.source, split);
         let network = DataNetwork::build(graph, data, &tree, split);
-        let from_inputs = propagate_groups(&network, &tree, Seeding::PrimaryInputs);
+        let pass = |seeding| propagate_groups(&network, &network.start_groups(&tree, seeding));
+        let from_inputs = pass(Seeding::PrimaryInputs);
         let mut launches: Vec<u32> = tree.launch_nodes(graph, split);
         launches.sort_unstable();
         launches.dedup();
         let mut per_launch = Vec::new();
         for &launch in &launches {
-            per_launch.push((
-                launch,
-                propagate_groups(&network, &tree, Seeding::OneLaunch(launch)),
-            ));
+            per_launch.push((launch, pass(Seeding::OneLaunch(launch))));
         }
         for (test, test_arc) in graph.tests().iter().enumerate() {
             if test_arc.kind.split() != split {
@@ -235,14 +324,13 @@ pub fn brute_force_post_cppr_slacks(graph: &TimingGraph, data: &TimingData) -> V
             }
             let capture = tree.node(test_arc.clock, test_arc.clock_edge);
             for transition in Transition::BOTH {
-                let value = network.at(&from_inputs, test_arc.data)[transition.index()]
-                    .best_except(u32::MAX);
+                let entry = network.entry(test_arc.data) as usize;
+                let value = from_inputs[entry][transition.index()].best_except(u32::MAX);
                 let slack = test_slack(graph, data, test, transition, value);
                 min_into(&mut post[test][transition.index()], slack);
                 let Some(capture) = capture else { continue };
                 for (launch, arrivals) in &per_launch {
-                    let value = network.at(arrivals, test_arc.data)[transition.index()]
-                        .best_except(u32::MAX);
+                    let value = arrivals[entry][transition.index()].best_except(u32::MAX);
                     let credit = tree.credit(tree.lowest_common_ancestor(*launch, capture));
                     let slack = test_slack(graph, data, test, transition, value);
                     min_into(&mut post[test][transition.index()], slack + credit);
@@ -273,6 +361,3 @@ fn min_into(current: &mut f64, candidate: f64) {
         *current = candidate;
     }
 }
-
-#[cfg(test)]
-mod tests;

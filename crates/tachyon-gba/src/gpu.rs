@@ -71,6 +71,8 @@ impl GpuTiming {
             || FlatParasitics::build(graph),
         );
         let mut device = device?;
+        // A diagnostics switch for measuring what the graphs save (results are equal).
+        device.set_use_graphs(std::env::var_os("TACHYON_GPU_NO_GRAPHS").is_none());
         let rc = RcNetBatch::new(
             parasitics.net_offsets,
             parasitics.parent,

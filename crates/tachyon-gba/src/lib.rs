@@ -27,7 +27,7 @@ pub use compare::{compare, Differences};
 pub use flat::{FlatParasitics, FlatTiming};
 pub use forward::{primary_input_values, propagate_arrivals, propagate_arrivals_flat};
 pub use parasitics::compute_parasitics;
-pub use tachyon_gpu::{Device, GpuContext, GpuError};
+pub use tachyon_gpu::{devices as gpu_devices, Device, GpuContext, GpuError};
 pub use tests_eval::{
     evaluate_tests, evaluate_tests_flat, finish_tests_without_cppr, slack_before_cppr,
 };

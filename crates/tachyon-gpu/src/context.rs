@@ -4,10 +4,13 @@
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute, CUresult};
+use cudarc::driver::sys::{
+    CUdevice_attribute, CUevent_flags, CUfunction_attribute, CUgraphInstantiate_flags, CUresult,
+    CUstreamCaptureMode,
+};
 use cudarc::driver::{
-    result, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
-    DeviceRepr, DriverError, LaunchConfig, PinnedHostSlice, PushKernelArg,
+    result, CudaContext, CudaEvent, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr,
+    DevicePtrMut, DeviceRepr, DriverError, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use rayon::prelude::*;
@@ -107,6 +110,23 @@ fn as_bytes_mut<T: DeviceRepr>(data: &mut [T]) -> &mut [u8] {
     }
 }
 
+/// A CUDA graph captured by [`GpuContext::capture`], replayed on the stream it was
+/// captured on.
+pub(crate) struct CapturedGraph(CudaGraph);
+
+// SAFETY: the CUDA driver lets any thread use a graph as long as no two calls on it run
+// at the same time. `CapturedGraph` is `Send` but not `Sync`, so one thread at a time
+// holds it, and its owner (a timing or CPPR network on the device) moves between
+// threads only as a whole.
+unsafe impl Send for CapturedGraph {}
+
+impl CapturedGraph {
+    /// Queues the graph on its stream.
+    pub(crate) fn launch(&self) -> Result<(), GpuError> {
+        self.0.launch().during("launching a CUDA graph")
+    }
+}
+
 /// The contexts opened so far, one per device ordinal, shared by the whole process.
 static CONTEXTS: Mutex<Vec<Arc<GpuContext>>> = Mutex::new(Vec::new());
 
@@ -120,6 +140,8 @@ pub(crate) struct Kernels {
     pub(crate) gather_parasitics: CudaFunction,
     pub(crate) scatter_quads: CudaFunction,
     pub(crate) fill_f64: CudaFunction,
+    pub(crate) cppr_level: CudaFunction,
+    pub(crate) cppr_gather: CudaFunction,
 }
 
 /// One GPU: its CUDA context and stream, and the kernels (loaded on first use).
@@ -332,9 +354,30 @@ impl GpuContext {
             gather_parasitics: function("gather_parasitics")?,
             scatter_quads: function("scatter_quads")?,
             fill_f64: function("fill_f64")?,
+            cppr_level: function("cppr_level")?,
+            cppr_gather: function("cppr_gather")?,
         };
         tracing::debug!(gpu = self.ordinal, "loaded the kernels");
         Ok(self.kernels.get_or_init(|| kernels))
+    }
+
+    /// Captures the work `launch` queues on this context's stream into a CUDA graph
+    /// (`None` when it queued nothing), to be replayed with one launch. The kernels
+    /// are loaded first: a module load cannot be captured.
+    pub(crate) fn capture(
+        &self,
+        launch: impl FnOnce() -> Result<(), GpuError>,
+    ) -> Result<Option<CapturedGraph>, GpuError> {
+        const DURING: &str = "capturing launches into a CUDA graph";
+        self.kernels()?;
+        self.stream
+            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .during(DURING)?;
+        let launched = launch();
+        // The capture ends whatever happened, so the stream is usable again.
+        let captured = self.stream.end_capture(CUgraphInstantiate_flags(0));
+        launched?;
+        Ok(captured.during(DURING)?.map(CapturedGraph))
     }
 
     /// Fails with [`GpuError::OutOfMemory`] unless `needed` bytes are free.

@@ -9,6 +9,8 @@
 //!   `tachyon_kernels::batch` functions as the GPU, so results are bit-identical.
 //! - [`device`]: is there a driver, which GPUs exist, and [`select`] for
 //!   `--device cpu|gpu|auto`.
+//! - [`cppr`]: CPPR grouping passes (the network uploaded once per split, a CUDA graph
+//!   of its level launches replayed per pass, passes shared among GPUs).
 //! - [`GpuContext`]: one per device, created on demand and cached; it loads the PTX lazily,
 //!   once, and owns the launchers.
 //!
@@ -22,6 +24,7 @@
 
 pub mod batch;
 mod context;
+pub mod cppr;
 pub mod device;
 mod error;
 pub mod paths;

@@ -13,7 +13,7 @@ use tachyon_kernels::propagate::{FlatGraph, LevelLaunch, TestDescriptor, NONE};
 use tachyon_kernels::N_CONDITIONS;
 
 use crate::batch::{check_length, BatchError, RcNetBatch};
-use crate::context::{DeviceRcNets, GpuContext};
+use crate::context::{CapturedGraph, DeviceRcNets, GpuContext};
 use crate::error::{DuringExt, GpuError};
 
 /// Threads per block of the per-pin launches.
@@ -48,7 +48,11 @@ pub struct ParasiticsLayout<'a> {
     pub net_lumped: &'a [[f64; 4]],
 }
 
-fn check_indices(array: &'static str, values: &[u32], limit: usize) -> Result<(), BatchError> {
+pub(crate) fn check_indices(
+    array: &'static str,
+    values: &[u32],
+    limit: usize,
+) -> Result<(), BatchError> {
     check_indices_or_none(array, values, limit, false)
 }
 
@@ -72,7 +76,11 @@ fn check_indices_or_none(
     }
 }
 
-fn check_starts(array: &'static str, starts: &[u32], end: usize) -> Result<(), BatchError> {
+pub(crate) fn check_starts(
+    array: &'static str,
+    starts: &[u32],
+    end: usize,
+) -> Result<(), BatchError> {
     let ascending = starts.windows(2).all(|pair| pair[0] <= pair[1]);
     if starts.first() == Some(&0) && ascending && starts.last().copied() == Some(end as u32) {
         Ok(())
@@ -263,6 +271,11 @@ pub struct DeviceTiming {
     /// on them to download those results while the stream computes on.
     parasitics_done: CudaEvent,
     levels_done: CudaEvent,
+    /// Whether the level sweeps run as CUDA graphs (captured on first use, then
+    /// replayed) rather than as one launch per level.
+    use_graphs: bool,
+    forward_graph: Option<CapturedGraph>,
+    backward_graph: Option<CapturedGraph>,
 }
 
 fn grid(n_threads: u32) -> LaunchConfig {
@@ -323,6 +336,9 @@ impl DeviceTiming {
             required: context.allocate_poisoned(DURING, quads(n_pins))?,
             parasitics_done: new_event(context)?,
             levels_done: new_event(context)?,
+            use_graphs: true,
+            forward_graph: None,
+            backward_graph: None,
         };
         timing.forward_levels = timing.levels(Order::Forward, layout.forward_level_start);
         timing.backward_levels = timing.levels(Order::Backward, layout.level_start);
@@ -432,9 +448,6 @@ impl DeviceTiming {
         primary_inputs: &[(u32, [f64; 4], [f64; 4])],
         period: Option<f64>,
     ) -> Result<(), GpuError> {
-        let kernels = self.context.kernels()?;
-        let stream = self.context.stream();
-
         fill_nan(&self.context, &mut self.arrival)?;
         fill_nan(&self.context, &mut self.slew)?;
         fill_nan(&self.context, &mut self.arc_delay)?;
@@ -450,30 +463,9 @@ impl DeviceTiming {
         )?;
         scatter(&self.context, self.n_pins, &pins, &slews, &mut self.slew)?;
 
-        self.forward_levels.for_each(|level| {
-            let mut launch = stream.launch_builder(&kernels.forward_level);
-            launch
-                .arg(&level)
-                .arg(&self.pin_net)
-                .arg(&self.net_load)
-                .arg(&self.n_nets)
-                .arg(&self.tables)
-                .arg(&self.n_tables)
-                .arg(&self.table_data)
-                .arg(&self.table_data_len)
-                .arg(&self.wire_delay)
-                .arg(&self.wire_impulse)
-                .arg(&mut self.arrival)
-                .arg(&mut self.slew)
-                .arg(&mut self.arc_delay);
-            // SAFETY: matches `ptx_entry::forward_level`; `validate` checked every index
-            // of the layout and the buffers were sized from its counts; the level's pins
-            // are distinct and their fan-in lies in earlier levels (the graph's
-            // levelization), so no thread reads what another writes in this launch.
-            unsafe { launch.launch(grid(level.0.n_level_pins)) }
-                .during("launching forward_level")
-                .map(drop)
-        })?;
+        self.sweep(Order::Forward)?;
+        let kernels = self.context.kernels()?;
+        let stream = self.context.stream();
         self.levels_done
             .record(stream)
             .during("recording an event")?;
@@ -497,6 +489,92 @@ impl DeviceTiming {
             // checked by `validate`; `test_required` holds two values per test.
             unsafe { launch.launch(grid(self.n_tests)) }.during("launching evaluate_tests")?;
             self.tests_evaluated = true;
+        }
+        Ok(())
+    }
+
+    /// Whether the level sweeps run as CUDA graphs (the default) or as one launch per
+    /// level; the results are the same.
+    pub fn set_use_graphs(&mut self, use_graphs: bool) {
+        self.use_graphs = use_graphs;
+    }
+
+    /// Runs the levels of one sweep: the captured graph (capturing it on first use) or
+    /// the launches themselves. Every launch reads and writes buffers allocated at
+    /// upload, so one graph serves every run.
+    fn sweep(&mut self, order: Order) -> Result<(), GpuError> {
+        if !self.use_graphs {
+            return self.launch_levels(order);
+        }
+        let captured = match order {
+            Order::Forward => self.forward_graph.is_some(),
+            Order::Backward => self.backward_graph.is_some(),
+        };
+        if !captured {
+            let context = Arc::clone(&self.context);
+            let graph = context.capture(|| self.launch_levels(order))?;
+            match order {
+                Order::Forward => self.forward_graph = graph,
+                Order::Backward => self.backward_graph = graph,
+            }
+        }
+        let graph = match order {
+            Order::Forward => &self.forward_graph,
+            Order::Backward => &self.backward_graph,
+        };
+        match graph {
+            Some(graph) => graph.launch(),
+            None => Ok(()),
+        }
+    }
+
+    /// Queues one launch per non-empty level of the sweep in `order`.
+    fn launch_levels(&mut self, order: Order) -> Result<(), GpuError> {
+        let kernels = self.context.kernels()?;
+        let stream = self.context.stream();
+        match order {
+            Order::Forward => {
+                self.forward_levels.for_each(|level| {
+                    let mut launch = stream.launch_builder(&kernels.forward_level);
+                    launch
+                        .arg(&level)
+                        .arg(&self.pin_net)
+                        .arg(&self.net_load)
+                        .arg(&self.n_nets)
+                        .arg(&self.tables)
+                        .arg(&self.n_tables)
+                        .arg(&self.table_data)
+                        .arg(&self.table_data_len)
+                        .arg(&self.wire_delay)
+                        .arg(&self.wire_impulse)
+                        .arg(&mut self.arrival)
+                        .arg(&mut self.slew)
+                        .arg(&mut self.arc_delay);
+                    // SAFETY: matches `ptx_entry::forward_level`; `validate` checked every index
+                    // of the layout and the buffers were sized from its counts; the level's pins
+                    // are distinct and their fan-in lies in earlier levels (the graph's
+                    // levelization), so no thread reads what another writes in this launch.
+                    unsafe { launch.launch(grid(level.0.n_level_pins)) }
+                        .during("launching forward_level")
+                        .map(drop)
+                })?;
+            }
+            Order::Backward => {
+                self.backward_levels.for_each(|level| {
+                    let mut launch = stream.launch_builder(&kernels.backward_level);
+                    launch
+                        .arg(&level)
+                        .arg(&self.arc_delay)
+                        .arg(&self.seed)
+                        .arg(&mut self.required);
+                    // SAFETY: matches `ptx_entry::backward_level`; indices validated, buffers
+                    // sized from the layout; a level's fan-out lies in later levels, already
+                    // final, and its pins are distinct.
+                    unsafe { launch.launch(grid(level.0.n_level_pins)) }
+                        .during("launching backward_level")
+                        .map(drop)
+                })?;
+            }
         }
         Ok(())
     }
@@ -558,23 +636,7 @@ impl DeviceTiming {
         let pins: Vec<u32> = seeds.iter().map(|entry| entry.0).collect();
         let values: Vec<[f64; 4]> = seeds.iter().map(|entry| entry.1).collect();
         scatter(&self.context, self.n_pins, &pins, &values, &mut self.seed)?;
-        let kernels = self.context.kernels()?;
-        let stream = self.context.stream();
-        self.backward_levels.for_each(|level| {
-            let mut launch = stream.launch_builder(&kernels.backward_level);
-            launch
-                .arg(&level)
-                .arg(&self.arc_delay)
-                .arg(&self.seed)
-                .arg(&mut self.required);
-            // SAFETY: matches `ptx_entry::backward_level`; indices validated, buffers
-            // sized from the layout; a level's fan-out lies in later levels, already
-            // final, and its pins are distinct.
-            unsafe { launch.launch(grid(level.0.n_level_pins)) }
-                .during("launching backward_level")
-                .map(drop)
-        })?;
-        Ok(())
+        self.sweep(Order::Backward)
     }
 
     /// Copies the required times back (waits for the backward levels).

@@ -28,6 +28,7 @@ extern crate std;
 
 pub mod batch;
 pub mod condition;
+pub mod cppr;
 pub mod delay;
 pub mod lut;
 pub mod math;

@@ -14,6 +14,7 @@ use core::cell::Cell;
 use core::slice;
 
 use crate::batch;
+use crate::cppr;
 use crate::propagate;
 use crate::N_CONDITIONS;
 
@@ -515,4 +516,79 @@ pub unsafe extern "ptx-kernel" fn fill_f64(n: u64, value: f64, out: *mut f64) {
     }
     // SAFETY: `item < n`, and each thread writes its own element.
     unsafe { *out.add(item) = value }
+}
+
+/// One level of a CPPR grouping pass: a thread per entry `first + i` (`i < n_level`),
+/// each writing its entry's [`cppr::EntryGroups`] from its inputs; the inputs read only
+/// entries of earlier levels, which no thread of this launch writes. `start_group`
+/// seeds the pass (see [`cppr::entry_groups`]); a pass changes its contents, never its
+/// address, so a captured graph of these launches replays every pass.
+///
+/// # Safety
+///
+/// `input_start` holds `n_entries + 1` ascending values ending at `n_inputs`; `inputs`
+/// holds `n_inputs` inputs whose source entries are below `n_entries`; `start_group`
+/// holds `n_starts` values; `arrivals` holds `n_entries` entries; `first + n_level <=
+/// n_entries` and each entry's input sources lie below `first`. `tachyon-gpu` checks
+/// all of this before the first launch.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn cppr_level(
+    first: u32,
+    n_level: u32,
+    late: u32,
+    n_entries: u32,
+    input_start: *const u32,
+    n_inputs: u32,
+    inputs: *const cppr::GroupInput,
+    n_starts: u32,
+    start_group: *const u32,
+    arrivals: *mut f64,
+) {
+    let item = global_thread_index();
+    if item >= n_level as usize {
+        return;
+    }
+    // SAFETY: lengths per the contract; the inputs are not written during the launch;
+    // the arrivals are shared cells and each entry has one writer (its thread).
+    unsafe {
+        let entry = first as usize + item;
+        let n_entries = n_entries as usize;
+        let input_start: &[u32] = view(input_start, n_entries + 1);
+        let inputs: &[cppr::GroupInput] = view(inputs, n_inputs as usize);
+        let arrivals: &[Cell<cppr::EntryGroups>] = cells(arrivals, n_entries);
+        let own = &inputs[input_start[entry] as usize..input_start[entry + 1] as usize];
+        let result = cppr::entry_groups(
+            late != 0,
+            own,
+            view(start_group, n_starts as usize),
+            |source| arrivals[source].get(),
+        );
+        arrivals[entry].set(result);
+    }
+}
+
+/// Copies the entries `wanted[i]` of a pass's `arrivals` into `out[i]`.
+///
+/// # Safety
+///
+/// `wanted` holds `n_wanted` entries below `n_entries`, `arrivals` holds `n_entries`
+/// and `out` `n_wanted` [`cppr::EntryGroups`].
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn cppr_gather(
+    n_wanted: u32,
+    wanted: *const u32,
+    n_entries: u32,
+    arrivals: *const f64,
+    out: *mut f64,
+) {
+    let item = global_thread_index();
+    if item >= n_wanted as usize {
+        return;
+    }
+    // SAFETY: per the contract; each thread writes its own output.
+    unsafe {
+        let arrivals: &[cppr::EntryGroups] = view(arrivals, n_entries as usize);
+        let entry = *wanted.add(item) as usize;
+        *(out as *mut cppr::EntryGroups).add(item) = arrivals[entry];
+    }
 }

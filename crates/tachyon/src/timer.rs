@@ -70,6 +70,8 @@ pub struct Timer {
     cppr: bool,
     phases: Vec<PhaseTiming>,
     device: tachyon_gba::Device,
+    /// The most GPUs the GPU backend's CPPR passes share (`None`: all).
+    gpu_limit: Option<usize>,
     gpu_fallback_logged: bool,
     /// The flattened graph of the path search, built by the first path query after a
     /// timing update and shared by the next ones.
@@ -98,6 +100,7 @@ impl Timer {
             cppr: true,
             phases: Vec::new(),
             device: tachyon_gba::Device::Cpu,
+            gpu_limit: None,
             gpu_fallback_logged: false,
             path_graph: None,
         }

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tachyon_cppr::PassDevice;
 use tachyon_gba::gpu::GpuTiming;
 use tachyon_gba::{Device, Differences, FlatTiming, GpuContext, GpuError};
 use tachyon_graph::{TimingData, TimingGraph};
@@ -121,6 +122,30 @@ impl Timer {
         }
     }
 
+    /// Sets the most GPUs the CPPR passes of the GPU backend share (`None`, the
+    /// default: every GPU of the machine). The results do not depend on it.
+    pub fn set_gpu_limit(&mut self, limit: Option<usize>) {
+        self.gpu_limit = limit;
+    }
+
+    /// The GPUs the CPPR passes share: `first` (the one timing the graph), then the
+    /// machine's other GPUs, up to the limit.
+    fn cppr_gpus(&self, first: &Arc<GpuContext>) -> Result<Vec<Arc<GpuContext>>, TimerError> {
+        let wanted = self.gpu_limit.unwrap_or(usize::MAX).max(1);
+        let mut gpus = vec![Arc::clone(first)];
+        if wanted > 1 {
+            for info in tachyon_gpu::devices()? {
+                if gpus.len() >= wanted {
+                    break;
+                }
+                if info.ordinal != first.ordinal() {
+                    gpus.push(GpuContext::open(info.ordinal)?);
+                }
+            }
+        }
+        Ok(gpus)
+    }
+
     /// Runs every timing phase of `graph` on `backend`, reporting each phase's time to
     /// `record`.
     pub(super) fn run_phases(
@@ -138,14 +163,18 @@ impl Timer {
         let started = Instant::now();
         let flat = FlatTiming::build(graph);
         record("flatten", started.elapsed());
-        let cppr = |data: &mut TimingData, record: &mut dyn FnMut(&'static str, Duration)| {
+        let cppr = |data: &mut TimingData,
+                    record: &mut dyn FnMut(&'static str, Duration),
+                    device: PassDevice<'_>|
+         -> Result<(), TimerError> {
             let started = Instant::now();
             if self.cppr {
-                tachyon_cppr::apply_cppr(graph, data);
+                tachyon_cppr::apply_cppr_on(graph, data, device)?;
             } else {
                 tachyon_gba::finish_tests_without_cppr(graph, data);
             }
             record("cppr", started.elapsed());
+            Ok(())
         };
         match backend {
             Backend::Cpu => {
@@ -156,7 +185,7 @@ impl Timer {
                 tachyon_gba::propagate_arrivals_flat(graph, &flat, &mut data);
                 tachyon_gba::evaluate_tests_flat(graph, &flat, &mut data);
                 record("propagate", started.elapsed());
-                cppr(&mut data, record);
+                cppr(&mut data, record, PassDevice::Cpu)?;
                 let started = Instant::now();
                 tachyon_gba::propagate_required_flat(graph, &flat, &mut data);
                 record("propagate", started.elapsed());
@@ -173,7 +202,8 @@ impl Timer {
                 let started = Instant::now();
                 gpu.arrivals_and_tests(graph, &flat, &mut data)?;
                 record("propagate", started.elapsed());
-                cppr(&mut data, record);
+                let gpus = self.cppr_gpus(context)?;
+                cppr(&mut data, record, PassDevice::Gpu(&gpus))?;
                 let started = Instant::now();
                 gpu.required(graph, &mut data)?;
                 record("propagate", started.elapsed());

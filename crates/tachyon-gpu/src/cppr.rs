@@ -1,0 +1,300 @@
+//! CPPR grouping passes on the GPU (the scheme: `tachyon-cppr`). One split's compiled
+//! data network is uploaded once; every pass then only changes the groups of the start
+//! points, replays the per-level launches (captured once into a CUDA graph) and brings
+//! back the entries the tests read. With several GPUs the passes are shared among them,
+//! each GPU holding its own copy of the network. The per-entry step is
+//! `tachyon_kernels::cppr::entry_groups`, the function the CPU passes run.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use tachyon_kernels::cppr::{
+    EntryGroups, GroupInput, INPUT_CELL, INPUT_LAUNCH, INPUT_NET, INPUT_SEED,
+};
+
+use crate::batch::{check_length, BatchError};
+use crate::context::{CapturedGraph, GpuContext};
+use crate::error::{DuringExt, GpuError};
+use crate::timing::{check_indices, check_starts};
+
+/// Threads per block of the per-entry launches.
+const THREADS_PER_BLOCK: u32 = 128;
+
+/// One split's compiled data network (layout: `tachyon_kernels::cppr`).
+#[derive(Debug, Clone, Copy)]
+pub struct GroupNetworkLayout<'a> {
+    /// Late (keep the latest arrivals) or early.
+    pub late: bool,
+    /// Entries `level_start[l]..level_start[l + 1]` form level `l`; entries before
+    /// `level_start[0]` are never written (they read as empty).
+    pub level_start: &'a [u32],
+    /// `input_start[e]..input_start[e + 1]` index the inputs of entry `e`.
+    pub input_start: &'a [u32],
+    pub inputs: &'a [GroupInput],
+    /// The start points (launches and the primary inputs' slot): the length of each
+    /// pass's groups.
+    pub n_starts: u32,
+    /// The entries each pass brings back, in this order.
+    pub wanted: &'a [u32],
+}
+
+impl GroupNetworkLayout<'_> {
+    fn n_entries(&self) -> usize {
+        self.input_start.len().saturating_sub(1)
+    }
+
+    /// Checks every index, and that each entry reads only entries of earlier levels
+    /// (so the entries of a level can be computed at the same time).
+    pub fn validate(&self) -> Result<(), BatchError> {
+        let n_entries = self.n_entries();
+        if n_entries >= u32::MAX as usize || self.inputs.len() >= u32::MAX as usize {
+            return Err(BatchError::TooLarge {
+                what: "CPPR network entries or inputs",
+                count: n_entries.max(self.inputs.len()),
+                limit: u32::MAX as usize - 1,
+            });
+        }
+        check_starts("input_start", self.input_start, self.inputs.len())?;
+        let ascending = self.level_start.windows(2).all(|pair| pair[0] <= pair[1]);
+        if !ascending || self.level_start.last() != Some(&(n_entries as u32)) {
+            return Err(BatchError::BadStarts {
+                array: "level_start",
+                end: n_entries,
+            });
+        }
+        for level in self.level_start.windows(2) {
+            let (begin, end) = (level[0] as usize, level[1] as usize);
+            let inputs =
+                &self.inputs[self.input_start[begin] as usize..self.input_start[end] as usize];
+            for (position, input) in inputs.iter().enumerate() {
+                let limit = match input.kind {
+                    INPUT_NET | INPUT_CELL => begin,
+                    INPUT_LAUNCH | INPUT_SEED => self.n_starts as usize,
+                    _ => 0,
+                };
+                if input.source as usize >= limit {
+                    return Err(BatchError::IndexOutOfRange {
+                        array: "CPPR input sources",
+                        position: self.input_start[begin] as usize + position,
+                        value: input.source,
+                        limit,
+                    });
+                }
+            }
+        }
+        check_indices("wanted entries", self.wanted, n_entries)
+    }
+
+    /// Device bytes the network and one pass take.
+    pub fn device_bytes(&self) -> u64 {
+        let entry_bytes = std::mem::size_of::<EntryGroups>() as u64;
+        (self.input_start.len() as u64 + self.n_starts as u64 + self.wanted.len() as u64) * 4
+            + std::mem::size_of_val(self.inputs) as u64
+            + (self.n_entries() as u64 + self.wanted.len() as u64) * entry_bytes
+    }
+}
+
+/// `values` as the 64-bit words the GPU copies (both element types are `repr(C)` with
+/// 8-byte alignment and no padding).
+fn as_words<T: Copy>(values: &[T]) -> &[u64] {
+    debug_assert!(std::mem::size_of::<T>() % 8 == 0 && std::mem::align_of::<T>() == 8);
+    // SAFETY: `T` (`GroupInput`, `EntryGroups`) is 8-aligned, a multiple of 8 bytes
+    // long and has no padding, so its bytes are initialised 64-bit words.
+    unsafe {
+        std::slice::from_raw_parts(
+            values.as_ptr().cast::<u64>(),
+            std::mem::size_of_val(values) / 8,
+        )
+    }
+}
+
+/// `values` as writable 64-bit words.
+fn as_words_mut(values: &mut [EntryGroups]) -> &mut [u64] {
+    // SAFETY: as in `as_words`; any bits are a valid `f64` or `u32`, so writing words
+    // cannot make an invalid `EntryGroups`.
+    unsafe {
+        std::slice::from_raw_parts_mut(
+            values.as_mut_ptr().cast::<u64>(),
+            std::mem::size_of_val(values) / 8,
+        )
+    }
+}
+
+fn grid(n_threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n_threads.div_ceil(THREADS_PER_BLOCK).max(1), 1, 1),
+        block_dim: (THREADS_PER_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// A network on one GPU, with the buffers of a pass.
+struct DeviceGroupNetwork {
+    context: Arc<GpuContext>,
+    late: u32,
+    n_entries: u32,
+    n_inputs: u32,
+    n_starts: u32,
+    n_wanted: u32,
+    level_start: Vec<u32>,
+    input_start: CudaSlice<u32>,
+    inputs: CudaSlice<u64>,
+    wanted: CudaSlice<u32>,
+    start_group: CudaSlice<u32>,
+    arrivals: CudaSlice<u64>,
+    out: CudaSlice<u64>,
+    /// The level launches, captured on the first pass.
+    levels: Option<CapturedGraph>,
+}
+
+impl DeviceGroupNetwork {
+    fn upload(
+        context: &Arc<GpuContext>,
+        layout: &GroupNetworkLayout<'_>,
+    ) -> Result<DeviceGroupNetwork, GpuError> {
+        const DURING: &str = "uploading the CPPR network";
+        context.ensure_free(DURING, layout.device_bytes())?;
+        let n_entries = layout.n_entries();
+        let words_per_entry = std::mem::size_of::<EntryGroups>() / 8;
+        // Entries before the first level are never written: they must read as empty,
+        // which all-ones bytes are (NaN values, `NO_GROUP` groups).
+        let arrivals = context.allocate_poisoned(DURING, n_entries * words_per_entry)?;
+        Ok(DeviceGroupNetwork {
+            context: Arc::clone(context),
+            late: u32::from(layout.late),
+            n_entries: n_entries as u32,
+            n_inputs: layout.inputs.len() as u32,
+            n_starts: layout.n_starts,
+            n_wanted: layout.wanted.len() as u32,
+            level_start: layout.level_start.to_vec(),
+            input_start: context.upload(DURING, layout.input_start)?,
+            inputs: context.upload(DURING, as_words(layout.inputs))?,
+            wanted: context.upload(DURING, layout.wanted)?,
+            start_group: context.allocate_poisoned(DURING, layout.n_starts as usize)?,
+            arrivals,
+            out: context.allocate_poisoned(DURING, layout.wanted.len() * words_per_entry)?,
+            levels: None,
+        })
+    }
+
+    /// Queues one launch per non-empty level.
+    fn launch_levels(&mut self) -> Result<(), GpuError> {
+        let kernels = self.context.kernels()?;
+        let stream = self.context.stream();
+        for level in 0..self.level_start.len().saturating_sub(1) {
+            let (first, last) = (self.level_start[level], self.level_start[level + 1]);
+            if first == last {
+                continue;
+            }
+            let n_level = last - first;
+            let mut launch = stream.launch_builder(&kernels.cppr_level);
+            launch
+                .arg(&first)
+                .arg(&n_level)
+                .arg(&self.late)
+                .arg(&self.n_entries)
+                .arg(&self.input_start)
+                .arg(&self.n_inputs)
+                .arg(&self.inputs)
+                .arg(&self.n_starts)
+                .arg(&self.start_group)
+                .arg(&mut self.arrivals);
+            // SAFETY: matches `ptx_entry::cppr_level`; `GroupNetworkLayout::validate`
+            // checked the starts, every input's source (entries of earlier levels,
+            // start points below `n_starts`), and the buffers were sized from those
+            // counts; each entry of the level has one writer.
+            unsafe { launch.launch(grid(n_level)) }.during("launching cppr_level")?;
+        }
+        Ok(())
+    }
+
+    /// The level launches as a CUDA graph, captured on first use: a pass changes only
+    /// the contents of `start_group`, so one graph replays every pass.
+    fn replay_levels(&mut self) -> Result<(), GpuError> {
+        if self.levels.is_none() {
+            let context = Arc::clone(&self.context);
+            self.levels = context.capture(|| self.launch_levels())?;
+        }
+        match &self.levels {
+            Some(graph) => graph.launch(),
+            // Nothing was captured: there is no level to run.
+            None => Ok(()),
+        }
+    }
+
+    /// Runs one pass seeded by `start_group` and returns the wanted entries.
+    fn pass(&mut self, start_group: &[u32]) -> Result<Vec<EntryGroups>, GpuError> {
+        check_length("start_group", self.n_starts as usize, start_group.len())
+            .map_err(GpuError::Layout)?;
+        self.context
+            .copy_to_device(start_group, &mut self.start_group)?;
+        self.replay_levels()?;
+        let kernels = self.context.kernels()?;
+        let mut launch = self.context.stream().launch_builder(&kernels.cppr_gather);
+        launch
+            .arg(&self.n_wanted)
+            .arg(&self.wanted)
+            .arg(&self.n_entries)
+            .arg(&self.arrivals)
+            .arg(&mut self.out);
+        // SAFETY: matches `ptx_entry::cppr_gather`; the wanted entries were checked
+        // against `n_entries` and `out` holds `n_wanted` entries.
+        unsafe { launch.launch(grid(self.n_wanted)) }.during("launching cppr_gather")?;
+        let mut result = vec![tachyon_kernels::cppr::EMPTY_ENTRY; self.n_wanted as usize];
+        self.context
+            .copy_to_host(&self.out, as_words_mut(&mut result))?;
+        Ok(result)
+    }
+}
+
+/// A pass's index and the entries it brought back.
+type PassResult = (usize, Vec<EntryGroups>);
+
+/// Runs one pass per element of `passes` (each the groups of the `layout.n_starts`
+/// start points) and returns, per pass, the entries `layout.wanted`. The passes are
+/// shared among `contexts` (one thread per GPU, each with its own copy of the
+/// network); results come back in the order of `passes` and do not depend on how many
+/// GPUs ran them.
+pub fn run_group_passes(
+    contexts: &[Arc<GpuContext>],
+    layout: &GroupNetworkLayout<'_>,
+    passes: &[Vec<u32>],
+) -> Result<Vec<Vec<EntryGroups>>, GpuError> {
+    layout.validate().map_err(GpuError::Layout)?;
+    let n_gpus = contexts.len().min(passes.len()).max(1);
+    let Some(first) = contexts.first() else {
+        return Err(GpuError::NoDevice);
+    };
+    let run_share = |context: &Arc<GpuContext>, share: usize| {
+        let mut network = DeviceGroupNetwork::upload(context, layout)?;
+        (share..passes.len())
+            .step_by(n_gpus)
+            .map(|pass| Ok((pass, network.pass(&passes[pass])?)))
+            .collect::<Result<Vec<_>, GpuError>>()
+    };
+    let shares: Vec<Result<Vec<PassResult>, GpuError>> = if n_gpus == 1 {
+        vec![run_share(first, 0)]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = contexts[..n_gpus]
+                .iter()
+                .enumerate()
+                .map(|(share, context)| scope.spawn(move || run_share(context, share)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| match handle.join() {
+                    Ok(result) => result,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                })
+                .collect()
+        })
+    };
+    let mut results: Vec<Vec<EntryGroups>> = vec![Vec::new(); passes.len()];
+    for share in shares {
+        for (pass, values) in share? {
+            results[pass] = values;
+        }
+    }
+    Ok(results)
+}

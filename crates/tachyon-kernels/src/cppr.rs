@@ -1,0 +1,257 @@
+//! The per-entry step of a CPPR depth-grouping pass (`tachyon-cppr` explains the
+//! scheme): arrivals tagged by launch group flow through a compiled data network, and
+//! each entry keeps, per transition, its best arrival and the best arrival of another
+//! group. The CPU passes (`tachyon-cppr`) and the GPU kernel (`cppr_level`) both call
+//! [`entry_groups`], so their results are bit-identical.
+//!
+//! Layout: a network's entries are numbered level by level; entry `e` has the inputs
+//! `inputs[input_start[e]..input_start[e + 1]]`, each a [`GroupInput`] naming an earlier
+//! entry (net and cell arcs), or a start point: a launch (a flip-flop's clock-to-output
+//! arc) or a primary input's arrivals (a seed). A pass is seeded by the group of each
+//! start point, so one compiled network serves every pass.
+
+use crate::Transition;
+
+/// "No group": an empty [`Top2`] slot, or a launch that a pass does not seed.
+pub const NO_GROUP: u32 = u32::MAX;
+
+/// A net arc from entry `source`; `delays[transition]`.
+pub const INPUT_NET: u32 = 0;
+/// A cell arc from entry `source`; `delays[input * 2 + output]`.
+pub const INPUT_CELL: u32 = 1;
+/// A launch arc of start point `source` (a launching clock node); `delays[output]` for
+/// the launching edge, then the clock pin's arrival at that edge in `delays[2]`.
+pub const INPUT_LAUNCH: u32 = 2;
+/// A primary input's arrivals, `delays[transition]` (NaN without a slew); `source` is
+/// the start point that all primary inputs share.
+pub const INPUT_SEED: u32 = 3;
+
+/// One input of a network entry (40 bytes, no padding: it is copied to the GPU as is).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GroupInput {
+    /// One of the `INPUT_*` kinds.
+    pub kind: u32,
+    /// The source entry (net, cell) or start point (launch, seed).
+    pub source: u32,
+    pub delays: [f64; 4],
+}
+
+/// The best two arrivals of distinct groups ("best" = latest for late, earliest for
+/// early). Empty slots hold NaN and [`NO_GROUP`].
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Top2 {
+    pub values: [f64; 2],
+    pub groups: [u32; 2],
+}
+
+/// An entry's result: one [`Top2`] per transition.
+pub type EntryGroups = [Top2; 2];
+
+/// An entry no arrival reaches.
+pub const EMPTY_ENTRY: EntryGroups = [Top2::EMPTY; 2];
+
+impl Top2 {
+    pub const EMPTY: Top2 = Top2 {
+        values: [f64::NAN; 2],
+        groups: [NO_GROUP; 2],
+    };
+
+    #[inline]
+    fn better(late: bool, a: f64, b: f64) -> bool {
+        b.is_nan() || if late { a > b } else { a < b }
+    }
+
+    /// Offers `value` of `group` (NaN values are ignored).
+    #[inline]
+    pub fn insert(&mut self, late: bool, value: f64, group: u32) {
+        if value.is_nan() {
+            return;
+        }
+        if self.groups[0] == group {
+            if Self::better(late, value, self.values[0]) {
+                self.values[0] = value;
+            }
+        } else if self.groups[1] == group {
+            if Self::better(late, value, self.values[1]) {
+                self.values[1] = value;
+                if Self::better(late, self.values[1], self.values[0]) {
+                    self.values.swap(0, 1);
+                    self.groups.swap(0, 1);
+                }
+            }
+        } else if Self::better(late, value, self.values[0]) {
+            self.values[1] = self.values[0];
+            self.groups[1] = self.groups[0];
+            self.values[0] = value;
+            self.groups[0] = group;
+        } else if Self::better(late, value, self.values[1]) {
+            self.values[1] = value;
+            self.groups[1] = group;
+        }
+    }
+
+    /// The best arrival whose group is not `group` (NaN if none).
+    #[inline]
+    pub fn best_except(&self, group: u32) -> f64 {
+        if self.groups[0] != group {
+            self.values[0]
+        } else {
+            self.values[1]
+        }
+    }
+
+    /// The arrival of `group`, if it is one of the two kept.
+    #[inline]
+    pub fn value_of(&self, group: u32) -> Option<f64> {
+        (0..2)
+            .find(|&slot| self.groups[slot] == group && !self.values[slot].is_nan())
+            .map(|slot| self.values[slot])
+    }
+}
+
+/// The groups of one entry from its `inputs`, reading earlier entries through
+/// `arrivals_of` (an entry's [`EntryGroups`]). `start_group` is the pass's seeding: the
+/// group of each start point (launch or the primary inputs' slot), [`NO_GROUP`] for
+/// those the pass leaves out.
+#[inline]
+pub fn entry_groups(
+    late: bool,
+    inputs: &[GroupInput],
+    start_group: &[u32],
+    arrivals_of: impl Fn(usize) -> EntryGroups,
+) -> EntryGroups {
+    let mut result = [Top2::EMPTY; 2];
+    for input in inputs {
+        let delays = &input.delays;
+        match input.kind {
+            INPUT_NET => {
+                let source = arrivals_of(input.source as usize);
+                for transition in Transition::BOTH {
+                    let delay = delays[transition.index()];
+                    if delay.is_nan() {
+                        continue;
+                    }
+                    let from = &source[transition.index()];
+                    for slot in 0..2 {
+                        result[transition.index()].insert(
+                            late,
+                            from.values[slot] + delay,
+                            from.groups[slot],
+                        );
+                    }
+                }
+            }
+            INPUT_CELL => {
+                let source = arrivals_of(input.source as usize);
+                for from_transition in Transition::BOTH {
+                    let from = &source[from_transition.index()];
+                    for output in Transition::BOTH {
+                        let delay = delays[from_transition.index() * 2 + output.index()];
+                        if delay.is_nan() {
+                            continue;
+                        }
+                        for slot in 0..2 {
+                            result[output.index()].insert(
+                                late,
+                                from.values[slot] + delay,
+                                from.groups[slot],
+                            );
+                        }
+                    }
+                }
+            }
+            INPUT_LAUNCH => {
+                let Some(group) = start_group_of(start_group, input.source) else {
+                    continue;
+                };
+                let clock_arrival = delays[2];
+                for output in Transition::BOTH {
+                    let delay = delays[output.index()];
+                    if !delay.is_nan() {
+                        result[output.index()].insert(late, clock_arrival + delay, group);
+                    }
+                }
+            }
+            INPUT_SEED => {
+                let Some(group) = start_group_of(start_group, input.source) else {
+                    continue;
+                };
+                for transition in Transition::BOTH {
+                    result[transition.index()].insert(late, delays[transition.index()], group);
+                }
+            }
+            _ => {}
+        }
+    }
+    result
+}
+
+#[inline]
+fn start_group_of(start_group: &[u32], start: u32) -> Option<u32> {
+    match start_group.get(start as usize) {
+        Some(&group) if group != NO_GROUP => Some(group),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top2_keeps_the_best_of_two_groups() {
+        let mut top = Top2::EMPTY;
+        top.insert(true, 5.0, 1);
+        top.insert(true, 7.0, 1);
+        top.insert(true, 6.0, 2);
+        top.insert(true, 4.0, 3);
+        assert_eq!((top.values, top.groups), ([7.0, 6.0], [1, 2]));
+        assert_eq!(top.best_except(1), 6.0);
+        assert_eq!(top.best_except(2), 7.0);
+        assert_eq!(top.value_of(3), None);
+        top.insert(true, 8.0, 2);
+        assert_eq!((top.values, top.groups), ([8.0, 7.0], [2, 1]));
+        let mut early = Top2::EMPTY;
+        early.insert(false, 5.0, 1);
+        early.insert(false, 3.0, 2);
+        early.insert(false, f64::NAN, 4);
+        assert_eq!((early.values, early.groups), ([3.0, 5.0], [2, 1]));
+    }
+
+    #[test]
+    fn entry_groups_follows_arcs_launches_and_seeds() {
+        let earlier = [[Top2::EMPTY; 2], {
+            let mut from = [Top2::EMPTY; 2];
+            from[0].insert(true, 10.0, 7);
+            from
+        }];
+        let nan = f64::NAN;
+        let inputs = [
+            GroupInput {
+                kind: INPUT_CELL,
+                source: 1,
+                // rise -> fall only (negative unate).
+                delays: [nan, 2.0, nan, nan],
+            },
+            GroupInput {
+                kind: INPUT_LAUNCH,
+                source: 0,
+                delays: [1.0, 1.5, 20.0, nan],
+            },
+            GroupInput {
+                kind: INPUT_SEED,
+                source: 1,
+                delays: [3.0, 4.0, nan, nan],
+            },
+        ];
+        let result = entry_groups(true, &inputs, &[9, NO_GROUP], |entry| earlier[entry]);
+        assert_eq!(result[0].values[0], 21.0);
+        assert_eq!(result[0].groups[0], 9);
+        assert_eq!((result[1].values, result[1].groups), ([21.5, 12.0], [9, 7]));
+        let result = entry_groups(true, &inputs, &[NO_GROUP, 0], |entry| earlier[entry]);
+        assert_eq!((result[0].values[0], result[0].groups[0]), (3.0, 0));
+        assert_eq!((result[1].values, result[1].groups), ([12.0, 4.0], [7, 0]));
+    }
+}
