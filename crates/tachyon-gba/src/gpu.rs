@@ -1,29 +1,35 @@
 //! The GPU backend: the same phases as the CPU backend, on a flat graph uploaded once.
 //! The RC pass, the forward levels and the test evaluation run on the GPU; the host
-//! downloads arrivals, slews, delays and test results (CPPR runs on the CPU, in
-//! `tachyon-cppr`), then the GPU runs the backward levels from the seeds the host
-//! computes with [`crate::required_seeds`], exactly as the CPU backend does.
+//! downloads arrivals, slews, delays and test results (CPPR, `tachyon-cppr`, compiles
+//! its network on the host and runs its grouping passes on the GPUs), then the GPU runs
+//! the backward levels from the seeds the host computes with [`crate::required_seeds`],
+//! exactly as the CPU backend does.
 //!
-//! Measured on an H100 with 16 CPU cores (`tachyon tau --device gpu --check-cpu --runs 3`,
-//! medians; ms, CPU backend vs GPU backend, transfers included; `flatten` is host work
-//! both backends share). Transfers go through pinned staging buffers on the context's own
-//! stream, and the host lays the RC trees out while the graph is being copied:
+//! Measured (`tachyon tau --check-cpu --runs 3`, medians, ms, CPU backend on all cores
+//! vs GPU backend, transfers included; `flatten` is host work both backends share; 0
+//! values differ in every run). H100 with 16 cores, 2026-11-22:
 //!
-//! | gates | flatten   | rc        | propagate  | gpu layout + upload | cppr (CPU, both) |
-//! |-------|-----------|-----------|------------|---------------------|------------------|
-//! | 1M    | 188 / 131 | 330 / 3.7 | 832 / 140  | 191 (was 147 + 216) | 2328 / 1637      |
-//! | 5M    | 728 / 661 | 1366 / 12 | 3367 / 526 | 893 (was 955 + 1187)| (not run)        |
+//! | gates | flatten   | rc        | propagate  | cppr        | gpu layout + upload | total        |
+//! |-------|-----------|-----------|------------|-------------|---------------------|--------------|
+//! | 1k    | 2.9 / 3.0 | 0.18/0.06 | 2.4 / 3.8  | 2.2 / 5.3   | 0.8                 | 7.9 / 13.1   |
+//! | 10k   | 13 / 12   | 1.6 / 0.1 | 16 / 7.3   | 39 / 18     | 2.8                 | 70 / 41      |
+//! | 100k  | 39 / 33   | 18 / 0.6  | 66 / 13    | 167 / 112   | 14                  | 301 / 180    |
+//! | 1M    | 111 / 128 | 198 / 3.8 | 444 / 60   | 1059 / 654  | 114                 | 1888 / 1060  |
+//! | 5M    | 551 / 578 | 966 / 12  | 2457 / 433 | 6212 / 4230 | 719                 | 10857 / 6451 |
 //!
-//! Before (pageable copies on the legacy stream, layout then upload) the GPU propagate
-//! took 196 ms at 1M and 718 ms at 5M. Without CPPR the GPU update takes 0.55 s at 1M
-//! (0.80 s before) and 2.8 s at 5M (3.6 s before).
+//! The GPU's CPPR is host work (clock tree, network compilation, combination: about
+//! 0.3 s of the 0.65 s at 1M) around GPU passes (88 ms per split at 1M, network upload
+//! included). Two H200s share the passes: 5M CPPR 4.40 s on one, 3.66 s on two; 1M the
+//! same 0.71 s on both (the host part dominates).
+//!
+//! The level sweeps replay CUDA graphs captured at their first run. A graph is replayed
+//! once per update here (the device graph is rebuilt per update), so it saves little:
+//! 1M propagate 62.5 ms with graphs, 59.4 ms launching level by level (medians of 5,
+//! within run-to-run spread).
 //!
 //! The downloads of the forward results run on the context's copy stream while its main
 //! stream computes: the RC results while the forward levels run, the arrivals, slews and
-//! delays while the tests are evaluated. One H100 session, GPU propagate (medians of 3,
-//! `--check-cpu`, 0 differences), copy stream vs one stream: 1M with CPPR 68.0 vs 77.7
-//! ms; 5M without CPPR 434 vs 393 ms (separate invocations; phase times move by 10% from
-//! one invocation to the next on that machine, so neither figure shows a clear gain).
+//! delays while the tests are evaluated.
 
 use std::sync::Arc;
 

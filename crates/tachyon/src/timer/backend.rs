@@ -12,11 +12,11 @@ use tachyon_graph::{TimingData, TimingGraph};
 use super::{PhaseTiming, Timer, TimerError};
 
 /// The fewest pins for which [`Device::Auto`] picks the GPU. Measured on an H100 with
-/// 16 CPU cores (`tachyon tau --device gpu --check-cpu`, warm medians, CPPR excluded as
-/// it runs on the CPU for both): 1k gates (~3k pins) CPU 2.8 ms vs GPU 4.3 ms; 10k gates
-/// (~33k pins) 19 vs 13 ms; 100k gates (~330k pins) 141 vs 93 ms; 1M gates 1.04 vs
-/// 0.63 s. The GPU wins from about 10k gates when warm, but opening the context and
-/// loading the PTX once costs more than the few milliseconds gained below ~100k gates.
+/// 16 CPU cores (`tachyon tau --check-cpu`, warm medians, CPPR included): 1k gates (~3k
+/// pins) CPU 7.9 ms vs GPU 13.1 ms; 10k gates (~31k pins) 70 vs 41 ms; 100k gates
+/// (~305k pins) 301 vs 180 ms; 1M gates 1.89 vs 1.06 s. The GPU wins from about 10k
+/// gates when warm, but opening the context and loading the PTX once costs more than
+/// the few tens of milliseconds gained below ~100k gates.
 pub const AUTO_GPU_MIN_PINS: u32 = 300_000;
 
 /// The backend one update runs on.
