@@ -1,6 +1,7 @@
 //! The clock tree: (pin, transition) nodes reached from the clock source, each linked to
 //! the predecessor that gives its arrival for one split.
 
+use rayon::prelude::*;
 use tachyon_graph::{ArcKind, PinId, TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::{Split, Transition};
@@ -182,16 +183,14 @@ impl ClockTree {
 
     /// The clock nodes that launch data through a `split` launch arc.
     pub fn launch_nodes(&self, graph: &TimingGraph, split: Split) -> Vec<u32> {
-        let mut nodes = Vec::new();
-        for arc in graph.arcs() {
-            if let ArcKind::Cell(cell) = &arc.kind {
-                if let (Some(edge), true) = (cell.clock_edge, cell.split == split) {
-                    if let Some(node) = self.node(arc.from, edge) {
-                        nodes.push(node);
-                    }
-                }
-            }
-        }
-        nodes
+        graph
+            .arcs()
+            .par_iter()
+            .with_min_len(4096)
+            .filter_map(|arc| match &arc.kind {
+                ArcKind::Cell(cell) if cell.split == split => self.node(arc.from, cell.clock_edge?),
+                _ => None,
+            })
+            .collect()
     }
 }

@@ -35,6 +35,8 @@ mod groups;
 use std::sync::Arc;
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 use tachyon_gpu::cppr::GroupNetworkLayout;
 use tachyon_gpu::{GpuContext, GpuError};
 use tachyon_graph::{PinId, TimingData, TimingGraph};
@@ -198,18 +200,12 @@ fn split_post_cppr_slacks(
             .iter()
             .map(|&depth| Seeding::LaunchesGroupedAtDepth(depth)),
     );
+    let prepared = started.elapsed();
     let mut results = run_passes(&network, &tree, &wanted, &seedings, device)?;
     let passes_done = started.elapsed();
     let passes: Vec<(u32, Vec<EntryGroups>)> =
         distinct.iter().copied().zip(results.split_off(1)).collect();
     let from_inputs = &results[0];
-    for (position, &test) in tests.iter().enumerate() {
-        for transition in Transition::BOTH {
-            let value = from_inputs[position][transition.index()].best_except(u32::MAX);
-            let slack = test_slack(graph, data, test, transition, value);
-            min_into(&mut post[position][transition.index()], slack);
-        }
-    }
     let pass_of = |depth: u32| {
         let wanted = representative[depth as usize - 1];
         passes
@@ -217,46 +213,57 @@ fn split_post_cppr_slacks(
             .find(|(pass_depth, _)| *pass_depth == wanted)
             .map(|(pass_depth, at_tests)| (*pass_depth, at_tests))
     };
-    for (position, &test) in tests.iter().enumerate() {
-        let test_arc = &graph.tests()[test];
-        let Some(capture) = tree.node(test_arc.clock, test_arc.clock_edge) else {
-            continue;
-        };
-        let capture_depth = tree.depth(capture);
-        for depth in 1..=max_depth {
-            let Some((pass_depth, at_tests)) = pass_of(depth) else {
-                continue;
-            };
-            // The pass ran at a depth whose grouping equals this depth's, so its
-            // group labels stand for this depth's groups.
-            let capture_group = tree.ancestor(capture, pass_depth);
+    // Each test combines its own values: in parallel.
+    post.par_iter_mut()
+        .zip(tests.par_iter())
+        .enumerate()
+        .with_min_len(256)
+        .for_each(|(position, (post, &test))| {
             for transition in Transition::BOTH {
-                let top = &at_tests[position][transition.index()];
-                // m_{e+1} + credit(anc_e(C)) for e = depth - 1 < depth(C).
-                if depth <= capture_depth {
-                    let value = top.best_except(capture_group);
-                    let slack = test_slack(graph, data, test, transition, value);
-                    let credit = tree.credit(tree.ancestor(capture, depth - 1));
-                    min_into(&mut post[position][transition.index()], slack + credit);
-                }
-                // The self term: launch = capture, every launch its own group.
-                if depth == max_depth {
-                    if let Some(value) = top.value_of(capture_group) {
+                let value = from_inputs[position][transition.index()].best_except(u32::MAX);
+                let slack = test_slack(graph, data, test, transition, value);
+                min_into(&mut post[transition.index()], slack);
+            }
+            let test_arc = &graph.tests()[test];
+            let Some(capture) = tree.node(test_arc.clock, test_arc.clock_edge) else {
+                return;
+            };
+            let capture_depth = tree.depth(capture);
+            for depth in 1..=max_depth {
+                let Some((pass_depth, at_tests)) = pass_of(depth) else {
+                    continue;
+                };
+                // The pass ran at a depth whose grouping equals this depth's, so its
+                // group labels stand for this depth's groups.
+                let capture_group = tree.ancestor(capture, pass_depth);
+                for transition in Transition::BOTH {
+                    let top = &at_tests[position][transition.index()];
+                    // m_{e+1} + credit(anc_e(C)) for e = depth - 1 < depth(C).
+                    if depth <= capture_depth {
+                        let value = top.best_except(capture_group);
                         let slack = test_slack(graph, data, test, transition, value);
-                        let credit = tree.credit(capture);
-                        min_into(&mut post[position][transition.index()], slack + credit);
+                        let credit = tree.credit(tree.ancestor(capture, depth - 1));
+                        min_into(&mut post[transition.index()], slack + credit);
+                    }
+                    // The self term: launch = capture, every launch its own group.
+                    if depth == max_depth {
+                        if let Some(value) = top.value_of(capture_group) {
+                            let slack = test_slack(graph, data, test, transition, value);
+                            let credit = tree.credit(capture);
+                            min_into(&mut post[transition.index()], slack + credit);
+                        }
                     }
                 }
             }
-        }
-    }
+        });
     tracing::debug!(
         ?split,
         passes = seedings.len(),
         entries = network.input_start.len() - 1,
         tree_ms = tree_built.as_secs_f64() * 1e3,
         network_ms = (network_built - tree_built).as_secs_f64() * 1e3,
-        passes_ms = (passes_done - network_built).as_secs_f64() * 1e3,
+        prepare_ms = (prepared - network_built).as_secs_f64() * 1e3,
+        passes_ms = (passes_done - prepared).as_secs_f64() * 1e3,
         combine_ms = (started.elapsed() - passes_done).as_secs_f64() * 1e3,
         "cppr split"
     );
