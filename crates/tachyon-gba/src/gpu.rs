@@ -65,10 +65,7 @@ impl GpuTiming {
     ) -> Result<GpuTiming, GpuError> {
         let layout = TimingLayout {
             graph: flat.graph(),
-            level_start: &flat.level_start,
-            level_pins: &flat.level_pins,
-            forward_level_start: &flat.forward_level_start,
-            forward_pins: &flat.forward_pins,
+            primary_inputs: &flat.primary_inputs,
             tests: &flat.tests,
             n_nets: graph.nets().len() as u32,
         };

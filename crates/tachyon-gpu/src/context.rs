@@ -142,6 +142,10 @@ pub(crate) struct Kernels {
     pub(crate) fill_f64: CudaFunction,
     pub(crate) cppr_level: CudaFunction,
     pub(crate) cppr_gather: CudaFunction,
+    pub(crate) levelize_waits: CudaFunction,
+    pub(crate) levelize_exclude: CudaFunction,
+    pub(crate) levelize_sources: CudaFunction,
+    pub(crate) levelize_frontier: CudaFunction,
 }
 
 /// One GPU: its CUDA context and stream, and the kernels (loaded on first use).
@@ -356,6 +360,10 @@ impl GpuContext {
             fill_f64: function("fill_f64")?,
             cppr_level: function("cppr_level")?,
             cppr_gather: function("cppr_gather")?,
+            levelize_waits: function("levelize_waits")?,
+            levelize_exclude: function("levelize_exclude")?,
+            levelize_sources: function("levelize_sources")?,
+            levelize_frontier: function("levelize_frontier")?,
         };
         tracing::debug!(gpu = self.ordinal, "loaded the kernels");
         Ok(self.kernels.get_or_init(|| kernels))

@@ -1,7 +1,8 @@
-//! Full timing on the GPU: a flat timing graph uploaded once, then the RC pass, the
-//! forward levels and the test evaluation, and (after CPPR on the host) the backward
-//! levels, with every value staying on the device between phases. The per-pin
-//! arithmetic is `tachyon_kernels::propagate`, the same functions the CPU backend runs.
+//! Full timing on the GPU: a flat timing graph uploaded once and levelized there
+//! (frontier by frontier, `tachyon_kernels::levelize`), then the RC pass, the forward
+//! levels and the test evaluation, and (after CPPR) the backward levels, with every
+//! value staying on the device between phases. The per-pin arithmetic is
+//! `tachyon_kernels::propagate`, the same functions the CPU backend runs.
 
 use std::sync::Arc;
 
@@ -24,12 +25,9 @@ const THREADS_PER_BLOCK: u32 = 128;
 #[derive(Debug, Clone, Copy)]
 pub struct TimingLayout<'a> {
     pub graph: FlatGraph<'a>,
-    /// All pins by level (the backward order, reversed).
-    pub level_start: &'a [u32],
-    pub level_pins: &'a [u32],
-    /// The pins the forward step computes (no primary inputs), by level.
-    pub forward_level_start: &'a [u32],
-    pub forward_pins: &'a [u32],
+    /// The primary inputs, each once: their values are assertions, so the forward step
+    /// leaves them out. The levels themselves are computed on the GPU.
+    pub primary_inputs: &'a [u32],
     pub tests: &'a [TestDescriptor],
     /// The nets (the length of the per-net arrays of [`ParasiticsLayout`]).
     pub n_nets: u32,
@@ -139,19 +137,18 @@ impl TimingLayout<'_> {
             check_indices("test pins", &test[0..2], n_pins)?;
             check_indices_or_none("test tables", &test[3..5], n_tables, true)?;
         }
-        check_starts("level_start", self.level_start, self.level_pins.len())?;
-        check_starts(
-            "forward_level_start",
-            self.forward_level_start,
-            self.forward_pins.len(),
-        )?;
-        check_length(
-            "forward_level_start",
-            self.level_start.len(),
-            self.forward_level_start.len(),
-        )?;
-        check_indices("level_pins", self.level_pins, n_pins)?;
-        check_indices("forward_pins", self.forward_pins, n_pins)?;
+        check_indices("primary_inputs", self.primary_inputs, n_pins)?;
+        let mut seen = vec![false; n_pins];
+        for (position, &pin) in self.primary_inputs.iter().enumerate() {
+            if std::mem::replace(&mut seen[pin as usize], true) {
+                return Err(BatchError::IndexOutOfRange {
+                    array: "primary_inputs (listed twice)",
+                    position,
+                    value: pin,
+                    limit: n_pins,
+                });
+            }
+        }
         Ok(())
     }
 
@@ -166,8 +163,8 @@ impl TimingLayout<'_> {
             + graph.pin_net.len()
             + graph.tables.len() * 4
             + self.tests.len() * 6
-            + self.level_pins.len()
-            + self.forward_pins.len();
+            + self.n_pins() * 2
+            + self.primary_inputs.len();
         let doubles = graph.table_data.len()
             + self.n_nets() * 4
             + self.n_pins() * 4 * 7
@@ -253,8 +250,9 @@ pub struct DeviceTiming {
     tables: CudaSlice<u32>,
     table_data: CudaSlice<f64>,
     tests: CudaSlice<u32>,
+    /// All pins by level, computed on the GPU ([`DeviceTiming::levelize`]); the primary
+    /// inputs come first, so the forward sweep's pins are the rest.
     level_pins: CudaSlice<u32>,
-    forward_pins: CudaSlice<u32>,
     /// Set by [`DeviceTiming::upload_parasitics`].
     parasitics: Option<DeviceParasitics>,
     net_load: CudaSlice<f64>,
@@ -322,8 +320,7 @@ impl DeviceTiming {
             tables: upload_u32(graph.tables.as_flattened())?,
             table_data: context.upload(DURING, graph.table_data)?,
             tests: upload_u32(layout.tests.as_flattened())?,
-            level_pins: upload_u32(layout.level_pins)?,
-            forward_pins: upload_u32(layout.forward_pins)?,
+            level_pins: context.allocate_poisoned(DURING, n_pins)?,
             parasitics: None,
             net_load: context.allocate_poisoned(DURING, quads(layout.n_nets()))?,
             wire_delay: context.allocate_poisoned(DURING, quads(n_pins))?,
@@ -340,8 +337,21 @@ impl DeviceTiming {
             forward_graph: None,
             backward_graph: None,
         };
-        timing.forward_levels = timing.levels(Order::Forward, layout.forward_level_start);
-        timing.backward_levels = timing.levels(Order::Backward, layout.level_start);
+        let levelize_started = std::time::Instant::now();
+        let level_start = timing.levelize(layout.primary_inputs)?;
+        tracing::debug!(
+            levels = level_start.len() - 1,
+            ms = levelize_started.elapsed().as_secs_f64() * 1e3,
+            "levelized on the GPU"
+        );
+        // The forward sweep starts after the primary inputs (the head of level 0).
+        let n_primary_inputs = layout.primary_inputs.len() as u32;
+        let forward_start: Vec<u32> = level_start
+            .iter()
+            .map(|&start| start.max(n_primary_inputs) - n_primary_inputs)
+            .collect();
+        timing.forward_levels = timing.levels(Order::Forward, &forward_start, n_primary_inputs);
+        timing.backward_levels = timing.levels(Order::Backward, &level_start, 0);
         // Until the first passes record them, the events stand behind the allocations'
         // fills, so a download on the copy stream never reads a buffer being filled.
         timing
@@ -371,29 +381,20 @@ impl DeviceTiming {
         Ok(())
     }
 
-    /// The levels of the sweep in `order` (`starts` into its pins) with what its
-    /// launches share; the device addresses stay valid as long as `self`'s buffers.
-    fn levels(&self, order: Order, starts: &[u32]) -> Levels {
+    /// The levels of the sweep in `order` (`starts` into its pins, which begin
+    /// `first_pin` pins into `level_pins`) with what its launches share; the device
+    /// addresses stay valid as long as `self`'s buffers.
+    fn levels(&self, order: Order, starts: &[u32], first_pin: u32) -> Levels {
         let stream = self.context.stream();
-        let (pins, csr_start, csr_arcs, n_csr_arcs) = match order {
-            Order::Forward => (
-                &self.forward_pins,
-                &self.fanin_start,
-                &self.fanin_arcs,
-                self.n_fanin,
-            ),
-            Order::Backward => (
-                &self.level_pins,
-                &self.fanout_start,
-                &self.fanout_arcs,
-                self.n_fanout,
-            ),
+        let (csr_start, csr_arcs, n_csr_arcs) = match order {
+            Order::Forward => (&self.fanin_start, &self.fanin_arcs, self.n_fanin),
+            Order::Backward => (&self.fanout_start, &self.fanout_arcs, self.n_fanout),
         };
         Levels {
             starts: starts.to_vec(),
             order,
             base: LevelLaunch {
-                level_pins: device_address(pins, stream),
+                level_pins: device_address(&self.level_pins, stream) + u64::from(first_pin) * 4,
                 csr_start: device_address(csr_start, stream),
                 csr_arcs: device_address(csr_arcs, stream),
                 arcs: device_address(&self.arcs, stream),
@@ -403,6 +404,108 @@ impl DeviceTiming {
                 n_arcs: self.n_arcs,
             },
         }
+    }
+
+    /// Levelizes the uploaded graph on the GPU, frontier by frontier: every pin goes
+    /// into `level_pins`, level by level, the primary inputs first (they head level 0).
+    /// Returns the level starts (one more than the levels). Each frontier costs one
+    /// launch and a 4-byte read of its successor's size.
+    fn levelize(&mut self, primary_inputs: &[u32]) -> Result<Vec<u32>, GpuError> {
+        const DURING: &str = "levelizing the graph";
+        let kernels = self.context.kernels()?;
+        let stream = self.context.stream();
+        let n_pins = self.n_pins;
+        let n_primary_inputs = primary_inputs.len() as u32;
+        let mut remaining = self
+            .context
+            .allocate_poisoned::<u32>(DURING, n_pins as usize)?;
+        let mut counter = self.context.allocate_poisoned::<u32>(DURING, 1)?;
+        let mut launch = stream.launch_builder(&kernels.levelize_waits);
+        launch
+            .arg(&n_pins)
+            .arg(&self.fanin_start)
+            .arg(&mut remaining);
+        // SAFETY: matches `ptx_entry::levelize_waits`; `fanin_start` was validated
+        // (`n_pins + 1` ascending values) and `remaining` holds `n_pins` values.
+        unsafe { launch.launch(grid(n_pins)) }.during("launching levelize_waits")?;
+        self.context
+            .copy_to_device(primary_inputs, &mut self.level_pins)?;
+        if n_primary_inputs > 0 {
+            let mut launch = stream.launch_builder(&kernels.levelize_exclude);
+            launch
+                .arg(&n_primary_inputs)
+                .arg(&self.level_pins)
+                .arg(&n_pins)
+                .arg(&mut remaining);
+            // SAFETY: matches `ptx_entry::levelize_exclude`; the layout's validation
+            // checked that the primary inputs are distinct pins below `n_pins`, and
+            // they were just copied to the head of `level_pins`.
+            unsafe { launch.launch(grid(n_primary_inputs)) }
+                .during("launching levelize_exclude")?;
+        }
+        let level_pins = device_address(&self.level_pins, stream);
+        let read_counter = |counter: &CudaSlice<u32>| -> Result<u32, GpuError> {
+            let mut count = [0u32];
+            self.context.copy_to_host(counter, &mut count)?;
+            Ok(count[0])
+        };
+        stream.memset_zeros(&mut counter).during(DURING)?;
+        let (out, capacity) = (
+            level_pins + u64::from(n_primary_inputs) * 4,
+            n_pins - n_primary_inputs,
+        );
+        let mut launch = stream.launch_builder(&kernels.levelize_sources);
+        launch
+            .arg(&n_pins)
+            .arg(&remaining)
+            .arg(&capacity)
+            .arg(&out)
+            .arg(&mut counter);
+        // SAFETY: matches `ptx_entry::levelize_sources`; `out` addresses the
+        // `capacity` slots of `level_pins` after the primary inputs, and the counter
+        // was zeroed.
+        unsafe { launch.launch(grid(n_pins)) }.during("launching levelize_sources")?;
+        let mut level_start = vec![0u32];
+        let mut start = 0u32;
+        let mut count = n_primary_inputs + read_counter(&counter)?;
+        while count > 0 {
+            let next = start + count;
+            level_start.push(next);
+            stream.memset_zeros(&mut counter).during(DURING)?;
+            let (frontier, out, capacity) = (
+                level_pins + u64::from(start) * 4,
+                level_pins + u64::from(next) * 4,
+                n_pins - next,
+            );
+            let mut launch = stream.launch_builder(&kernels.levelize_frontier);
+            launch
+                .arg(&count)
+                .arg(&frontier)
+                .arg(&n_pins)
+                .arg(&self.fanout_start)
+                .arg(&self.n_fanout)
+                .arg(&self.fanout_arcs)
+                .arg(&self.n_arcs)
+                .arg(&self.arcs)
+                .arg(&mut remaining)
+                .arg(&capacity)
+                .arg(&out)
+                .arg(&mut counter);
+            // SAFETY: matches `ptx_entry::levelize_frontier`; the frontier is the
+            // `count` pins the previous step wrote at `start`, the output the slots
+            // after them (no overlap), the CSR and arcs were validated, and every pin
+            // is released at most once, so at most `capacity` pins are appended.
+            unsafe { launch.launch(grid(count)) }.during("launching levelize_frontier")?;
+            start = next;
+            count = read_counter(&counter)?;
+        }
+        if start != n_pins {
+            return Err(GpuError::NotAcyclic {
+                levelized: start,
+                n_pins,
+            });
+        }
+        Ok(level_start)
     }
 
     /// The RC pass and the gathers that give every net its driver load and every pin

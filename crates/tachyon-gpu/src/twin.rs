@@ -104,3 +104,58 @@ pub fn lut_batch(batch: &LutBatch) -> Vec<f64> {
         })
         .collect()
 }
+
+/// The CPU twin of the levelization kernels: the levels of the graph given by its
+/// fan-in starts and fan-out CSR, frontier by frontier, as `(level_start, level_pins)`
+/// with the `primary_inputs` heading level 0. The same steps as the GPU
+/// (`tachyon_kernels::levelize`); a level's contents are deterministic, their order is
+/// not. `None` when the graph has a cycle (some pins are never released).
+pub fn levelize(
+    fanin_start: &[u32],
+    fanout_start: &[u32],
+    fanout_arcs: &[u32],
+    arcs: &[tachyon_kernels::propagate::ArcDescriptor],
+    primary_inputs: &[u32],
+) -> Option<(Vec<u32>, Vec<u32>)> {
+    use std::sync::atomic::AtomicU32;
+    use tachyon_kernels::levelize::{release_fanout, waits};
+    let n_pins = fanin_start.len().saturating_sub(1);
+    let remaining: Vec<AtomicU32> = (0..n_pins)
+        .into_par_iter()
+        .map(|pin| AtomicU32::new(waits(fanin_start, pin)))
+        .collect();
+    let mut is_primary_input = vec![false; n_pins];
+    for &pin in primary_inputs {
+        is_primary_input[pin as usize] = true;
+    }
+    let mut level_pins: Vec<u32> = primary_inputs.to_vec();
+    level_pins.par_extend(
+        (0..n_pins as u32).into_par_iter().filter(|&pin| {
+            !is_primary_input[pin as usize] && waits(fanin_start, pin as usize) == 0
+        }),
+    );
+    let mut level_start = vec![0u32];
+    let mut start = 0;
+    while start < level_pins.len() {
+        let end = level_pins.len();
+        level_start.push(end as u32);
+        let next: Vec<u32> = level_pins[start..end]
+            .par_iter()
+            .flat_map_iter(|&pin| {
+                let mut released = Vec::new();
+                release_fanout(
+                    pin as usize,
+                    fanout_start,
+                    fanout_arcs,
+                    arcs,
+                    &remaining,
+                    |head| released.push(head),
+                );
+                released
+            })
+            .collect();
+        level_pins.extend(next);
+        start = end;
+    }
+    (level_pins.len() == n_pins).then_some((level_start, level_pins))
+}

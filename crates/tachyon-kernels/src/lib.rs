@@ -30,6 +30,7 @@ pub mod batch;
 pub mod condition;
 pub mod cppr;
 pub mod delay;
+pub mod levelize;
 pub mod lut;
 pub mod math;
 pub mod path_search;

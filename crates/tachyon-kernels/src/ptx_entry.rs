@@ -12,9 +12,11 @@
 use core::arch::nvptx;
 use core::cell::Cell;
 use core::slice;
+use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::batch;
 use crate::cppr;
+use crate::levelize;
 use crate::propagate;
 use crate::N_CONDITIONS;
 
@@ -591,4 +593,154 @@ pub unsafe extern "ptx-kernel" fn cppr_gather(
         let entry = *wanted.add(item) as usize;
         *(out as *mut cppr::EntryGroups).add(item) = arrivals[entry];
     }
+}
+
+/// `pointer` as `n` atomics.
+///
+/// # Safety
+///
+/// `pointer` addresses `n` `u32` values that the launch accesses only through atomics.
+#[inline]
+unsafe fn atomics(pointer: *mut u32, n: usize) -> &'static [AtomicU32] {
+    // SAFETY: see the function's contract; `AtomicU32` has the layout of `u32`.
+    unsafe { slice::from_raw_parts(pointer as *const AtomicU32, n) }
+}
+
+/// Appends `pin` to `out` (of `capacity` slots) at the next position of `counter`; a
+/// full `out` cannot happen in an acyclic graph, and ends the kernel with `trap`.
+#[inline]
+fn append(out: &[Cell<u32>], counter: &AtomicU32, pin: u32) {
+    let position = counter.fetch_add(1, Ordering::Relaxed) as usize;
+    out[position].set(pin);
+}
+
+/// Levelization, first step: every pin waits for its fan-in arcs.
+///
+/// # Safety
+///
+/// `fanin_start` holds `n_pins + 1` ascending values; `remaining` holds `n_pins`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn levelize_waits(
+    n_pins: u32,
+    fanin_start: *const u32,
+    remaining: *mut u32,
+) {
+    let pin = global_thread_index();
+    if pin >= n_pins as usize {
+        return;
+    }
+    // SAFETY: lengths per the contract; each thread writes its own pin.
+    unsafe {
+        let fanin_start: &[u32] = view(fanin_start, n_pins as usize + 1);
+        *remaining.add(pin) = levelize::waits(fanin_start, pin);
+    }
+}
+
+/// Levelization: the primary inputs (placed first in level 0 by the host) are not
+/// sources to collect: they wait forever (nothing releases a pin without fan-in).
+///
+/// # Safety
+///
+/// `pins` holds `n` distinct pins below `n_pins`; `remaining` holds `n_pins` values.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn levelize_exclude(
+    n: u32,
+    pins: *const u32,
+    n_pins: u32,
+    remaining: *mut u32,
+) {
+    let item = global_thread_index();
+    if item >= n as usize {
+        return;
+    }
+    // SAFETY: per the contract; distinct pins mean one writer per element.
+    unsafe {
+        let remaining: &[Cell<u32>] = cells_u32(remaining, n_pins as usize);
+        remaining[*pins.add(item) as usize].set(u32::MAX);
+    }
+}
+
+/// Levelization: the other pins without fan-in join level 0, appended to `out`.
+///
+/// # Safety
+///
+/// `remaining` holds `n_pins` values, `out` `capacity` slots and `counter` one value
+/// (0 at the launch).
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn levelize_sources(
+    n_pins: u32,
+    remaining: *const u32,
+    capacity: u32,
+    out: *mut u32,
+    counter: *mut u32,
+) {
+    let pin = global_thread_index();
+    if pin >= n_pins as usize {
+        return;
+    }
+    // SAFETY: lengths per the contract; `out` slots are claimed through the counter,
+    // one writer each.
+    unsafe {
+        if *remaining.add(pin) == 0 {
+            let out: &[Cell<u32>] = cells_u32(out, capacity as usize);
+            append(out, &atomics(counter, 1)[0], pin as u32);
+        }
+    }
+}
+
+/// Levelization: one frontier (a level) releases its fan-out; the pins released by
+/// their last arc form the next level, appended to `out`.
+///
+/// # Safety
+///
+/// `frontier` holds `n_frontier` pins below `n_pins`; the CSR (`n_pins + 1` starts,
+/// `n_fanout` arcs below `n_arcs`) and the arc descriptors were validated; `remaining`
+/// holds `n_pins` values touched only atomically during the launch; `out` holds
+/// `capacity` slots and does not overlap `frontier`; `counter` is one value, 0 at the
+/// launch.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn levelize_frontier(
+    n_frontier: u32,
+    frontier: *const u32,
+    n_pins: u32,
+    fanout_start: *const u32,
+    n_fanout: u32,
+    fanout_arcs: *const u32,
+    n_arcs: u32,
+    arcs: *const u32,
+    remaining: *mut u32,
+    capacity: u32,
+    out: *mut u32,
+    counter: *mut u32,
+) {
+    let item = global_thread_index();
+    if item >= n_frontier as usize {
+        return;
+    }
+    // SAFETY: lengths per the contract; `remaining` only through atomics; `out` slots
+    // claimed through the counter, one writer each.
+    unsafe {
+        let pin = *frontier.add(item) as usize;
+        let out: &[Cell<u32>] = cells_u32(out, capacity as usize);
+        let counter = &atomics(counter, 1)[0];
+        levelize::release_fanout(
+            pin,
+            view(fanout_start, n_pins as usize + 1),
+            view(fanout_arcs, n_fanout as usize),
+            view(arcs, n_arcs as usize),
+            atomics(remaining, n_pins as usize),
+            |head| append(out, counter, head),
+        );
+    }
+}
+
+/// Views `n` device `u32` values at `pointer` as shared cells.
+///
+/// # Safety
+///
+/// `pointer` addresses `n` values; no two threads of the launch write one element.
+#[inline]
+unsafe fn cells_u32(pointer: *mut u32, n: usize) -> &'static [Cell<u32>] {
+    // SAFETY: see the function's contract.
+    unsafe { slice::from_raw_parts(pointer as *const Cell<u32>, n) }
 }
