@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, PushKernelArg};
 use tachyon_kernels::cppr::{
     EntryGroups, GroupInput, INPUT_CELL, INPUT_LAUNCH, INPUT_NET, INPUT_SEED,
 };
@@ -15,10 +15,7 @@ use tachyon_kernels::cppr::{
 use crate::batch::{check_length, BatchError};
 use crate::context::{CapturedGraph, GpuContext};
 use crate::error::{DuringExt, GpuError};
-use crate::timing::{check_indices, check_starts};
-
-/// Threads per block of the per-entry launches.
-const THREADS_PER_BLOCK: u32 = 128;
+use crate::timing::{check_indices, check_starts, grid};
 
 /// One split's compiled data network (layout: `tachyon_kernels::cppr`).
 #[derive(Debug, Clone, Copy)]
@@ -117,14 +114,6 @@ fn as_words_mut(values: &mut [EntryGroups]) -> &mut [u64] {
             values.as_mut_ptr().cast::<u64>(),
             std::mem::size_of_val(values) / 8,
         )
-    }
-}
-
-fn grid(n_threads: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (n_threads.div_ceil(THREADS_PER_BLOCK).max(1), 1, 1),
-        block_dim: (THREADS_PER_BLOCK, 1, 1),
-        shared_mem_bytes: 0,
     }
 }
 

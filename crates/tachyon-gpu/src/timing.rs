@@ -17,7 +17,7 @@ use crate::batch::{check_length, BatchError, RcNetBatch};
 use crate::context::{CapturedGraph, DeviceRcNets, GpuContext};
 use crate::error::{DuringExt, GpuError};
 
-/// Threads per block of the per-pin launches.
+/// Threads per block of the per-pin (and per-entry) launches.
 const THREADS_PER_BLOCK: u32 = 128;
 
 /// Everything the GPU needs to time one graph (all indices `u32`, "none" is
@@ -276,7 +276,8 @@ pub struct DeviceTiming {
     backward_graph: Option<CapturedGraph>,
 }
 
-fn grid(n_threads: u32) -> LaunchConfig {
+/// A one-dimensional launch of at least `n_threads` threads (one block when 0).
+pub(crate) fn grid(n_threads: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (n_threads.div_ceil(THREADS_PER_BLOCK).max(1), 1, 1),
         block_dim: (THREADS_PER_BLOCK, 1, 1),
