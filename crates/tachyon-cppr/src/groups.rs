@@ -2,7 +2,7 @@
 //! transition the best arrival and the best one of a different group.
 
 use rayon::prelude::*;
-use tachyon_graph::{ArcId, ArcKind, PinKind, TimingData, TimingGraph};
+use tachyon_graph::{ArcId, ArcKind, PinId, PinKind, TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::cppr::{
     entry_groups, EntryGroups, GroupInput, EMPTY_ENTRY, INPUT_CELL, INPUT_LAUNCH, INPUT_NET,
@@ -99,97 +99,125 @@ impl DataNetwork {
             .with_min_len(4096)
             .map(|pin| pin.kind == PinKind::PrimaryInput)
             .collect();
-        let mut network = DataNetwork {
-            late: split == Split::Late,
-            entry_of: vec![EMPTY_ENTRY_INDEX; n_pins],
-            level_start: Vec::new(),
-            input_start: vec![0, 0],
-            inputs: Vec::new(),
-            launch_nodes: Vec::new(),
-        };
-        let mut n_entries = 1u32;
-        for level in 0..graph.n_levels() {
-            network.level_start.push(n_entries);
-            let chunks: Vec<CompiledChunk> = graph
-                .level(level)
-                .par_chunks(1024)
-                .map(|chunk| {
-                    let mut compiled = CompiledChunk::default();
-                    for &pin in chunk {
-                        if !relevant[pin.index()] || tree.is_clock_pin(pin) {
-                            continue;
-                        }
-                        if is_primary_input[pin.index()] {
-                            let mut arrivals = [f64::NAN; 4];
-                            for transition in Transition::BOTH {
-                                let condition = condition_index(split, transition);
-                                if !data.slew[pin.index()][condition].is_nan() {
-                                    arrivals[transition.index()] =
-                                        data.arrival[pin.index()][condition];
-                                }
-                            }
-                            // The start point is numbered once the launches are known.
-                            compiled.inputs.push(GroupInput {
-                                kind: INPUT_SEED,
-                                source: 0,
-                                delays: arrivals,
-                            });
-                            compiled.pins.push((pin.0, 1));
-                            continue;
-                        }
-                        let first_input = compiled.inputs.len();
-                        for &arc_id in graph.fanin(pin) {
-                            if let Some(input) = compile_input(graph, data, tree, split, arc_id) {
-                                compiled.inputs.push(input);
-                            }
-                        }
-                        let n_inputs = compiled.inputs.len() - first_input;
-                        if n_inputs > 0 {
-                            compiled.pins.push((pin.0, n_inputs as u32));
-                        }
-                    }
-                    compiled
-                })
-                .collect();
-            for compiled in chunks {
-                for (pin, n_inputs) in compiled.pins {
-                    network.entry_of[pin as usize] = n_entries;
-                    n_entries += 1;
-                    let end = network.input_start[network.input_start.len() - 1] + n_inputs;
-                    network.input_start.push(end);
+        // Three parallel passes, the inputs written straight into their final place: a
+        // sequential merge of per-chunk vectors (the network is about the size of the
+        // graph) cost more than compiling the inputs twice.
+        let is_entry_pin = |pin: PinId| relevant[pin.index()] && !tree.is_clock_pin(pin);
+        // 1. Per pin in topological order, how many inputs it has as an entry (0: none).
+        let n_inputs: Vec<u32> = graph
+            .topological_order()
+            .par_iter()
+            .with_min_len(1024)
+            .map(|&pin| {
+                if !is_entry_pin(pin) {
+                    0
+                } else if is_primary_input[pin.index()] {
+                    1
+                } else {
+                    graph
+                        .fanin(pin)
+                        .iter()
+                        .filter(|&&arc_id| {
+                            compile_input(graph, data, tree, split, arc_id).is_some()
+                        })
+                        .count() as u32
                 }
-                network.inputs.extend(compiled.inputs);
+            })
+            .collect();
+        // 2. Entries numbered in topological order (so level by level), with their
+        // input ranges.
+        let mut entry_of = vec![EMPTY_ENTRY_INDEX; n_pins];
+        let mut entry_pins = vec![PinId(u32::MAX)];
+        let mut input_start = vec![0u32, 0];
+        let mut level_start = Vec::with_capacity(graph.n_levels() as usize + 1);
+        let mut position = 0;
+        for level in 0..graph.n_levels() {
+            level_start.push(entry_pins.len() as u32);
+            for &pin in graph.level(level) {
+                let count = n_inputs[position];
+                position += 1;
+                if count > 0 {
+                    entry_of[pin.index()] = entry_pins.len() as u32;
+                    entry_pins.push(pin);
+                    input_start.push(input_start[input_start.len() - 1] + count);
+                }
             }
         }
-        network.level_start.push(n_entries);
-        let mut launch_nodes: Vec<u32> = network
-            .inputs
-            .par_iter()
-            .filter(|input| input.kind == INPUT_LAUNCH)
-            .map(|input| input.source)
-            .collect();
+        level_start.push(entry_pins.len() as u32);
+        drop(n_inputs);
+        // The start points: every launching clock node of the split (one that launches
+        // into no entry is never read), then the primary inputs' slot.
+        let mut launch_nodes = tree.launch_nodes(graph, split);
         launch_nodes.par_sort_unstable();
         launch_nodes.dedup();
-        // Inputs name their source pins' entries (fan-in comes from earlier levels, so
-        // those are numbered by now) and their start points.
-        let entry_of = &network.entry_of;
         let primary_inputs_start = launch_nodes.len() as u32;
-        network.inputs.par_iter_mut().for_each(|input| {
-            input.source = match input.kind {
-                INPUT_NET | INPUT_CELL => entry_of[input.source as usize],
-                INPUT_LAUNCH => match launch_nodes.binary_search(&input.source) {
-                    Ok(start) => start as u32,
-                    Err(_) => unreachable!("every launch node was collected"),
-                },
-                _ => primary_inputs_start,
-            }
-        });
-        network.launch_nodes = launch_nodes;
-        network
+        // 3. Every entry's inputs, compiled into their slots with final source numbers.
+        let mut inputs = vec![
+            GroupInput {
+                kind: INPUT_SEED,
+                source: 0,
+                delays: [f64::NAN; 4],
+            };
+            input_start[input_start.len() - 1] as usize
+        ];
+        let mut slots: Vec<&mut [GroupInput]> = Vec::with_capacity(entry_pins.len());
+        let mut rest = inputs.as_mut_slice();
+        for entry in 0..entry_pins.len() {
+            let length = (input_start[entry + 1] - input_start[entry]) as usize;
+            let (slot, tail) = rest.split_at_mut(length);
+            slots.push(slot);
+            rest = tail;
+        }
+        let (entry_of_pins, launch_nodes_sorted) = (&entry_of, &launch_nodes);
+        entry_pins
+            .par_iter()
+            .zip(slots.par_iter_mut())
+            .skip(1)
+            .with_min_len(256)
+            .for_each(|(&pin, slot)| {
+                if is_primary_input[pin.index()] {
+                    let mut arrivals = [f64::NAN; 4];
+                    for transition in Transition::BOTH {
+                        let condition = condition_index(split, transition);
+                        if !data.slew[pin.index()][condition].is_nan() {
+                            arrivals[transition.index()] = data.arrival[pin.index()][condition];
+                        }
+                    }
+                    slot[0] = GroupInput {
+                        kind: INPUT_SEED,
+                        source: primary_inputs_start,
+                        delays: arrivals,
+                    };
+                    return;
+                }
+                let compiled = graph
+                    .fanin(pin)
+                    .iter()
+                    .filter_map(|&arc_id| compile_input(graph, data, tree, split, arc_id));
+                for (place, mut input) in slot.iter_mut().zip(compiled) {
+                    input.source = match input.kind {
+                        INPUT_LAUNCH => match launch_nodes_sorted.binary_search(&input.source) {
+                            Ok(start) => start as u32,
+                            Err(_) => unreachable!("every launching clock node was collected"),
+                        },
+                        _ => entry_of_pins[input.source as usize],
+                    };
+                    *place = input;
+                }
+            });
+        drop(slots);
+        DataNetwork {
+            late: split == Split::Late,
+            entry_of,
+            level_start,
+            input_start,
+            inputs,
+            launch_nodes,
+        }
     }
 
     /// The entry of `pin` (an empty one when the pin is not in the network).
-    pub(crate) fn entry(&self, pin: tachyon_graph::PinId) -> u32 {
+    pub(crate) fn entry(&self, pin: PinId) -> u32 {
         self.entry_of[pin.index()]
     }
 
@@ -218,18 +246,8 @@ impl DataNetwork {
     }
 }
 
-/// Part of a level compiled by one task.
-#[derive(Default)]
-struct CompiledChunk {
-    /// (pin, number of inputs).
-    pins: Vec<(u32, u32)>,
-    /// Until the network is numbered, inputs name their source pin (arcs) or clock
-    /// node (launches).
-    inputs: Vec<GroupInput>,
-}
-
 /// The input an arc gives its `to` pin in the network of `split`, naming its source
-/// pin (or, for a launch, its clock node) until the network is numbered.
+/// pin (or, for a launch, its clock node) until the entries are numbered.
 fn compile_input(
     graph: &TimingGraph,
     data: &TimingData,

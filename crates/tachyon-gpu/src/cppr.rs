@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
+use rayon::prelude::*;
 use tachyon_kernels::cppr::{
     EntryGroups, GroupInput, INPUT_CELL, INPUT_LAUNCH, INPUT_NET, INPUT_SEED,
 };
@@ -59,26 +60,32 @@ impl GroupNetworkLayout<'_> {
                 end: n_entries,
             });
         }
-        for level in self.level_start.windows(2) {
+        // Level by level, and within a level in chunks of inputs, in parallel.
+        self.level_start.par_windows(2).try_for_each(|level| {
             let (begin, end) = (level[0] as usize, level[1] as usize);
-            let inputs =
-                &self.inputs[self.input_start[begin] as usize..self.input_start[end] as usize];
-            for (position, input) in inputs.iter().enumerate() {
-                let limit = match input.kind {
-                    INPUT_NET | INPUT_CELL => begin,
-                    INPUT_LAUNCH | INPUT_SEED => self.n_starts as usize,
-                    _ => 0,
-                };
-                if input.source as usize >= limit {
-                    return Err(BatchError::IndexOutOfRange {
+            let first = self.input_start[begin] as usize;
+            let inputs = &self.inputs[first..self.input_start[end] as usize];
+            inputs
+                .par_iter()
+                .enumerate()
+                .with_min_len(4096)
+                .try_for_each(|(position, input)| {
+                    let limit = match input.kind {
+                        INPUT_NET | INPUT_CELL => begin,
+                        INPUT_LAUNCH | INPUT_SEED => self.n_starts as usize,
+                        _ => 0,
+                    };
+                    if (input.source as usize) < limit {
+                        return Ok(());
+                    }
+                    Err(BatchError::IndexOutOfRange {
                         array: "CPPR input sources",
-                        position: self.input_start[begin] as usize + position,
+                        position: first + position,
                         value: input.source,
                         limit,
-                    });
-                }
-            }
-        }
+                    })
+                })
+        })?;
         check_indices("wanted entries", self.wanted, n_entries)
     }
 
