@@ -294,3 +294,92 @@ pub fn run_group_passes(
     }
     Ok(results)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tachyon_kernels::cppr::INPUT_SEED;
+
+    fn input(kind: u32, source: u32) -> GroupInput {
+        GroupInput {
+            kind,
+            source,
+            delays: [1.0, 2.0, f64::NAN, f64::NAN],
+        }
+    }
+
+    /// Entry 0 empty; level 0: entries 1 (a primary input) and 2 (a launch); level 1:
+    /// entry 3 reading entries 1 and 2.
+    fn small_network(inputs: &[GroupInput]) -> GroupNetworkLayout<'_> {
+        GroupNetworkLayout {
+            late: true,
+            level_start: &[1, 3, 4],
+            input_start: &[0, 0, 1, 2, 4],
+            inputs,
+            n_starts: 2,
+            wanted: &[3, 0],
+        }
+    }
+
+    #[test]
+    fn a_well_formed_network_validates() {
+        let inputs = [
+            input(INPUT_SEED, 1),
+            input(INPUT_LAUNCH, 0),
+            input(INPUT_NET, 1),
+            input(INPUT_CELL, 2),
+        ];
+        assert_eq!(small_network(&inputs).validate(), Ok(()));
+    }
+
+    #[test]
+    fn an_input_from_its_own_level_is_refused() {
+        // Entry 3 reading entry 3 would race with its own computation.
+        let inputs = [
+            input(INPUT_SEED, 1),
+            input(INPUT_LAUNCH, 0),
+            input(INPUT_NET, 1),
+            input(INPUT_CELL, 3),
+        ];
+        let error = small_network(&inputs).validate().unwrap_err();
+        assert!(
+            error.to_string().contains("CPPR input sources[3] is 3"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn bad_start_points_levels_and_wanted_entries_are_refused() {
+        let inputs = [
+            input(INPUT_SEED, 2),
+            input(INPUT_LAUNCH, 0),
+            input(INPUT_NET, 1),
+            input(INPUT_CELL, 2),
+        ];
+        assert!(small_network(&inputs).validate().is_err());
+        let inputs = [
+            input(INPUT_SEED, 1),
+            input(INPUT_LAUNCH, 0),
+            input(INPUT_NET, 1),
+            input(INPUT_CELL, 2),
+        ];
+        let mut layout = small_network(&inputs);
+        layout.level_start = &[1, 3];
+        assert!(layout.validate().is_err());
+        let mut layout = small_network(&inputs);
+        layout.wanted = &[4];
+        assert!(layout.validate().is_err());
+    }
+
+    #[test]
+    fn entry_groups_travel_as_words() {
+        let mut groups = [tachyon_kernels::cppr::EMPTY_ENTRY; 2];
+        groups[1][0].insert(true, 3.5, 7);
+        let words = as_words(&groups).to_vec();
+        assert_eq!(words.len(), 12);
+        let mut back = [tachyon_kernels::cppr::EMPTY_ENTRY; 2];
+        as_words_mut(&mut back).copy_from_slice(&words);
+        assert_eq!(back[1][0].values[0], 3.5);
+        assert_eq!(back[1][0].groups, [7, tachyon_kernels::cppr::NO_GROUP]);
+    }
+}
