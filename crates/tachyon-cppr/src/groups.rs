@@ -221,6 +221,11 @@ impl DataNetwork {
         self.entry_of[pin.index()]
     }
 
+    /// The launching clock nodes of the split, sorted, each once.
+    pub(crate) fn launch_nodes(&self) -> &[u32] {
+        &self.launch_nodes
+    }
+
     /// The start points: launching clock nodes, then the primary inputs' slot.
     pub(crate) fn n_starts(&self) -> u32 {
         self.launch_nodes.len() as u32 + 1

@@ -28,6 +28,9 @@
 //!
 //! The effective credit (post-CPPR slack minus pre-CPPR slack) is stored per test so
 //! that `tachyon-gba` seeds post-CPPR required times on data pins.
+//!
+//! The passes run on the CPU or on the GPUs ([`PassDevice`]); the host builds the clock
+//! tree, compiles each split's data network once and combines the passes' values.
 
 mod clock_tree;
 mod groups;
@@ -189,7 +192,8 @@ fn split_post_cppr_slacks(
         .map(|&test| network.entry(graph.tests()[test].data))
         .collect();
     let max_depth = tree.max_depth().max(1);
-    let representative = representative_depths(graph, &tree, split, &tests, max_depth);
+    let representative =
+        representative_depths(graph, &tree, network.launch_nodes(), &tests, max_depth);
     let mut distinct: Vec<u32> = representative.clone();
     distinct.sort_unstable();
     distinct.dedup();
@@ -276,29 +280,37 @@ fn split_post_cppr_slacks(
 fn representative_depths(
     graph: &TimingGraph,
     tree: &ClockTree,
-    split: Split,
+    launch_nodes: &[u32],
     tests: &[usize],
     max_depth: u32,
 ) -> Vec<u32> {
-    let mut nodes = tree.launch_nodes(graph, split);
+    let mut nodes = launch_nodes.to_vec();
     for &test in tests {
         let test_arc = &graph.tests()[test];
         nodes.extend(tree.node(test_arc.clock, test_arc.clock_edge));
     }
-    nodes.sort_unstable();
+    nodes.par_sort_unstable();
     nodes.dedup();
+    // The number of groups at each depth, the depths counted in parallel.
+    let group_counts: Vec<usize> = (1..=max_depth)
+        .into_par_iter()
+        .map(|depth| {
+            let mut groups: Vec<u32> = nodes
+                .iter()
+                .map(|&node| tree.ancestor(node, depth))
+                .collect();
+            groups.sort_unstable();
+            groups.dedup();
+            groups.len()
+        })
+        .collect();
     let mut representative = Vec::with_capacity(max_depth as usize);
     let mut previous_count = usize::MAX;
     let mut previous_depth = 1;
-    let mut groups: Vec<u32> = Vec::with_capacity(nodes.len());
-    for depth in 1..=max_depth {
-        groups.clear();
-        groups.extend(nodes.iter().map(|&node| tree.ancestor(node, depth)));
-        groups.sort_unstable();
-        groups.dedup();
+    for (depth, &count) in (1..=max_depth).zip(&group_counts) {
         // Deeper groupings refine shallower ones, so an equal count means equal groups.
-        if groups.len() != previous_count {
-            previous_count = groups.len();
+        if count != previous_count {
+            previous_count = count;
             previous_depth = depth;
         }
         representative.push(previous_depth);
