@@ -1,6 +1,8 @@
 //! Forward propagation of arrivals tagged by launch group, keeping per pin and
 //! transition the best arrival and the best one of a different group.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use rayon::prelude::*;
 use tachyon_graph::{ArcId, ArcKind, PinId, PinKind, TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
@@ -73,6 +75,9 @@ impl DataNetwork {
                 is_data[test.data.index()] = true;
             }
         }
+        let started = std::time::Instant::now();
+        let mut marks = Vec::new();
+        let mut mark = |step: &'static str| marks.push((step, started.elapsed()));
         let mut relevant = vec![false; n_pins];
         for level in (0..graph.n_levels()).rev() {
             let pins = graph.level(level);
@@ -92,6 +97,7 @@ impl DataNetwork {
             }
         }
         drop(is_data);
+        mark("relevance");
         // Read once in pin order here rather than per pin in level order below.
         let is_primary_input: Vec<bool> = graph
             .pins()
@@ -99,7 +105,7 @@ impl DataNetwork {
             .with_min_len(4096)
             .map(|pin| pin.kind == PinKind::PrimaryInput)
             .collect();
-        // Three parallel passes, the inputs written straight into their final place: a
+        // Parallel passes, the inputs written straight into their final place: a
         // sequential merge of per-chunk vectors (the network is about the size of the
         // graph) cost more than compiling the inputs twice.
         let is_entry_pin = |pin: PinId| relevant[pin.index()] && !tree.is_clock_pin(pin);
@@ -124,57 +130,117 @@ impl DataNetwork {
                 }
             })
             .collect();
+        mark("counts");
         // 2. Entries numbered in topological order (so level by level), with their
-        // input ranges.
-        let mut entry_of = vec![EMPTY_ENTRY_INDEX; n_pins];
-        let mut entry_pins = vec![PinId(u32::MAX)];
-        let mut input_start = vec![0u32, 0];
+        // input ranges: a parallel scan over chunks of positions.
+        const CHUNK: usize = 16 * 1024;
+        let chunk_totals: Vec<(u32, u32)> = n_inputs
+            .par_chunks(CHUNK)
+            .map(|chunk| {
+                let entries = chunk.iter().filter(|&&count| count > 0).count() as u32;
+                (entries, chunk.iter().sum::<u32>())
+            })
+            .collect();
+        // Entry and input numbers at the start of each chunk (entry 0 stays empty).
+        let mut chunk_first = Vec::with_capacity(chunk_totals.len() + 1);
+        let (mut next_entry, mut next_input) = (1u32, 0u32);
+        for &(entries, chunk_inputs) in &chunk_totals {
+            chunk_first.push((next_entry, next_input));
+            next_entry += entries;
+            next_input += chunk_inputs;
+        }
+        chunk_first.push((next_entry, next_input));
+        let (n_entries, n_all_inputs) = (next_entry as usize, next_input as usize);
+        let order = graph.topological_order();
+        let entry_of_atomic: Vec<AtomicU32> = (0..n_pins)
+            .into_par_iter()
+            .map(|_| AtomicU32::new(EMPTY_ENTRY_INDEX))
+            .collect();
+        let mut input_start = vec![0u32; n_entries + 1];
+        {
+            // Entry `e` ends at `input_start[e + 1]`; entry 0 is empty (`[0, 0]`). Each
+            // chunk owns its entries' ends.
+            let mut parts = Vec::with_capacity(chunk_totals.len());
+            let mut rest = &mut input_start[2..];
+            for &(entries, _) in &chunk_totals {
+                let (part, tail) = rest.split_at_mut(entries as usize);
+                parts.push(part);
+                rest = tail;
+            }
+            parts.into_par_iter().enumerate().for_each(|(chunk, part)| {
+                let (mut entry, mut end) = chunk_first[chunk];
+                let positions = chunk * CHUNK..((chunk + 1) * CHUNK).min(order.len());
+                let mut slot = 0;
+                for position in positions {
+                    let count = n_inputs[position];
+                    if count > 0 {
+                        entry_of_atomic[order[position].index()].store(entry, Ordering::Relaxed);
+                        end += count;
+                        part[slot] = end;
+                        slot += 1;
+                        entry += 1;
+                    }
+                }
+            });
+        }
+        let entry_of: Vec<u32> = entry_of_atomic
+            .into_par_iter()
+            .map(AtomicU32::into_inner)
+            .collect();
+        // A level starts at the entry number of its first position.
+        let entry_at = |position: usize| -> u32 {
+            let chunk = position / CHUNK;
+            let first = chunk * CHUNK;
+            chunk_first[chunk].0
+                + n_inputs[first..position]
+                    .iter()
+                    .filter(|&&count| count > 0)
+                    .count() as u32
+        };
         let mut level_start = Vec::with_capacity(graph.n_levels() as usize + 1);
         let mut position = 0;
         for level in 0..graph.n_levels() {
-            level_start.push(entry_pins.len() as u32);
-            for &pin in graph.level(level) {
-                let count = n_inputs[position];
-                position += 1;
-                if count > 0 {
-                    entry_of[pin.index()] = entry_pins.len() as u32;
-                    entry_pins.push(pin);
-                    input_start.push(input_start[input_start.len() - 1] + count);
-                }
-            }
+            level_start.push(entry_at(position));
+            position += graph.level(level).len();
         }
-        level_start.push(entry_pins.len() as u32);
-        drop(n_inputs);
+        level_start.push(n_entries as u32);
+        mark("numbering");
         // The start points: every launching clock node of the split (one that launches
         // into no entry is never read), then the primary inputs' slot.
         let mut launch_nodes = tree.launch_nodes(graph, split);
         launch_nodes.par_sort_unstable();
         launch_nodes.dedup();
         let primary_inputs_start = launch_nodes.len() as u32;
-        // 3. Every entry's inputs, compiled into their slots with final source numbers.
-        let mut inputs = vec![
-            GroupInput {
-                kind: INPUT_SEED,
-                source: 0,
-                delays: [f64::NAN; 4],
-            };
-            input_start[input_start.len() - 1] as usize
-        ];
-        let mut slots: Vec<&mut [GroupInput]> = Vec::with_capacity(entry_pins.len());
+        mark("launches");
+        // 3. Every entry's inputs, compiled into their place with final source numbers,
+        // chunk by chunk (a chunk's inputs are contiguous). The placeholder fill faults
+        // the memory in on all threads.
+        let placeholder = GroupInput {
+            kind: INPUT_SEED,
+            source: 0,
+            delays: [f64::NAN; 4],
+        };
+        let mut inputs: Vec<GroupInput> = (0..n_all_inputs)
+            .into_par_iter()
+            .map(|_| placeholder)
+            .collect();
+        mark("allocation");
+        let mut parts = Vec::with_capacity(chunk_totals.len());
         let mut rest = inputs.as_mut_slice();
-        for entry in 0..entry_pins.len() {
-            let length = (input_start[entry + 1] - input_start[entry]) as usize;
-            let (slot, tail) = rest.split_at_mut(length);
-            slots.push(slot);
+        for &(_, chunk_inputs) in &chunk_totals {
+            let (part, tail) = rest.split_at_mut(chunk_inputs as usize);
+            parts.push(part);
             rest = tail;
         }
         let (entry_of_pins, launch_nodes_sorted) = (&entry_of, &launch_nodes);
-        entry_pins
-            .par_iter()
-            .zip(slots.par_iter_mut())
-            .skip(1)
-            .with_min_len(256)
-            .for_each(|(&pin, slot)| {
+        parts.into_par_iter().enumerate().for_each(|(chunk, part)| {
+            let mut place = part.iter_mut();
+            let positions = chunk * CHUNK..((chunk + 1) * CHUNK).min(order.len());
+            for position in positions {
+                if n_inputs[position] == 0 {
+                    continue;
+                }
+                let pin = order[position];
                 if is_primary_input[pin.index()] {
                     let mut arrivals = [f64::NAN; 4];
                     for transition in Transition::BOTH {
@@ -183,18 +249,22 @@ impl DataNetwork {
                             arrivals[transition.index()] = data.arrival[pin.index()][condition];
                         }
                     }
-                    slot[0] = GroupInput {
-                        kind: INPUT_SEED,
-                        source: primary_inputs_start,
-                        delays: arrivals,
-                    };
-                    return;
+                    if let Some(place) = place.next() {
+                        *place = GroupInput {
+                            kind: INPUT_SEED,
+                            source: primary_inputs_start,
+                            delays: arrivals,
+                        };
+                    }
+                    continue;
                 }
                 let compiled = graph
                     .fanin(pin)
                     .iter()
                     .filter_map(|&arc_id| compile_input(graph, data, tree, split, arc_id));
-                for (place, mut input) in slot.iter_mut().zip(compiled) {
+                // `compiled` first: a zip pulls its first iterator first, and must not
+                // take a place the next entry owns once this entry's inputs run out.
+                for (mut input, place) in compiled.zip(&mut place) {
                     input.source = match input.kind {
                         INPUT_LAUNCH => match launch_nodes_sorted.binary_search(&input.source) {
                             Ok(start) => start as u32,
@@ -204,8 +274,11 @@ impl DataNetwork {
                     };
                     *place = input;
                 }
-            });
-        drop(slots);
+            }
+        });
+        drop(n_inputs);
+        mark("inputs");
+        tracing::debug!(steps = ?marks, "cppr network compiled");
         DataNetwork {
             late: split == Split::Late,
             entry_of,

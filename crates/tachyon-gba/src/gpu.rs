@@ -17,10 +17,14 @@
 //! | 1M    | 111 / 128 | 198 / 3.8 | 444 / 60   | 1059 / 654  | 114                 | 1888 / 1060  |
 //! | 5M    | 551 / 578 | 966 / 12  | 2457 / 433 | 6212 / 4230 | 719                 | 10857 / 6451 |
 //!
-//! The GPU's CPPR is host work (clock tree, network compilation, combination: about
-//! 0.3 s of the 0.65 s at 1M) around GPU passes (88 ms per split at 1M, network upload
-//! included). Two H200s share the passes: 5M CPPR 4.40 s on one, 3.66 s on two; 1M the
-//! same 0.71 s on both (the host part dominates).
+//! The GPU's CPPR is host work (clock tree, network compilation, combination) around
+//! GPU passes. After the network compile was made fully parallel (same session, H100):
+//! CPPR 1M 413 ms on the GPU backend vs 849 ms on the CPU backend (totals 862 vs 1869
+//! ms), 5M 2252 vs 5467 ms (totals 4564 vs 10407 ms); per split at 1M the host spends
+//! about 25 ms on the clock tree and 105-130 ms compiling the network, the GPU 22-35 ms
+//! on the passes (network upload included). Two H200s share the passes: 5M CPPR 4.40 s
+//! on one, 3.66 s on two (before that change); 1M the same 0.71 s on both (the host
+//! part dominates).
 //!
 //! The level sweeps replay CUDA graphs captured at their first run. A graph is replayed
 //! once per update here (the device graph is rebuilt per update), so it saves little:
