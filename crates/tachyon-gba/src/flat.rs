@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 use tachyon_graph::{
-    ArcId, ArcKind, FastMap, Net, PinId, PinKind, TableId, TestKind, TimingGraph, Unateness,
+    ArcKind, Csr, FastMap, Net, PinId, PinKind, TableId, TestKind, TimingGraph, Unateness,
 };
 use tachyon_kernels::batch::{lut_storage_len, lut_values_len};
 use tachyon_kernels::propagate::{
@@ -42,20 +42,15 @@ fn table_index(table: Option<TableId>) -> u32 {
     table.map_or(NONE, |table| table.0)
 }
 
-/// A CSR of `u32` arc indices from the graph's per-pin lists.
-fn csr<'a>(n_pins: u32, arcs_of: impl Fn(u32) -> &'a [ArcId] + Sync) -> (Vec<u32>, Vec<u32>) {
-    let mut start = Vec::with_capacity(n_pins as usize + 1);
-    let mut total = 0u32;
-    start.push(total);
-    for pin in 0..n_pins {
-        total += arcs_of(pin).len() as u32;
-        start.push(total);
-    }
-    let list = (0..n_pins)
-        .into_par_iter()
-        .flat_map_iter(|pin| arcs_of(pin).iter().map(|arc| arc.0))
+/// The graph's CSR with `u32` arc indices (the list converted in parallel).
+fn csr(csr: &Csr) -> (Vec<u32>, Vec<u32>) {
+    let list = csr
+        .arcs()
+        .par_iter()
+        .with_min_len(4096)
+        .map(|arc| arc.0)
         .collect();
-    (start, list)
+    (csr.starts().to_vec(), list)
 }
 
 impl FlatTiming {
@@ -64,8 +59,10 @@ impl FlatTiming {
         let _span = tracing::info_span!("flatten").entered();
         let n_pins = graph.n_pins();
         let pin_id = tachyon_graph::PinId;
-        let (fanin_start, fanin_arcs) = csr(n_pins, |pin| graph.fanin(pin_id(pin)));
-        let (fanout_start, fanout_arcs) = csr(n_pins, |pin| graph.fanout(pin_id(pin)));
+        let ((fanin_start, fanin_arcs), (fanout_start, fanout_arcs)) = rayon::join(
+            || csr(graph.fanin_csr()),
+            || csr(graph.fanout_csr()),
+        );
         let arcs = graph
             .arcs()
             .par_iter()

@@ -44,6 +44,17 @@ impl Csr {
         let end = self.start[pin.index() + 1] as usize;
         &self.arcs[start..end]
     }
+
+    /// Where each pin's arcs start in [`Csr::arcs`] (one more entry than pins).
+    pub fn starts(&self) -> &[u32] {
+        &self.start
+    }
+
+    /// Every pin's arcs, pin after pin.
+    pub fn arcs(&self) -> &[ArcId] {
+        let end = self.start.last().copied().unwrap_or(0) as usize;
+        &self.arcs[..end]
+    }
 }
 
 /// A combinational loop found by levelization, broken by disabling `broken_arcs`.
@@ -357,6 +368,16 @@ impl TimingGraph {
     /// Enabled arcs out of `pin`.
     pub fn fanout(&self, pin: PinId) -> &[ArcId] {
         self.fanout.of(pin)
+    }
+
+    /// The fan-in of every pin as one CSR ([`TimingGraph::fanin`] per pin).
+    pub fn fanin_csr(&self) -> &Csr {
+        &self.fanin
+    }
+
+    /// The fan-out of every pin as one CSR ([`TimingGraph::fanout`] per pin).
+    pub fn fanout_csr(&self) -> &Csr {
+        &self.fanout
     }
 
     /// Number of topological levels.
