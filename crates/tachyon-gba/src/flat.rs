@@ -59,10 +59,8 @@ impl FlatTiming {
         let _span = tracing::info_span!("flatten").entered();
         let n_pins = graph.n_pins();
         let pin_id = tachyon_graph::PinId;
-        let ((fanin_start, fanin_arcs), (fanout_start, fanout_arcs)) = rayon::join(
-            || csr(graph.fanin_csr()),
-            || csr(graph.fanout_csr()),
-        );
+        let ((fanin_start, fanin_arcs), (fanout_start, fanout_arcs)) =
+            rayon::join(|| csr(graph.fanin_csr()), || csr(graph.fanout_csr()));
         let arcs = graph
             .arcs()
             .par_iter()

@@ -22,9 +22,11 @@
 //! CPPR 1M 413 ms on the GPU backend vs 849 ms on the CPU backend (totals 862 vs 1869
 //! ms), 5M 2252 vs 5467 ms (totals 4564 vs 10407 ms); per split at 1M the host spends
 //! about 25 ms on the clock tree and 105-130 ms compiling the network, the GPU 22-35 ms
-//! on the passes (network upload included). Two H200s share the passes: 5M CPPR 4.40 s
-//! on one, 3.66 s on two (before that change); 1M the same 0.71 s on both (the host
-//! part dominates).
+//! on the passes (network upload included). With `FlatTiming` copying the graph's CSR
+//! as it is, flatten takes 65-70 ms at 1M and 218-235 ms at 5M; whole update, CPU vs
+//! GPU backend: 1M 1565 vs 714 ms, 5M 8537 vs 3526 ms. Two H200s share the passes: 5M
+//! CPPR 4.40 s on one, 3.66 s on two (before these changes); 1M the same 0.71 s on both
+//! (the host part dominates).
 //!
 //! The level sweeps replay CUDA graphs captured at their first run. A graph is replayed
 //! once per update here (the device graph is rebuilt per update), so it saves little:
