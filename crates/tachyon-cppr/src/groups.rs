@@ -1,5 +1,7 @@
 //! Forward propagation of arrivals tagged by launch group, keeping per pin and
-//! transition the best arrival and the best one of a different group.
+//! transition the best arrival and the best one of a different group: the data network
+//! compiled once per split, and the CPU passes over it. The per-entry step is
+//! `tachyon_kernels::cppr::entry_groups`, which the GPU passes run too.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
