@@ -8,11 +8,15 @@ use tachyon_kernels::{Split, Transition};
 
 const NOT_IN_TREE: u32 = u32::MAX;
 
-/// The clock tree for one split. Node ids are `pin * 2 + transition`.
+/// The clock tree for one split. Node ids are `pin * 2 + transition`; the per-node
+/// arrays cover only the clock network's pins (a few percent of all pins), numbered in
+/// pin order: node `pin * 2 + t` is at `clock_index[pin] * 2 + t` (see
+/// [`ClockTree::slot`]).
 #[derive(Debug, Clone)]
 pub struct ClockTree {
     split: Split,
-    is_clock_pin: Vec<bool>,
+    /// Per pin, its number on the clock network (`NOT_IN_TREE` off it).
+    clock_index: Vec<u32>,
     parent: Vec<u32>,
     depth: Vec<u32>,
     spread: Vec<f64>,
@@ -41,36 +45,52 @@ impl ClockTree {
                 }
             }
         }
+        let mut n_clock_pins = 0u32;
+        let clock_index: Vec<u32> = is_clock_pin
+            .iter()
+            .map(|&is_clock| {
+                if is_clock {
+                    n_clock_pins += 1;
+                    n_clock_pins - 1
+                } else {
+                    NOT_IN_TREE
+                }
+            })
+            .collect();
+        drop(is_clock_pin);
+        let n_nodes = n_clock_pins as usize * 2;
         let mut tree = ClockTree {
             split,
-            is_clock_pin,
-            parent: vec![NOT_IN_TREE; n_pins * 2],
-            depth: vec![NOT_IN_TREE; n_pins * 2],
-            spread: vec![0.0; n_pins * 2],
+            clock_index,
+            parent: vec![NOT_IN_TREE; n_nodes],
+            depth: vec![NOT_IN_TREE; n_nodes],
+            spread: vec![0.0; n_nodes],
             max_depth: 0,
         };
         for &pin in graph.topological_order() {
-            if !tree.is_clock_pin[pin.index()] {
+            let clock = tree.clock_index[pin.index()];
+            if clock == NOT_IN_TREE {
                 continue;
             }
             for transition in Transition::BOTH {
                 let node = pin.index() * 2 + transition.index();
+                let slot = clock as usize * 2 + transition.index();
                 let arrival = data.arrival[pin.index()];
                 let own = arrival[condition_index(split, transition)];
                 if own.is_nan() {
                     continue;
                 }
-                tree.spread[node] = arrival[condition_index(Split::Late, transition)]
+                tree.spread[slot] = arrival[condition_index(Split::Late, transition)]
                     - arrival[condition_index(Split::Early, transition)];
                 if pin == source {
-                    tree.parent[node] = node as u32;
-                    tree.depth[node] = 0;
+                    tree.parent[slot] = node as u32;
+                    tree.depth[slot] = 0;
                     continue;
                 }
                 if let Some(parent) = tree.best_predecessor(graph, data, pin, transition) {
-                    tree.parent[node] = parent;
-                    tree.depth[node] = tree.depth[parent as usize] + 1;
-                    tree.max_depth = tree.max_depth.max(tree.depth[node]);
+                    tree.parent[slot] = parent;
+                    tree.depth[slot] = tree.depth[tree.slot(parent)] + 1;
+                    tree.max_depth = tree.max_depth.max(tree.depth[slot]);
                 }
             }
         }
@@ -87,7 +107,7 @@ impl ClockTree {
         let split = self.split;
         let mut best: Option<(f64, u32)> = None;
         let mut consider = |value: f64, node: u32| {
-            if value.is_nan() || self.depth[node as usize] == NOT_IN_TREE {
+            if value.is_nan() || self.depth[self.slot(node)] == NOT_IN_TREE {
                 return;
             }
             let better = match (best, split) {
@@ -101,7 +121,7 @@ impl ClockTree {
         };
         for &arc_id in graph.fanin(pin) {
             let arc = graph.arc(arc_id);
-            if !self.is_clock_pin[arc.from.index()] {
+            if !self.is_clock_pin(arc.from) {
                 continue;
             }
             let delays = data.arc_delay[arc_id.index()];
@@ -125,20 +145,29 @@ impl ClockTree {
         best.map(|(_, node)| node)
     }
 
+    /// Where node `node` (of a clock pin) is in the per-node arrays.
+    fn slot(&self, node: u32) -> usize {
+        self.clock_index[(node / 2) as usize] as usize * 2 + (node % 2) as usize
+    }
+
     /// Whether `pin` is on the clock network.
     pub fn is_clock_pin(&self, pin: PinId) -> bool {
-        self.is_clock_pin[pin.index()]
+        self.clock_index[pin.index()] != NOT_IN_TREE
     }
 
     /// The node of (`pin`, `transition`), if the clock reaches it.
     pub fn node(&self, pin: PinId, transition: Transition) -> Option<u32> {
-        let node = pin.index() * 2 + transition.index();
-        (self.depth.get(node).copied().unwrap_or(NOT_IN_TREE) != NOT_IN_TREE).then_some(node as u32)
+        let clock = *self.clock_index.get(pin.index())?;
+        if clock == NOT_IN_TREE {
+            return None;
+        }
+        let node = pin.0 * 2 + transition.index() as u32;
+        (self.depth[self.slot(node)] != NOT_IN_TREE).then_some(node)
     }
 
     /// The depth of a node (the source is at depth 0).
     pub fn depth(&self, node: u32) -> u32 {
-        self.depth[node as usize]
+        self.depth[self.slot(node)]
     }
 
     /// The deepest node's depth.
@@ -149,9 +178,9 @@ impl ClockTree {
     /// The ancestor of `node` at `depth` (`node` itself when `depth >= depth(node)`).
     pub fn ancestor(&self, node: u32, depth: u32) -> u32 {
         let mut current = node;
-        let mut current_depth = self.depth[node as usize];
+        let mut current_depth = self.depth(node);
         while current_depth > depth {
-            current = self.parent[current as usize];
+            current = self.parent[self.slot(current)];
             current_depth -= 1;
         }
         current
@@ -162,8 +191,8 @@ impl ClockTree {
         let depth = self.depth(a).min(self.depth(b));
         let (mut a, mut b) = (self.ancestor(a, depth), self.ancestor(b, depth));
         while a != b {
-            a = self.parent[a as usize];
-            b = self.parent[b as usize];
+            a = self.parent[self.slot(a)];
+            b = self.parent[self.slot(b)];
         }
         a
     }
@@ -171,12 +200,12 @@ impl ClockTree {
     /// The CPPR credit of a common point: the late-early spread there, less the
     /// source's spread for setup (late) tests.
     pub fn credit(&self, node: u32) -> f64 {
-        let spread = self.spread[node as usize];
+        let spread = self.spread[self.slot(node)];
         match self.split {
             Split::Early => spread,
             Split::Late => {
-                let root = self.ancestor(node, 0) as usize;
-                spread - self.spread[root]
+                let root = self.ancestor(node, 0);
+                spread - self.spread[self.slot(root)]
             }
         }
     }

@@ -383,8 +383,30 @@ fn compile_input(
 /// per start point): the arrivals of every entry. Level by level, each entry computed
 /// by `tachyon_kernels::cppr::entry_groups`, as the GPU's `cppr_level` does.
 pub(crate) fn propagate_groups(network: &DataNetwork, start_group: &[u32]) -> Vec<EntryGroups> {
+    let mut arrivals = Vec::new();
+    propagate_groups_into(network, start_group, &mut arrivals);
+    arrivals
+}
+
+/// [`propagate_groups`] into `arrivals`, reusing its memory: every entry but the
+/// empty one is written by a pass, so passes share one buffer (fresh memory is slow to
+/// touch for the first time, and a pass's arrivals are about 50 bytes per pin).
+pub(crate) fn propagate_groups_into(
+    network: &DataNetwork,
+    start_group: &[u32],
+    arrivals: &mut Vec<EntryGroups>,
+) {
     let n_entries = network.input_start.len() - 1;
-    let mut arrivals = vec![EMPTY_ENTRY; n_entries];
+    if arrivals.len() != n_entries {
+        arrivals.clear();
+        arrivals.par_extend(
+            (0..n_entries)
+                .into_par_iter()
+                .with_min_len(4096)
+                .map(|_| EMPTY_ENTRY),
+        );
+    }
+    arrivals[EMPTY_ENTRY_INDEX as usize] = EMPTY_ENTRY;
     for level in network.level_start.windows(2) {
         let (begin, end) = (level[0] as usize, level[1] as usize);
         // Each level reads only earlier entries and writes its own slice.
@@ -401,5 +423,4 @@ pub(crate) fn propagate_groups(network: &DataNetwork, start_group: &[u32]) -> Ve
                 *result = entry_groups(network.late, inputs, start_group, |source| earlier[source]);
             });
     }
-    arrivals
 }

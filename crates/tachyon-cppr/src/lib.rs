@@ -47,7 +47,7 @@ use tachyon_kernels::cppr::EntryGroups;
 use tachyon_kernels::{Split, Transition};
 
 pub use clock_tree::ClockTree;
-use groups::{propagate_groups, DataNetwork, Seeding};
+use groups::{propagate_groups, propagate_groups_into, DataNetwork, Seeding};
 
 /// Where the grouping passes run. The passes give bit-identical results on either:
 /// both run `tachyon_kernels::cppr::entry_groups` entry by entry in the same order.
@@ -118,9 +118,13 @@ pub fn post_cppr_slacks_on(
         return Ok(post);
     };
     // Every test belongs to one split. The splits run one after the other so that
-    // only one clock tree and compiled network are alive at a time (memory).
+    // only one clock tree and compiled network are alive at a time (memory); the CPU
+    // passes of both share one arrivals buffer.
+    let mut arrivals = Vec::new();
     for split in Split::BOTH {
-        for (test, values) in split_post_cppr_slacks(graph, data, clock.source, split, device)? {
+        for (test, values) in
+            split_post_cppr_slacks(graph, data, clock.source, split, device, &mut arrivals)?
+        {
             post[test] = values;
         }
     }
@@ -135,14 +139,15 @@ fn run_passes(
     wanted: &[u32],
     seedings: &[Seeding],
     device: PassDevice<'_>,
+    arrivals: &mut Vec<EntryGroups>,
 ) -> Result<Vec<Vec<EntryGroups>>, GpuError> {
     match device {
-        // One pass at a time (each parallel level by level), keeping only the wanted
-        // entries, so that memory stays at one pass's arrivals.
+        // One pass at a time (each parallel level by level) in one buffer, keeping only
+        // the wanted entries, so that memory stays at one pass's arrivals.
         PassDevice::Cpu => Ok(seedings
             .iter()
             .map(|&seeding| {
-                let arrivals = propagate_groups(network, &network.start_groups(tree, seeding));
+                propagate_groups_into(network, &network.start_groups(tree, seeding), arrivals);
                 wanted
                     .iter()
                     .map(|&entry| arrivals[entry as usize])
@@ -174,6 +179,7 @@ fn split_post_cppr_slacks(
     source: PinId,
     split: Split,
     device: PassDevice<'_>,
+    arrivals: &mut Vec<EntryGroups>,
 ) -> Result<Vec<(usize, [f64; 2])>, GpuError> {
     let tests: Vec<usize> = (0..graph.tests().len())
         .filter(|&test| graph.tests()[test].kind.split() == split)
@@ -205,7 +211,7 @@ fn split_post_cppr_slacks(
             .map(|&depth| Seeding::LaunchesGroupedAtDepth(depth)),
     );
     let prepared = started.elapsed();
-    let mut results = run_passes(&network, &tree, &wanted, &seedings, device)?;
+    let mut results = run_passes(&network, &tree, &wanted, &seedings, device, arrivals)?;
     let passes_done = started.elapsed();
     let passes: Vec<(u32, Vec<EntryGroups>)> =
         distinct.iter().copied().zip(results.split_off(1)).collect();

@@ -15,7 +15,9 @@ pub fn compute_parasitics(graph: &TimingGraph, data: &mut TimingData) {
     for (batch_index, nets) in graph.nets().chunks(BATCH).enumerate() {
         let results: Vec<NetParasitics> = nets
             .par_iter()
-            .map(|net| net_parasitics(graph, net))
+            .map_init(Scratch::default, |scratch, net| {
+                net_parasitics(graph, net, scratch)
+            })
             .collect();
         for (offset, (load, sinks)) in results.into_iter().enumerate() {
             data.net_load[batch_index * BATCH + offset] = load;
@@ -27,7 +29,20 @@ pub fn compute_parasitics(graph: &TimingGraph, data: &mut TimingData) {
     }
 }
 
-fn net_parasitics(graph: &TimingGraph, net: &Net) -> NetParasitics {
+/// Per-node work arrays, reused from net to net by one thread (a million nets
+/// allocating six arrays each spent more time in the allocator than in the passes).
+#[derive(Default)]
+struct Scratch {
+    cap: Vec<f64>,
+    load: Vec<f64>,
+    delay: Vec<f64>,
+    sum: Vec<f64>,
+    ldelay: Vec<f64>,
+    beta: Vec<f64>,
+    slot_of_pin: Vec<Option<usize>>,
+}
+
+fn net_parasitics(graph: &TimingGraph, net: &Net, scratch: &mut Scratch) -> NetParasitics {
     let Some(tree) = &net.parasitics else {
         // A lumped net: the driver sees the sum of the sink pin caps, no wire delay.
         let mut load = [0.0; 4];
@@ -53,27 +68,44 @@ fn net_parasitics(graph: &TimingGraph, net: &Net) -> NetParasitics {
         .collect();
     // Where each tree pin's values go: its first entry in `per_pin` (found once per net,
     // not once per condition: hub nets have thousands of sinks).
-    let slot_of_pin: Vec<Option<usize>> = if net.sinks.len() <= 16 {
-        tree.pin_nodes
-            .iter()
-            .map(|(pin, _)| per_pin.iter().position(|entry| entry.0 == pin.index()))
-            .collect()
+    let Scratch {
+        cap,
+        load,
+        delay,
+        sum: scratch,
+        ldelay,
+        beta,
+        slot_of_pin,
+    } = scratch;
+    slot_of_pin.clear();
+    if net.sinks.len() <= 16 {
+        slot_of_pin.extend(
+            tree.pin_nodes
+                .iter()
+                .map(|(pin, _)| per_pin.iter().position(|entry| entry.0 == pin.index())),
+        );
     } else {
         let mut first: tachyon_graph::FastMap<usize, usize> = tachyon_graph::FastMap::default();
         for (position, entry) in per_pin.iter().enumerate() {
             first.entry(entry.0).or_insert(position);
         }
-        tree.pin_nodes
-            .iter()
-            .map(|(pin, _)| first.get(&pin.index()).copied())
-            .collect()
-    };
-    let mut cap = vec![0.0; n_nodes];
-    let mut load = vec![0.0; n_nodes];
-    let mut delay = vec![0.0; n_nodes];
-    let mut scratch = vec![0.0; n_nodes];
-    let mut ldelay = vec![0.0; n_nodes];
-    let mut beta = vec![0.0; n_nodes];
+        slot_of_pin.extend(
+            tree.pin_nodes
+                .iter()
+                .map(|(pin, _)| first.get(&pin.index()).copied()),
+        );
+    }
+    for array in [
+        &mut *cap,
+        &mut *load,
+        &mut *delay,
+        &mut *scratch,
+        &mut *ldelay,
+        &mut *beta,
+    ] {
+        array.clear();
+        array.resize(n_nodes, 0.0);
+    }
     for (condition, root) in root_load.iter_mut().enumerate() {
         cap.copy_from_slice(&tree.ground_capacitance);
         for &(pin, node) in &tree.pin_nodes {
@@ -81,12 +113,12 @@ fn net_parasitics(graph: &TimingGraph, net: &Net) -> NetParasitics {
                 cap[node as usize] += graph.pin(pin).capacitance[condition];
             }
         }
-        rc::load(&tree.parent, &cap, &mut load);
-        rc::elmore_delay(&tree.parent, &tree.resistance, &load, &mut delay);
-        rc::load_delay(&tree.parent, &cap, &delay, &mut scratch, &mut ldelay);
-        rc::beta(&tree.parent, &tree.resistance, &ldelay, &mut beta);
+        rc::load(&tree.parent, cap, load);
+        rc::elmore_delay(&tree.parent, &tree.resistance, load, delay);
+        rc::load_delay(&tree.parent, cap, delay, scratch, ldelay);
+        rc::beta(&tree.parent, &tree.resistance, ldelay, beta);
         *root = if n_nodes > 0 { load[0] } else { 0.0 };
-        for (&(_, node), slot) in tree.pin_nodes.iter().zip(&slot_of_pin) {
+        for (&(_, node), slot) in tree.pin_nodes.iter().zip(slot_of_pin.iter()) {
             if let Some(entry) = slot.map(|slot| &mut per_pin[slot]) {
                 entry.1[condition] = delay[node as usize];
                 entry.2[condition] = rc::impulse(beta[node as usize], delay[node as usize]);

@@ -129,6 +129,16 @@ impl TimingGraph {
             .with_min_len(4096)
             .map(|pin| NameIndex::hash(&pin.name))
             .collect();
+        if self.pins.is_empty() {
+            // The usual case, distinct names: the index is built in parallel.
+            let name_of = |pin: u32| pins[pin as usize].name.as_str();
+            if let Some(index) = NameIndex::from_distinct(&hashes, name_of) {
+                self.pin_by_name = index;
+                self.pins = pins;
+                self.finalized = false;
+                return (0..self.pins.len()).map(PinId::from_index).collect();
+            }
+        }
         let mut ids = Vec::with_capacity(pins.len());
         self.pin_by_name.reserve(pins.len());
         if self.pins.is_empty() {

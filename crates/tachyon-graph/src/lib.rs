@@ -14,6 +14,7 @@ mod fast_hash;
 mod graph;
 mod ids;
 mod model;
+mod name_compare;
 mod name_index;
 mod rc_tree;
 mod timing;
@@ -25,6 +26,7 @@ pub use model::{
     Arc, ArcKind, Assertions, CellArc, Clock, Net, NldmTable, Pin, PinKind, RcTree, Test, TestKind,
     Unateness,
 };
+pub use name_compare::{bytes_equal, name_order, names_equal};
 pub use name_index::NameIndex;
 pub use rc_tree::{
     flatten_rc_tree, flatten_rc_tree_with, FlattenReport, FlattenScratch, RcNetwork,

@@ -384,7 +384,7 @@ impl Design {
 
 /// Pins compared by name.
 fn by_name(graph: &TimingGraph, a: PinId, b: PinId) -> Ordering {
-    graph.pin(a).name.cmp(&graph.pin(b).name)
+    tachyon_graph::name_order(&graph.pin(a).name, &graph.pin(b).name)
 }
 
 /// Matches the SPEF nodes that name pins to the net's pins and flattens the tree from

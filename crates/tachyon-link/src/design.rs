@@ -19,22 +19,24 @@ use crate::LinkError;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Interner {
     pub(crate) names: Vec<String>,
-    ids: FastMap<String, u32>,
+    ids: NameIndex,
 }
 
 impl Interner {
     pub(crate) fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.ids.get(name) {
-            return id;
+        let names = &self.names;
+        let id = names.len() as u32;
+        match self.ids.insert(name, id, |id| &names[id as usize]) {
+            Some(existing) => existing,
+            None => {
+                self.names.push(name.to_string());
+                id
+            }
         }
-        let id = self.names.len() as u32;
-        self.names.push(name.to_string());
-        self.ids.insert(name.to_string(), id);
-        id
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<u32> {
-        self.ids.get(name).copied()
+        self.ids.get(name, |id| &self.names[id as usize])
     }
 }
 
@@ -110,11 +112,9 @@ impl<T: Named + Send + Sync> Slots<T> {
             .par_iter()
             .map(|slot| NameIndex::hash(slot.name()))
             .collect();
-        let mut index = NameIndex::default();
-        index.reserve(slots.len());
-        for (id, (slot, hash)) in slots.iter().zip(hashes).enumerate() {
-            index.insert_hashed(hash, slot.name(), id as u32, |id| slots[id as usize].name());
-        }
+        let name_of = |id: u32| slots[id as usize].name();
+        let index = NameIndex::from_distinct(&hashes, name_of)
+            .unwrap_or_else(|| unreachable!("callers give distinct names"));
         Slots {
             slots,
             index,
@@ -125,6 +125,13 @@ impl<T: Named + Send + Sync> Slots<T> {
     /// The slot called `name` (alive or not).
     pub(crate) fn get(&self, name: &str) -> Option<u32> {
         self.index.get(name, |id| self.slots[id as usize].name())
+    }
+
+    /// [`Slots::get`] of several names at once (`NameIndex::get_batch`).
+    pub(crate) fn get_batch(&self, names: &[&str], slots: &mut [Option<u32>]) {
+        let hashes: Vec<u64> = names.iter().map(|name| NameIndex::hash(name)).collect();
+        self.index
+            .get_batch(&hashes, names, |id| self.slots[id as usize].name(), slots);
     }
 
     /// Appends a slot (its name must be new).
@@ -152,9 +159,10 @@ impl<T: Named + Send + Sync> Slots<T> {
             .collect();
         if !self.sorted {
             order.par_sort_unstable_by(|&a, &b| {
-                self.slots[a as usize]
-                    .name()
-                    .cmp(self.slots[b as usize].name())
+                tachyon_graph::name_order(
+                    self.slots[a as usize].name(),
+                    self.slots[b as usize].name(),
+                )
             });
         }
         order
@@ -275,7 +283,7 @@ impl Design {
         let wires = module.wire_bits();
         let mut net_names: Vec<&str> = wires.iter().map(|wire| &**wire).collect();
         net_names.extend(self.ports.iter().map(|port| port.name.as_str()));
-        net_names.par_sort_unstable();
+        net_names.par_sort_unstable_by(|a, b| tachyon_graph::name_order(a, b));
         net_names.dedup();
         let declared = Slots::from_sorted(
             net_names
@@ -318,11 +326,15 @@ impl Design {
                 .zip(&cell_ids)
                 .map(|((instance, pins), &cell)| {
                     let mut connections: Vec<(u32, u32)> = Vec::with_capacity(pins.len());
-                    for (pin, net) in pins {
+                    // The instance's nets looked up together (`NameIndex::get_batch`).
+                    let net_names: Vec<&str> = pins.iter().map(|(_, net)| &**net).collect();
+                    let mut net_slots = vec![None; pins.len()];
+                    nets.get_batch(&net_names, &mut net_slots);
+                    for ((pin, _), net) in pins.iter().zip(net_slots) {
                         let Some(pin) = pin_names.get(pin) else {
                             continue;
                         };
-                        match nets.get(net) {
+                        match net {
                             Some(net) => connect(&mut connections, pin, net),
                             None => complete.store(false, AtomicOrdering::Relaxed),
                         }
@@ -352,7 +364,7 @@ impl Design {
                 .collect();
             drop(declared);
             net_names.extend(undeclared);
-            net_names.par_sort_unstable();
+            net_names.par_sort_unstable_by(|a, b| tachyon_graph::name_order(a, b));
             net_names.dedup();
             self.nets = Slots::from_sorted(
                 net_names
@@ -371,7 +383,7 @@ impl Design {
         }
         // Name order; a repeated instance name keeps the last cell and merges the
         // connections, later ones winning (as inserting one by one did).
-        instances.par_sort_by(|a, b| a.name.cmp(&b.name));
+        instances.par_sort_by(|a, b| tachyon_graph::name_order(&a.name, &b.name));
         let mut merged: Vec<Instance> = Vec::with_capacity(instances.len());
         for instance in instances {
             match merged.last_mut() {
@@ -402,20 +414,31 @@ impl Design {
                 let Some(slot) = self.live_net(&net.name) else {
                     return Err(LinkError::UnknownNet(net.name.to_string()));
                 };
-                let pin_key = |name: &tachyon_spef::Name<'_>, connection: bool| {
-                    let mut buffer = String::new();
-                    let name = name_str(name, &mut buffer);
-                    match resolver.key(name) {
-                        Some(key) => Ok(key),
-                        None if connection => {
-                            // Names the missing instance or the pin its cell lacks.
-                            self.require_pin(name)?;
-                            Err(LinkError::UnknownPin(name.to_string()))
-                        }
-                        None => Ok(PinKey::Name(name.into())),
+                // The connections' pins looked up together (see `NameIndex::get_batch`).
+                let connections: Vec<Cow<'_, str>> = net
+                    .connections
+                    .iter()
+                    .map(|connection| connection.name.as_str())
+                    .collect();
+                let names: Vec<&str> = connections.iter().map(|name| &**name).collect();
+                let keys = resolver.keys(&names);
+                let connection_key = |index: usize| match &keys[index] {
+                    Some(key) => Ok(key.clone()),
+                    None => {
+                        // Names the missing instance or the pin its cell lacks.
+                        self.require_pin(names[index])?;
+                        Err(LinkError::UnknownPin(names[index].to_string()))
                     }
                 };
-                Ok((slot, NetParasitics::from_spef(net, &units, pin_key)?))
+                let node_key = |name: &tachyon_spef::Name<'_>| {
+                    let mut buffer = String::new();
+                    let name = name_str(name, &mut buffer);
+                    Ok(resolver
+                        .key(name)
+                        .unwrap_or_else(|| PinKey::Name(name.into())))
+                };
+                let parasitics = NetParasitics::from_spef(net, &units, connection_key, node_key)?;
+                Ok((slot, parasitics))
             })
             .collect();
         for result in converted {
@@ -656,6 +679,47 @@ impl<'d> PinResolver<'d> {
         }
     }
 
+    /// [`PinResolver::key`] of several names, their instances looked up as a batch.
+    fn keys(&self, pins: &[&str]) -> Vec<Option<PinKey>> {
+        let splits: Vec<Option<(&str, &str)>> =
+            pins.iter().map(|pin| pin.rsplit_once(':')).collect();
+        let instances: Vec<&str> = splits
+            .iter()
+            .map(|split| split.map_or("", |(instance, _)| instance))
+            .collect();
+        let mut slots = vec![None; pins.len()];
+        self.design.instances.get_batch(&instances, &mut slots);
+        pins.iter()
+            .zip(splits)
+            .zip(slots)
+            .map(|((&pin, split), slot)| {
+                if split.is_none() || self.port_with_colon {
+                    if let Some(&port) = self.design.port_index.get(pin) {
+                        return Some(PinKey::Port(port));
+                    }
+                }
+                let (_, pin_name) = split?;
+                self.instance_key(slot?, pin_name)
+            })
+            .collect()
+    }
+
+    /// The key of pin `pin_name` of instance slot `slot`, if it is alive and its cell
+    /// has that pin.
+    fn instance_key(&self, slot: u32, pin_name: &str) -> Option<PinKey> {
+        let instance = &self.design.instances.slots[slot as usize];
+        if !instance.alive {
+            return None;
+        }
+        let pins = self.cell_pins.get(instance.cell as usize)?.as_ref()?;
+        // Whether the cell has a pin of that name; the key is the name.
+        let &(_, pin) = pins.iter().find(|(name, _)| *name == pin_name)?;
+        Some(PinKey::Instance {
+            instance: slot,
+            pin,
+        })
+    }
+
     /// The port or live instance pin called `pin` whose cell has that pin, if any.
     fn key(&self, pin: &str) -> Option<PinKey> {
         let split = pin.rsplit_once(':');
@@ -665,15 +729,7 @@ impl<'d> PinResolver<'d> {
             }
         }
         let (instance, pin_name) = split?;
-        let slot = self.design.live_instance(instance)?;
-        let cell = self.design.instances.slots[slot as usize].cell;
-        let pins = self.cell_pins.get(cell as usize)?.as_ref()?;
-        // Whether the cell has a pin of that name; the key is the name.
-        let &(_, pin) = pins.iter().find(|(name, _)| *name == pin_name)?;
-        Some(PinKey::Instance {
-            instance: slot,
-            pin,
-        })
+        self.instance_key(self.design.instances.get(instance)?, pin_name)
     }
 }
 

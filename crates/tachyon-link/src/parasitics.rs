@@ -1,7 +1,7 @@
 //! SPEF nets converted to ps/fF/kOhm, with the nodes that name pins resolved to the
 //! design's pins once, when the SPEF is read.
 
-use tachyon_graph::FastMap;
+use tachyon_graph::{names_equal, FastMap};
 
 use crate::LinkError;
 
@@ -43,15 +43,16 @@ fn name_starts_with(name: &tachyon_spef::Name<'_>, prefix: &str) -> bool {
 }
 
 impl NetParasitics {
-    /// Converts a SPEF `*D_NET` with the file's unit multipliers. `pin_key(name,
-    /// connection)` names the pin of each node that is not one of the net's internal
-    /// nodes, and fails for a `*CONN` entry that names no pin (every connection is asked
-    /// once, in order, internal or not). Nodes are numbered in order of first appearance
-    /// (connections, then capacitors, then resistors).
+    /// Converts a SPEF `*D_NET` with the file's unit multipliers. `connection_key(i)`
+    /// names the pin of `*CONN` entry `i` and fails when it names no pin (every
+    /// connection is asked once, internal or not); `node_key(name)` names the pin of
+    /// any other node that is not one of the net's internal nodes. Nodes are numbered in
+    /// order of first appearance (connections, then capacitors, then resistors).
     pub(crate) fn from_spef(
         net: &tachyon_spef::DNet<'_>,
         units: &tachyon_spef::Units,
-        pin_key: impl Fn(&tachyon_spef::Name<'_>, bool) -> Result<PinKey, LinkError>,
+        connection_key: impl Fn(usize) -> Result<PinKey, LinkError>,
+        node_key: impl Fn(&tachyon_spef::Name<'_>) -> Result<PinKey, LinkError>,
     ) -> Result<NetParasitics, LinkError> {
         let n_nodes = net.connections.len() + net.caps.len();
         let mut parasitics = NetParasitics {
@@ -59,36 +60,36 @@ impl NetParasitics {
             ground_capacitance: Vec::with_capacity(n_nodes),
             resistors: Vec::with_capacity(net.resistors.len()),
         };
-        let prefix = format!("{}:", net.name);
         let mut builder = NodeIndex {
             small: Vec::with_capacity(n_nodes.min(SMALL_NET)),
             large: None,
-            prefix: &prefix,
-            pin_key,
+            net: &net.name,
         };
-        for connection in &net.connections {
+        for (index, connection) in net.connections.iter().enumerate() {
             let name = connection.name;
-            if builder.find(&name).is_some() || name_starts_with(&name, builder.prefix) {
-                (builder.pin_key)(&name, true)?;
+            if builder.find(&name).is_some() || builder.is_internal(&name) {
+                connection_key(index)?;
             }
-            builder.node(&mut parasitics, name, true)?;
+            builder.node(&mut parasitics, name, || connection_key(index))?;
         }
         // A coupling capacitor is grounded at each of its ends that belongs to this net;
         // the other net's own SPEF block grounds it at its end.
         for capacitor in &net.caps {
             let value = capacitor.value * units.capacitance_ff;
-            let own = builder.node(&mut parasitics, capacitor.node, false)?;
+            let own = builder.node(&mut parasitics, capacitor.node, || {
+                node_key(&capacitor.node)
+            })?;
             parasitics.ground_capacitance[own as usize] += value;
             if let Some(other) = capacitor.coupled_to {
-                if name_starts_with(&other, builder.prefix) || builder.find(&other).is_some() {
-                    let other = builder.node(&mut parasitics, other, false)?;
+                if builder.is_internal(&other) || builder.find(&other).is_some() {
+                    let other = builder.node(&mut parasitics, other, || node_key(&other))?;
                     parasitics.ground_capacitance[other as usize] += value;
                 }
             }
         }
         for resistor in &net.resistors {
-            let from = builder.node(&mut parasitics, resistor.from, false)?;
-            let to = builder.node(&mut parasitics, resistor.to, false)?;
+            let from = builder.node(&mut parasitics, resistor.from, || node_key(&resistor.from))?;
+            let to = builder.node(&mut parasitics, resistor.to, || node_key(&resistor.to))?;
             parasitics
                 .resistors
                 .push((from, to, resistor.value * units.resistance_kohm));
@@ -101,29 +102,74 @@ impl NetParasitics {
 /// hashing for the typical net of a few nodes).
 const SMALL_NET: usize = 16;
 
-/// Node ids by name while one net is converted.
-struct NodeIndex<'a, 'text, F> {
-    /// The nodes so far while there are at most [`SMALL_NET`] of them.
-    small: Vec<(tachyon_spef::Name<'text>, u32)>,
-    /// All nodes once there are more.
-    large: Option<FastMap<tachyon_spef::Name<'text>, u32>>,
-    /// `net:`: names starting with it are internal nodes.
-    prefix: &'a str,
-    pin_key: F,
+/// The length and last six bytes of a name: nodes of one net whose fingerprints differ
+/// have different names, so the linear scan of a small net compares few names in full.
+fn fingerprint(name: &tachyon_spef::Name<'_>) -> u64 {
+    let (head, tail) = name.parts();
+    let mut print = (name.len() as u64) << 48;
+    let mut shift = 0;
+    for &byte in tail
+        .as_bytes()
+        .iter()
+        .rev()
+        .chain(head.as_bytes().iter().rev())
+    {
+        if shift == 48 {
+            break;
+        }
+        print |= u64::from(byte) << shift;
+        shift += 8;
+    }
+    print
 }
 
-impl<'text, F> NodeIndex<'_, 'text, F>
-where
-    F: Fn(&tachyon_spef::Name<'_>, bool) -> Result<PinKey, LinkError>,
-{
+/// Whether two node names are equal (compared part by part when they split alike).
+fn same_name(a: &tachyon_spef::Name<'_>, b: &tachyon_spef::Name<'_>) -> bool {
+    let ((a_head, a_tail), (b_head, b_tail)) = (a.parts(), b.parts());
+    if a_head.len() == b_head.len() {
+        names_equal(a_head, b_head) && names_equal(a_tail, b_tail)
+    } else {
+        a == b
+    }
+}
+
+/// Node ids by name while one net is converted.
+struct NodeIndex<'a, 'text> {
+    /// The nodes so far, with their fingerprints, while there are at most
+    /// [`SMALL_NET`] of them.
+    small: Vec<(u64, tachyon_spef::Name<'text>, u32)>,
+    /// All nodes once there are more.
+    large: Option<FastMap<tachyon_spef::Name<'text>, u32>>,
+    /// The net's name: nodes `net:...` are its internal nodes.
+    net: &'a str,
+}
+
+impl<'text> NodeIndex<'_, 'text> {
+    /// Whether `name` is `net:...`, one of the net's internal nodes (no pin).
+    fn is_internal(&self, name: &tachyon_spef::Name<'_>) -> bool {
+        let (head, tail) = name.parts();
+        let colon_at = self.net.len();
+        let colon = if colon_at < head.len() {
+            head.as_bytes()[colon_at]
+        } else {
+            match tail.as_bytes().get(colon_at - head.len()) {
+                Some(&byte) => byte,
+                None => return false,
+            }
+        };
+        colon == b':' && name_starts_with(name, self.net)
+    }
+
     fn find(&self, name: &tachyon_spef::Name<'_>) -> Option<u32> {
         match &self.large {
             Some(index) => index.get(name).copied(),
-            None => self
-                .small
-                .iter()
-                .find(|(known, _)| known == name)
-                .map(|&(_, id)| id),
+            None => {
+                let print = fingerprint(name);
+                self.small
+                    .iter()
+                    .find(|(known_print, known, _)| *known_print == print && same_name(known, name))
+                    .map(|&(_, _, id)| id)
+            }
         }
     }
 
@@ -133,29 +179,33 @@ where
                 index.insert(name, id);
             }
             None => {
-                self.small.push((name, id));
+                self.small.push((fingerprint(&name), name, id));
                 if self.small.len() > SMALL_NET {
-                    self.large = Some(self.small.drain(..).collect());
+                    self.large = Some(
+                        self.small
+                            .drain(..)
+                            .map(|(_, name, id)| (name, id))
+                            .collect(),
+                    );
                 }
             }
         }
     }
 
-    /// The id of node `name`, added (with no capacitance) if new.
+    /// The id of node `name`, added (with no capacitance) if new; `key` names its pin
+    /// when it is new and not internal.
     fn node(
         &mut self,
         parasitics: &mut NetParasitics,
         name: tachyon_spef::Name<'text>,
-        connection: bool,
+        key: impl FnOnce() -> Result<PinKey, LinkError>,
     ) -> Result<u32, LinkError> {
         if let Some(existing) = self.find(&name) {
             return Ok(existing);
         }
         let id = parasitics.ground_capacitance.len() as u32;
-        if !name_starts_with(&name, self.prefix) {
-            parasitics
-                .pin_nodes
-                .push((id, (self.pin_key)(&name, connection)?));
+        if !self.is_internal(&name) {
+            parasitics.pin_nodes.push((id, key()?));
         }
         parasitics.ground_capacitance.push(0.0);
         self.insert(name, id);
