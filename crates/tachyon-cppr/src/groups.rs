@@ -111,6 +111,17 @@ impl DataNetwork {
         // sequential merge of per-chunk vectors (the network is about the size of the
         // graph) cost more than compiling the inputs twice.
         let is_entry_pin = |pin: PinId| relevant[pin.index()] && !tree.is_clock_pin(pin);
+        // Per arc, whether it gives its `to` pin an input: in arc order, reading the arcs
+        // and their delays in sequence (per pin below, they were a cache miss each).
+        let gives_input: Vec<bool> = graph
+            .arcs()
+            .par_iter()
+            .enumerate()
+            .with_min_len(4096)
+            .map(|(arc, _)| {
+                compile_input(graph, data, tree, split, ArcId::from_index(arc)).is_some()
+            })
+            .collect();
         // 1. Per pin in topological order, how many inputs it has as an entry (0: none).
         let n_inputs: Vec<u32> = graph
             .topological_order()
@@ -125,9 +136,7 @@ impl DataNetwork {
                     graph
                         .fanin(pin)
                         .iter()
-                        .filter(|&&arc_id| {
-                            compile_input(graph, data, tree, split, arc_id).is_some()
-                        })
+                        .filter(|&&arc_id| gives_input[arc_id.index()])
                         .count() as u32
                 }
             })
@@ -263,6 +272,7 @@ impl DataNetwork {
                 let compiled = graph
                     .fanin(pin)
                     .iter()
+                    .filter(|&&arc_id| gives_input[arc_id.index()])
                     .filter_map(|&arc_id| compile_input(graph, data, tree, split, arc_id));
                 // `compiled` first: a zip pulls its first iterator first, and must not
                 // take a place the next entry owns once this entry's inputs run out.
@@ -279,6 +289,7 @@ impl DataNetwork {
             }
         });
         drop(n_inputs);
+        drop(gives_input);
         mark("inputs");
         tracing::debug!(steps = ?marks, "cppr network compiled");
         DataNetwork {

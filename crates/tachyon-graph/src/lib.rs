@@ -31,7 +31,7 @@ pub use name_index::NameIndex;
 pub use rc_tree::{
     flatten_rc_tree, flatten_rc_tree_with, FlattenReport, FlattenScratch, RcNetwork,
 };
-pub use timing::{TestResult, TimingData, NO_VALUE};
+pub use timing::{filled, TestResult, TimingData, NO_VALUE};
 
 #[cfg(test)]
 mod tests;

@@ -58,13 +58,13 @@ impl TimingData {
     /// every value "no value".
     pub fn new(n_pins: usize, n_nets: usize, n_arcs: usize, n_tests: usize) -> TimingData {
         TimingData {
-            arrival: vec![[NO_VALUE; 4]; n_pins],
-            slew: vec![[NO_VALUE; 4]; n_pins],
-            required: vec![[NO_VALUE; 4]; n_pins],
-            net_load: vec![[0.0; 4]; n_nets],
-            wire_delay: vec![[0.0; 4]; n_pins],
-            wire_impulse: vec![[0.0; 4]; n_pins],
-            arc_delay: vec![[NO_VALUE; 4]; n_arcs],
+            arrival: filled(n_pins, [NO_VALUE; 4]),
+            slew: filled(n_pins, [NO_VALUE; 4]),
+            required: filled(n_pins, [NO_VALUE; 4]),
+            net_load: filled(n_nets, [0.0; 4]),
+            wire_delay: filled(n_pins, [0.0; 4]),
+            wire_impulse: filled(n_pins, [0.0; 4]),
+            arc_delay: filled(n_arcs, [NO_VALUE; 4]),
             tests: vec![TestResult::default(); n_tests],
         }
     }
@@ -99,4 +99,16 @@ impl TimingData {
 #[inline]
 pub fn defined(value: f64) -> Option<f64> {
     value.is_finite().then_some(value)
+}
+
+/// `vec![value; n]`, written from all threads: the first write to fresh memory faults
+/// its pages in (zeroed by the kernel), which for the hundreds of MB of a million-gate
+/// design's timing data cost more than one thread's writes (zeros included: a zeroed
+/// allocation only defers those faults to whichever phase writes first, one thread
+/// at a time in places).
+pub fn filled<T: Copy + Send + Sync>(n: usize, value: T) -> Vec<T> {
+    use rayon::prelude::*;
+    let mut values = Vec::with_capacity(n);
+    values.par_extend((0..n).into_par_iter().with_min_len(1 << 14).map(|_| value));
+    values
 }

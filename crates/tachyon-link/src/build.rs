@@ -218,7 +218,7 @@ impl Design {
         // Per net (in name order): its pins in name order, the first driver among them,
         // and its flattened RC tree; independent per net.
         let graph_ref = &graph;
-        let nets: Vec<(Option<PinId>, Vec<PinId>, Option<RcTree>)> = net_order
+        let nets: Vec<Net> = net_order
             .par_iter()
             .map_init(FlattenScratch::default, |scratch, &slot| {
                 let row = &row_pins
@@ -247,28 +247,16 @@ impl Design {
                     ),
                     _ => None,
                 };
-                (driver, sinks, tree)
+                Net {
+                    name: state.name.to_string(),
+                    driver,
+                    sinks,
+                    parasitics: tree,
+                }
             })
             .collect();
         drop(row_pins);
-        for (&slot, (driver, sinks, parasitics)) in net_order.iter().zip(nets) {
-            let net = graph.add_net(Net {
-                name: self.nets.slots[slot as usize].name.to_string(),
-                driver,
-                sinks,
-                parasitics,
-            });
-            if let Some(driver) = driver {
-                for index in 0..graph.net(net).sinks.len() {
-                    let sink = graph.net(net).sinks[index];
-                    graph.add_arc(Arc {
-                        from: driver,
-                        to: sink,
-                        kind: ArcKind::Net { net },
-                    });
-                }
-            }
-        }
+        graph.add_nets_with_arcs(nets);
         graph.set_assertions(self.graph_assertions(&graph)?);
         Ok(graph)
     }
