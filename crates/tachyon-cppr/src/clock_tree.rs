@@ -46,17 +46,13 @@ impl ClockTree {
             }
         }
         let mut n_clock_pins = 0u32;
-        let clock_index: Vec<u32> = is_clock_pin
-            .iter()
-            .map(|&is_clock| {
-                if is_clock {
-                    n_clock_pins += 1;
-                    n_clock_pins - 1
-                } else {
-                    NOT_IN_TREE
-                }
-            })
-            .collect();
+        let mut clock_index = vec![NOT_IN_TREE; n_pins];
+        for (pin, &is_clock) in is_clock_pin.iter().enumerate() {
+            if is_clock {
+                clock_index[pin] = n_clock_pins;
+                n_clock_pins += 1;
+            }
+        }
         drop(is_clock_pin);
         let n_nodes = n_clock_pins as usize * 2;
         let mut tree = ClockTree {
@@ -67,11 +63,17 @@ impl ClockTree {
             spread: vec![0.0; n_nodes],
             max_depth: 0,
         };
-        for &pin in graph.topological_order() {
+        // The clock pins in topological order (found in parallel: they are a few
+        // percent of all pins).
+        let clock_pins: Vec<PinId> = graph
+            .topological_order()
+            .par_iter()
+            .with_min_len(1 << 14)
+            .filter(|pin| tree.clock_index[pin.index()] != NOT_IN_TREE)
+            .copied()
+            .collect();
+        for pin in clock_pins {
             let clock = tree.clock_index[pin.index()];
-            if clock == NOT_IN_TREE {
-                continue;
-            }
             for transition in Transition::BOTH {
                 let node = pin.index() * 2 + transition.index();
                 let slot = clock as usize * 2 + transition.index();
