@@ -319,32 +319,46 @@ impl Design {
         let pin_names = &self.pin_names;
         let resolve = |nets: &Slots<NetSlot>| -> (Vec<Instance>, bool) {
             let complete = AtomicBool::new(true);
+            // A chunk of instances at a time, the nets of all their connections looked
+            // up as one batch (`NameIndex::get_batch`).
+            const INSTANCES_PER_CHUNK: usize = 64;
             let instances = module
                 .instances
-                .par_iter()
-                .zip(&per_instance_pins)
-                .zip(&cell_ids)
-                .map(|((instance, pins), &cell)| {
-                    let mut connections: Vec<(u32, u32)> = Vec::with_capacity(pins.len());
-                    // The instance's nets looked up together (`NameIndex::get_batch`).
-                    let net_names: Vec<&str> = pins.iter().map(|(_, net)| &**net).collect();
-                    let mut net_slots = vec![None; pins.len()];
+                .par_chunks(INSTANCES_PER_CHUNK)
+                .zip(per_instance_pins.par_chunks(INSTANCES_PER_CHUNK))
+                .zip(cell_ids.par_chunks(INSTANCES_PER_CHUNK))
+                .flat_map_iter(|((instances, pins), cells)| {
+                    let net_names: Vec<&str> = pins
+                        .iter()
+                        .flat_map(|pins| pins.iter().map(|(_, net)| &**net))
+                        .collect();
+                    let mut net_slots = vec![None; net_names.len()];
                     nets.get_batch(&net_names, &mut net_slots);
-                    for ((pin, _), net) in pins.iter().zip(net_slots) {
-                        let Some(pin) = pin_names.get(pin) else {
-                            continue;
-                        };
-                        match net {
-                            Some(net) => connect(&mut connections, pin, net),
-                            None => complete.store(false, AtomicOrdering::Relaxed),
-                        }
-                    }
-                    Instance {
-                        name: (*instance.name).into(),
-                        cell,
-                        alive: true,
-                        connections,
-                    }
+                    let mut net_slots = net_slots.into_iter();
+                    let complete = &complete;
+                    instances
+                        .iter()
+                        .zip(pins)
+                        .zip(cells)
+                        .map(|((instance, pins), &cell)| {
+                            let mut connections: Vec<(u32, u32)> = Vec::with_capacity(pins.len());
+                            for ((pin, _), net) in pins.iter().zip(net_slots.by_ref()) {
+                                let Some(pin) = pin_names.get(pin) else {
+                                    continue;
+                                };
+                                match net {
+                                    Some(net) => connect(&mut connections, pin, net),
+                                    None => complete.store(false, AtomicOrdering::Relaxed),
+                                }
+                            }
+                            Instance {
+                                name: (*instance.name).into(),
+                                cell,
+                                alive: true,
+                                connections,
+                            }
+                        })
+                        .collect::<Vec<_>>()
                 })
                 .collect();
             (instances, complete.into_inner())
@@ -406,39 +420,55 @@ impl Design {
         let units = spef.header.units;
         let resolver = PinResolver::new(self);
         // Validation and conversion are independent per net: run them in parallel, then
-        // report the first error in file order.
+        // report the first error in file order. The names of a chunk of nets, and of
+        // all their connections, are looked up as batches (`NameIndex::get_batch`).
+        const NETS_PER_CHUNK: usize = 64;
         let converted: Vec<Result<(u32, NetParasitics), LinkError>> = spef
             .nets
-            .par_iter()
-            .map(|net| {
-                let Some(slot) = self.live_net(&net.name) else {
-                    return Err(LinkError::UnknownNet(net.name.to_string()));
-                };
-                // The connections' pins looked up together (see `NameIndex::get_batch`).
-                let connections: Vec<Cow<'_, str>> = net
-                    .connections
+            .par_chunks(NETS_PER_CHUNK)
+            .flat_map_iter(|nets| {
+                let net_names: Vec<&str> = nets.iter().map(|net| &*net.name).collect();
+                let mut net_slots = vec![None; nets.len()];
+                self.nets.get_batch(&net_names, &mut net_slots);
+                let connections: Vec<Cow<'_, str>> = nets
                     .iter()
+                    .flat_map(|net| net.connections.iter())
                     .map(|connection| connection.name.as_str())
                     .collect();
                 let names: Vec<&str> = connections.iter().map(|name| &**name).collect();
                 let keys = resolver.keys(&names);
-                let connection_key = |index: usize| match &keys[index] {
-                    Some(key) => Ok(key.clone()),
-                    None => {
-                        // Names the missing instance or the pin its cell lacks.
-                        self.require_pin(names[index])?;
-                        Err(LinkError::UnknownPin(names[index].to_string()))
-                    }
-                };
-                let node_key = |name: &tachyon_spef::Name<'_>| {
-                    let mut buffer = String::new();
-                    let name = name_str(name, &mut buffer);
-                    Ok(resolver
-                        .key(name)
-                        .unwrap_or_else(|| PinKey::Name(name.into())))
-                };
-                let parasitics = NetParasitics::from_spef(net, &units, connection_key, node_key)?;
-                Ok((slot, parasitics))
+                let mut first_connection = 0;
+                let mut converted = Vec::with_capacity(nets.len());
+                for (net, slot) in nets.iter().zip(net_slots) {
+                    let range = first_connection..first_connection + net.connections.len();
+                    first_connection = range.end;
+                    let live = slot.filter(|&slot| self.nets.slots[slot as usize].alive);
+                    let Some(slot) = live else {
+                        converted.push(Err(LinkError::UnknownNet(net.name.to_string())));
+                        continue;
+                    };
+                    let (keys, names) = (&keys[range.clone()], &names[range]);
+                    let connection_key = |index: usize| match &keys[index] {
+                        Some(key) => Ok(key.clone()),
+                        None => {
+                            // Names the missing instance or the pin its cell lacks.
+                            self.require_pin(names[index])?;
+                            Err(LinkError::UnknownPin(names[index].to_string()))
+                        }
+                    };
+                    let node_key = |name: &tachyon_spef::Name<'_>| {
+                        let mut buffer = String::new();
+                        let name = name_str(name, &mut buffer);
+                        Ok(resolver
+                            .key(name)
+                            .unwrap_or_else(|| PinKey::Name(name.into())))
+                    };
+                    converted.push(
+                        NetParasitics::from_spef(net, &units, connection_key, node_key)
+                            .map(|parasitics| (slot, parasitics)),
+                    );
+                }
+                converted
             })
             .collect();
         for result in converted {
