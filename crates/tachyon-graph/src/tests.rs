@@ -83,3 +83,72 @@ fn loops_are_broken_deterministically() {
     assert_eq!(graph.combinational_loops()[0].pin, a);
     assert_eq!(graph.topological_order().len(), 3);
 }
+
+/// The sequential Kahn's algorithm over the graph's (enabled) fan-out: the order the
+/// parallel levelization must reproduce exactly.
+fn sequential_levels(graph: &TimingGraph) -> (Vec<u32>, Vec<PinId>) {
+    let n = graph.n_pins() as usize;
+    let mut remaining: Vec<usize> = (0..n)
+        .map(|pin| graph.fanin(PinId::from_index(pin)).len())
+        .collect();
+    let mut order: Vec<PinId> = (0..n)
+        .map(PinId::from_index)
+        .filter(|pin| remaining[pin.index()] == 0)
+        .collect();
+    let mut starts = vec![0u32];
+    let mut begin = 0;
+    while begin < order.len() {
+        let end = order.len();
+        starts.push(end as u32);
+        for position in begin..end {
+            for &arc in graph.fanout(order[position]) {
+                let to = graph.arc(arc).to;
+                remaining[to.index()] -= 1;
+                if remaining[to.index()] == 0 {
+                    order.push(to);
+                }
+            }
+        }
+        begin = end;
+    }
+    (starts, order)
+}
+
+#[test]
+fn parallel_levels_keep_the_sequential_order() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |bound: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % bound as u64) as usize
+    };
+    for round in 0..60 {
+        let n_pins = 2 + next(3000);
+        let mut graph = TimingGraph::new(Shared::new(Vec::new()));
+        for index in 0..n_pins {
+            graph.add_pin(pin(&format!("p{index}"), PinKind::CellInput));
+        }
+        // Mostly forward arcs (some hubs, some repeated), a few backward ones (loops)
+        // in every other round.
+        for _ in 0..n_pins * 3 {
+            let from = if next(10) == 0 { next(4) } else { next(n_pins) };
+            let to = next(n_pins);
+            let (from, to) = match (from < to, round % 2 == 1 && next(50) == 0) {
+                (true, _) | (false, true) => (from, to),
+                (false, false) => (to, from),
+            };
+            if from != to {
+                graph.add_arc(buffer_arc(PinId::from_index(from), PinId::from_index(to)));
+            }
+        }
+        graph.finalize();
+        let (starts, order) = sequential_levels(&graph);
+        assert_eq!(graph.topological_order(), &order[..], "round {round}");
+        assert_eq!(graph.n_levels() as usize, starts.len() - 1, "round {round}");
+        for level in 0..graph.n_levels() {
+            let range = starts[level as usize] as usize..starts[level as usize + 1] as usize;
+            assert_eq!(graph.level(level), &order[range], "round {round}");
+        }
+    }
+}
