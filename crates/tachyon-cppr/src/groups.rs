@@ -3,7 +3,7 @@
 //! compiled once per split, and the CPU passes over it. The per-entry step is
 //! `tachyon_kernels::cppr::entry_groups`, which the GPU passes run too.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use rayon::prelude::*;
 use tachyon_graph::{ArcId, ArcKind, PinId, PinKind, TimingData, TimingGraph};
@@ -80,24 +80,31 @@ impl DataNetwork {
         let started = std::time::Instant::now();
         let mut marks = Vec::new();
         let mut mark = |step: &'static str| marks.push((step, started.elapsed()));
-        let mut relevant = vec![false; n_pins];
+        // Each pin writes its own flag; the flags it reads (its fan-out's, later levels)
+        // are final.
+        let relevant: Vec<AtomicBool> = (0..n_pins)
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(|_| AtomicBool::new(false))
+            .collect();
         for level in (0..graph.n_levels()).rev() {
-            let pins = graph.level(level);
-            let marks: Vec<bool> = pins
+            graph
+                .level(level)
                 .par_iter()
                 .with_min_len(1024)
-                .map(|&pin| {
-                    is_data[pin.index()]
-                        || graph.fanout(pin).iter().any(|&arc_id| {
-                            let to = graph.arc(arc_id).to;
-                            relevant[to.index()] && !tree.is_clock_pin(to)
-                        })
-                })
-                .collect();
-            for (&pin, mark) in pins.iter().zip(marks) {
-                relevant[pin.index()] = mark;
-            }
+                .for_each(|&pin| {
+                    let mark = is_data[pin.index()]
+                        || graph.fanout_pins(pin).iter().any(|&to| {
+                            relevant[to.index()].load(Ordering::Relaxed) && !tree.is_clock_pin(to)
+                        });
+                    relevant[pin.index()].store(mark, Ordering::Relaxed);
+                });
         }
+        let relevant: Vec<bool> = relevant
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(AtomicBool::into_inner)
+            .collect();
         drop(is_data);
         mark("relevance");
         // Read once in pin order here rather than per pin in level order below.

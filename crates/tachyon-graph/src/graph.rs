@@ -84,6 +84,8 @@ pub struct TimingGraph {
     arc_enabled: Vec<bool>,
     fanin: Csr,
     fanout: Csr,
+    /// The target pin of each arc of `fanout.arcs()`, in the same order.
+    fanout_to: Vec<PinId>,
     level_start: Vec<u32>,
     level_order: Vec<PinId>,
     loops: Vec<CombinationalLoop>,
@@ -278,10 +280,19 @@ impl TimingGraph {
                 || Csr::build(n_pins, arcs, enabled, |arc| arc.to),
                 || Csr::build(n_pins, arcs, enabled, |arc| arc.from),
             );
-            match self.levelize(&fanin, &fanout) {
+            // Each fan-out arc's target, in fan-out order: sweeps over the fan-out read
+            // these in sequence instead of the arcs themselves, a cache miss each.
+            let fanout_to: Vec<PinId> = fanout
+                .arcs()
+                .par_iter()
+                .with_min_len(1 << 14)
+                .map(|arc| self.arcs[arc.index()].to)
+                .collect();
+            match self.levelize(&fanin, &fanout, &fanout_to) {
                 Ok((level_start, level_order)) => {
                     self.fanin = fanin;
                     self.fanout = fanout;
+                    self.fanout_to = fanout_to;
                     self.level_start = level_start;
                     self.level_order = level_order;
                     break;
@@ -310,7 +321,12 @@ impl TimingGraph {
 
     /// Kahn's algorithm; on a loop, returns the lowest-numbered pin left unlevelized
     /// that has unlevelized fan-in.
-    fn levelize(&self, fanin: &Csr, fanout: &Csr) -> Result<(Vec<u32>, Vec<PinId>), PinId> {
+    fn levelize(
+        &self,
+        fanin: &Csr,
+        fanout: &Csr,
+        fanout_to: &[PinId],
+    ) -> Result<(Vec<u32>, Vec<PinId>), PinId> {
         /// Up to this many worker threads, the sweep runs in order on one.
         const SEQUENTIAL_LEVELIZE_THREADS: usize = 2;
         use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -320,14 +336,6 @@ impl TimingGraph {
             .par_windows(2)
             .with_min_len(1 << 14)
             .map(|range| AtomicU32::new(range[1] - range[0]))
-            .collect();
-        // Each fan-out arc's target, in fan-out order (read in sequence below instead of
-        // from the arcs themselves, a cache miss each).
-        let fanout_to: Vec<PinId> = fanout
-            .arcs()
-            .par_iter()
-            .with_min_len(1 << 14)
-            .map(|arc| self.arcs[arc.index()].to)
             .collect();
         // Kahn's algorithm, a level at a time in parallel, with the order of the
         // sequential version: that one appends a pin when the last of its fan-in arcs
@@ -370,7 +378,7 @@ impl TimingGraph {
         while begin < level_order.len() {
             let end = level_order.len();
             level_start.push(end as u32);
-            let (fanout_to, remaining, last_arc) = (&fanout_to, &remaining, &last_arc);
+            let (remaining, last_arc) = (&remaining, &last_arc);
             let mut ready: Vec<PinId> = level_order[begin..end]
                 .par_iter()
                 .enumerate()
@@ -486,6 +494,14 @@ impl TimingGraph {
     /// Enabled arcs out of `pin`.
     pub fn fanout(&self, pin: PinId) -> &[ArcId] {
         self.fanout.of(pin)
+    }
+
+    /// The pins `pin` drives: the `to` of each arc of [`TimingGraph::fanout`], in that
+    /// order (one array read instead of one arc each).
+    pub fn fanout_pins(&self, pin: PinId) -> &[PinId] {
+        let start = self.fanout.start[pin.index()] as usize;
+        let end = self.fanout.start[pin.index() + 1] as usize;
+        &self.fanout_to[start..end]
     }
 
     /// The fan-in of every pin as one CSR ([`TimingGraph::fanin`] per pin).
