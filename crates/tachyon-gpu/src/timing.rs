@@ -6,6 +6,8 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
     CudaEvent, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg,
@@ -60,9 +62,12 @@ fn check_indices_or_none(
     limit: usize,
     none_allowed: bool,
 ) -> Result<(), BatchError> {
+    // In parallel (the layouts of million-gate designs have tens of millions of
+    // indices); the first bad position, as a sequential scan would find it.
     match values
-        .iter()
-        .position(|&value| (value as usize >= limit) && !(none_allowed && value == NONE))
+        .par_iter()
+        .with_min_len(1 << 14)
+        .position_first(|&value| (value as usize >= limit) && !(none_allowed && value == NONE))
     {
         None => Ok(()),
         Some(position) => Err(BatchError::IndexOutOfRange {
@@ -117,9 +122,17 @@ impl TimingLayout<'_> {
         check_starts("fanout_start", graph.fanout_start, graph.fanout_arcs.len())?;
         check_indices("fanin_arcs", graph.fanin_arcs, n_arcs)?;
         check_indices("fanout_arcs", graph.fanout_arcs, n_arcs)?;
-        for arc in graph.arcs {
+        let check_arc = |arc: &[u32; 8]| {
             check_indices("arc pins", &arc[0..2], n_pins)?;
-            check_indices_or_none("arc tables", &arc[3..7], n_tables, true)?;
+            check_indices_or_none("arc tables", &arc[3..7], n_tables, true)
+        };
+        if let Some(arc) = graph
+            .arcs
+            .par_iter()
+            .with_min_len(1 << 12)
+            .find_first(|arc| check_arc(arc).is_err())
+        {
+            check_arc(arc)?;
         }
         check_indices_or_none("pin_net", graph.pin_net, n_nets, true)?;
         for (table, &[offset, n1, n2, _]) in graph.tables.iter().enumerate() {
@@ -133,9 +146,17 @@ impl TimingLayout<'_> {
                 });
             }
         }
-        for test in self.tests {
+        let check_test = |test: &[u32; 6]| {
             check_indices("test pins", &test[0..2], n_pins)?;
-            check_indices_or_none("test tables", &test[3..5], n_tables, true)?;
+            check_indices_or_none("test tables", &test[3..5], n_tables, true)
+        };
+        if let Some(test) = self
+            .tests
+            .par_iter()
+            .with_min_len(1 << 12)
+            .find_first(|test| check_test(test).is_err())
+        {
+            check_test(test)?;
         }
         check_indices("primary_inputs", self.primary_inputs, n_pins)?;
         let mut seen = vec![false; n_pins];
