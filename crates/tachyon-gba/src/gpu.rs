@@ -6,27 +6,25 @@
 //! exactly as the CPU backend does.
 //!
 //! Measured (`tachyon tau --check-cpu --runs 3`, medians, ms, CPU backend on all cores
-//! vs GPU backend, transfers included; `flatten` is host work both backends share; 0
-//! values differ in every run). H100 with 16 cores, 2026-11-22:
+//! vs GPU backend, transfers included; `flatten` is host work both backends share, the
+//! timing data's allocation included; 0 values differ in every run). H100 with 16
+//! cores, 2026-11-22 (1M and 5M with the final binary of that day, smaller designs an
+//! hour earlier):
 //!
-//! | gates | flatten   | rc        | propagate  | cppr        | gpu layout + upload | total        |
-//! |-------|-----------|-----------|------------|-------------|---------------------|--------------|
-//! | 1k    | 2.9 / 3.0 | 0.18/0.06 | 2.4 / 3.8  | 2.2 / 5.3   | 0.8                 | 7.9 / 13.1   |
-//! | 10k   | 13 / 12   | 1.6 / 0.1 | 16 / 7.3   | 39 / 18     | 2.8                 | 70 / 41      |
-//! | 100k  | 39 / 33   | 18 / 0.6  | 66 / 13    | 167 / 112   | 14                  | 301 / 180    |
-//! | 1M    | 111 / 128 | 198 / 3.8 | 444 / 60   | 1059 / 654  | 114                 | 1888 / 1060  |
-//! | 5M    | 551 / 578 | 966 / 12  | 2457 / 433 | 6212 / 4230 | 719                 | 10857 / 6451 |
+//! | gates | flatten   | rc         | propagate  | cppr        | gpu layout + upload | total       |
+//! |-------|-----------|------------|------------|-------------|---------------------|-------------|
+//! | 1k    | 3.1 / 3.0 | 0.22/0.06  | 3.1 / 3.8  | 3.4 / 6.7   | 2.7                 | 9.5 / 16.4  |
+//! | 10k   | 13 / 13   | 1.7 / 0.10 | 18 / 7.4   | 41 / 18     | 5.3                 | 74 / 44     |
+//! | 100k  | 31 / 30   | 20 / 0.58  | 67 / 14    | 84 / 60     | 17                  | 204 / 126   |
+//! | 1M    | 94 / 78   | 255 / 4.2  | 523 / 68   | 522 / 257   | 139                 | 1340 / 551  |
+//! | 5M    | 283 / 345 | 1066 / 12  | 2508 / 404 | 2775 / 1945 | 827                 | 6634 / 3632 |
 //!
 //! The GPU's CPPR is host work (clock tree, network compilation, combination) around
-//! GPU passes. After the network compile was made fully parallel (same session, H100):
-//! CPPR 1M 413 ms on the GPU backend vs 849 ms on the CPU backend (totals 862 vs 1869
-//! ms), 5M 2252 vs 5467 ms (totals 4564 vs 10407 ms); per split at 1M the host spends
-//! about 25 ms on the clock tree and 105-130 ms compiling the network, the GPU 22-35 ms
-//! on the passes (network upload included). With `FlatTiming` copying the graph's CSR
-//! as it is, flatten takes 65-70 ms at 1M and 218-235 ms at 5M; whole update, CPU vs
-//! GPU backend: 1M 1565 vs 714 ms, 5M 8537 vs 3526 ms. Two H200s share the passes: 5M
-//! CPPR 4.40 s on one, 3.66 s on two (before these changes); 1M the same 0.71 s on both
-//! (the host part dominates).
+//! GPU passes: per split at 1M the host spends 16-21 ms on the clock tree and 76-84 ms
+//! compiling the network (relevance 12-14, input counts about 16, inputs about 37), the
+//! GPU 23-34 ms on the passes (network upload included). Two H200s share the passes: 5M
+//! CPPR 4.40 s on one, 3.66 s on two (an earlier binary); at 1M the host part
+//! dominates.
 //!
 //! The level sweeps replay CUDA graphs captured at their first run. A graph is replayed
 //! once per update here (the device graph is rebuilt per update), so it saves little:
