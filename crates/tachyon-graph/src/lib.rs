@@ -26,7 +26,7 @@ pub use model::{
     Arc, ArcKind, Assertions, CellArc, Clock, Net, NldmTable, Pin, PinKind, RcTree, Test, TestKind,
     Unateness,
 };
-pub use name_compare::{bytes_equal, name_order, names_equal};
+pub use name_compare::{bytes_equal, name_order, name_prefix, names_equal};
 pub use name_index::NameIndex;
 pub use rc_tree::{
     flatten_rc_tree, flatten_rc_tree_with, FlattenReport, FlattenScratch, RcNetwork,

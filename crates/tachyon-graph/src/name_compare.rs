@@ -21,6 +21,14 @@ fn word(bytes: &[u8]) -> u64 {
     }
 }
 
+/// The first 8 bytes of `name` as a number (big-endian, zero-padded): names whose
+/// prefixes differ order as their prefixes do (see [`name_order`] for ties).
+#[inline]
+pub fn name_prefix(name: &str) -> u64 {
+    let bytes = name.as_bytes();
+    word(&bytes[..bytes.len().min(8)])
+}
+
 /// Whether `a == b`.
 #[inline]
 pub fn names_equal(a: &str, b: &str) -> bool {
@@ -93,6 +101,10 @@ mod tests {
             for b in names {
                 assert_eq!(names_equal(a, b), a == b, "{a:?} == {b:?}");
                 assert_eq!(name_order(a, b), a.cmp(b), "{a:?} cmp {b:?}");
+                let by_prefix = name_prefix(a).cmp(&name_prefix(b));
+                if by_prefix != Ordering::Equal {
+                    assert_eq!(by_prefix, a.cmp(b), "{a:?} prefix cmp {b:?}");
+                }
             }
         }
     }
