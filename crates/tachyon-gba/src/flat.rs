@@ -317,11 +317,43 @@ impl FlatParasitics {
                 sources
             })
             .collect();
-        // In net order: a pin that two nets list takes the later net's value, as in
-        // compute_parasitics.
-        for (pin, source) in sources.into_iter().flatten() {
-            flat.pin_source[pin as usize] = source;
-        }
+        // A pin that two nets list takes the later net's value, as in
+        // compute_parasitics: per pin, the largest (position in net order, source), in
+        // parallel (one thread storing them in order took as long as the rest).
+        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+        let chunk_first: Vec<u64> = sources
+            .iter()
+            .scan(0u64, |next, chunk| {
+                let first = *next;
+                *next += chunk.len() as u64;
+                Some(first)
+            })
+            .collect();
+        // (1 + position) << 32 | source; 0: no entry.
+        let last_source: Vec<AtomicU64> = (0..flat.pin_source.len())
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        sources
+            .par_iter()
+            .zip(&chunk_first)
+            .for_each(|(chunk, &first)| {
+                for (offset, &(pin, source)) in chunk.iter().enumerate() {
+                    let entry = (first + offset as u64 + 1) << 32 | u64::from(source);
+                    last_source[pin as usize].fetch_max(entry, Relaxed);
+                }
+            });
+        flat.pin_source
+            .par_iter_mut()
+            .zip(last_source)
+            .with_min_len(1 << 14)
+            .for_each(|(pin_source, entry)| {
+                let entry = entry.into_inner();
+                if entry != 0 {
+                    *pin_source = entry as u32;
+                }
+            });
         flat
     }
 }

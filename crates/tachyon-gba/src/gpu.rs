@@ -73,9 +73,16 @@ impl GpuTiming {
             tests: &flat.tests,
             n_nets: graph.nets().len() as u32,
         };
-        let (device, parasitics) = rayon::join(
-            || DeviceTiming::upload(context, &layout),
-            || FlatParasitics::build(graph),
+        let started = std::time::Instant::now();
+        let ((device, graph_ms), (parasitics, flatten_rc_ms)) = rayon::join(
+            || {
+                let device = DeviceTiming::upload(context, &layout);
+                (device, started.elapsed().as_secs_f64() * 1e3)
+            },
+            || {
+                let parasitics = FlatParasitics::build(graph);
+                (parasitics, started.elapsed().as_secs_f64() * 1e3)
+            },
         );
         let mut device = device?;
         // A diagnostics switch for measuring what the graphs save (results are equal).
@@ -86,12 +93,20 @@ impl GpuTiming {
             parasitics.res,
             parasitics.cap,
         )?;
+        let joined_ms = started.elapsed().as_secs_f64() * 1e3;
         device.upload_parasitics(&ParasiticsLayout {
             rc: &rc,
             pin_source: &parasitics.pin_source,
             net_root: &parasitics.net_root,
             net_lumped: &parasitics.net_lumped,
         })?;
+        tracing::debug!(
+            graph_ms,
+            flatten_rc_ms,
+            joined_ms,
+            parasitics_ms = started.elapsed().as_secs_f64() * 1e3 - joined_ms,
+            "gpu upload: graph (validated, copied, levelized on the GPU) while the host flattens the RC trees, then the RC trees"
+        );
         Ok(GpuTiming { device })
     }
 

@@ -62,13 +62,16 @@ fn check_indices_or_none(
     limit: usize,
     none_allowed: bool,
 ) -> Result<(), BatchError> {
-    // In parallel (the layouts of million-gate designs have tens of millions of
-    // indices); the first bad position, as a sequential scan would find it.
-    match values
-        .par_iter()
-        .with_min_len(1 << 14)
-        .position_first(|&value| (value as usize >= limit) && !(none_allowed && value == NONE))
-    {
+    // Long arrays in parallel (the layouts of million-gate designs have tens of
+    // millions of indices), short ones (an arc's pins, called per arc) in place; the
+    // first bad position either way.
+    let bad = |&value: &u32| (value as usize >= limit) && !(none_allowed && value == NONE);
+    let first_bad = if values.len() < 1 << 14 {
+        values.iter().position(bad)
+    } else {
+        values.par_iter().with_min_len(1 << 14).position_first(bad)
+    };
+    match first_bad {
         None => Ok(()),
         Some(position) => Err(BatchError::IndexOutOfRange {
             array,
@@ -84,7 +87,10 @@ pub(crate) fn check_starts(
     starts: &[u32],
     end: usize,
 ) -> Result<(), BatchError> {
-    let ascending = starts.windows(2).all(|pair| pair[0] <= pair[1]);
+    let ascending = starts
+        .par_windows(2)
+        .with_min_len(1 << 14)
+        .all(|pair| pair[0] <= pair[1]);
     if starts.first() == Some(&0) && ascending && starts.last().copied() == Some(end as u32) {
         Ok(())
     } else {
@@ -314,7 +320,9 @@ impl DeviceTiming {
         layout: &TimingLayout<'_>,
     ) -> Result<DeviceTiming, GpuError> {
         const DURING: &str = "uploading the timing graph";
+        let started = std::time::Instant::now();
         layout.validate().map_err(GpuError::Layout)?;
+        let validated_ms = started.elapsed().as_secs_f64() * 1e3;
         context.ensure_free(DURING, layout.device_bytes())?;
         let graph = &layout.graph;
         let n_pins = layout.n_pins();
@@ -360,9 +368,12 @@ impl DeviceTiming {
             backward_graph: None,
         };
         let levelize_started = std::time::Instant::now();
+        let copied_ms = started.elapsed().as_secs_f64() * 1e3 - validated_ms;
         let level_start = timing.levelize(layout.primary_inputs)?;
         tracing::debug!(
             levels = level_start.len() - 1,
+            validated_ms,
+            copied_ms,
             ms = levelize_started.elapsed().as_secs_f64() * 1e3,
             "levelized on the GPU"
         );
