@@ -151,16 +151,27 @@ impl NameIndex {
         if self.slots.is_empty() {
             return None;
         }
+        self.probe(hash, name, name_of).ok()
+    }
+
+    /// Looks for `name` from its home slot: `Ok(id)` where it is, or `Err(slot)`, the
+    /// empty slot where it would go. The table must have slots.
+    fn probe<'a>(
+        &self,
+        hash: u64,
+        name: &str,
+        name_of: impl Fn(u32) -> &'a str,
+    ) -> Result<u32, usize> {
         let tag = tag_of(hash);
         let mask = self.slots.len() - 1;
         let mut position = Self::home(tag, self.slots.len());
         loop {
             let slot = self.slots[position];
             if slot == EMPTY {
-                return None;
+                return Err(position);
             }
             if slot_tag(slot) == tag && names_equal(name_of(slot_id(slot)), name) {
-                return Some(slot_id(slot));
+                return Ok(slot_id(slot));
             }
             position = (position + 1) & mask;
         }
@@ -231,20 +242,13 @@ impl NameIndex {
         name_of: impl Fn(u32) -> &'a str,
     ) -> Option<u32> {
         self.reserve(1);
-        let tag = tag_of(hash);
-        let mask = self.slots.len() - 1;
-        let mut position = Self::home(tag, self.slots.len());
-        loop {
-            let slot = self.slots[position];
-            if slot == EMPTY {
-                self.slots[position] = slot_value(tag, id);
+        match self.probe(hash, name, name_of) {
+            Ok(holder) => Some(holder),
+            Err(position) => {
+                self.slots[position] = slot_value(tag_of(hash), id);
                 self.len += 1;
-                return None;
+                None
             }
-            if slot_tag(slot) == tag && names_equal(name_of(slot_id(slot)), name) {
-                return Some(slot_id(slot));
-            }
-            position = (position + 1) & mask;
         }
     }
 

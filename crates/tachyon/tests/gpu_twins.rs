@@ -1,0 +1,90 @@
+//! The GPU's host-prepared layouts, run through the kernels' CPU twins, against the CPU
+//! backend on a generated design: the frontier levelization puts every pin in the
+//! level the graph's own levelization gives it (primary inputs first), and the RC path
+//! (flat RC layout, batch RC pass, per-pin and per-net gathers) gives bit for bit what
+//! `compute_parasitics` stores.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use tachyon::gba::{compute_parasitics, FlatParasitics, FlatTiming};
+use tachyon::graph::TimingData;
+use tachyon::kernels::propagate::{gather_load, gather_wire, NONE};
+use tachyon::Timer;
+
+/// A timer loaded with a generated design of `gates` gates, and the design's folder.
+fn generated_timer(test: &str, gates: u64, seed: u64) -> (Timer, PathBuf) {
+    let folder = std::env::temp_dir().join(format!("tachyon-{test}-{}", std::process::id()));
+    let config = tachyon_gen::GenConfig::new(gates, seed);
+    tachyon_gen::generate(&config, &folder).unwrap();
+    let mut timer = Timer::new();
+    timer
+        .load_tau2015(folder.join(format!("{}.tau2015", config.name)))
+        .unwrap();
+    (timer, folder)
+}
+
+#[test]
+fn frontier_levels_equal_the_graph_levels() {
+    let (mut timer, folder) = generated_timer("levelize", 2000, 11);
+    let (graph, _) = timer.timing().unwrap();
+    let flat = FlatTiming::build(graph);
+    let (level_start, level_pins) = tachyon_gpu::twin::levelize(
+        &flat.fanin_start,
+        &flat.fanout_start,
+        &flat.fanout_arcs,
+        &flat.arcs,
+        &flat.primary_inputs,
+    )
+    .expect("the graph is acyclic");
+    assert_eq!(level_start.len() as u32, graph.n_levels() + 1);
+    for level in 0..graph.n_levels() {
+        let range = level_start[level as usize] as usize..level_start[level as usize + 1] as usize;
+        let ours: BTreeSet<u32> = level_pins[range].iter().copied().collect();
+        let graphs: BTreeSet<u32> = graph.level(level).iter().map(|pin| pin.0).collect();
+        assert_eq!(ours, graphs, "level {level}");
+    }
+    let n_inputs = flat.primary_inputs.len();
+    assert_eq!(&level_pins[..n_inputs], flat.primary_inputs.as_slice());
+    std::fs::remove_dir_all(&folder).ok();
+}
+
+#[test]
+fn flat_rc_twin_equals_compute_parasitics() {
+    let (mut timer, folder) = generated_timer("rc-twin", 3000, 5);
+    let (graph, _) = timer.timing().unwrap();
+    let mut reference = TimingData::new(
+        graph.n_pins() as usize,
+        graph.nets().len(),
+        graph.arcs().len(),
+        graph.tests().len(),
+    );
+    compute_parasitics(graph, &mut reference);
+
+    let flat = FlatParasitics::build(graph);
+    let batch = tachyon_gpu::RcNetBatch::new(flat.net_offsets, flat.parent, flat.res, flat.cap)
+        .expect("a valid batch");
+    let nodes = tachyon_gpu::twin::rc_nets(&batch);
+    let bits = |values: [f64; 4]| values.map(f64::to_bits);
+    let mut n_sources = 0;
+    for pin in 0..graph.n_pins() as usize {
+        let (delay, impulse) = gather_wire(flat.pin_source[pin], &nodes.delay, &nodes.impulse);
+        n_sources += usize::from(flat.pin_source[pin] != NONE);
+        assert_eq!(
+            bits(delay),
+            bits(reference.wire_delay[pin]),
+            "pin {pin} delay"
+        );
+        assert_eq!(
+            bits(impulse),
+            bits(reference.wire_impulse[pin]),
+            "pin {pin} impulse"
+        );
+    }
+    for net in 0..graph.nets().len() {
+        let load = gather_load(flat.net_root[net], &nodes.load, flat.net_lumped[net]);
+        assert_eq!(bits(load), bits(reference.net_load[net]), "net {net} load");
+    }
+    assert!(n_sources > graph.nets().len(), "the design has RC trees");
+    std::fs::remove_dir_all(&folder).ok();
+}
