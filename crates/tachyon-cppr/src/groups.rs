@@ -254,7 +254,15 @@ impl DataNetwork {
         parts.into_par_iter().enumerate().for_each(|(chunk, part)| {
             let mut place = part.iter_mut();
             let positions = chunk * CHUNK..((chunk + 1) * CHUNK).min(order.len());
+            let end = positions.end;
             for position in positions {
+                // The arcs (and their delays) of the entries ahead are scattered.
+                if position + PREFETCH_AHEAD < end && n_inputs[position + PREFETCH_AHEAD] > 0 {
+                    for &arc in graph.fanin(order[position + PREFETCH_AHEAD]) {
+                        tachyon_graph::prefetch(graph.arcs(), arc.index());
+                        tachyon_graph::prefetch(&data.arc_delay, arc.index());
+                    }
+                }
                 if n_inputs[position] == 0 {
                     continue;
                 }
@@ -397,6 +405,12 @@ fn compile_input(
     }
 }
 
+/// Entries per parallel work item of a pass.
+const PASS_CHUNK: usize = 256;
+
+/// How many entries (or positions) ahead sources and arcs are prefetched.
+const PREFETCH_AHEAD: usize = 16;
+
 /// One pass through the data network on the CPU, seeded by `start_group` (one group
 /// per start point): the arrivals of every entry. Level by level, each entry computed
 /// by `tachyon_kernels::cppr::entry_groups`, as the GPU's `cppr_level` does.
@@ -431,14 +445,35 @@ pub(crate) fn propagate_groups_into(
         let (earlier, rest) = arrivals.split_at_mut(begin);
         let earlier: &[EntryGroups] = earlier;
         rest[..end - begin]
-            .par_iter_mut()
-            .with_min_len(64)
+            .par_chunks_mut(PASS_CHUNK)
             .enumerate()
-            .for_each(|(offset, result)| {
-                let entry = begin + offset;
-                let inputs = &network.inputs
-                    [network.input_start[entry] as usize..network.input_start[entry + 1] as usize];
-                *result = entry_groups(network.late, inputs, start_group, |source| earlier[source]);
+            .for_each(|(chunk, results)| {
+                let first = begin + chunk * PASS_CHUNK;
+                let inputs_of = |entry: usize| {
+                    &network.inputs
+                        [network.input_start[entry] as usize..network.input_start[entry + 1] as usize]
+                };
+                // The sources of an entry a few places ahead are fetched while this one
+                // is computed: a pass is mostly waiting for those reads.
+                let prefetch_sources = |entry: usize| {
+                    if entry < end {
+                        for input in inputs_of(entry) {
+                            if input.kind == INPUT_NET || input.kind == INPUT_CELL {
+                                tachyon_graph::prefetch(earlier, input.source as usize);
+                            }
+                        }
+                    }
+                };
+                for entry in first..(first + PREFETCH_AHEAD).min(end) {
+                    prefetch_sources(entry);
+                }
+                for (offset, result) in results.iter_mut().enumerate() {
+                    let entry = first + offset;
+                    prefetch_sources(entry + PREFETCH_AHEAD);
+                    *result = entry_groups(network.late, inputs_of(entry), start_group, |source| {
+                        earlier[source]
+                    });
+                }
             });
     }
 }

@@ -6,7 +6,12 @@ use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::propagate::backward_pin;
 use tachyon_kernels::{Split, Transition};
 
+use crate::prefetch::EdgeWalk;
 use crate::{flat::FlatTiming, merge_into};
+use tachyon_graph::prefetch;
+
+/// Pins per parallel work item.
+const CHUNK: usize = 256;
 
 /// Fills `required`. Needs arrivals, arc delays and test results (credit included:
 /// the seeded required time is `required_before_cppr + credit` for setup and
@@ -26,15 +31,42 @@ pub fn propagate_required_flat(graph: &TimingGraph, flat: &FlatTiming, data: &mu
     let view = flat.graph();
     for level in (0..flat.n_levels()).rev() {
         let pins = flat.level(level);
-        let results: Vec<[f64; 4]> = pins
-            .par_iter()
-            .map(|&pin| {
-                let pin = pin as usize;
-                backward_pin(&view, &data.arc_delay, &data.required[..], pin, seeds[pin])
+        let chunks: Vec<Vec<[f64; 4]>> = pins
+            .par_chunks(CHUNK)
+            .map(|chunk| {
+                let walk = EdgeWalk {
+                    pins: chunk,
+                    csr_start: view.fanout_start,
+                    csr_arcs: view.fanout_arcs,
+                    arcs: view.arcs,
+                    far_end: 1,
+                };
+                let mut values = Vec::with_capacity(chunk.len());
+                for (position, &pin) in chunk.iter().enumerate() {
+                    walk.before(
+                        position,
+                        |pin| prefetch(&seeds, pin),
+                        |arc, to| {
+                            prefetch(&data.arc_delay, arc);
+                            prefetch(&data.required, to);
+                        },
+                    );
+                    let pin = pin as usize;
+                    values.push(backward_pin(
+                        &view,
+                        &data.arc_delay,
+                        &data.required[..],
+                        pin,
+                        seeds[pin],
+                    ));
+                }
+                values
             })
             .collect();
-        for (&pin, required) in pins.iter().zip(results) {
-            data.required[pin as usize] = required;
+        for (chunk, values) in pins.chunks(CHUNK).zip(chunks) {
+            for (&pin, required) in chunk.iter().zip(values) {
+                data.required[pin as usize] = required;
+            }
         }
     }
 }

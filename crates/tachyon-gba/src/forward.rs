@@ -8,6 +8,8 @@ use tachyon_graph::{TimingData, TimingGraph, NO_VALUE};
 use tachyon_kernels::propagate::forward_pin;
 
 use crate::flat::FlatTiming;
+use crate::prefetch::EdgeWalk;
+use tachyon_graph::prefetch;
 
 /// Fills `arrival`, `slew` and `arc_delay`. Needs [`crate::compute_parasitics`] first.
 pub fn propagate_arrivals(graph: &TimingGraph, data: &mut TimingData) {
@@ -30,7 +32,25 @@ pub fn propagate_arrivals_flat(graph: &TimingGraph, flat: &FlatTiming, data: &mu
             .map(|chunk| {
                 let mut values = Vec::with_capacity(chunk.len());
                 let mut arc_delays = Vec::new();
-                for &pin in chunk {
+                let walk = EdgeWalk {
+                    pins: chunk,
+                    csr_start: view.fanin_start,
+                    csr_arcs: view.fanin_arcs,
+                    arcs: view.arcs,
+                    far_end: 0,
+                };
+                for (position, &pin) in chunk.iter().enumerate() {
+                    walk.before(
+                        position,
+                        |pin| {
+                            prefetch(&data.wire_delay, pin);
+                            prefetch(&data.wire_impulse, pin);
+                        },
+                        |_, from| {
+                            prefetch(&data.arrival, from);
+                            prefetch(&data.slew, from);
+                        },
+                    );
                     values.push(forward_pin(
                         &view,
                         &data.net_load,

@@ -20,6 +20,7 @@ pub mod flat;
 mod forward;
 pub mod gpu;
 mod parasitics;
+mod prefetch;
 mod tests_eval;
 
 pub use backward::{propagate_required, propagate_required_flat, required_seeds};

@@ -1,7 +1,7 @@
 //! Phase 1: RC tree passes per net.
 
 use rayon::prelude::*;
-use tachyon_graph::{Net, TimingData, TimingGraph};
+use tachyon_graph::{prefetch, Net, TimingData, TimingGraph};
 use tachyon_kernels::rc;
 
 /// What one net contributes: its driver load and (pin index, delay, impulse) per sink.
@@ -14,17 +14,56 @@ pub fn compute_parasitics(graph: &TimingGraph, data: &mut TimingData) {
     const BATCH: usize = 1 << 16;
     for (batch_index, nets) in graph.nets().chunks(BATCH).enumerate() {
         let results: Vec<NetParasitics> = nets
-            .par_iter()
-            .map_init(Scratch::default, |scratch, net| {
-                net_parasitics(graph, net, scratch)
+            .par_chunks(CHUNK)
+            .map_init(Scratch::default, |scratch, chunk| {
+                (0..chunk.len())
+                    .map(|index| {
+                        prefetch_net(graph, chunk, index + 2 * AHEAD, index + AHEAD);
+                        net_parasitics(graph, &chunk[index], scratch)
+                    })
+                    .collect::<Vec<_>>()
             })
+            .flatten_iter()
             .collect();
-        for (offset, (load, sinks)) in results.into_iter().enumerate() {
-            data.net_load[batch_index * BATCH + offset] = load;
-            for (pin_index, delay, impulse) in sinks {
+        for (offset, (load, sinks)) in results.iter().enumerate() {
+            // The sinks' values are scattered over the pin arrays.
+            if let Some((_, ahead)) = results.get(offset + AHEAD) {
+                for &(pin_index, _, _) in ahead {
+                    prefetch(&data.wire_delay, pin_index);
+                    prefetch(&data.wire_impulse, pin_index);
+                }
+            }
+            data.net_load[batch_index * BATCH + offset] = *load;
+            for &(pin_index, delay, impulse) in sinks {
                 data.wire_delay[pin_index] = delay;
                 data.wire_impulse[pin_index] = impulse;
             }
+        }
+    }
+}
+
+/// Nets per parallel work item.
+const CHUNK: usize = 256;
+
+/// How many nets ahead their pins are fetched (their arrays twice as far).
+const AHEAD: usize = 4;
+
+/// A net's arrays and its sink pins are scattered in memory: fetched ahead of its turn
+/// in two stages, the arrays of `chunk[far]` and the pins of `chunk[near]` (read through
+/// the arrays fetched one stage before).
+fn prefetch_net(graph: &TimingGraph, chunk: &[Net], far: usize, near: usize) {
+    if let Some(net) = chunk.get(far) {
+        prefetch(&net.sinks, 0);
+        if let Some(tree) = &net.parasitics {
+            prefetch(&tree.parent, 0);
+            prefetch(&tree.resistance, 0);
+            prefetch(&tree.ground_capacitance, 0);
+            prefetch(&tree.pin_nodes, 0);
+        }
+    }
+    if let Some(net) = chunk.get(near) {
+        for sink in &net.sinks {
+            prefetch(graph.pins(), sink.index());
         }
     }
 }

@@ -317,6 +317,14 @@ impl TimingGraph {
             }
         }
         self.finalized = true;
+        tracing::debug!(
+            pins = n_pins,
+            arcs = self.arcs.len(),
+            tests = self.tests.len(),
+            nets = self.nets.len(),
+            levels = self.n_levels(),
+            "graph levelized"
+        );
     }
 
     /// Kahn's algorithm; on a loop, returns the lowest-numbered pin left unlevelized

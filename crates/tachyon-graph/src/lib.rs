@@ -16,6 +16,7 @@ mod ids;
 mod model;
 mod name_compare;
 mod name_index;
+mod prefetch;
 mod rc_tree;
 mod timing;
 
@@ -28,6 +29,7 @@ pub use model::{
 };
 pub use name_compare::{bytes_equal, name_order, name_prefix, names_equal};
 pub use name_index::NameIndex;
+pub use prefetch::prefetch;
 pub use rc_tree::{
     flatten_rc_tree, flatten_rc_tree_with, FlattenReport, FlattenScratch, RcNetwork,
 };

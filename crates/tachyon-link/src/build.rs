@@ -52,6 +52,9 @@ impl Design {
     /// runs [`TimingGraph::finalize`], e.g. to time levelization on its own).
     pub fn build_unfinalized_graph(&self) -> Result<TimingGraph, LinkError> {
         let _span = tracing::info_span!("link").entered();
+        let started = std::time::Instant::now();
+        let mut marks = Vec::new();
+        let mut mark = |step: &'static str| marks.push((step, started.elapsed()));
         let mut graph = TimingGraph::new(self.shared_tables.clone());
         let mut load: FastMap<&str, f64> = FastMap::default();
         for assertion in &self.assertions {
@@ -78,58 +81,79 @@ impl Design {
             };
             n_instance_pins += binding.pins.len();
         }
+        mark("bindings");
         let net_order = self.nets.in_name_order(|net| net.alive);
         graph.reserve(
             self.ports.len() + n_instance_pins,
             net_order.len(),
             n_instance_pins * 2,
         );
-        // Ports, then instance pins (names built in parallel, added in order).
-        // Ports, then instance pins: names built in parallel, chunk by chunk, then moved
-        // once into one vector that the graph adopts.
+        // Ports, then instance pins.
         let binding_of = |slot: u32| {
             bindings[self.instances.slots[slot as usize].cell as usize]
                 .as_ref()
                 .expect("checked above")
         };
-        let chunks: Vec<Vec<Pin>> = order
-            .par_chunks(1024)
-            .map(|chunk| {
-                let mut pins = Vec::new();
+        // The pins are written in place, chunk by chunk of instances, into one vector
+        // that the graph adopts (collecting per-chunk vectors and appending them copied
+        // every pin once more, into fresh memory). The placeholder fill faults the
+        // memory in on all threads.
+        const INSTANCES_PER_CHUNK: usize = 1024;
+        let placeholder = Pin {
+            name: String::new(),
+            kind: PinKind::PrimaryInput,
+            net: None,
+            capacitance: [0.0; 4],
+        };
+        let mut all_pins: Vec<Pin> = (0..self.ports.len() + n_instance_pins)
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(|_| placeholder.clone())
+            .collect();
+        let (port_part, mut rest) = all_pins.split_at_mut(self.ports.len());
+        for (place, port) in port_part.iter_mut().zip(&self.ports) {
+            let capacitance = load.get(port.name.as_str()).copied().unwrap_or(0.0);
+            *place = Pin {
+                name: port.name.clone(),
+                kind: port.kind,
+                net: None,
+                capacitance: [capacitance; 4],
+            };
+        }
+        let mut chunk_places = Vec::with_capacity(order.len().div_ceil(INSTANCES_PER_CHUNK));
+        for chunk in order.chunks(INSTANCES_PER_CHUNK) {
+            let n_pins: usize = chunk.iter().map(|&slot| binding_of(slot).pins.len()).sum();
+            let (places, tail) = rest.split_at_mut(n_pins);
+            chunk_places.push(places);
+            rest = tail;
+        }
+        order
+            .par_chunks(INSTANCES_PER_CHUNK)
+            .zip(chunk_places)
+            .for_each(|(chunk, places)| {
+                let mut places = places.iter_mut();
                 for &slot in chunk {
                     let instance = &self.instances.slots[slot as usize];
-                    for &(pin_name, kind, capacitance) in &binding_of(slot).pins {
+                    for (&(pin_name, kind, capacitance), place) in
+                        binding_of(slot).pins.iter().zip(places.by_ref())
+                    {
                         let pin_name = &self.pin_names.names[pin_name as usize];
                         let mut name =
                             String::with_capacity(instance.name.len() + 1 + pin_name.len());
                         name.push_str(&instance.name);
                         name.push(':');
                         name.push_str(pin_name);
-                        pins.push(Pin {
+                        *place = Pin {
                             name,
                             kind,
                             net: None,
                             capacitance,
-                        });
+                        };
                     }
                 }
-                pins
-            })
-            .collect();
-        let mut all_pins: Vec<Pin> = Vec::with_capacity(self.ports.len() + n_instance_pins);
-        for port in &self.ports {
-            let capacitance = load.get(port.name.as_str()).copied().unwrap_or(0.0);
-            all_pins.push(Pin {
-                name: port.name.clone(),
-                kind: port.kind,
-                net: None,
-                capacitance: [capacitance; 4],
             });
-        }
-        for chunk in chunks {
-            all_pins.extend(chunk);
-        }
         let mut instance_pins = graph.add_pins(all_pins);
+        mark("pins");
         let port_pins: Vec<PinId> = instance_pins.drain(..self.ports.len()).collect();
         // Cell arcs and tests, instance by instance.
         let mut instance_start: Vec<u32> = vec![0; self.instances.slots.len()];
@@ -157,6 +181,7 @@ impl Design {
                 }
             }
         }
+        mark("cell arcs");
         // The pin of a key, if the graph has it.
         let pin_of_key = |key: &PinKey| -> Option<PinId> {
             match key {
@@ -215,6 +240,7 @@ impl Design {
         }
         drop(connected);
         drop(fill);
+        mark("connections");
         // Per net (in name order): its pins in name order, the first driver among them,
         // and its flattened RC tree; independent per net.
         let graph_ref = &graph;
@@ -227,6 +253,7 @@ impl Design {
             .with_min_len(1 << 14)
             .map(|pin| tachyon_graph::name_prefix(&pin.name))
             .collect();
+        mark("prefixes");
         let nets: Vec<Net> = net_order
             .par_iter()
             .map_init(FlattenScratch::default, |scratch, &slot| {
@@ -269,8 +296,12 @@ impl Design {
             })
             .collect();
         drop(row_pins);
+        mark("nets");
         graph.add_nets_with_arcs(nets);
+        mark("net arcs");
         graph.set_assertions(self.graph_assertions(&graph)?);
+        mark("assertions");
+        tracing::debug!(steps = ?marks, "graph built");
         Ok(graph)
     }
 
