@@ -377,6 +377,22 @@ impl TimingGraph {
             let end = level_order.len();
             level_start.push(end as u32);
             for position in begin..end {
+                // Scattered reads, fetched ahead in three stages: the pin's fan-out
+                // range, its targets, their counters.
+                const AHEAD: usize = 8;
+                if let Some(pin) = level_order.get(position + 3 * AHEAD) {
+                    crate::prefetch(&fanout.start, pin.index());
+                }
+                if let Some(pin) = level_order.get(position + 2 * AHEAD) {
+                    crate::prefetch(fanout_to, fanout.start[pin.index()] as usize);
+                }
+                if let Some(pin) = level_order.get(position + AHEAD) {
+                    let pin = pin.index();
+                    let targets = fanout.start[pin] as usize..fanout.start[pin + 1] as usize;
+                    for to in &fanout_to[targets] {
+                        crate::prefetch(&remaining, to.index());
+                    }
+                }
                 let pin = level_order[position].index();
                 let targets = fanout.start[pin] as usize..fanout.start[pin + 1] as usize;
                 for &to in &fanout_to[targets] {
