@@ -743,7 +743,9 @@ impl<'d> PinResolver<'d> {
         }
         let pins = self.cell_pins.get(instance.cell as usize)?.as_ref()?;
         // Whether the cell has a pin of that name; the key is the name.
-        let &(_, pin) = pins.iter().find(|(name, _)| *name == pin_name)?;
+        let &(_, pin) = pins
+            .iter()
+            .find(|(name, _)| tachyon_graph::names_equal(name, pin_name))?;
         Some(PinKey::Instance {
             instance: slot,
             pin,

@@ -1,7 +1,7 @@
 //! SPEF nets converted to ps/fF/kOhm, with the nodes that name pins resolved to the
 //! design's pins once, when the SPEF is read.
 
-use tachyon_graph::{names_equal, FastMap};
+use tachyon_graph::{bytes_equal, names_equal, FastMap};
 
 use crate::LinkError;
 
@@ -35,10 +35,15 @@ pub(crate) struct NetParasitics {
 fn name_starts_with(name: &tachyon_spef::Name<'_>, prefix: &str) -> bool {
     let (head, tail) = name.parts();
     let (head, tail, prefix) = (head.as_bytes(), tail.as_bytes(), prefix.as_bytes());
+    // By words (`bytes_equal`), not `starts_with` (glibc's vectorized `memcmp`, slow on
+    // short names): every internal node of every net is checked.
+    let starts_with = |text: &[u8], start: &[u8]| {
+        text.len() >= start.len() && bytes_equal(&text[..start.len()], start)
+    };
     if head.len() >= prefix.len() {
-        head.starts_with(prefix)
+        starts_with(head, prefix)
     } else {
-        prefix.starts_with(head) && tail.starts_with(&prefix[head.len()..])
+        starts_with(prefix, head) && starts_with(tail, &prefix[head.len()..])
     }
 }
 
