@@ -8,24 +8,26 @@
 //! Measured (`tachyon tau --check-cpu --runs 3`, medians, ms, CPU backend on all cores
 //! vs GPU backend, transfers included; `flatten` is host work both backends share, the
 //! timing data's allocation included; 0 values differ in every run). H100 with 16
-//! cores, 2026-11-22 (1M and 5M with the final binary of that day, smaller designs two
-//! hours earlier):
+//! cores, 2026-11-22 (1M and 5M with the binary whose CPU loops prefetch their
+//! scattered reads, smaller designs with an earlier one):
 //!
 //! | gates | flatten   | rc         | propagate  | cppr        | gpu layout + upload | total       |
 //! |-------|-----------|------------|------------|-------------|---------------------|-------------|
 //! | 1k    | 3.1 / 3.0 | 0.22/0.06  | 3.1 / 3.8  | 3.4 / 6.7   | 2.7                 | 9.5 / 16.4  |
 //! | 10k   | 13 / 13   | 1.7 / 0.10 | 18 / 7.4   | 41 / 18     | 5.3                 | 74 / 44     |
 //! | 100k  | 31 / 30   | 20 / 0.58  | 67 / 14    | 84 / 60     | 17                  | 204 / 126   |
-//! | 1M    | 97 / 107  | 188 / 3.9  | 462 / 66   | 467 / 284   | 105                 | 1220 / 566  |
-//! | 5M    | 306 / 303 | 911 / 12   | 2394 / 359 | 2344 / 1515 | 500                 | 5905 / 2745 |
+//! | 1M    | 97 / 111  | 151 / 3.7  | 341 / 85   | 474 / 313   | 137                 | 1077 / 630  |
+//! | 5M    | 303 / 348 | 814 / 12   | 1722 / 374 | 2323 / 1538 | 683                 | 5082 / 2988 |
+//!
+//! (Before the prefetching, the same day: 1M 1220 / 566, 5M 5905 / 2745 ms; the GPU
+//! side moves by its run-to-run spread, the CPU backend got 12-14% faster.)
 //!
 //! The upload at 1M: layout validation 36 ms, copies 49 ms, GPU levelization 5 ms,
 //! while the host lays out the RC trees (82 ms), then the RC upload 18 ms (5M: 247, 77,
 //! 9, 285 and 70 ms). The GPU's CPPR is host work (clock tree, network compilation,
-//! combination) around GPU passes: per split at 1M the host spends 14-20 ms on the
-//! clock tree and 70-95 ms compiling the network (relevance 12-14, input counts about
-//! 15, inputs 30-50), the GPU 22-46 ms on the passes (network upload included); at 5M
-//! 86-97 ms, 417-492 ms and 87-108 ms. Two H200s share the passes: 5M
+//! combination) around GPU passes: per split at 1M the host spends 15-22 ms on the
+//! clock tree and 66-90 ms compiling the network, the GPU 21-37 ms on the passes
+//! (network upload included); at 5M 86-97 ms, 417-492 ms and 87-108 ms (earlier binary). Two H200s share the passes: 5M
 //! CPPR 4.40 s on one, 3.66 s on two (an earlier binary); at 1M the host part
 //! dominates.
 //!
