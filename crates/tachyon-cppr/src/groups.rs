@@ -450,8 +450,8 @@ pub(crate) fn propagate_groups_into(
             .for_each(|(chunk, results)| {
                 let first = begin + chunk * PASS_CHUNK;
                 let inputs_of = |entry: usize| {
-                    &network.inputs
-                        [network.input_start[entry] as usize..network.input_start[entry + 1] as usize]
+                    &network.inputs[network.input_start[entry] as usize
+                        ..network.input_start[entry + 1] as usize]
                 };
                 // The sources of an entry a few places ahead are fetched while this one
                 // is computed: a pass is mostly waiting for those reads.

@@ -117,16 +117,44 @@ pub fn post_cppr_slacks_on(
     let Some(clock) = graph.assertions().clock else {
         return Ok(post);
     };
-    // Every test belongs to one split. The splits run one after the other so that
-    // only one clock tree and compiled network are alive at a time (memory); the CPU
-    // passes of both share one arrivals buffer.
-    let mut arrivals = Vec::new();
-    for split in Split::BOTH {
-        for (test, values) in
-            split_post_cppr_slacks(graph, data, clock.source, split, device, &mut arrivals)?
-        {
-            post[test] = values;
+    // Every test belongs to one split.
+    let prepare = |split| PreparedSplit::new(graph, data, clock.source, split);
+    let results = match device {
+        // On the CPU the splits run one after the other, so that only one clock tree
+        // and compiled network are alive at a time (memory), and the passes of both
+        // share one arrivals buffer.
+        PassDevice::Cpu => {
+            let mut arrivals = Vec::new();
+            let mut results = Vec::new();
+            for split in Split::BOTH {
+                if let Some(prepared) = prepare(split) {
+                    results.extend(prepared.finish(graph, data, device, &mut arrivals)?);
+                }
+            }
+            results
         }
+        // With GPUs, the host compiles the late split while the GPUs run the early
+        // split's passes.
+        PassDevice::Gpu(_) => {
+            let (early, late) = match prepare(Split::Early) {
+                Some(early) => {
+                    let (early, late) = rayon::join(
+                        || early.finish(graph, data, device, &mut Vec::new()),
+                        || prepare(Split::Late),
+                    );
+                    (early?, late)
+                }
+                None => (Vec::new(), prepare(Split::Late)),
+            };
+            let mut results = early;
+            if let Some(late) = late {
+                results.extend(late.finish(graph, data, device, &mut Vec::new())?);
+            }
+            results
+        }
+    };
+    for (test, values) in results {
+        post[test] = values;
     }
     Ok(post)
 }
@@ -172,112 +200,167 @@ fn run_passes(
     }
 }
 
-/// [`post_cppr_slacks`] of the tests of one split, as (test, slacks) pairs.
-fn split_post_cppr_slacks(
-    graph: &TimingGraph,
-    data: &TimingData,
-    source: PinId,
+/// One split's CPPR before its passes: its tests, clock tree, compiled network and the
+/// passes to run.
+struct PreparedSplit {
     split: Split,
-    device: PassDevice<'_>,
-    arrivals: &mut Vec<EntryGroups>,
-) -> Result<Vec<(usize, [f64; 2])>, GpuError> {
-    let tests: Vec<usize> = (0..graph.tests().len())
-        .filter(|&test| graph.tests()[test].kind.split() == split)
-        .collect();
-    if tests.is_empty() {
-        return Ok(Vec::new());
+    tests: Vec<usize>,
+    tree: ClockTree,
+    network: DataNetwork,
+    /// The entry of each test's data pin.
+    wanted: Vec<u32>,
+    max_depth: u32,
+    /// Per depth `1..=max_depth`, the depth of the pass that stands for it.
+    representative: Vec<u32>,
+    /// The depths that get a pass, sorted.
+    distinct: Vec<u32>,
+    /// Host time so far, ms: clock tree, network, preparation.
+    host_ms: [f64; 3],
+}
+
+impl PreparedSplit {
+    /// Builds the clock tree and the network of `split`; None when it has no tests.
+    fn new(
+        graph: &TimingGraph,
+        data: &TimingData,
+        source: PinId,
+        split: Split,
+    ) -> Option<PreparedSplit> {
+        let tests: Vec<usize> = (0..graph.tests().len())
+            .filter(|&test| graph.tests()[test].kind.split() == split)
+            .collect();
+        if tests.is_empty() {
+            return None;
+        }
+        let started = Instant::now();
+        let tree = ClockTree::build(graph, data, source, split);
+        let tree_built = started.elapsed();
+        let network = DataNetwork::build(graph, data, &tree, split);
+        let network_built = started.elapsed();
+        let wanted: Vec<u32> = tests
+            .iter()
+            .map(|&test| network.entry(graph.tests()[test].data))
+            .collect();
+        let max_depth = tree.max_depth().max(1);
+        let representative =
+            representative_depths(graph, &tree, network.launch_nodes(), &tests, max_depth);
+        let mut distinct: Vec<u32> = representative.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let ms = |duration: std::time::Duration| duration.as_secs_f64() * 1e3;
+        Some(PreparedSplit {
+            split,
+            tests,
+            tree,
+            network,
+            wanted,
+            max_depth,
+            representative,
+            distinct,
+            host_ms: [
+                ms(tree_built),
+                ms(network_built - tree_built),
+                ms(started.elapsed() - network_built),
+            ],
+        })
     }
-    let mut post = vec![[f64::INFINITY; 2]; tests.len()];
-    let started = Instant::now();
-    let tree = ClockTree::build(graph, data, source, split);
-    let tree_built = started.elapsed();
-    let network = DataNetwork::build(graph, data, &tree, split);
-    let network_built = started.elapsed();
-    let wanted: Vec<u32> = tests
-        .iter()
-        .map(|&test| network.entry(graph.tests()[test].data))
-        .collect();
-    let max_depth = tree.max_depth().max(1);
-    let representative =
-        representative_depths(graph, &tree, network.launch_nodes(), &tests, max_depth);
-    let mut distinct: Vec<u32> = representative.clone();
-    distinct.sort_unstable();
-    distinct.dedup();
-    // The first pass is seeded by the primary inputs, then one per distinct grouping.
-    let mut seedings = vec![Seeding::PrimaryInputs];
-    seedings.extend(
-        distinct
-            .iter()
-            .map(|&depth| Seeding::LaunchesGroupedAtDepth(depth)),
-    );
-    let prepared = started.elapsed();
-    let mut results = run_passes(&network, &tree, &wanted, &seedings, device, arrivals)?;
-    let passes_done = started.elapsed();
-    let passes: Vec<(u32, Vec<EntryGroups>)> =
-        distinct.iter().copied().zip(results.split_off(1)).collect();
-    let from_inputs = &results[0];
-    let pass_of = |depth: u32| {
-        let wanted = representative[depth as usize - 1];
-        passes
-            .iter()
-            .find(|(pass_depth, _)| *pass_depth == wanted)
-            .map(|(pass_depth, at_tests)| (*pass_depth, at_tests))
-    };
-    // Each test combines its own values: in parallel.
-    post.par_iter_mut()
-        .zip(tests.par_iter())
-        .enumerate()
-        .with_min_len(256)
-        .for_each(|(position, (post, &test))| {
-            for transition in Transition::BOTH {
-                let value = from_inputs[position][transition.index()].best_except(u32::MAX);
-                let slack = test_slack(graph, data, test, transition, value);
-                min_into(&mut post[transition.index()], slack);
-            }
-            let test_arc = &graph.tests()[test];
-            let Some(capture) = tree.node(test_arc.clock, test_arc.clock_edge) else {
-                return;
-            };
-            let capture_depth = tree.depth(capture);
-            for depth in 1..=max_depth {
-                let Some((pass_depth, at_tests)) = pass_of(depth) else {
-                    continue;
-                };
-                // The pass ran at a depth whose grouping equals this depth's, so its
-                // group labels stand for this depth's groups.
-                let capture_group = tree.ancestor(capture, pass_depth);
+
+    /// Runs the passes on `device` and combines them: the split's (test, slacks) pairs.
+    fn finish(
+        self,
+        graph: &TimingGraph,
+        data: &TimingData,
+        device: PassDevice<'_>,
+        arrivals: &mut Vec<EntryGroups>,
+    ) -> Result<Vec<(usize, [f64; 2])>, GpuError> {
+        let PreparedSplit {
+            split,
+            tests,
+            tree,
+            network,
+            wanted,
+            max_depth,
+            representative,
+            distinct,
+            host_ms: [tree_ms, network_ms, prepare_ms],
+        } = self;
+        let started = Instant::now();
+        let mut post = vec![[f64::INFINITY; 2]; tests.len()];
+        // The first pass is seeded by the primary inputs, then one per distinct grouping.
+        let mut seedings = vec![Seeding::PrimaryInputs];
+        seedings.extend(
+            distinct
+                .iter()
+                .map(|&depth| Seeding::LaunchesGroupedAtDepth(depth)),
+        );
+        let mut results = run_passes(&network, &tree, &wanted, &seedings, device, arrivals)?;
+        let passes_done = started.elapsed();
+        let passes: Vec<(u32, Vec<EntryGroups>)> =
+            distinct.iter().copied().zip(results.split_off(1)).collect();
+        let from_inputs = &results[0];
+        let pass_of = |depth: u32| {
+            let wanted = representative[depth as usize - 1];
+            passes
+                .iter()
+                .find(|(pass_depth, _)| *pass_depth == wanted)
+                .map(|(pass_depth, at_tests)| (*pass_depth, at_tests))
+        };
+        // Each test combines its own values: in parallel.
+        post.par_iter_mut()
+            .zip(tests.par_iter())
+            .enumerate()
+            .with_min_len(256)
+            .for_each(|(position, (post, &test))| {
                 for transition in Transition::BOTH {
-                    let top = &at_tests[position][transition.index()];
-                    // m_{e+1} + credit(anc_e(C)) for e = depth - 1 < depth(C).
-                    if depth <= capture_depth {
-                        let value = top.best_except(capture_group);
-                        let slack = test_slack(graph, data, test, transition, value);
-                        let credit = tree.credit(tree.ancestor(capture, depth - 1));
-                        min_into(&mut post[transition.index()], slack + credit);
-                    }
-                    // The self term: launch = capture, every launch its own group.
-                    if depth == max_depth {
-                        if let Some(value) = top.value_of(capture_group) {
+                    let value = from_inputs[position][transition.index()].best_except(u32::MAX);
+                    let slack = test_slack(graph, data, test, transition, value);
+                    min_into(&mut post[transition.index()], slack);
+                }
+                let test_arc = &graph.tests()[test];
+                let Some(capture) = tree.node(test_arc.clock, test_arc.clock_edge) else {
+                    return;
+                };
+                let capture_depth = tree.depth(capture);
+                for depth in 1..=max_depth {
+                    let Some((pass_depth, at_tests)) = pass_of(depth) else {
+                        continue;
+                    };
+                    // The pass ran at a depth whose grouping equals this depth's, so its
+                    // group labels stand for this depth's groups.
+                    let capture_group = tree.ancestor(capture, pass_depth);
+                    for transition in Transition::BOTH {
+                        let top = &at_tests[position][transition.index()];
+                        // m_{e+1} + credit(anc_e(C)) for e = depth - 1 < depth(C).
+                        if depth <= capture_depth {
+                            let value = top.best_except(capture_group);
                             let slack = test_slack(graph, data, test, transition, value);
-                            let credit = tree.credit(capture);
+                            let credit = tree.credit(tree.ancestor(capture, depth - 1));
                             min_into(&mut post[transition.index()], slack + credit);
+                        }
+                        // The self term: launch = capture, every launch its own group.
+                        if depth == max_depth {
+                            if let Some(value) = top.value_of(capture_group) {
+                                let slack = test_slack(graph, data, test, transition, value);
+                                let credit = tree.credit(capture);
+                                min_into(&mut post[transition.index()], slack + credit);
+                            }
                         }
                     }
                 }
-            }
-        });
-    tracing::debug!(
-        ?split,
-        passes = seedings.len(),
-        entries = network.input_start.len() - 1,
-        tree_ms = tree_built.as_secs_f64() * 1e3,
-        network_ms = (network_built - tree_built).as_secs_f64() * 1e3,
-        prepare_ms = (prepared - network_built).as_secs_f64() * 1e3,
-        passes_ms = (passes_done - prepared).as_secs_f64() * 1e3,
-        combine_ms = (started.elapsed() - passes_done).as_secs_f64() * 1e3,
-        "cppr split"
-    );
-    Ok(tests.into_iter().zip(post).collect())
+            });
+        tracing::debug!(
+            ?split,
+            passes = seedings.len(),
+            entries = network.input_start.len() - 1,
+            tree_ms,
+            network_ms,
+            prepare_ms,
+            passes_ms = passes_done.as_secs_f64() * 1e3,
+            combine_ms = (started.elapsed() - passes_done).as_secs_f64() * 1e3,
+            "cppr split"
+        );
+        Ok(tests.into_iter().zip(post).collect())
+    }
 }
 
 /// For each depth `1..=max_depth`, the smallest depth that groups the launch and

@@ -8,19 +8,20 @@
 //! Measured (`tachyon tau --check-cpu --runs 3`, medians, ms, CPU backend on all cores
 //! vs GPU backend, transfers included; `flatten` is host work both backends share, the
 //! timing data's allocation included; 0 values differ in every run). H100 with 16
-//! cores, 2026-11-22 (1M and 5M with the binary whose CPU loops prefetch their
-//! scattered reads, smaller designs with an earlier one):
+//! cores, 2026-11-22 (1M and 5M with the final binary of that day, smaller designs
+//! with an earlier one):
 //!
 //! | gates | flatten   | rc         | propagate  | cppr        | gpu layout + upload | total       |
 //! |-------|-----------|------------|------------|-------------|---------------------|-------------|
 //! | 1k    | 3.1 / 3.0 | 0.22/0.06  | 3.1 / 3.8  | 3.4 / 6.7   | 2.7                 | 9.5 / 16.4  |
 //! | 10k   | 13 / 13   | 1.7 / 0.10 | 18 / 7.4   | 41 / 18     | 5.3                 | 74 / 44     |
 //! | 100k  | 31 / 30   | 20 / 0.58  | 67 / 14    | 84 / 60     | 17                  | 204 / 126   |
-//! | 1M    | 97 / 111  | 151 / 3.7  | 341 / 85   | 474 / 313   | 137                 | 1077 / 630  |
-//! | 5M    | 303 / 348 | 814 / 12   | 1722 / 374 | 2323 / 1538 | 683                 | 5082 / 2988 |
+//! | 1M    | 83 / 96   | 137 / 3.7  | 329 / 64   | 472 / 234   | 136                 | 1068 / 535  |
+//! | 5M    | 302 / 305 | 854 / 12   | 1608 / 314 | 2622 / 1318 | 527                 | 5567 / 2516 |
 //!
-//! (Before the prefetching, the same day: 1M 1220 / 566, 5M 5905 / 2745 ms; the GPU
-//! side moves by its run-to-run spread, the CPU backend got 12-14% faster.)
+//! (Earlier the same day: 1M 1220 / 566, 5M 5905 / 2745 ms; then the CPU loops began
+//! to prefetch their scattered reads, and the GPU's CPPR to compile the late split's
+//! network on the host while the GPUs run the early split's passes.)
 //!
 //! The upload at 1M: layout validation 36 ms, copies 49 ms, GPU levelization 5 ms,
 //! while the host lays out the RC trees (82 ms), then the RC upload 18 ms (5M: 247, 77,
