@@ -3,6 +3,8 @@
 //! graph.
 
 use rayon::prelude::*;
+
+use crate::prefetch::{prefetch_net, NETS_AHEAD};
 use tachyon_graph::{
     ArcKind, Csr, FastMap, Net, PinId, PinKind, TableId, TestKind, TimingGraph, Unateness,
 };
@@ -119,7 +121,15 @@ impl FlatTiming {
                 ]
             })
             .collect();
-        let is_input = |pin: &PinId| graph.pin(*pin).kind == PinKind::PrimaryInput;
+        // Read once in pin order, then looked up per level (the pins themselves are large
+        // and a level's pins are scattered).
+        let input_flags: Vec<bool> = graph
+            .pins()
+            .par_iter()
+            .with_min_len(1 << 14)
+            .map(|pin| pin.kind == PinKind::PrimaryInput)
+            .collect();
+        let is_input = |pin: &PinId| input_flags[pin.index()];
         let level_pins: Vec<u32> = graph
             .topological_order()
             .par_iter()
@@ -247,17 +257,24 @@ impl FlatParasitics {
         let _span = tracing::info_span!("flatten_rc").entered();
         let nets = graph.nets();
         let n_nodes_of = |net: &Net| net.parasitics.as_ref().map_or(0, |tree| tree.parent.len());
+        // Per net, whether it has a tree and its node count, read in parallel (the nets
+        // are large structs: one thread scanning them twice took most of this step).
+        let tree_nodes: Vec<(bool, u32)> = nets
+            .par_iter()
+            .with_min_len(4096)
+            .map(|net| (net.parasitics.is_some(), n_nodes_of(net) as u32))
+            .collect();
         // Node offsets first, so that chunks of nets fill their parts in parallel.
         let mut net_offsets = Vec::with_capacity(nets.len() + 1);
         let mut net_root = vec![NONE; nets.len()];
         net_offsets.push(0u32);
-        for (net_index, net) in nets.iter().enumerate() {
+        for (net_index, &(has_tree, n_nodes)) in tree_nodes.iter().enumerate() {
             let base = *net_offsets.last().unwrap_or(&0);
-            if n_nodes_of(net) > 0 {
+            if n_nodes > 0 {
                 net_root[net_index] = base;
             }
-            if net.parasitics.is_some() {
-                net_offsets.push(base + n_nodes_of(net) as u32);
+            if has_tree {
+                net_offsets.push(base + n_nodes);
             }
         }
         let n_nodes = *net_offsets.last().unwrap_or(&0) as usize;
@@ -277,8 +294,15 @@ impl FlatParasitics {
             (&mut flat.parent[..], &mut flat.res[..], &mut flat.cap[..]);
         let mut lumped = &mut flat.net_lumped[..];
         let mut first_node = 0usize;
-        for (chunk_index, chunk_nets) in nets.chunks(NETS_PER_CHUNK).enumerate() {
-            let n_chunk_nodes: usize = chunk_nets.iter().map(n_nodes_of).sum();
+        for (chunk_index, (chunk_nets, chunk_tree_nodes)) in nets
+            .chunks(NETS_PER_CHUNK)
+            .zip(tree_nodes.chunks(NETS_PER_CHUNK))
+            .enumerate()
+        {
+            let n_chunk_nodes: usize = chunk_tree_nodes
+                .iter()
+                .map(|&(_, n_nodes)| n_nodes as usize)
+                .sum();
             let (chunk_parent, rest_parent) = parent.split_at_mut(n_chunk_nodes);
             let (chunk_res, rest_res) = res.split_at_mut(n_chunk_nodes);
             let (chunk_cap, rest_cap) = cap.split_at_mut(n_chunk_nodes * 4);
@@ -300,7 +324,13 @@ impl FlatParasitics {
             .map(|(_, chunk_nets, first_node, parent, res, cap, lumped)| {
                 let mut sources = Vec::new();
                 let mut local = 0usize;
-                for (net, lumped) in chunk_nets.iter().zip(lumped) {
+                for (index, (net, lumped)) in chunk_nets.iter().zip(lumped).enumerate() {
+                    prefetch_net(
+                        graph,
+                        chunk_nets,
+                        index + 2 * NETS_AHEAD,
+                        index + NETS_AHEAD,
+                    );
                     let n_nodes = n_nodes_of(net);
                     fill_net(
                         graph,

@@ -2,6 +2,8 @@
 
 use rayon::prelude::*;
 use tachyon_graph::{prefetch, Net, TimingData, TimingGraph};
+
+use crate::prefetch::{prefetch_net, NETS_AHEAD};
 use tachyon_kernels::rc;
 
 /// What one net contributes: its driver load and (pin index, delay, impulse) per sink.
@@ -18,7 +20,7 @@ pub fn compute_parasitics(graph: &TimingGraph, data: &mut TimingData) {
             .map_init(Scratch::default, |scratch, chunk| {
                 (0..chunk.len())
                     .map(|index| {
-                        prefetch_net(graph, chunk, index + 2 * AHEAD, index + AHEAD);
+                        prefetch_net(graph, chunk, index + 2 * NETS_AHEAD, index + NETS_AHEAD);
                         net_parasitics(graph, &chunk[index], scratch)
                     })
                     .collect::<Vec<_>>()
@@ -27,7 +29,7 @@ pub fn compute_parasitics(graph: &TimingGraph, data: &mut TimingData) {
             .collect();
         for (offset, (load, sinks)) in results.iter().enumerate() {
             // The sinks' values are scattered over the pin arrays.
-            if let Some((_, ahead)) = results.get(offset + AHEAD) {
+            if let Some((_, ahead)) = results.get(offset + NETS_AHEAD) {
                 for &(pin_index, _, _) in ahead {
                     prefetch(&data.wire_delay, pin_index);
                     prefetch(&data.wire_impulse, pin_index);
@@ -44,29 +46,6 @@ pub fn compute_parasitics(graph: &TimingGraph, data: &mut TimingData) {
 
 /// Nets per parallel work item.
 const CHUNK: usize = 256;
-
-/// How many nets ahead their pins are fetched (their arrays twice as far).
-const AHEAD: usize = 4;
-
-/// A net's arrays and its sink pins are scattered in memory: fetched ahead of its turn
-/// in two stages, the arrays of `chunk[far]` and the pins of `chunk[near]` (read through
-/// the arrays fetched one stage before).
-fn prefetch_net(graph: &TimingGraph, chunk: &[Net], far: usize, near: usize) {
-    if let Some(net) = chunk.get(far) {
-        prefetch(&net.sinks, 0);
-        if let Some(tree) = &net.parasitics {
-            prefetch(&tree.parent, 0);
-            prefetch(&tree.resistance, 0);
-            prefetch(&tree.ground_capacitance, 0);
-            prefetch(&tree.pin_nodes, 0);
-        }
-    }
-    if let Some(net) = chunk.get(near) {
-        for sink in &net.sinks {
-            prefetch(graph.pins(), sink.index());
-        }
-    }
-}
 
 /// Per-node work arrays, reused from net to net by one thread (a million nets
 /// allocating six arrays each spent more time in the allocator than in the passes).

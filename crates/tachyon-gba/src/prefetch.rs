@@ -1,10 +1,11 @@
-//! Prefetching for the CPU level loops. A pin's step reads the values at the far end of
-//! its fan-in (forward) or fan-out (backward) arcs, scattered over arrays much larger
-//! than the caches, through the arc descriptors, scattered too; the loop is mostly
-//! waiting for those reads. Issued a few pins ahead, in two stages (descriptors, then
-//! the values they point to), the misses of several pins overlap.
+//! Prefetching for the CPU loops over pins and nets. A pin's step reads the values at
+//! the far end of its fan-in (forward) or fan-out (backward) arcs, scattered over arrays
+//! much larger than the caches, through the arc descriptors, scattered too; a net's RC
+//! step reads its tree's arrays and its sink pins, wherever they were allocated. Such
+//! loops mostly wait for those reads. Issued a few items ahead, in two stages (what
+//! leads to the values, then the values), the misses of several items overlap.
 
-use tachyon_graph::prefetch;
+use tachyon_graph::{prefetch, Net, TimingGraph};
 use tachyon_kernels::propagate::ArcDescriptor;
 
 /// How many pins ahead the far-end values are fetched (descriptors twice as far).
@@ -55,6 +56,30 @@ impl EdgeWalk<'_> {
                     far_values(arc as usize, descriptor[self.far_end] as usize);
                 }
             }
+        }
+    }
+}
+
+/// How many nets ahead an RC step fetches a net's sink pins (its arrays twice as far).
+pub(crate) const NETS_AHEAD: usize = 4;
+
+/// A net's arrays and its sink pins are scattered in memory: fetched ahead of its turn
+/// in two stages, the arrays of `nets[far]` and the pins of `nets[near]` (read through
+/// the arrays fetched one stage before). Both RC layouts use it: the CPU pass
+/// (`compute_parasitics`) and the flat layout for the GPU (`FlatParasitics`).
+pub(crate) fn prefetch_net(graph: &TimingGraph, nets: &[Net], far: usize, near: usize) {
+    if let Some(net) = nets.get(far) {
+        prefetch(&net.sinks, 0);
+        if let Some(tree) = &net.parasitics {
+            prefetch(&tree.parent, 0);
+            prefetch(&tree.resistance, 0);
+            prefetch(&tree.ground_capacitance, 0);
+            prefetch(&tree.pin_nodes, 0);
+        }
+    }
+    if let Some(net) = nets.get(near) {
+        for sink in &net.sinks {
+            prefetch(graph.pins(), sink.index());
         }
     }
 }

@@ -321,14 +321,57 @@ impl DeviceTiming {
     ) -> Result<DeviceTiming, GpuError> {
         const DURING: &str = "uploading the timing graph";
         let started = std::time::Instant::now();
-        layout.validate().map_err(GpuError::Layout)?;
-        let validated_ms = started.elapsed().as_secs_f64() * 1e3;
         context.ensure_free(DURING, layout.device_bytes())?;
+        // The layout is validated while it is copied: copies of unchecked indices are
+        // harmless as long as no kernel reads them, and the first kernel (levelization)
+        // runs only once the validation has passed.
+        let ms_since = |instant: std::time::Instant| instant.elapsed().as_secs_f64() * 1e3;
+        let (validated, copied) = rayon::join(
+            || (layout.validate(), ms_since(started)),
+            || Self::copy_layout(context, layout).map(|timing| (timing, ms_since(started))),
+        );
+        let (validation, validated_ms) = validated;
+        validation.map_err(GpuError::Layout)?;
+        let (mut timing, copied_ms) = copied?;
+        let levelize_started = std::time::Instant::now();
+        let level_start = timing.levelize(layout.primary_inputs)?;
+        tracing::debug!(
+            levels = level_start.len() - 1,
+            validated_ms,
+            copied_ms,
+            ms = levelize_started.elapsed().as_secs_f64() * 1e3,
+            "levelized on the GPU (validated while copied)"
+        );
+        // The forward sweep starts after the primary inputs (the head of level 0).
+        let n_primary_inputs = layout.primary_inputs.len() as u32;
+        let forward_start: Vec<u32> = level_start
+            .iter()
+            .map(|&start| start.max(n_primary_inputs) - n_primary_inputs)
+            .collect();
+        timing.forward_levels = timing.levels(Order::Forward, &forward_start, n_primary_inputs);
+        timing.backward_levels = timing.levels(Order::Backward, &level_start, 0);
+        // Until the first passes record them, the events stand behind the allocations'
+        // fills, so a download on the copy stream never reads a buffer being filled.
+        timing
+            .parasitics_done
+            .record(context.stream())
+            .during(DURING)?;
+        timing.levels_done.record(context.stream()).during(DURING)?;
+        Ok(timing)
+    }
+
+    /// The device buffers of `layout`: its arrays copied, the per-pin and per-arc
+    /// results allocated (not validated: [`DeviceTiming::upload`] does that).
+    fn copy_layout(
+        context: &Arc<GpuContext>,
+        layout: &TimingLayout<'_>,
+    ) -> Result<DeviceTiming, GpuError> {
+        const DURING: &str = "uploading the timing graph";
         let graph = &layout.graph;
         let n_pins = layout.n_pins();
         let quads = |n: usize| n * N_CONDITIONS;
         let upload_u32 = |data: &[u32]| context.upload(DURING, data);
-        let mut timing = DeviceTiming {
+        Ok(DeviceTiming {
             context: Arc::clone(context),
             n_pins: n_pins as u32,
             n_nets: layout.n_nets() as u32,
@@ -366,33 +409,7 @@ impl DeviceTiming {
             use_graphs: true,
             forward_graph: None,
             backward_graph: None,
-        };
-        let levelize_started = std::time::Instant::now();
-        let copied_ms = started.elapsed().as_secs_f64() * 1e3 - validated_ms;
-        let level_start = timing.levelize(layout.primary_inputs)?;
-        tracing::debug!(
-            levels = level_start.len() - 1,
-            validated_ms,
-            copied_ms,
-            ms = levelize_started.elapsed().as_secs_f64() * 1e3,
-            "levelized on the GPU"
-        );
-        // The forward sweep starts after the primary inputs (the head of level 0).
-        let n_primary_inputs = layout.primary_inputs.len() as u32;
-        let forward_start: Vec<u32> = level_start
-            .iter()
-            .map(|&start| start.max(n_primary_inputs) - n_primary_inputs)
-            .collect();
-        timing.forward_levels = timing.levels(Order::Forward, &forward_start, n_primary_inputs);
-        timing.backward_levels = timing.levels(Order::Backward, &level_start, 0);
-        // Until the first passes record them, the events stand behind the allocations'
-        // fills, so a download on the copy stream never reads a buffer being filled.
-        timing
-            .parasitics_done
-            .record(context.stream())
-            .during(DURING)?;
-        timing.levels_done.record(context.stream()).during(DURING)?;
-        Ok(timing)
+        })
     }
 
     /// Validates and uploads the parasitics of the graph (replacing any uploaded before).
