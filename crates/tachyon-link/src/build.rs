@@ -256,24 +256,27 @@ impl Design {
         mark("prefixes");
         let nets: Vec<Net> = net_order
             .par_iter()
-            .map_init(FlattenScratch::default, |scratch, &slot| {
+            .map_init(NetScratch::default, |scratch, &slot| {
                 let row = &row_pins
                     [row_start[slot as usize] as usize..row_start[slot as usize + 1] as usize];
-                let mut pins = row.to_vec();
+                let pins = &mut scratch.pins;
+                pins.clear();
+                pins.extend_from_slice(row);
                 pins.sort_by(|&a, &b| {
                     name_prefix[a.index()]
                         .cmp(&name_prefix[b.index()])
                         .then_with(|| by_name(graph_ref, a, b))
                 });
-                let mut driver = None;
-                let mut sinks = Vec::with_capacity(pins.len());
-                for pin in pins {
-                    if graph_ref.pin(pin).kind.is_driver() && driver.is_none() {
-                        driver = Some(pin);
-                    } else {
-                        sinks.push(pin);
-                    }
-                }
+                let driver = pins
+                    .iter()
+                    .position(|&pin| graph_ref.pin(pin).kind.is_driver());
+                let sinks: Vec<PinId> = pins
+                    .iter()
+                    .enumerate()
+                    .filter(|&(position, _)| Some(position) != driver)
+                    .map(|(_, &pin)| pin)
+                    .collect();
+                let driver = driver.map(|position| pins[position]);
                 let state = &self.nets.slots[slot as usize];
                 let tree = match (&state.parasitics, driver) {
                     (Some(parasitics), Some(driver)) => flatten_parasitics(
@@ -414,6 +417,18 @@ impl Design {
     }
 }
 
+/// Per-thread work arrays of the nets' construction, reused from net to net.
+#[derive(Default)]
+struct NetScratch {
+    /// The net's pins, sorted by name.
+    pins: Vec<PinId>,
+    /// (pin, node) of the SPEF nodes that name pins, sorted by pin.
+    node_of: Vec<(PinId, u32)>,
+    /// (pin, node) of the driver, then of the sinks in the tree.
+    pin_nodes: Vec<(PinId, u32)>,
+    flatten: FlattenScratch,
+}
+
 /// Pins compared by name.
 fn by_name(graph: &TimingGraph, a: PinId, b: PinId) -> Ordering {
     tachyon_graph::name_order(&graph.pin(a).name, &graph.pin(b).name)
@@ -422,7 +437,7 @@ fn by_name(graph: &TimingGraph, a: PinId, b: PinId) -> Ordering {
 /// Matches the SPEF nodes that name pins to the net's pins and flattens the tree from
 /// the driver.
 fn flatten_parasitics(
-    scratch: &mut FlattenScratch,
+    scratch: &mut NetScratch,
     graph: &TimingGraph,
     net_name: &str,
     parasitics: &NetParasitics,
@@ -432,11 +447,19 @@ fn flatten_parasitics(
 ) -> Option<RcTree> {
     // (pin, node), sorted by pin; a pin named by two nodes keeps the last, as a map
     // filled in node order would.
-    let mut node_of: Vec<(PinId, u32)> = parasitics
-        .pin_nodes
-        .iter()
-        .filter_map(|(node, key)| pin_of_key(key).map(|pin| (pin, *node)))
-        .collect();
+    let NetScratch {
+        node_of,
+        pin_nodes,
+        flatten: scratch,
+        ..
+    } = scratch;
+    node_of.clear();
+    node_of.extend(
+        parasitics
+            .pin_nodes
+            .iter()
+            .filter_map(|(node, key)| pin_of_key(key).map(|pin| (pin, *node))),
+    );
     node_of.sort_by_key(|&(pin, node)| (pin, std::cmp::Reverse(node)));
     node_of.dedup_by_key(|&mut (pin, _)| pin);
     let find = |pin: PinId| {
@@ -446,7 +469,7 @@ fn flatten_parasitics(
             .map(|index| node_of[index].1)
     };
     let root = find(driver)?;
-    let mut pin_nodes = Vec::with_capacity(sinks.len() + 1);
+    pin_nodes.clear();
     pin_nodes.push((driver, root));
     for &sink in sinks {
         match find(sink) {
@@ -460,7 +483,7 @@ fn flatten_parasitics(
         scratch,
         &parasitics.ground_capacitance,
         &parasitics.resistors,
-        &pin_nodes,
+        pin_nodes,
         root,
     );
     if !report.unreachable_nodes.is_empty() || report.loop_resistors > 0 {
