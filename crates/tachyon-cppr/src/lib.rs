@@ -267,47 +267,48 @@ impl PreparedSplit {
 
     /// Runs the passes on `device` and combines them: the split's (test, slacks) pairs.
     fn finish(
-        self,
+        &self,
         graph: &TimingGraph,
         data: &TimingData,
         device: PassDevice<'_>,
         arrivals: &mut Vec<EntryGroups>,
     ) -> Result<Vec<(usize, [f64; 2])>, GpuError> {
-        let PreparedSplit {
-            split,
-            tests,
-            tree,
-            network,
-            wanted,
-            max_depth,
-            representative,
-            distinct,
-            host_ms: [tree_ms, network_ms, prepare_ms],
-        } = self;
+        let [tree_ms, network_ms, prepare_ms] = self.host_ms;
         let started = Instant::now();
-        let mut post = vec![[f64::INFINITY; 2]; tests.len()];
-        // The first pass is seeded by the primary inputs, then one per distinct grouping.
+        let mut post = vec![[f64::INFINITY; 2]; self.tests.len()];
+        // The first pass is seeded by the primary inputs, then one per self.distinct grouping.
         let mut seedings = vec![Seeding::PrimaryInputs];
         seedings.extend(
-            distinct
+            self.distinct
                 .iter()
                 .map(|&depth| Seeding::LaunchesGroupedAtDepth(depth)),
         );
-        let mut results = run_passes(&network, &tree, &wanted, &seedings, device, arrivals)?;
+        let mut results = run_passes(
+            &self.network,
+            &self.tree,
+            &self.wanted,
+            &seedings,
+            device,
+            arrivals,
+        )?;
         let passes_done = started.elapsed();
-        let passes: Vec<(u32, Vec<EntryGroups>)> =
-            distinct.iter().copied().zip(results.split_off(1)).collect();
+        let passes: Vec<(u32, Vec<EntryGroups>)> = self
+            .distinct
+            .iter()
+            .copied()
+            .zip(results.split_off(1))
+            .collect();
         let from_inputs = &results[0];
         let pass_of = |depth: u32| {
-            let wanted = representative[depth as usize - 1];
+            let stands_for = self.representative[depth as usize - 1];
             passes
                 .iter()
-                .find(|(pass_depth, _)| *pass_depth == wanted)
+                .find(|(pass_depth, _)| *pass_depth == stands_for)
                 .map(|(pass_depth, at_tests)| (*pass_depth, at_tests))
         };
         // Each test combines its own values: in parallel.
         post.par_iter_mut()
-            .zip(tests.par_iter())
+            .zip(self.tests.par_iter())
             .enumerate()
             .with_min_len(256)
             .for_each(|(position, (post, &test))| {
@@ -317,31 +318,31 @@ impl PreparedSplit {
                     min_into(&mut post[transition.index()], slack);
                 }
                 let test_arc = &graph.tests()[test];
-                let Some(capture) = tree.node(test_arc.clock, test_arc.clock_edge) else {
+                let Some(capture) = self.tree.node(test_arc.clock, test_arc.clock_edge) else {
                     return;
                 };
-                let capture_depth = tree.depth(capture);
-                for depth in 1..=max_depth {
+                let capture_depth = self.tree.depth(capture);
+                for depth in 1..=self.max_depth {
                     let Some((pass_depth, at_tests)) = pass_of(depth) else {
                         continue;
                     };
                     // The pass ran at a depth whose grouping equals this depth's, so its
                     // group labels stand for this depth's groups.
-                    let capture_group = tree.ancestor(capture, pass_depth);
+                    let capture_group = self.tree.ancestor(capture, pass_depth);
                     for transition in Transition::BOTH {
                         let top = &at_tests[position][transition.index()];
                         // m_{e+1} + credit(anc_e(C)) for e = depth - 1 < depth(C).
                         if depth <= capture_depth {
                             let value = top.best_except(capture_group);
                             let slack = test_slack(graph, data, test, transition, value);
-                            let credit = tree.credit(tree.ancestor(capture, depth - 1));
+                            let credit = self.tree.credit(self.tree.ancestor(capture, depth - 1));
                             min_into(&mut post[transition.index()], slack + credit);
                         }
                         // The self term: launch = capture, every launch its own group.
-                        if depth == max_depth {
+                        if depth == self.max_depth {
                             if let Some(value) = top.value_of(capture_group) {
                                 let slack = test_slack(graph, data, test, transition, value);
-                                let credit = tree.credit(capture);
+                                let credit = self.tree.credit(capture);
                                 min_into(&mut post[transition.index()], slack + credit);
                             }
                         }
@@ -349,17 +350,17 @@ impl PreparedSplit {
                 }
             });
         tracing::debug!(
-            ?split,
+            ?self.split,
             passes = seedings.len(),
-            entries = network.input_start.len() - 1,
+            entries = self.network.input_start.len() - 1,
             tree_ms,
             network_ms,
             prepare_ms,
             passes_ms = passes_done.as_secs_f64() * 1e3,
             combine_ms = (started.elapsed() - passes_done).as_secs_f64() * 1e3,
-            "cppr split"
+            "cppr self.split"
         );
-        Ok(tests.into_iter().zip(post).collect())
+        Ok(self.tests.iter().copied().zip(post).collect())
     }
 }
 
