@@ -276,7 +276,7 @@ impl PreparedSplit {
         let [tree_ms, network_ms, prepare_ms] = self.host_ms;
         let started = Instant::now();
         let mut post = vec![[f64::INFINITY; 2]; self.tests.len()];
-        // The first pass is seeded by the primary inputs, then one per self.distinct grouping.
+        // The first pass is seeded by the primary inputs, then one per distinct grouping.
         let mut seedings = vec![Seeding::PrimaryInputs];
         seedings.extend(
             self.distinct
@@ -350,7 +350,7 @@ impl PreparedSplit {
                 }
             });
         tracing::debug!(
-            ?self.split,
+            split = ?self.split,
             passes = seedings.len(),
             entries = self.network.input_start.len() - 1,
             tree_ms,
@@ -358,7 +358,7 @@ impl PreparedSplit {
             prepare_ms,
             passes_ms = passes_done.as_secs_f64() * 1e3,
             combine_ms = (started.elapsed() - passes_done).as_secs_f64() * 1e3,
-            "cppr self.split"
+            "cppr split"
         );
         Ok(self.tests.iter().copied().zip(post).collect())
     }
