@@ -16,16 +16,19 @@
 //! | 1k    | 3.1 / 3.0 | 0.22/0.06  | 3.1 / 3.8  | 3.4 / 6.7   | 2.7                 | 9.5 / 16.4  |
 //! | 10k   | 13 / 13   | 1.7 / 0.10 | 18 / 7.4   | 41 / 18     | 5.3                 | 74 / 44     |
 //! | 100k  | 31 / 30   | 20 / 0.58  | 67 / 14    | 84 / 60     | 17                  | 204 / 126   |
-//! | 1M    | 83 / 96   | 137 / 3.7  | 329 / 64   | 472 / 234   | 136                 | 1068 / 535  |
-//! | 5M    | 302 / 305 | 854 / 12   | 1608 / 314 | 2622 / 1318 | 527                 | 5567 / 2516 |
+//! | 1M    | 83 / 83   | 155 / 3.7  | 394 / 65   | 473 / 264   | 97                  | 1132 / 540  |
+//! | 5M    | 245 / 278 | 696 / 12   | 1707 / 322 | 2169 / 1258 | 454                 | 4747 / 2227 |
 //!
 //! (Earlier the same day: 1M 1220 / 566, 5M 5905 / 2745 ms; then the CPU loops began
-//! to prefetch their scattered reads, and the GPU's CPPR to compile the late split's
-//! network on the host while the GPUs run the early split's passes.)
+//! to prefetch their scattered reads, the GPU's CPPR to compile the late split's
+//! network on the host while the GPUs run the early split's passes, and the upload to
+//! validate the layout while copying it. Runs of the same binary vary by 10-20% from
+//! one machine lease to the next.)
 //!
-//! The upload at 1M: layout validation 36 ms, copies 49 ms, GPU levelization 5 ms,
-//! while the host lays out the RC trees (82 ms), then the RC upload 18 ms (5M: 247, 77,
-//! 9, 285 and 70 ms). The GPU's CPPR is host work (clock tree, network compilation,
+//! The upload at 1M: layout validation (35-57 ms) while the layout is copied (45-66 ms),
+//! GPU levelization 3-6 ms, all while the host lays out the RC trees (67-113 ms), then
+//! the RC upload 16-18 ms (5M: validation and copies 310-470 ms, RC layout 280-715 ms,
+//! RC upload 70-80 ms). The GPU's CPPR is host work (clock tree, network compilation,
 //! combination) around GPU passes: per split at 1M the host spends 15-22 ms on the
 //! clock tree and 66-90 ms compiling the network, the GPU 21-37 ms on the passes
 //! (network upload included); at 5M 86-97 ms, 417-492 ms and 87-108 ms (earlier binary). Two H200s share the passes: 5M
