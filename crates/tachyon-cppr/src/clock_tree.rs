@@ -46,7 +46,7 @@ impl ClockTree {
             }
         }
         let mut n_clock_pins = 0u32;
-        let mut clock_index = vec![NOT_IN_TREE; n_pins];
+        let mut clock_index = tachyon_graph::filled(n_pins, NOT_IN_TREE);
         for (pin, &is_clock) in is_clock_pin.iter().enumerate() {
             if is_clock {
                 clock_index[pin] = n_clock_pins;

@@ -80,22 +80,34 @@ pub fn apply_cppr_on(
     Ok(())
 }
 
-/// Writes post-CPPR slacks and the credits they imply into `data.tests`.
+/// Writes post-CPPR slacks and the credits they imply into `data.tests`, in parallel
+/// (each test reads its data pin's arrival, scattered over the pins).
 fn store(graph: &TimingGraph, data: &mut TimingData, post: &[[f64; 2]]) {
-    for (test_index, after_per_transition) in post.iter().enumerate() {
-        for transition in Transition::BOTH {
-            let before = tachyon_gba::slack_before_cppr(graph, data, test_index, transition);
-            let after = after_per_transition[transition.index()];
-            let result = &mut data.tests[test_index];
-            if before.is_nan() || !after.is_finite() {
-                result.credit[transition.index()] = 0.0;
-                result.slack[transition.index()] = before;
-            } else {
-                result.credit[transition.index()] = after - before;
-                result.slack[transition.index()] = after;
+    let before: Vec<[f64; 2]> = (0..post.len())
+        .into_par_iter()
+        .with_min_len(1024)
+        .map(|test_index| {
+            Transition::BOTH.map(|transition| {
+                tachyon_gba::slack_before_cppr(graph, data, test_index, transition)
+            })
+        })
+        .collect();
+    data.tests
+        .par_iter_mut()
+        .zip(before.par_iter().zip(post))
+        .with_min_len(1024)
+        .for_each(|(result, (before, after))| {
+            for transition in Transition::BOTH {
+                let (before, after) = (before[transition.index()], after[transition.index()]);
+                if before.is_nan() || !after.is_finite() {
+                    result.credit[transition.index()] = 0.0;
+                    result.slack[transition.index()] = before;
+                } else {
+                    result.credit[transition.index()] = after - before;
+                    result.slack[transition.index()] = after;
+                }
             }
-        }
-    }
+        });
 }
 
 /// The exact post-CPPR slack of every test per data transition (`+inf` where no path

@@ -74,7 +74,7 @@ pub fn propagate_required_flat(graph: &TimingGraph, flat: &FlatTiming, data: &mu
 /// The required times that output assertions and tests put on their pins (dense, one
 /// per pin; "no value" elsewhere). Both backends start the backward pass from these.
 pub fn required_seeds(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 4]> {
-    let mut seeds = vec![[NO_VALUE; 4]; graph.n_pins() as usize];
+    let mut seeds = tachyon_graph::filled(graph.n_pins() as usize, [NO_VALUE; 4]);
     for &(pin, values) in &graph.assertions().required {
         seeds[pin.index()] = values;
     }

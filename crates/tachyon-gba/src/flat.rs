@@ -266,7 +266,7 @@ impl FlatParasitics {
             .collect();
         // Node offsets first, so that chunks of nets fill their parts in parallel.
         let mut net_offsets = Vec::with_capacity(nets.len() + 1);
-        let mut net_root = vec![NONE; nets.len()];
+        let mut net_root = tachyon_graph::filled(nets.len(), NONE);
         net_offsets.push(0u32);
         for (net_index, &(has_tree, n_nodes)) in tree_nodes.iter().enumerate() {
             let base = *net_offsets.last().unwrap_or(&0);
@@ -282,7 +282,7 @@ impl FlatParasitics {
             parent: vec![0; n_nodes],
             res: vec![0.0; n_nodes],
             cap: vec![0.0; n_nodes * 4],
-            pin_source: vec![NONE; graph.n_pins() as usize],
+            pin_source: tachyon_graph::filled(graph.n_pins() as usize, NONE),
             net_lumped: vec![[0.0; 4]; nets.len()],
             net_offsets,
             net_root,

@@ -92,7 +92,7 @@ pub fn primary_input_values(
     graph: &TimingGraph,
     flat: &FlatTiming,
 ) -> Vec<(u32, [f64; 4], [f64; 4])> {
-    let mut position = vec![u32::MAX; graph.n_pins() as usize];
+    let mut position = tachyon_graph::filled(graph.n_pins() as usize, u32::MAX);
     let mut values: Vec<(u32, [f64; 4], [f64; 4])> = flat
         .primary_inputs
         .iter()

@@ -26,7 +26,7 @@ impl Csr {
             start[pin + 1] += start[pin];
         }
         let mut fill = start.clone();
-        let mut slots = vec![ArcId(0); start[n_pins] as usize];
+        let mut slots = crate::filled(start[n_pins] as usize, ArcId(0));
         for (arc_index, arc) in arcs.iter().enumerate() {
             if enabled[arc_index] {
                 let pin = key(arc).index();
