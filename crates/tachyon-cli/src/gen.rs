@@ -16,7 +16,7 @@ pub struct GenArgs {
     /// Output folder (created if missing).
     #[arg(long)]
     out: PathBuf,
-    /// Design name (file stem); default gen<gates>.
+    /// Design name (file stem); default "gen" and the gate count (gen1000 for 1k gates).
     #[arg(long)]
     name: Option<String>,
 }

@@ -11,7 +11,7 @@ const NOT_IN_TREE: u32 = u32::MAX;
 /// The clock tree for one split. Node ids are `pin * 2 + transition`; the per-node
 /// arrays cover only the clock network's pins (a few percent of all pins), numbered in
 /// pin order: node `pin * 2 + t` is at `clock_index[pin] * 2 + t` (see
-/// [`ClockTree::slot`]).
+/// `ClockTree::slot`).
 #[derive(Debug, Clone)]
 pub struct ClockTree {
     split: Split,

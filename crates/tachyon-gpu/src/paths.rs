@@ -6,7 +6,7 @@
 //! only moves data and launches kernels, in this order:
 //!
 //! 0. upload the problem; with CPPR, the LCA table of the clock trees (Euler tour and
-//!    sparse table, `lca_*` kernels, see [`build_lca`]), which the search then uses for
+//!    sparse table, `lca_*` kernels, see `build_lca`), which the search then uses for
 //!    every common point instead of walking up the clock tree;
 //! 1. one `paths_forest_level` launch per topological level;
 //! 2. `paths_roots` (level 0), then per deviation level: the threshold by radix select

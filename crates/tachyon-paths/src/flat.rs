@@ -3,7 +3,7 @@
 //!
 //! [`FlatGraph::build`] turns a timing graph into plain arrays, once per timing update
 //! and for any query: every (split, pin, transition) node with its in-edges in the order
-//! the reference search sees them ([`crate::forest`]'s `for_each_in_arc`), both clock
+//! the reference search sees them (`forest::for_each_in_arc`), both clock
 //! trees (parent, depth, credit) and the topological levels. [`FlatPaths::for_query`]
 //! adds the endpoints of one query (the same list as the reference, with the engine's
 //! slack as a bound). [`FlatPaths::search_cpu`] runs the search on the CPU with rayon,

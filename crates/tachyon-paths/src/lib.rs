@@ -10,7 +10,7 @@
 //! # Algorithm
 //!
 //! The implicit deviation-edge representation. For each endpoint a suffix forest
-//! ([`forest`](crate::forest)) gives every (pin, transition) of its fan-in cone the most
+//! (`forest`) gives every (pin, transition) of its fan-in cone the most
 //! critical effective arrival (the arrival with the launch's credit for this capture
 //! folded in, so the credit is exact per path) and its in-arcs sorted by deviation cost.
 //! The most critical path of an endpoint follows the first in-arcs back to a start; any
