@@ -780,7 +780,7 @@ pub mod host {
     /// What a search returns: the forest's best in-edges; the endpoint, parent,
     /// deviation node and edge of the candidates recovery needs (those whose post-CPPR
     /// slack is within the final threshold and their ancestors, in generation order,
-    /// parents renumbered; see [`compacted_parent`]); and the selected candidates among
+    /// parents renumbered; see `compacted_parent`); and the selected candidates among
     /// them (best first, at most `k`) with their post-CPPR slacks.
     #[derive(Debug, Clone, Default)]
     pub struct SearchOutcome {
