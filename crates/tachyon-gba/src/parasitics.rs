@@ -6,8 +6,14 @@ use tachyon_graph::{prefetch, Net, TimingData, TimingGraph};
 use crate::prefetch::{prefetch_net, NETS_AHEAD};
 use tachyon_kernels::rc;
 
-/// What one net contributes: its driver load and (pin index, delay, impulse) per sink.
-type NetParasitics = ([f64; 4], Vec<(usize, [f64; 4], [f64; 4])>);
+/// What a chunk of nets contributes: each net's driver load, and (pin index, delay,
+/// impulse) for every sink of every net, net after net (a net has one entry per sink).
+/// Two vectors per chunk rather than one per net: a million nets allocating their own
+/// spent a good part of the phase in the allocator.
+type ChunkParasitics = (Vec<[f64; 4]>, Vec<SinkValues>);
+
+/// A sink's pin index, wire delay and impulse.
+type SinkValues = (usize, [f64; 4], [f64; 4]);
 
 /// Fills `net_load`, `wire_delay` and `wire_impulse` of every net.
 pub fn compute_parasitics(graph: &TimingGraph, data: &mut TimingData) {
@@ -15,34 +21,39 @@ pub fn compute_parasitics(graph: &TimingGraph, data: &mut TimingData) {
     // Batches of nets bound the memory of results waiting to be stored.
     const BATCH: usize = 1 << 16;
     for (batch_index, nets) in graph.nets().chunks(BATCH).enumerate() {
-        let results: Vec<NetParasitics> = nets
+        let results: Vec<ChunkParasitics> = nets
             .par_chunks(CHUNK)
             .map_init(Scratch::default, |scratch, chunk| {
-                (0..chunk.len())
-                    .map(|index| {
-                        prefetch_net(graph, chunk, index + 2 * NETS_AHEAD, index + NETS_AHEAD);
-                        net_parasitics(graph, &chunk[index], scratch)
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .flatten_iter()
-            .collect();
-        for (offset, (load, sinks)) in results.iter().enumerate() {
-            // The sinks' values are scattered over the pin arrays.
-            if let Some((_, ahead)) = results.get(offset + NETS_AHEAD) {
-                for &(pin_index, _, _) in ahead {
-                    prefetch(&data.wire_delay, pin_index);
-                    prefetch(&data.wire_impulse, pin_index);
+                let mut loads = Vec::with_capacity(chunk.len());
+                let mut sinks = Vec::with_capacity(chunk.iter().map(|net| net.sinks.len()).sum());
+                for index in 0..chunk.len() {
+                    prefetch_net(graph, chunk, index + 2 * NETS_AHEAD, index + NETS_AHEAD);
+                    loads.push(net_parasitics(graph, &chunk[index], scratch, &mut sinks));
                 }
-            }
-            data.net_load[batch_index * BATCH + offset] = *load;
-            for &(pin_index, delay, impulse) in sinks {
+                (loads, sinks)
+            })
+            .collect();
+        let first_net = batch_index * BATCH;
+        let loads = results.iter().flat_map(|(loads, _)| loads);
+        for (load, net_load) in loads.zip(&mut data.net_load[first_net..]) {
+            *net_load = *load;
+        }
+        for (_, sinks) in &results {
+            for (index, &(pin_index, delay, impulse)) in sinks.iter().enumerate() {
+                // The sinks' values are scattered over the pin arrays.
+                if let Some(&(ahead, _, _)) = sinks.get(index + STORE_AHEAD) {
+                    prefetch(&data.wire_delay, ahead);
+                    prefetch(&data.wire_impulse, ahead);
+                }
                 data.wire_delay[pin_index] = delay;
                 data.wire_impulse[pin_index] = impulse;
             }
         }
     }
 }
+
+/// How many sinks ahead the one-thread store fetches its targets.
+const STORE_AHEAD: usize = 16;
 
 /// Nets per parallel work item.
 const CHUNK: usize = 256;
@@ -60,7 +71,14 @@ struct Scratch {
     slot_of_pin: Vec<Option<usize>>,
 }
 
-fn net_parasitics(graph: &TimingGraph, net: &Net, scratch: &mut Scratch) -> NetParasitics {
+/// The RC passes of one net: returns its driver load and appends one entry per sink to
+/// `sinks`.
+fn net_parasitics(
+    graph: &TimingGraph,
+    net: &Net,
+    scratch: &mut Scratch,
+    sinks: &mut Vec<SinkValues>,
+) -> [f64; 4] {
     let Some(tree) = &net.parasitics else {
         // A lumped net: the driver sees the sum of the sink pin caps, no wire delay.
         let mut load = [0.0; 4];
@@ -70,20 +88,22 @@ fn net_parasitics(graph: &TimingGraph, net: &Net, scratch: &mut Scratch) -> NetP
                 *total += pin_capacitance;
             }
         }
-        let sinks = net
-            .sinks
-            .iter()
-            .map(|sink| (sink.index(), [0.0; 4], [0.0; 4]))
-            .collect();
-        return (load, sinks);
+        sinks.extend(
+            net.sinks
+                .iter()
+                .map(|sink| (sink.index(), [0.0; 4], [0.0; 4])),
+        );
+        return load;
     };
     let n_nodes = tree.parent.len();
     let mut root_load = [0.0; 4];
-    let mut per_pin: Vec<(usize, [f64; 4], [f64; 4])> = net
-        .sinks
-        .iter()
-        .map(|sink| (sink.index(), [0.0; 4], [0.0; 4]))
-        .collect();
+    let first_sink = sinks.len();
+    sinks.extend(
+        net.sinks
+            .iter()
+            .map(|sink| (sink.index(), [0.0; 4], [0.0; 4])),
+    );
+    let per_pin = &mut sinks[first_sink..];
     // Where each tree pin's values go: its first entry in `per_pin` (found once per net,
     // not once per condition: hub nets have thousands of sinks).
     let Scratch {
@@ -143,5 +163,5 @@ fn net_parasitics(graph: &TimingGraph, net: &Net, scratch: &mut Scratch) -> NetP
             }
         }
     }
-    (root_load, per_pin)
+    root_load
 }
