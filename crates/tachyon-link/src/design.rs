@@ -238,45 +238,52 @@ impl Design {
         if !module.assigns.is_empty() {
             tracing::warn!(n = module.assigns.len(), "assign statements are ignored");
         }
-        // Per instance, the (pin, net) pairs of its named connections.
-        type InstancePins<'a> = Vec<(&'a str, Cow<'a, str>)>;
-        let per_instance: Vec<Result<InstancePins<'_>, LinkError>> = module
+        // Per chunk of instances, the (pin, net) pairs of their named connections: two
+        // vectors per chunk (one per instance cost a million small allocations). The
+        // chunks are also the batches in which the nets are looked up below.
+        let per_chunk: Vec<Result<ChunkPins<'_>, LinkError>> = module
             .instances
-            .par_iter()
-            .map(|instance| {
-                let tachyon_verilog::Connections::Named(named) = &instance.connections else {
-                    return Err(LinkError::Unsupported(format!(
-                        "instance `{}`: positional connections",
-                        instance.name
-                    )));
+            .par_chunks(INSTANCES_PER_CHUNK)
+            .map(|instances| {
+                let mut chunk = ChunkPins {
+                    ends: Vec::with_capacity(instances.len()),
+                    pairs: Vec::new(),
                 };
-                let mut pins = Vec::with_capacity(named.len());
-                for connection in named {
-                    let Some(expression) = &connection.expression else {
-                        continue;
+                for instance in instances {
+                    let tachyon_verilog::Connections::Named(named) = &instance.connections else {
+                        return Err(LinkError::Unsupported(format!(
+                            "instance `{}`: positional connections",
+                            instance.name
+                        )));
                     };
-                    // A scalar net needs no bit list (the common case).
-                    let net = match expression {
-                        tachyon_verilog::Expression::Net(name)
-                            if module.range_of(name).is_none() =>
-                        {
-                            Some(Cow::Borrowed(*name))
+                    for connection in named {
+                        let Some(expression) = &connection.expression else {
+                            continue;
+                        };
+                        // A scalar net needs no bit list (the common case).
+                        let net = match expression {
+                            tachyon_verilog::Expression::Net(name)
+                                if module.range_of(name).is_none() =>
+                            {
+                                Some(Cow::Borrowed(*name))
+                            }
+                            _ => match expression.bits(module).into_iter().next() {
+                                Some(tachyon_verilog::Bit::Net(net)) => Some(net),
+                                _ => None,
+                            },
+                        };
+                        if let Some(net) = net {
+                            chunk.pairs.push((connection.pin, net));
                         }
-                        _ => match expression.bits(module).into_iter().next() {
-                            Some(tachyon_verilog::Bit::Net(net)) => Some(net),
-                            _ => None,
-                        },
-                    };
-                    if let Some(net) = net {
-                        pins.push((connection.pin, net));
                     }
+                    chunk.ends.push(chunk.pairs.len() as u32);
                 }
-                Ok(pins)
+                Ok(chunk)
             })
             .collect();
-        let mut per_instance_pins = Vec::with_capacity(per_instance.len());
-        for pins in per_instance {
-            per_instance_pins.push(pins?);
+        let mut chunk_pins = Vec::with_capacity(per_chunk.len());
+        for chunk in per_chunk {
+            chunk_pins.push(chunk?);
         }
         // The nets: declared wires and ports, in name order, plus any connected net
         // not declared (rare, so they are merged in only when there are some).
@@ -297,10 +304,12 @@ impl Design {
         );
         // Library pin names are interned already; intern any other (one after the
         // other: they are few).
-        let unknown_pins: Vec<&str> = per_instance_pins
+        let unknown_pins: Vec<&str> = chunk_pins
             .par_iter()
-            .flat_map_iter(|pins| {
-                pins.iter()
+            .flat_map_iter(|chunk| {
+                chunk
+                    .pairs
+                    .iter()
                     .map(|(pin, _)| *pin)
                     .filter(|pin| self.pin_names.get(pin).is_none())
             })
@@ -321,26 +330,23 @@ impl Design {
             let complete = AtomicBool::new(true);
             // A chunk of instances at a time, the nets of all their connections looked
             // up as one batch (`NameIndex::get_batch`).
-            const INSTANCES_PER_CHUNK: usize = 64;
             let instances = module
                 .instances
                 .par_chunks(INSTANCES_PER_CHUNK)
-                .zip(per_instance_pins.par_chunks(INSTANCES_PER_CHUNK))
+                .zip(chunk_pins.par_iter())
                 .zip(cell_ids.par_chunks(INSTANCES_PER_CHUNK))
-                .flat_map_iter(|((instances, pins), cells)| {
-                    let net_names: Vec<&str> = pins
-                        .iter()
-                        .flat_map(|pins| pins.iter().map(|(_, net)| &**net))
-                        .collect();
+                .flat_map_iter(|((instances, chunk), cells)| {
+                    let net_names: Vec<&str> = chunk.pairs.iter().map(|(_, net)| &**net).collect();
                     let mut net_slots = vec![None; net_names.len()];
                     nets.get_batch(&net_names, &mut net_slots);
                     let mut net_slots = net_slots.into_iter();
                     let complete = &complete;
                     instances
                         .iter()
-                        .zip(pins)
+                        .enumerate()
                         .zip(cells)
-                        .map(|((instance, pins), &cell)| {
+                        .map(|((index, instance), &cell)| {
+                            let pins = chunk.of(index);
                             let mut connections: Vec<(u32, u32)> = Vec::with_capacity(pins.len());
                             for ((pin, _), net) in pins.iter().zip(net_slots.by_ref()) {
                                 let Some(pin) = pin_names.get(pin) else {
@@ -368,10 +374,12 @@ impl Design {
             self.nets = declared;
         } else {
             // Connected nets that are not declared: add them and resolve again.
-            let undeclared: Vec<&str> = per_instance_pins
+            let undeclared: Vec<&str> = chunk_pins
                 .par_iter()
-                .flat_map_iter(|pins| {
-                    pins.iter()
+                .flat_map_iter(|chunk| {
+                    chunk
+                        .pairs
+                        .iter()
                         .map(|(_, net)| &**net)
                         .filter(|net| declared.get(net).is_none())
                 })
@@ -762,6 +770,28 @@ impl<'d> PinResolver<'d> {
         }
         let (instance, pin_name) = split?;
         self.instance_key(self.design.instances.get(instance)?, pin_name)
+    }
+}
+
+/// Instances per chunk when a netlist is linked: per chunk, their connections are
+/// collected, then their nets looked up as one batch.
+const INSTANCES_PER_CHUNK: usize = 64;
+
+/// The (pin, net) pairs of the named connections of a chunk of instances: instance `i`
+/// of the chunk has `pairs[ends[i - 1]..ends[i]]` (from 0 for the first).
+struct ChunkPins<'a> {
+    ends: Vec<u32>,
+    pairs: Vec<(&'a str, Cow<'a, str>)>,
+}
+
+impl<'a> ChunkPins<'a> {
+    /// The pairs of instance `index` of the chunk.
+    fn of(&self, index: usize) -> &[(&'a str, Cow<'a, str>)] {
+        let start = match index {
+            0 => 0,
+            _ => self.ends[index - 1] as usize,
+        };
+        &self.pairs[start..self.ends[index] as usize]
     }
 }
 

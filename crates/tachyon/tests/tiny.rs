@@ -127,3 +127,23 @@ fn spef_naming_a_missing_net_or_pin_is_an_error() {
     assert!(error.to_string().contains("g9:Z"), "{error}");
     std::fs::remove_dir_all(&folder).unwrap();
 }
+
+#[test]
+fn positional_connections_are_an_error_naming_the_instance() {
+    let folder = std::env::temp_dir().join(format!("tachyon-tiny-pos-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let netlist =
+        std::fs::read_to_string(tachyon_testkit::repo_root().join("testdata/tiny/tiny.v"))
+            .unwrap()
+            .replace("INV g4 ( .A(q2), .Z(out) );", "INV g4 ( q2, out );");
+    let path = folder.join("positional.v");
+    std::fs::write(&path, netlist).unwrap();
+    let mut timer = tiny_timer();
+    let error = timer.read_verilog(&path).unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("g4") && message.contains("positional"),
+        "{message}"
+    );
+    std::fs::remove_dir_all(&folder).unwrap();
+}
