@@ -16,14 +16,14 @@
 //! | 1k    | 3.1 / 3.0 | 0.22/0.06  | 3.1 / 3.8  | 3.4 / 6.7   | 2.7                 | 9.5 / 16.4  |
 //! | 10k   | 13 / 13   | 1.7 / 0.10 | 18 / 7.4   | 41 / 18     | 5.3                 | 74 / 44     |
 //! | 100k  | 31 / 30   | 20 / 0.58  | 67 / 14    | 84 / 60     | 17                  | 204 / 126   |
-//! | 1M    | 83 / 83   | 155 / 3.7  | 394 / 65   | 473 / 264   | 97                  | 1132 / 540  |
-//! | 5M    | 245 / 278 | 696 / 12   | 1707 / 322 | 2169 / 1258 | 454                 | 4747 / 2227 |
+//! | 1M    | 90 / 76   | 91 / 3.9   | 320 / 52   | 441 / 213   | 105                 | 936 / 458   |
+//! | 5M    | 276 / 332 | 488 / 12   | 1846 / 287 | 2460 / 1401 | 601                 | 5175 / 2817 |
 //!
 //! (Earlier the same day: 1M 1220 / 566, 5M 5905 / 2745 ms; then the CPU loops began
 //! to prefetch their scattered reads, the GPU's CPPR to compile the late split's
-//! network on the host while the GPUs run the early split's passes, and the upload to
-//! validate the layout while copying it. Runs of the same binary vary by 10-20% from
-//! one machine lease to the next.)
+//! network on the host while the GPUs run the early split's passes, the upload to
+//! validate the layout while copying it, and the CPU RC pass to allocate per chunk of
+//! nets. Runs of the same binary vary by 10-20% from one machine lease to the next.)
 //!
 //! The upload at 1M: layout validation (35-57 ms) while the layout is copied (45-66 ms),
 //! GPU levelization 3-6 ms, all while the host lays out the RC trees (67-113 ms), then
