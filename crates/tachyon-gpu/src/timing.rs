@@ -132,14 +132,7 @@ impl TimingLayout<'_> {
             check_indices("arc pins", &arc[0..2], n_pins)?;
             check_indices_or_none("arc tables", &arc[3..7], n_tables, true)
         };
-        if let Some(arc) = graph
-            .arcs
-            .par_iter()
-            .with_min_len(1 << 12)
-            .find_first(|arc| check_arc(arc).is_err())
-        {
-            check_arc(arc)?;
-        }
+        check_each(graph.arcs, check_arc)?;
         check_indices_or_none("pin_net", graph.pin_net, n_nets, true)?;
         for (table, &[offset, n1, n2, _]) in graph.tables.iter().enumerate() {
             let length = tachyon_kernels::batch::lut_storage_len(n1 as usize, n2 as usize);
@@ -156,14 +149,7 @@ impl TimingLayout<'_> {
             check_indices("test pins", &test[0..2], n_pins)?;
             check_indices_or_none("test tables", &test[3..5], n_tables, true)
         };
-        if let Some(test) = self
-            .tests
-            .par_iter()
-            .with_min_len(1 << 12)
-            .find_first(|test| check_test(test).is_err())
-        {
-            check_test(test)?;
-        }
+        check_each(self.tests, check_test)?;
         check_indices("primary_inputs", self.primary_inputs, n_pins)?;
         let mut seen = vec![false; n_pins];
         for (position, &pin) in self.primary_inputs.iter().enumerate() {
@@ -916,4 +902,20 @@ fn scatter(
     // callers pass each pin once, so each element has one writer.
     unsafe { launch.launch(grid(n)) }.during("launching scatter_quads")?;
     Ok(())
+}
+
+/// Runs `check` on every item in parallel and returns the error of the first failing
+/// one in order (so a bad layout gives the same error whatever the thread count).
+fn check_each<T: Sync>(
+    items: &[T],
+    check: impl Fn(&T) -> Result<(), BatchError> + Sync,
+) -> Result<(), BatchError> {
+    match items
+        .par_iter()
+        .with_min_len(1 << 12)
+        .find_first(|item| check(item).is_err())
+    {
+        Some(item) => check(item),
+        None => Ok(()),
+    }
 }

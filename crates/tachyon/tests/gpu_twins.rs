@@ -88,3 +88,46 @@ fn flat_rc_twin_equals_compute_parasitics() {
     assert!(n_sources > graph.nets().len(), "the design has RC trees");
     std::fs::remove_dir_all(&folder).ok();
 }
+
+/// The layout checks that guard every GPU kernel run on the CPU too (they run while the
+/// layout is being copied): a flattened design passes, and the first bad arc and the
+/// first bad test are named, whichever thread finds an error first.
+#[test]
+fn timing_layout_checks_name_the_first_bad_arc_and_test() {
+    use tachyon_gpu::{BatchError, TimingLayout};
+    let (mut timer, folder) = generated_timer("layout-checks", 2000, 3);
+    let (graph, _) = timer.timing().unwrap();
+    let flat = FlatTiming::build(graph);
+    let layout = |flat: &FlatTiming| {
+        TimingLayout {
+            graph: flat.graph(),
+            primary_inputs: &flat.primary_inputs,
+            tests: &flat.tests,
+            n_nets: graph.nets().len() as u32,
+        }
+        .validate()
+    };
+    assert_eq!(layout(&flat), Ok(()));
+    let n_pins = graph.n_pins();
+    let mut bad_arcs = flat.clone();
+    let (first, last) = (bad_arcs.arcs.len() / 3, bad_arcs.arcs.len() - 1);
+    bad_arcs.arcs[first][1] = n_pins;
+    bad_arcs.arcs[last][0] = n_pins + 7;
+    match layout(&bad_arcs) {
+        Err(BatchError::IndexOutOfRange { array, value, .. }) => {
+            assert_eq!((array, value), ("arc pins", n_pins));
+        }
+        other => panic!("expected the first bad arc, got {other:?}"),
+    }
+    let mut bad_tests = flat.clone();
+    let last = bad_tests.tests.len() - 1;
+    bad_tests.tests[1][0] = n_pins + 1;
+    bad_tests.tests[last][1] = n_pins + 2;
+    match layout(&bad_tests) {
+        Err(BatchError::IndexOutOfRange { array, value, .. }) => {
+            assert_eq!((array, value), ("test pins", n_pins + 1));
+        }
+        other => panic!("expected the first bad test, got {other:?}"),
+    }
+    std::fs::remove_dir_all(&folder).ok();
+}
