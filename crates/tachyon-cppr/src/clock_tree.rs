@@ -1,5 +1,8 @@
-//! The clock tree: (pin, transition) nodes reached from the clock source, each linked to
-//! the predecessor that gives its arrival for one split.
+//! The clock network (its pins, split-independent) and the clock tree of each split:
+//! (pin, transition) nodes reached from the clock source, each linked to the predecessor
+//! that gives its arrival for one split.
+
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use tachyon_graph::{ArcKind, PinId, TimingData, TimingGraph};
@@ -8,6 +11,69 @@ use tachyon_kernels::{Split, Transition};
 
 const NOT_IN_TREE: u32 = u32::MAX;
 
+/// The clock network's pins: every pin reached from the clock source through net arcs
+/// and cell arcs other than launch (`rising_edge`/`falling_edge`) arcs. It depends on
+/// the graph alone, so both splits' trees and the data network's shape share one.
+#[derive(Debug, Clone)]
+pub struct ClockNetwork {
+    source: PinId,
+    /// Per pin, its number on the clock network (`NOT_IN_TREE` off it), in pin order.
+    clock_index: Vec<u32>,
+    /// The clock pins in topological order.
+    pins_in_order: Vec<PinId>,
+}
+
+impl ClockNetwork {
+    /// Finds the clock network driven by `source`.
+    pub fn build(graph: &TimingGraph, source: PinId) -> ClockNetwork {
+        let n_pins = graph.n_pins() as usize;
+        let mut is_clock_pin = vec![false; n_pins];
+        is_clock_pin[source.index()] = true;
+        let mut pins = vec![source];
+        let mut stack = vec![source];
+        while let Some(pin) = stack.pop() {
+            for &arc_id in graph.fanout(pin) {
+                let arc = graph.arc(arc_id);
+                let launches =
+                    matches!(&arc.kind, ArcKind::Cell(cell) if cell.clock_edge.is_some());
+                if !launches && !is_clock_pin[arc.to.index()] {
+                    is_clock_pin[arc.to.index()] = true;
+                    pins.push(arc.to);
+                    stack.push(arc.to);
+                }
+            }
+        }
+        // Numbered in pin order: the clock pins are a few percent of all pins, so they
+        // are sorted rather than every pin scanned.
+        pins.par_sort_unstable();
+        let mut clock_index = tachyon_graph::filled(n_pins, NOT_IN_TREE);
+        for (number, pin) in pins.iter().enumerate() {
+            clock_index[pin.index()] = number as u32;
+        }
+        let pins_in_order: Vec<PinId> = graph
+            .topological_order()
+            .par_iter()
+            .with_min_len(1 << 14)
+            .filter(|pin| is_clock_pin[pin.index()])
+            .copied()
+            .collect();
+        ClockNetwork {
+            source,
+            clock_index,
+            pins_in_order,
+        }
+    }
+
+    /// Whether `pin` is on the clock network.
+    pub fn is_clock_pin(&self, pin: PinId) -> bool {
+        self.clock_index[pin.index()] != NOT_IN_TREE
+    }
+
+    fn n_pins(&self) -> usize {
+        self.pins_in_order.len()
+    }
+}
+
 /// The clock tree for one split. Node ids are `pin * 2 + transition`; the per-node
 /// arrays cover only the clock network's pins (a few percent of all pins), numbered in
 /// pin order: node `pin * 2 + t` is at `clock_index[pin] * 2 + t` (see
@@ -15,8 +81,7 @@ const NOT_IN_TREE: u32 = u32::MAX;
 #[derive(Debug, Clone)]
 pub struct ClockTree {
     split: Split,
-    /// Per pin, its number on the clock network (`NOT_IN_TREE` off it).
-    clock_index: Vec<u32>,
+    network: Arc<ClockNetwork>,
     parent: Vec<u32>,
     depth: Vec<u32>,
     spread: Vec<f64>,
@@ -26,54 +91,30 @@ pub struct ClockTree {
 impl ClockTree {
     /// Builds the tree of the clock network driven by `source`, following for each node
     /// the fan-in that gives its `split` arrival (the first such on ties).
-    ///
-    /// The clock network is every pin reached from the source through net arcs and cell
-    /// arcs other than launch (`rising_edge`/`falling_edge`) arcs.
     pub fn build(graph: &TimingGraph, data: &TimingData, source: PinId, split: Split) -> ClockTree {
-        let n_pins = graph.n_pins() as usize;
-        let mut is_clock_pin = vec![false; n_pins];
-        is_clock_pin[source.index()] = true;
-        let mut stack = vec![source];
-        while let Some(pin) = stack.pop() {
-            for &arc_id in graph.fanout(pin) {
-                let arc = graph.arc(arc_id);
-                let launches =
-                    matches!(&arc.kind, ArcKind::Cell(cell) if cell.clock_edge.is_some());
-                if !launches && !is_clock_pin[arc.to.index()] {
-                    is_clock_pin[arc.to.index()] = true;
-                    stack.push(arc.to);
-                }
-            }
-        }
-        let mut n_clock_pins = 0u32;
-        let mut clock_index = tachyon_graph::filled(n_pins, NOT_IN_TREE);
-        for (pin, &is_clock) in is_clock_pin.iter().enumerate() {
-            if is_clock {
-                clock_index[pin] = n_clock_pins;
-                n_clock_pins += 1;
-            }
-        }
-        drop(is_clock_pin);
-        let n_nodes = n_clock_pins as usize * 2;
+        let network = Arc::new(ClockNetwork::build(graph, source));
+        ClockTree::build_on(graph, data, &network, split)
+    }
+
+    /// [`ClockTree::build`] on a clock network already found.
+    pub fn build_on(
+        graph: &TimingGraph,
+        data: &TimingData,
+        network: &Arc<ClockNetwork>,
+        split: Split,
+    ) -> ClockTree {
+        let n_nodes = network.n_pins() * 2;
+        let source = network.source;
         let mut tree = ClockTree {
             split,
-            clock_index,
+            network: Arc::clone(network),
             parent: vec![NOT_IN_TREE; n_nodes],
             depth: vec![NOT_IN_TREE; n_nodes],
             spread: vec![0.0; n_nodes],
             max_depth: 0,
         };
-        // The clock pins in topological order (found in parallel: they are a few
-        // percent of all pins).
-        let clock_pins: Vec<PinId> = graph
-            .topological_order()
-            .par_iter()
-            .with_min_len(1 << 14)
-            .filter(|pin| tree.clock_index[pin.index()] != NOT_IN_TREE)
-            .copied()
-            .collect();
-        for pin in clock_pins {
-            let clock = tree.clock_index[pin.index()];
+        for &pin in &network.pins_in_order {
+            let clock = network.clock_index[pin.index()];
             for transition in Transition::BOTH {
                 let node = pin.index() * 2 + transition.index();
                 let slot = clock as usize * 2 + transition.index();
@@ -149,22 +190,28 @@ impl ClockTree {
 
     /// Where node `node` (of a clock pin) is in the per-node arrays.
     fn slot(&self, node: u32) -> usize {
-        self.clock_index[(node / 2) as usize] as usize * 2 + (node % 2) as usize
+        self.network.clock_index[(node / 2) as usize] as usize * 2 + (node % 2) as usize
     }
 
     /// Whether `pin` is on the clock network.
     pub fn is_clock_pin(&self, pin: PinId) -> bool {
-        self.clock_index[pin.index()] != NOT_IN_TREE
+        self.network.is_clock_pin(pin)
     }
 
     /// The node of (`pin`, `transition`), if the clock reaches it.
     pub fn node(&self, pin: PinId, transition: Transition) -> Option<u32> {
-        let clock = *self.clock_index.get(pin.index())?;
-        if clock == NOT_IN_TREE {
-            return None;
-        }
         let node = pin.0 * 2 + transition.index() as u32;
-        (self.depth[self.slot(node)] != NOT_IN_TREE).then_some(node)
+        self.contains(node).then_some(node)
+    }
+
+    /// Whether the clock reaches node `node` (`pin * 2 + transition`) in this split.
+    pub fn contains(&self, node: u32) -> bool {
+        match self.network.clock_index.get((node / 2) as usize) {
+            Some(&clock) if clock != NOT_IN_TREE => {
+                self.depth[clock as usize * 2 + (node % 2) as usize] != NOT_IN_TREE
+            }
+            _ => false,
+        }
     }
 
     /// The depth of a node (the source is at depth 0).
@@ -210,18 +257,5 @@ impl ClockTree {
                 spread - self.spread[self.slot(root)]
             }
         }
-    }
-
-    /// The clock nodes that launch data through a `split` launch arc.
-    pub fn launch_nodes(&self, graph: &TimingGraph, split: Split) -> Vec<u32> {
-        graph
-            .arcs()
-            .par_iter()
-            .with_min_len(4096)
-            .filter_map(|arc| match &arc.kind {
-                ArcKind::Cell(cell) if cell.split == split => self.node(arc.from, cell.clock_edge?),
-                _ => None,
-            })
-            .collect()
     }
 }

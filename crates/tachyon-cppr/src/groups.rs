@@ -1,12 +1,13 @@
 //! Forward propagation of arrivals tagged by launch group, keeping per pin and
-//! transition the best arrival and the best one of a different group: the data network
-//! compiled once per split, and the CPU passes over it. The per-entry step is
-//! `tachyon_kernels::cppr::entry_groups`, which the GPU passes run too.
+//! transition the best arrival and the best one of a different group: the data
+//! network's shape (compiled once per graph, for both splits), each split's network
+//! (the shape with that split's delays) and the CPU passes over it. The per-entry step
+//! is `tachyon_kernels::cppr::entry_groups`, which the GPU passes run too.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use rayon::prelude::*;
-use tachyon_graph::{ArcId, ArcKind, PinId, PinKind, TimingData, TimingGraph};
+use tachyon_graph::{ArcKind, PinId, PinKind, TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::cppr::{
     entry_groups, EntryGroups, GroupInput, EMPTY_ENTRY, INPUT_CELL, INPUT_LAUNCH, INPUT_NET,
@@ -14,7 +15,7 @@ use tachyon_kernels::cppr::{
 };
 use tachyon_kernels::{Split, Transition};
 
-use crate::clock_tree::ClockTree;
+use crate::clock_tree::{ClockNetwork, ClockTree};
 
 /// Which arrivals start a pass.
 #[derive(Debug, Clone, Copy)]
@@ -23,59 +24,126 @@ pub(crate) enum Seeding {
     PrimaryInputs,
     /// Every launch, grouped by its clock node's ancestor at this depth.
     LaunchesGroupedAtDepth(u32),
-    /// Only launches from this clock node, in group 0.
-    OneLaunch(u32),
 }
 
 /// Where an entry's arrivals are when the pin is not in the network: never written, so
 /// always empty.
 const EMPTY_ENTRY_INDEX: u32 = 0;
 
-/// The data network of one split, compiled once for all passes: the pins a pass
-/// computes (off the clock network, in the fan-in cone of some test data pin of the
-/// split, and either primary inputs or pins with inputs), numbered level by level as
-/// *entries* so that a pass writes each level as one contiguous slice and reads only
-/// earlier entries. Entry 0 is never written; inputs from pins outside the network
-/// read it (their arrivals were never set, so they add nothing). Each input carries
-/// the values it adds (arc delays, a launch's clock arrival, a primary input's
-/// arrivals), copied from the timing data once, so a pass reads them in order instead
-/// of gathering them per arc (that gather was most of a pass's time).
+/// An input's arc in a split where it has none: it adds nothing there.
+const NO_ARC: u32 = u32::MAX;
+
+/// One input of the network's shape: what it reads (`kind` and `source`, as in
+/// [`GroupInput`]) and, per split, the arc whose delays it adds there (`NO_ARC`: none).
+/// A net arc serves both splits; a cell arc belongs to one, so an early and a late
+/// cell arc between the same pins share one input. A primary input's seed names its
+/// pin in both places.
+#[derive(Debug, Clone, Copy)]
+struct ShapeInput {
+    kind: u32,
+    source: u32,
+    arcs: [u32; 2],
+}
+
+/// The shape of the data network, the same for both splits since it depends on the
+/// graph alone: the pins a pass computes (off the clock network, in the fan-in cone of
+/// some test's data pin, and either primary inputs or pins with inputs), numbered level
+/// by level as *entries* so that a pass writes each level as one contiguous slice and
+/// reads only earlier entries, and each entry's inputs. Entry 0 is never written;
+/// inputs from pins outside the network read it (their arrivals were never set, so
+/// they add nothing).
 ///
 /// The *start points* are the launching clock nodes (`launch_nodes`, sorted) and one
 /// more slot shared by all primary inputs: a pass is seeded by one group per start
 /// point ([`DataNetwork::start_groups`]).
+///
+/// Being timing-independent, the shape is compiled before the timing values exist (on
+/// the GPU, while the GPU propagates); each split's [`DataNetwork`] then only copies
+/// its delays into place.
 #[derive(Debug)]
-pub(crate) struct DataNetwork {
-    pub(crate) late: bool,
+pub struct NetworkShape {
     /// The entry of each pin (`EMPTY_ENTRY_INDEX` when the pin is not in the network).
     entry_of: Vec<u32>,
     /// Entries `level_start[l]..level_start[l + 1]` form level `l`.
-    pub(crate) level_start: Vec<u32>,
+    level_start: Vec<u32>,
     /// `inputs[input_start[e]..input_start[e + 1]]` are the inputs of entry `e`, in
-    /// fan-in order.
-    pub(crate) input_start: Vec<u32>,
-    pub(crate) inputs: Vec<GroupInput>,
-    /// The clock nodes that launch into the network, sorted; start point `i` is
-    /// `launch_nodes[i]`, and start point `launch_nodes.len()` the primary inputs.
+    /// fan-in order, where `inputs` is `chunks` one after the other.
+    input_start: Vec<u32>,
+    chunks: Vec<Vec<ShapeInput>>,
+    /// The clock nodes that launch through a cell arc of some split, sorted; start
+    /// point `i` is `launch_nodes[i]`, and start point `launch_nodes.len()` the primary
+    /// inputs.
     launch_nodes: Vec<u32>,
+    /// Per launch node, bit `split.index()` set when a launch arc of that split starts
+    /// there.
+    launch_splits: Vec<u8>,
 }
 
-impl DataNetwork {
-    /// Compiles the network of `split` for the tests of that split.
-    pub(crate) fn build(
-        graph: &TimingGraph,
-        data: &TimingData,
-        tree: &ClockTree,
-        split: Split,
-    ) -> DataNetwork {
+/// The inputs of an entry pin that is not a primary input, sources still pins (or, for
+/// launches, clock nodes), in fan-in order, into `inputs`.
+fn pin_inputs(graph: &TimingGraph, clock: &ClockNetwork, pin: PinId, inputs: &mut Vec<ShapeInput>) {
+    inputs.clear();
+    for &arc_id in graph.fanin(pin) {
+        let arc = graph.arc(arc_id);
+        let from_clock = clock.is_clock_pin(arc.from);
+        let (kind, source, split) = match &arc.kind {
+            ArcKind::Net { .. } if !from_clock => {
+                inputs.push(ShapeInput {
+                    kind: INPUT_NET,
+                    source: arc.from.0,
+                    arcs: [arc_id.0; 2],
+                });
+                continue;
+            }
+            ArcKind::Cell(cell) if !from_clock => (INPUT_CELL, arc.from.0, cell.split),
+            ArcKind::Cell(cell) => match cell.clock_edge {
+                Some(edge) => (
+                    INPUT_LAUNCH,
+                    arc.from.0 * 2 + edge.index() as u32,
+                    cell.split,
+                ),
+                // Into a clock pin: not an entry.
+                None => continue,
+            },
+            // From a clock pin into a clock pin: not an entry.
+            ArcKind::Net { .. } => continue,
+        };
+        // The other split's arc between the same pins, if it came first, shares its
+        // input.
+        let (own, other) = (split.index(), 1 - split.index());
+        let shared = inputs.iter_mut().find(|input| {
+            input.kind == kind
+                && input.source == source
+                && input.arcs[own] == NO_ARC
+                && input.arcs[other] != NO_ARC
+        });
+        match shared {
+            Some(input) => input.arcs[own] = arc_id.0,
+            None => {
+                let mut arcs = [NO_ARC; 2];
+                arcs[own] = arc_id.0;
+                inputs.push(ShapeInput { kind, source, arcs });
+            }
+        }
+    }
+}
+
+/// Fetches the fan-in arcs of `pin` into the cache ahead of [`pin_inputs`].
+fn prefetch_fanin_arcs(graph: &TimingGraph, pin: PinId) {
+    for &arc in graph.fanin(pin) {
+        tachyon_graph::prefetch(graph.arcs(), arc.index());
+    }
+}
+
+impl NetworkShape {
+    /// Compiles the shape of `graph`'s data network around its clock network.
+    pub fn build(graph: &TimingGraph, clock: &ClockNetwork) -> NetworkShape {
         let n_pins = graph.n_pins() as usize;
         // Backward reachability from the data pins: other pins cannot change a result.
         // Level by level from the last, each pin pulling from its fan-out.
         let mut is_data = vec![false; n_pins];
         for test in graph.tests() {
-            if test.kind.split() == split {
-                is_data[test.data.index()] = true;
-            }
+            is_data[test.data.index()] = true;
         }
         let started = std::time::Instant::now();
         let mut marks = Vec::new();
@@ -95,7 +163,7 @@ impl DataNetwork {
                 .for_each(|&pin| {
                     let mark = is_data[pin.index()]
                         || graph.fanout_pins(pin).iter().any(|&to| {
-                            relevant[to.index()].load(Ordering::Relaxed) && !tree.is_clock_pin(to)
+                            relevant[to.index()].load(Ordering::Relaxed) && !clock.is_clock_pin(to)
                         });
                     relevant[pin.index()].store(mark, Ordering::Relaxed);
                 });
@@ -114,44 +182,48 @@ impl DataNetwork {
             .with_min_len(4096)
             .map(|pin| pin.kind == PinKind::PrimaryInput)
             .collect();
-        // Parallel passes, the inputs written straight into their final place: a
-        // sequential merge of per-chunk vectors (the network is about the size of the
-        // graph) cost more than compiling the inputs twice.
-        let is_entry_pin = |pin: PinId| relevant[pin.index()] && !tree.is_clock_pin(pin);
-        // Per arc, whether it gives its `to` pin an input: in arc order, reading the arcs
-        // and their delays in sequence (per pin below, they were a cache miss each).
-        let gives_input: Vec<bool> = graph
-            .arcs()
-            .par_iter()
-            .enumerate()
-            .with_min_len(4096)
-            .map(|(arc, _)| {
-                compile_input(graph, data, tree, split, ArcId::from_index(arc)).is_some()
-            })
-            .collect();
-        // 1. Per pin in topological order, how many inputs it has as an entry (0: none).
-        let n_inputs: Vec<u32> = graph
-            .topological_order()
-            .par_iter()
-            .with_min_len(1024)
-            .map(|&pin| {
-                if !is_entry_pin(pin) {
-                    0
-                } else if is_primary_input[pin.index()] {
-                    1
-                } else {
-                    graph
-                        .fanin(pin)
-                        .iter()
-                        .filter(|&&arc_id| gives_input[arc_id.index()])
-                        .count() as u32
+        let is_entry_pin = |pin: PinId| relevant[pin.index()] && !clock.is_clock_pin(pin);
+        // 1. Per chunk of pins in topological order, each entry pin's inputs (sources
+        // still pins, or clock nodes for launches) and per pin how many (0: not an
+        // entry). Each chunk's inputs stay in their own vector: the network is only read
+        // chunk by chunk (to copy each split's values), so they are never merged.
+        const CHUNK: usize = 16 * 1024;
+        let order = graph.topological_order();
+        let mut n_inputs = vec![0u32; order.len()];
+        let mut chunks: Vec<Vec<ShapeInput>> = n_inputs
+            .par_chunks_mut(CHUNK)
+            .zip(order.par_chunks(CHUNK))
+            .map(|(counts, pins)| {
+                let mut inputs = Vec::new();
+                let mut scratch = Vec::new();
+                for (position, (count, &pin)) in counts.iter_mut().zip(pins).enumerate() {
+                    // The fan-in arcs of the pins ahead are scattered.
+                    if let Some(&ahead) = pins.get(position + PREFETCH_AHEAD) {
+                        prefetch_fanin_arcs(graph, ahead);
+                    }
+                    if !is_entry_pin(pin) {
+                        continue;
+                    }
+                    if is_primary_input[pin.index()] {
+                        // Its source, the primary inputs' start point, is set below.
+                        inputs.push(ShapeInput {
+                            kind: INPUT_SEED,
+                            source: 0,
+                            arcs: [pin.0; 2],
+                        });
+                        *count = 1;
+                        continue;
+                    }
+                    pin_inputs(graph, clock, pin, &mut scratch);
+                    inputs.extend_from_slice(&scratch);
+                    *count = scratch.len() as u32;
                 }
+                inputs
             })
             .collect();
         mark("counts");
         // 2. Entries numbered in topological order (so level by level), with their
-        // input ranges: a parallel scan over chunks of positions.
-        const CHUNK: usize = 16 * 1024;
+        // input ranges: a parallel scan over the chunks.
         let chunk_totals: Vec<(u32, u32)> = n_inputs
             .par_chunks(CHUNK)
             .map(|chunk| {
@@ -169,7 +241,6 @@ impl DataNetwork {
         }
         chunk_first.push((next_entry, next_input));
         let (n_entries, n_all_inputs) = (next_entry as usize, next_input as usize);
-        let order = graph.topological_order();
         let entry_of_atomic: Vec<AtomicU32> = (0..n_pins)
             .into_par_iter()
             .map(|_| AtomicU32::new(EMPTY_ENTRY_INDEX))
@@ -223,97 +294,65 @@ impl DataNetwork {
         }
         level_start.push(n_entries as u32);
         mark("numbering");
-        // The start points: every launching clock node of the split (one that launches
-        // into no entry is never read), then the primary inputs' slot.
-        let mut launch_nodes = tree.launch_nodes(graph, split);
-        launch_nodes.par_sort_unstable();
-        launch_nodes.dedup();
+        // The start points: every clock node a launch arc of either split starts from
+        // (one that launches into no entry is never read), then the primary inputs'
+        // slot.
+        let mut launches: Vec<(u32, u8)> = graph
+            .arcs()
+            .par_iter()
+            .with_min_len(4096)
+            .filter_map(|arc| match &arc.kind {
+                ArcKind::Cell(cell) if clock.is_clock_pin(arc.from) => Some((
+                    arc.from.0 * 2 + cell.clock_edge?.index() as u32,
+                    1u8 << cell.split.index(),
+                )),
+                _ => None,
+            })
+            .collect();
+        launches.par_sort_unstable();
+        let mut launch_nodes: Vec<u32> = Vec::with_capacity(launches.len());
+        let mut launch_splits: Vec<u8> = Vec::with_capacity(launches.len());
+        for (node, split_bit) in launches {
+            match (launch_nodes.last(), launch_splits.last_mut()) {
+                (Some(&last), Some(bits)) if last == node => *bits |= split_bit,
+                _ => {
+                    launch_nodes.push(node);
+                    launch_splits.push(split_bit);
+                }
+            }
+        }
         let primary_inputs_start = launch_nodes.len() as u32;
         mark("launches");
-        // 3. Every entry's inputs, compiled into their place with final source numbers,
-        // chunk by chunk (a chunk's inputs are contiguous). The placeholder fill faults
-        // the memory in on all threads.
-        let placeholder = GroupInput {
-            kind: INPUT_SEED,
-            source: 0,
-            delays: [f64::NAN; 4],
-        };
-        let mut inputs: Vec<GroupInput> = (0..n_all_inputs)
-            .into_par_iter()
-            .map(|_| placeholder)
-            .collect();
-        mark("allocation");
-        let mut parts = Vec::with_capacity(chunk_totals.len());
-        let mut rest = inputs.as_mut_slice();
-        for &(_, chunk_inputs) in &chunk_totals {
-            let (part, tail) = rest.split_at_mut(chunk_inputs as usize);
-            parts.push(part);
-            rest = tail;
-        }
+        // 3. The sources numbered: entries for net and cell inputs, start points for
+        // launches and seeds.
         let (entry_of_pins, launch_nodes_sorted) = (&entry_of, &launch_nodes);
-        parts.into_par_iter().enumerate().for_each(|(chunk, part)| {
-            let mut place = part.iter_mut();
-            let positions = chunk * CHUNK..((chunk + 1) * CHUNK).min(order.len());
-            let end = positions.end;
-            for position in positions {
-                // The arcs (and their delays) of the entries ahead are scattered.
-                if position + PREFETCH_AHEAD < end && n_inputs[position + PREFETCH_AHEAD] > 0 {
-                    for &arc in graph.fanin(order[position + PREFETCH_AHEAD]) {
-                        tachyon_graph::prefetch(graph.arcs(), arc.index());
-                        tachyon_graph::prefetch(&data.arc_delay, arc.index());
-                    }
-                }
-                if n_inputs[position] == 0 {
-                    continue;
-                }
-                let pin = order[position];
-                if is_primary_input[pin.index()] {
-                    let mut arrivals = [f64::NAN; 4];
-                    for transition in Transition::BOTH {
-                        let condition = condition_index(split, transition);
-                        if !data.slew[pin.index()][condition].is_nan() {
-                            arrivals[transition.index()] = data.arrival[pin.index()][condition];
-                        }
-                    }
-                    if let Some(place) = place.next() {
-                        *place = GroupInput {
-                            kind: INPUT_SEED,
-                            source: primary_inputs_start,
-                            delays: arrivals,
-                        };
-                    }
-                    continue;
-                }
-                let compiled = graph
-                    .fanin(pin)
-                    .iter()
-                    .filter(|&&arc_id| gives_input[arc_id.index()])
-                    .filter_map(|&arc_id| compile_input(graph, data, tree, split, arc_id));
-                // `compiled` first: a zip pulls its first iterator first, and must not
-                // take a place the next entry owns once this entry's inputs run out.
-                for (mut input, place) in compiled.zip(&mut place) {
-                    input.source = match input.kind {
-                        INPUT_LAUNCH => match launch_nodes_sorted.binary_search(&input.source) {
-                            Ok(start) => start as u32,
-                            Err(_) => unreachable!("every launching clock node was collected"),
-                        },
-                        _ => entry_of_pins[input.source as usize],
-                    };
-                    *place = input;
-                }
+        chunks.par_iter_mut().for_each(|inputs| {
+            for input in inputs {
+                input.source = match input.kind {
+                    INPUT_LAUNCH => match launch_nodes_sorted.binary_search(&input.source) {
+                        Ok(start) => start as u32,
+                        Err(_) => unreachable!("every launching clock node was collected"),
+                    },
+                    INPUT_SEED => primary_inputs_start,
+                    _ => entry_of_pins[input.source as usize],
+                };
             }
         });
         drop(n_inputs);
-        drop(gives_input);
         mark("inputs");
-        tracing::debug!(steps = ?marks, "cppr network compiled");
-        DataNetwork {
-            late: split == Split::Late,
+        tracing::debug!(
+            steps = ?marks,
+            entries = n_entries,
+            inputs = n_all_inputs,
+            "cppr network shape compiled"
+        );
+        NetworkShape {
             entry_of,
             level_start,
             input_start,
-            inputs,
+            chunks,
             launch_nodes,
+            launch_splits,
         }
     }
 
@@ -322,26 +361,169 @@ impl DataNetwork {
         self.entry_of[pin.index()]
     }
 
-    /// The launching clock nodes of the split, sorted, each once.
-    pub(crate) fn launch_nodes(&self) -> &[u32] {
-        &self.launch_nodes
-    }
-
     /// The start points: launching clock nodes, then the primary inputs' slot.
     pub(crate) fn n_starts(&self) -> u32 {
         self.launch_nodes.len() as u32 + 1
     }
 
-    /// The group of every start point for a pass seeded by `seeding`.
+    pub(crate) fn n_entries(&self) -> usize {
+        self.input_start.len() - 1
+    }
+
+    /// Entries `level_start[l]..level_start[l + 1]` form level `l`.
+    pub(crate) fn level_start(&self) -> &[u32] {
+        &self.level_start
+    }
+
+    /// `input_start[e]..input_start[e + 1]` index the inputs of entry `e`.
+    pub(crate) fn input_start(&self) -> &[u32] {
+        &self.input_start
+    }
+
+    /// Whether start point `start` launches through a `split` arc and `tree` (of that
+    /// split) reaches its clock node.
+    fn launches_in(&self, start: usize, split: Split, tree: &ClockTree) -> bool {
+        self.launch_splits[start] & (1 << split.index()) != 0
+            && tree.contains(self.launch_nodes[start])
+    }
+}
+
+/// One split's data network: the shared [`NetworkShape`] with, per input, the values it
+/// adds in that split (arc delays, a launch's clock arrival, a primary input's
+/// arrivals), copied from the timing data once, so that a pass reads them in order
+/// instead of gathering them per arc (that gather was most of a pass's time).
+#[derive(Debug)]
+pub(crate) struct DataNetwork<'a> {
+    pub(crate) shape: &'a NetworkShape,
+    pub(crate) late: bool,
+    split: Split,
+    pub(crate) inputs: Vec<GroupInput>,
+    /// The clock nodes that launch in this split (in its tree), sorted.
+    launch_nodes: Vec<u32>,
+}
+
+impl<'a> DataNetwork<'a> {
+    /// `shape` with the values of `split`, whose clock tree is `tree`.
+    pub(crate) fn fill(
+        shape: &'a NetworkShape,
+        data: &TimingData,
+        tree: &ClockTree,
+        split: Split,
+    ) -> DataNetwork<'a> {
+        let started = std::time::Instant::now();
+        let own = split.index();
+        let condition = |transition: Transition| condition_index(split, transition);
+        let convert = |input: &ShapeInput| {
+            let values = |delays| GroupInput {
+                kind: input.kind,
+                source: input.source,
+                delays,
+            };
+            if input.kind == INPUT_SEED {
+                let pin = input.arcs[0] as usize;
+                let mut arrivals = [f64::NAN; 4];
+                for transition in Transition::BOTH {
+                    if !data.slew[pin][condition(transition)].is_nan() {
+                        arrivals[transition.index()] = data.arrival[pin][condition(transition)];
+                    }
+                }
+                return values(arrivals);
+            }
+            let arc = input.arcs[own];
+            if arc == NO_ARC {
+                return values([f64::NAN; 4]);
+            }
+            let delays = data.arc_delay[arc as usize];
+            match input.kind {
+                INPUT_NET => values([
+                    delays[condition(Transition::Rise)],
+                    delays[condition(Transition::Fall)],
+                    f64::NAN,
+                    f64::NAN,
+                ]),
+                INPUT_LAUNCH => {
+                    let node = shape.launch_nodes[input.source as usize];
+                    let (pin, edge) = (node as usize / 2, Transition::BOTH[node as usize % 2]);
+                    let clock_arrival = data.arrival[pin][condition(edge)];
+                    values([
+                        delays[edge.index() * 2],
+                        delays[edge.index() * 2 + 1],
+                        clock_arrival,
+                        f64::NAN,
+                    ])
+                }
+                _ => values(delays),
+            }
+        };
+        // Chunk by chunk into place; the placeholder fill faults the memory in on all
+        // threads.
+        let placeholder = GroupInput {
+            kind: INPUT_SEED,
+            source: 0,
+            delays: [f64::NAN; 4],
+        };
+        let n_inputs = shape.chunks.iter().map(Vec::len).sum();
+        let mut inputs = tachyon_graph::filled(n_inputs, placeholder);
+        let mut parts = Vec::with_capacity(shape.chunks.len());
+        let mut rest = inputs.as_mut_slice();
+        for chunk in &shape.chunks {
+            let (part, tail) = rest.split_at_mut(chunk.len());
+            parts.push(part);
+            rest = tail;
+        }
+        parts
+            .into_par_iter()
+            .zip(shape.chunks.par_iter())
+            .for_each(|(part, chunk)| {
+                for (position, (place, input)) in part.iter_mut().zip(chunk).enumerate() {
+                    // The arc delays of the inputs ahead are scattered.
+                    if let Some(ahead) = chunk.get(position + PREFETCH_AHEAD) {
+                        if ahead.kind != INPUT_SEED && ahead.arcs[own] != NO_ARC {
+                            tachyon_graph::prefetch(&data.arc_delay, ahead.arcs[own] as usize);
+                        }
+                    }
+                    *place = convert(input);
+                }
+            });
+        let launch_nodes: Vec<u32> = (0..shape.launch_nodes.len())
+            .filter(|&start| shape.launches_in(start, split, tree))
+            .map(|start| shape.launch_nodes[start])
+            .collect();
+        tracing::debug!(
+            ?split,
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "cppr network values copied"
+        );
+        DataNetwork {
+            shape,
+            late: split == Split::Late,
+            split,
+            inputs,
+            launch_nodes,
+        }
+    }
+
+    /// The clock nodes that launch in this split, sorted, each once.
+    pub(crate) fn launch_nodes(&self) -> &[u32] {
+        &self.launch_nodes
+    }
+
+    /// The group of every start point for a pass seeded by `seeding` (`tree` is this
+    /// split's).
     pub(crate) fn start_groups(&self, tree: &ClockTree, seeding: Seeding) -> Vec<u32> {
-        let mut groups: Vec<u32> = self
-            .launch_nodes
-            .par_iter()
-            .map(|&node| match seeding {
-                Seeding::PrimaryInputs => NO_GROUP,
-                Seeding::LaunchesGroupedAtDepth(depth) => tree.ancestor(node, depth),
-                Seeding::OneLaunch(launch) if launch == node => 0,
-                Seeding::OneLaunch(_) => NO_GROUP,
+        let shape = self.shape;
+        let mut groups: Vec<u32> = (0..shape.launch_nodes.len())
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|start| {
+                if !shape.launches_in(start, self.split, tree) {
+                    return NO_GROUP;
+                }
+                let node = shape.launch_nodes[start];
+                match seeding {
+                    Seeding::PrimaryInputs => NO_GROUP,
+                    Seeding::LaunchesGroupedAtDepth(depth) => tree.ancestor(node, depth),
+                }
             })
             .collect();
         groups.push(match seeding {
@@ -352,59 +534,6 @@ impl DataNetwork {
     }
 }
 
-/// The input an arc gives its `to` pin in the network of `split`, naming its source
-/// pin (or, for a launch, its clock node) until the entries are numbered.
-fn compile_input(
-    graph: &TimingGraph,
-    data: &TimingData,
-    tree: &ClockTree,
-    split: Split,
-    arc_id: ArcId,
-) -> Option<GroupInput> {
-    let arc = graph.arc(arc_id);
-    let delays = data.arc_delay[arc_id.index()];
-    let from = arc.from;
-    let all_nan = |values: &[f64]| values.iter().all(|value| value.is_nan());
-    let input = |kind, source, delays| {
-        Some(GroupInput {
-            kind,
-            source,
-            delays,
-        })
-    };
-    match &arc.kind {
-        ArcKind::Net { .. } => {
-            if tree.is_clock_pin(from) {
-                return None;
-            }
-            let own = Transition::BOTH.map(|transition| delays[condition_index(split, transition)]);
-            if all_nan(&own) {
-                return None;
-            }
-            input(INPUT_NET, from.0, [own[0], own[1], f64::NAN, f64::NAN])
-        }
-        ArcKind::Cell(cell) if cell.split == split => {
-            if tree.is_clock_pin(from) {
-                let edge = cell.clock_edge?;
-                let node = tree.node(from, edge)?;
-                let clock_arrival = data.arrival[from.index()][condition_index(split, edge)];
-                let launch =
-                    Transition::BOTH.map(|output| delays[edge.index() * 2 + output.index()]);
-                return input(
-                    INPUT_LAUNCH,
-                    node,
-                    [launch[0], launch[1], clock_arrival, f64::NAN],
-                );
-            }
-            if all_nan(&delays) {
-                return None;
-            }
-            input(INPUT_CELL, from.0, delays)
-        }
-        ArcKind::Cell(_) => None,
-    }
-}
-
 /// Entries per parallel work item of a pass.
 const PASS_CHUNK: usize = 256;
 
@@ -412,23 +541,18 @@ const PASS_CHUNK: usize = 256;
 const PREFETCH_AHEAD: usize = 16;
 
 /// One pass through the data network on the CPU, seeded by `start_group` (one group
-/// per start point): the arrivals of every entry. Level by level, each entry computed
-/// by `tachyon_kernels::cppr::entry_groups`, as the GPU's `cppr_level` does.
-pub(crate) fn propagate_groups(network: &DataNetwork, start_group: &[u32]) -> Vec<EntryGroups> {
-    let mut arrivals = Vec::new();
-    propagate_groups_into(network, start_group, &mut arrivals);
-    arrivals
-}
-
-/// [`propagate_groups`] into `arrivals`, reusing its memory: every entry but the
-/// empty one is written by a pass, so passes share one buffer (fresh memory is slow to
-/// touch for the first time, and a pass's arrivals are about 50 bytes per pin).
+/// per start point): the arrivals of every entry, into `arrivals`. Level by level, each
+/// entry computed by `tachyon_kernels::cppr::entry_groups`, as the GPU's `cppr_level`
+/// does. Every entry but the empty one is written by a pass, so passes share one
+/// buffer (fresh memory is slow to touch for the first time, and a pass's arrivals are
+/// about 50 bytes per pin).
 pub(crate) fn propagate_groups_into(
-    network: &DataNetwork,
+    network: &DataNetwork<'_>,
     start_group: &[u32],
     arrivals: &mut Vec<EntryGroups>,
 ) {
-    let n_entries = network.input_start.len() - 1;
+    let shape = network.shape;
+    let n_entries = shape.n_entries();
     if arrivals.len() != n_entries {
         arrivals.clear();
         arrivals.par_extend(
@@ -439,7 +563,7 @@ pub(crate) fn propagate_groups_into(
         );
     }
     arrivals[EMPTY_ENTRY_INDEX as usize] = EMPTY_ENTRY;
-    for level in network.level_start.windows(2) {
+    for level in shape.level_start.windows(2) {
         let (begin, end) = (level[0] as usize, level[1] as usize);
         // Each level reads only earlier entries and writes its own slice.
         let (earlier, rest) = arrivals.split_at_mut(begin);
@@ -450,8 +574,8 @@ pub(crate) fn propagate_groups_into(
             .for_each(|(chunk, results)| {
                 let first = begin + chunk * PASS_CHUNK;
                 let inputs_of = |entry: usize| {
-                    &network.inputs[network.input_start[entry] as usize
-                        ..network.input_start[entry + 1] as usize]
+                    &network.inputs
+                        [shape.input_start[entry] as usize..shape.input_start[entry + 1] as usize]
                 };
                 // The sources of an entry a few places ahead are fetched while this one
                 // is computed: a pass is mostly waiting for those reads.

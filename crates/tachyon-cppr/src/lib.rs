@@ -30,7 +30,10 @@
 //! that `tachyon-gba` seeds post-CPPR required times on data pins.
 //!
 //! The passes run on the CPU or on the GPUs ([`PassDevice`]); the host builds the clock
-//! tree, compiles each split's data network once and combines the passes' values.
+//! trees, copies each split's values into the data network and combines the passes'
+//! values. What depends on the graph alone (the clock network's pins, the data
+//! network's shape) is [`CpprStructure`], built once for both splits, and on the GPU
+//! while the GPU propagates.
 
 mod clock_tree;
 mod groups;
@@ -42,12 +45,13 @@ use rayon::prelude::*;
 
 use tachyon_gpu::cppr::GroupNetworkLayout;
 use tachyon_gpu::{GpuContext, GpuError};
-use tachyon_graph::{PinId, TimingData, TimingGraph};
+use tachyon_graph::{ArcKind, PinKind, TimingData, TimingGraph};
+use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::cppr::EntryGroups;
 use tachyon_kernels::{Split, Transition};
 
-pub use clock_tree::ClockTree;
-use groups::{propagate_groups, propagate_groups_into, DataNetwork, Seeding};
+pub use clock_tree::{ClockNetwork, ClockTree};
+use groups::{propagate_groups_into, DataNetwork, NetworkShape, Seeding};
 
 /// Where the grouping passes run. The passes give bit-identical results on either:
 /// both run `tachyon_kernels::cppr::entry_groups` entry by entry in the same order.
@@ -57,6 +61,31 @@ pub enum PassDevice<'a> {
     Cpu,
     /// These GPUs, the passes of a split shared among them.
     Gpu(&'a [Arc<GpuContext>]),
+}
+
+/// What CPPR needs of the graph alone, before any timing value exists: the clock
+/// network's pins and the data network's shape, shared by both splits. Built once per
+/// graph; [`apply_cppr_with`] uses it for any timing data of that graph.
+#[derive(Debug)]
+pub struct CpprStructure {
+    /// None when the graph has no clock (CPPR then changes nothing).
+    parts: Option<(Arc<ClockNetwork>, NetworkShape)>,
+    n_pins: u32,
+}
+
+impl CpprStructure {
+    /// Finds the clock network and compiles the data network's shape of `graph`.
+    pub fn build(graph: &TimingGraph) -> CpprStructure {
+        let parts = graph.assertions().clock.map(|clock| {
+            let network = Arc::new(ClockNetwork::build(graph, clock.source));
+            let shape = NetworkShape::build(graph, &network);
+            (network, shape)
+        });
+        CpprStructure {
+            parts,
+            n_pins: graph.n_pins(),
+        }
+    }
 }
 
 /// Fills `tests[..].credit` and `tests[..].slack` with the exact post-CPPR values.
@@ -76,6 +105,19 @@ pub fn apply_cppr_on(
 ) -> Result<(), GpuError> {
     let _span = tracing::info_span!("cppr").entered();
     let post = post_cppr_slacks_on(graph, data, device)?;
+    store(graph, data, &post);
+    Ok(())
+}
+
+/// [`apply_cppr_on`] with the structure of `graph` already built.
+pub fn apply_cppr_with(
+    graph: &TimingGraph,
+    data: &mut TimingData,
+    structure: &CpprStructure,
+    device: PassDevice<'_>,
+) -> Result<(), GpuError> {
+    let _span = tracing::info_span!("cppr").entered();
+    let post = post_cppr_slacks_with(graph, data, structure, device)?;
     store(graph, data, &post);
     Ok(())
 }
@@ -125,16 +167,37 @@ pub fn post_cppr_slacks_on(
     data: &TimingData,
     device: PassDevice<'_>,
 ) -> Result<Vec<[f64; 2]>, GpuError> {
+    let started = Instant::now();
+    let structure = CpprStructure::build(graph);
+    tracing::debug!(
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        "cppr structure built"
+    );
+    post_cppr_slacks_with(graph, data, &structure, device)
+}
+
+/// [`post_cppr_slacks_on`] with the structure of `graph` already built.
+pub fn post_cppr_slacks_with(
+    graph: &TimingGraph,
+    data: &TimingData,
+    structure: &CpprStructure,
+    device: PassDevice<'_>,
+) -> Result<Vec<[f64; 2]>, GpuError> {
+    assert_eq!(
+        structure.n_pins,
+        graph.n_pins(),
+        "a CPPR structure serves the graph it was built for"
+    );
     let mut post = vec![[f64::INFINITY; 2]; graph.tests().len()];
-    let Some(clock) = graph.assertions().clock else {
+    let Some((clock, shape)) = &structure.parts else {
         return Ok(post);
     };
     // Every test belongs to one split.
-    let prepare = |split| PreparedSplit::new(graph, data, clock.source, split);
+    let prepare = |split| PreparedSplit::new(graph, data, clock, shape, split);
     let results = match device {
-        // On the CPU the splits run one after the other, so that only one clock tree
-        // and compiled network are alive at a time (memory), and the passes of both
-        // share one arrivals buffer.
+        // On the CPU the splits run one after the other, so that only one split's
+        // network values are alive at a time (memory), and the passes of both share
+        // one arrivals buffer.
         PassDevice::Cpu => {
             let mut arrivals = Vec::new();
             let mut results = Vec::new();
@@ -145,7 +208,7 @@ pub fn post_cppr_slacks_on(
             }
             results
         }
-        // With GPUs, the host compiles the late split while the GPUs run the early
+        // With GPUs, the host prepares the late split while the GPUs run the early
         // split's passes.
         PassDevice::Gpu(_) => {
             let (early, late) = match prepare(Split::Early) {
@@ -174,7 +237,7 @@ pub fn post_cppr_slacks_on(
 /// Runs one pass per seeding and returns, per pass, the arrivals of the entries
 /// `wanted`.
 fn run_passes(
-    network: &DataNetwork,
+    network: &DataNetwork<'_>,
     tree: &ClockTree,
     wanted: &[u32],
     seedings: &[Seeding],
@@ -201,10 +264,10 @@ fn run_passes(
                 .collect();
             let layout = GroupNetworkLayout {
                 late: network.late,
-                level_start: &network.level_start,
-                input_start: &network.input_start,
+                level_start: network.shape.level_start(),
+                input_start: network.shape.input_start(),
                 inputs: &network.inputs,
-                n_starts: network.n_starts(),
+                n_starts: network.shape.n_starts(),
                 wanted,
             };
             tachyon_gpu::cppr::run_group_passes(contexts, &layout, &passes)
@@ -212,13 +275,13 @@ fn run_passes(
     }
 }
 
-/// One split's CPPR before its passes: its tests, clock tree, compiled network and the
+/// One split's CPPR before its passes: its tests, clock tree, network values and the
 /// passes to run.
-struct PreparedSplit {
+struct PreparedSplit<'a> {
     split: Split,
     tests: Vec<usize>,
     tree: ClockTree,
-    network: DataNetwork,
+    network: DataNetwork<'a>,
     /// The entry of each test's data pin.
     wanted: Vec<u32>,
     max_depth: u32,
@@ -226,18 +289,20 @@ struct PreparedSplit {
     representative: Vec<u32>,
     /// The depths that get a pass, sorted.
     distinct: Vec<u32>,
-    /// Host time so far, ms: clock tree, network, preparation.
+    /// Host time so far, ms: clock tree, network values, preparation.
     host_ms: [f64; 3],
 }
 
-impl PreparedSplit {
-    /// Builds the clock tree and the network of `split`; None when it has no tests.
+impl<'a> PreparedSplit<'a> {
+    /// Builds the clock tree of `split` and copies its values into `shape`; None when
+    /// the split has no tests.
     fn new(
         graph: &TimingGraph,
         data: &TimingData,
-        source: PinId,
+        clock: &Arc<ClockNetwork>,
+        shape: &'a NetworkShape,
         split: Split,
-    ) -> Option<PreparedSplit> {
+    ) -> Option<PreparedSplit<'a>> {
         let tests: Vec<usize> = (0..graph.tests().len())
             .filter(|&test| graph.tests()[test].kind.split() == split)
             .collect();
@@ -245,13 +310,13 @@ impl PreparedSplit {
             return None;
         }
         let started = Instant::now();
-        let tree = ClockTree::build(graph, data, source, split);
+        let tree = ClockTree::build_on(graph, data, clock, split);
         let tree_built = started.elapsed();
-        let network = DataNetwork::build(graph, data, &tree, split);
+        let network = DataNetwork::fill(shape, data, &tree, split);
         let network_built = started.elapsed();
         let wanted: Vec<u32> = tests
             .iter()
-            .map(|&test| network.entry(graph.tests()[test].data))
+            .map(|&test| shape.entry(graph.tests()[test].data))
             .collect();
         let max_depth = tree.max_depth().max(1);
         let representative =
@@ -364,7 +429,7 @@ impl PreparedSplit {
         tracing::debug!(
             split = ?self.split,
             passes = seedings.len(),
-            entries = self.network.input_start.len() - 1,
+            entries = self.network.shape.n_entries(),
             tree_ms,
             network_ms,
             prepare_ms,
@@ -421,45 +486,137 @@ fn representative_depths(
 }
 
 /// The same slacks as [`post_cppr_slacks`], launch point by launch point (slow; for
-/// tests).
+/// tests). Independent of the depth grouping and of the compiled data network: each
+/// launch's arrivals come from a plain forward propagation over the graph's arcs.
 pub fn brute_force_post_cppr_slacks(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 2]> {
     let mut post = vec![[f64::INFINITY; 2]; graph.tests().len()];
     let Some(clock) = graph.assertions().clock else {
         return post;
     };
+    let clock_network = Arc::new(ClockNetwork::build(graph, clock.source));
     for split in Split::BOTH {
-        let tree = ClockTree::build(graph, data, clock.source, split);
-        let network = DataNetwork::build(graph, data, &tree, split);
-        let pass = |seeding| propagate_groups(&network, &network.start_groups(&tree, seeding));
-        let from_inputs = pass(Seeding::PrimaryInputs);
-        let mut launches: Vec<u32> = tree.launch_nodes(graph, split);
+        let tree = ClockTree::build_on(graph, data, &clock_network, split);
+        let mut launches: Vec<u32> = graph
+            .arcs()
+            .iter()
+            .filter_map(|arc| match &arc.kind {
+                ArcKind::Cell(cell) if cell.split == split => tree.node(arc.from, cell.clock_edge?),
+                _ => None,
+            })
+            .collect();
         launches.sort_unstable();
         launches.dedup();
-        let mut per_launch = Vec::new();
-        for &launch in &launches {
-            per_launch.push((launch, pass(Seeding::OneLaunch(launch))));
-        }
+        let from_inputs = arrivals_from(graph, data, &tree, split, None);
+        let per_launch: Vec<(u32, Vec<[f64; 2]>)> = launches
+            .iter()
+            .map(|&launch| {
+                (
+                    launch,
+                    arrivals_from(graph, data, &tree, split, Some(launch)),
+                )
+            })
+            .collect();
         for (test, test_arc) in graph.tests().iter().enumerate() {
             if test_arc.kind.split() != split {
                 continue;
             }
             let capture = tree.node(test_arc.clock, test_arc.clock_edge);
             for transition in Transition::BOTH {
-                let entry = network.entry(test_arc.data) as usize;
-                let value = from_inputs[entry][transition.index()].best_except(u32::MAX);
-                let slack = test_slack(graph, data, test, transition, value);
+                let at_data =
+                    |arrivals: &[[f64; 2]]| arrivals[test_arc.data.index()][transition.index()];
+                let slack = test_slack(graph, data, test, transition, at_data(&from_inputs));
                 min_into(&mut post[test][transition.index()], slack);
                 let Some(capture) = capture else { continue };
                 for (launch, arrivals) in &per_launch {
-                    let value = arrivals[entry][transition.index()].best_except(u32::MAX);
                     let credit = tree.credit(tree.lowest_common_ancestor(*launch, capture));
-                    let slack = test_slack(graph, data, test, transition, value);
+                    let slack = test_slack(graph, data, test, transition, at_data(arrivals));
                     min_into(&mut post[test][transition.index()], slack + credit);
                 }
             }
         }
     }
     post
+}
+
+/// The `split` arrival of every pin per transition (NaN: none) over the paths from one
+/// start: the launching clock node `launch`, or the primary inputs when None. Pins on
+/// the clock network get none.
+fn arrivals_from(
+    graph: &TimingGraph,
+    data: &TimingData,
+    tree: &ClockTree,
+    split: Split,
+    launch: Option<u32>,
+) -> Vec<[f64; 2]> {
+    let late = split == Split::Late;
+    let condition = |transition: Transition| condition_index(split, transition);
+    let mut arrival = vec![[f64::NAN; 2]; graph.n_pins() as usize];
+    for &pin in graph.topological_order() {
+        if tree.is_clock_pin(pin) {
+            continue;
+        }
+        let mut best = [f64::NAN; 2];
+        let mut offer = |transition: usize, value: f64| {
+            let current = best[transition];
+            let better = current.is_nan()
+                || if late {
+                    value > current
+                } else {
+                    value < current
+                };
+            if !value.is_nan() && better {
+                best[transition] = value;
+            }
+        };
+        if launch.is_none() && graph.pins()[pin.index()].kind == PinKind::PrimaryInput {
+            for transition in Transition::BOTH {
+                if !data.slew[pin.index()][condition(transition)].is_nan() {
+                    offer(
+                        transition.index(),
+                        data.arrival[pin.index()][condition(transition)],
+                    );
+                }
+            }
+        }
+        for &arc_id in graph.fanin(pin) {
+            let arc = graph.arc(arc_id);
+            let (from, delays) = (arc.from.index(), data.arc_delay[arc_id.index()]);
+            match &arc.kind {
+                ArcKind::Net { .. } if !tree.is_clock_pin(arc.from) => {
+                    for transition in Transition::BOTH {
+                        let delay = delays[condition(transition)];
+                        offer(
+                            transition.index(),
+                            arrival[from][transition.index()] + delay,
+                        );
+                    }
+                }
+                ArcKind::Cell(cell) if cell.split == split && tree.is_clock_pin(arc.from) => {
+                    let Some(edge) = cell.clock_edge else {
+                        continue;
+                    };
+                    if launch.is_some() && tree.node(arc.from, edge) == launch {
+                        let clock_arrival = data.arrival[from][condition(edge)];
+                        for output in Transition::BOTH {
+                            let delay = delays[edge.index() * 2 + output.index()];
+                            offer(output.index(), clock_arrival + delay);
+                        }
+                    }
+                }
+                ArcKind::Cell(cell) if cell.split == split => {
+                    for input in Transition::BOTH {
+                        for output in Transition::BOTH {
+                            let delay = delays[input.index() * 2 + output.index()];
+                            offer(output.index(), arrival[from][input.index()] + delay);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        arrival[pin.index()] = best;
+    }
+    arrival
 }
 
 /// The pre-CPPR slack test `test` would have with `arrival` at its data pin.

@@ -256,17 +256,29 @@ pub fn run_group_passes(
     layout: &GroupNetworkLayout<'_>,
     passes: &[Vec<u32>],
 ) -> Result<Vec<Vec<EntryGroups>>, GpuError> {
+    let started = std::time::Instant::now();
     layout.validate().map_err(GpuError::Layout)?;
+    let validated = started.elapsed();
     let n_gpus = contexts.len().min(passes.len()).max(1);
     let Some(first) = contexts.first() else {
         return Err(GpuError::NoDevice);
     };
     let run_share = |context: &Arc<GpuContext>, share: usize| {
+        let started = std::time::Instant::now();
         let mut network = DeviceGroupNetwork::upload(context, layout)?;
-        (share..passes.len())
+        let uploaded = started.elapsed();
+        let results = (share..passes.len())
             .step_by(n_gpus)
             .map(|pass| Ok((pass, network.pass(&passes[pass])?)))
-            .collect::<Result<Vec<_>, GpuError>>()
+            .collect::<Result<Vec<_>, GpuError>>();
+        tracing::debug!(
+            gpu = context.ordinal(),
+            validate_ms = validated.as_secs_f64() * 1e3,
+            upload_ms = uploaded.as_secs_f64() * 1e3,
+            passes_ms = (started.elapsed() - uploaded).as_secs_f64() * 1e3,
+            "cppr passes on the GPU"
+        );
+        results
     };
     let shares: Vec<Result<Vec<PassResult>, GpuError>> = if n_gpus == 1 {
         vec![run_share(first, 0)]

@@ -1,7 +1,37 @@
 //! The depth-grouping CPPR equals a launch-by-launch brute force on the sequential
-//! TAU 2015 designs.
+//! TAU 2015 designs and on the default generated design.
 
 use tachyon::Timer;
+
+/// The two slack lists are equal (to 1e-9 ps); returns how many values were compared.
+fn assert_same_slacks(name: &str, fast: &[[f64; 2]], slow: &[[f64; 2]]) -> usize {
+    let mut n_compared = 0;
+    for (test, (fast, slow)) in fast.iter().zip(slow).enumerate() {
+        for transition in 0..2 {
+            let (a, b) = (fast[transition], slow[transition]);
+            let same = (a == b) || (a - b).abs() < 1e-9;
+            assert!(
+                same,
+                "{name}: test {test} transition {transition}: {a} vs {b}"
+            );
+            n_compared += 1;
+        }
+    }
+    n_compared
+}
+
+#[test]
+fn depth_grouping_matches_brute_force_on_the_default_design() {
+    let folder = tachyon_testkit::repo_root().join("testdata/default");
+    let mut timer = Timer::new();
+    timer.load_tau2015(folder.join("gen300.tau2015")).unwrap();
+    let (graph, data) = timer.timing().unwrap();
+    assert!(!graph.tests().is_empty());
+    let fast = tachyon::cppr::post_cppr_slacks(graph, data);
+    let slow = tachyon::cppr::brute_force_post_cppr_slacks(graph, data);
+    let n_compared = assert_same_slacks("gen300", &fast, &slow);
+    println!("gen300: {n_compared} test slacks equal");
+}
 
 #[test]
 fn depth_grouping_matches_brute_force() {
@@ -18,18 +48,7 @@ fn depth_grouping_matches_brute_force() {
         assert!(!graph.tests().is_empty(), "{name} has tests");
         let fast = tachyon::cppr::post_cppr_slacks(graph, data);
         let slow = tachyon::cppr::brute_force_post_cppr_slacks(graph, data);
-        let mut n_compared = 0;
-        for (test, (fast, slow)) in fast.iter().zip(&slow).enumerate() {
-            for transition in 0..2 {
-                let (a, b) = (fast[transition], slow[transition]);
-                let same = (a == b) || (a - b).abs() < 1e-9;
-                assert!(
-                    same,
-                    "{name}: test {test} transition {transition}: {a} vs {b}"
-                );
-                n_compared += 1;
-            }
-        }
+        let n_compared = assert_same_slacks(name, &fast, &slow);
         println!("{name}: {n_compared} test slacks equal");
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tachyon_cppr::PassDevice;
+use tachyon_cppr::{CpprStructure, PassDevice};
 use tachyon_gba::gpu::GpuTiming;
 use tachyon_gba::{Device, Differences, FlatTiming, GpuContext, GpuError};
 use tachyon_graph::{TimingData, TimingGraph};
@@ -166,13 +166,16 @@ impl Timer {
         record("flatten", started.elapsed());
         let cppr = |data: &mut TimingData,
                     record: &mut dyn FnMut(&'static str, Duration),
+                    structure: Option<&CpprStructure>,
                     device: PassDevice<'_>|
          -> Result<(), TimerError> {
             let started = Instant::now();
-            if self.cppr {
-                tachyon_cppr::apply_cppr_on(graph, data, device)?;
-            } else {
-                tachyon_gba::finish_tests_without_cppr(graph, data);
+            match (self.cppr, structure) {
+                (true, Some(structure)) => {
+                    tachyon_cppr::apply_cppr_with(graph, data, structure, device)?
+                }
+                (true, None) => tachyon_cppr::apply_cppr_on(graph, data, device)?,
+                (false, _) => tachyon_gba::finish_tests_without_cppr(graph, data),
             }
             record("cppr", started.elapsed());
             Ok(())
@@ -186,7 +189,7 @@ impl Timer {
                 tachyon_gba::propagate_arrivals_flat(graph, &flat, &mut data);
                 tachyon_gba::evaluate_tests_flat(graph, &flat, &mut data);
                 record("propagate", started.elapsed());
-                cppr(&mut data, record, PassDevice::Cpu)?;
+                cppr(&mut data, record, None, PassDevice::Cpu)?;
                 let started = Instant::now();
                 tachyon_gba::propagate_required_flat(graph, &flat, &mut data);
                 record("propagate", started.elapsed());
@@ -197,14 +200,36 @@ impl Timer {
                 let started = Instant::now();
                 let mut gpu = GpuTiming::upload(context, graph, &flat)?;
                 record("gpu layout + upload", started.elapsed());
-                let started = Instant::now();
-                gpu.parasitics()?;
-                record("rc", started.elapsed());
-                let started = Instant::now();
-                gpu.arrivals_and_tests(graph, &flat, &mut data)?;
-                record("propagate", started.elapsed());
+                // The CPPR structure depends on the graph alone: a host thread builds
+                // it while the GPU computes parasitics and arrivals (that host side is
+                // mostly waiting and copying, not rayon work, so the two do not queue
+                // behind each other).
+                let structure = std::thread::scope(|scope| {
+                    let structure = self
+                        .cppr
+                        .then(|| scope.spawn(|| CpprStructure::build(graph)));
+                    let started = Instant::now();
+                    gpu.parasitics()?;
+                    record("rc", started.elapsed());
+                    let started = Instant::now();
+                    gpu.arrivals_and_tests(graph, &flat, &mut data)?;
+                    record("propagate", started.elapsed());
+                    let started = Instant::now();
+                    let structure = structure.map(|handle| match handle.join() {
+                        Ok(structure) => structure,
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    });
+                    // Time the host needed beyond the GPU's counts as CPPR.
+                    record("cppr", started.elapsed());
+                    Ok::<_, TimerError>(structure)
+                })?;
                 let gpus = self.cppr_gpus(context)?;
-                cppr(&mut data, record, PassDevice::Gpu(&gpus))?;
+                cppr(
+                    &mut data,
+                    record,
+                    structure.as_ref(),
+                    PassDevice::Gpu(&gpus),
+                )?;
                 let started = Instant::now();
                 gpu.required(graph, &mut data)?;
                 record("propagate", started.elapsed());
