@@ -19,6 +19,10 @@ pub struct ClockNetwork {
     source: PinId,
     /// Per pin, its number on the clock network (`NOT_IN_TREE` off it), in pin order.
     clock_index: Vec<u32>,
+    /// Bit `pin % 64` of word `pin / 64` set for clock pins: what membership tests read
+    /// (an eighth of a megabyte per million pins stays in cache, where `clock_index`
+    /// does not).
+    is_clock: Vec<u64>,
     /// The clock pins in topological order.
     pins_in_order: Vec<PinId>,
 }
@@ -47,8 +51,10 @@ impl ClockNetwork {
         // are sorted rather than every pin scanned.
         pins.par_sort_unstable();
         let mut clock_index = tachyon_graph::filled(n_pins, NOT_IN_TREE);
+        let mut is_clock = vec![0u64; n_pins.div_ceil(64)];
         for (number, pin) in pins.iter().enumerate() {
             clock_index[pin.index()] = number as u32;
+            is_clock[pin.index() / 64] |= 1 << (pin.index() % 64);
         }
         let pins_in_order: Vec<PinId> = graph
             .topological_order()
@@ -60,13 +66,14 @@ impl ClockNetwork {
         ClockNetwork {
             source,
             clock_index,
+            is_clock,
             pins_in_order,
         }
     }
 
     /// Whether `pin` is on the clock network.
     pub fn is_clock_pin(&self, pin: PinId) -> bool {
-        self.clock_index[pin.index()] != NOT_IN_TREE
+        self.is_clock[pin.index() / 64] & (1 << (pin.index() % 64)) != 0
     }
 
     fn n_pins(&self) -> usize {

@@ -62,8 +62,10 @@ struct ShapeInput {
 /// its delays into place.
 #[derive(Debug)]
 pub struct NetworkShape {
-    /// The entry of each pin (`EMPTY_ENTRY_INDEX` when the pin is not in the network).
-    entry_of: Vec<u32>,
+    /// The entry of each pin (`EMPTY_ENTRY_INDEX` when the pin is not in the network);
+    /// atomic because the chunks number their pins in parallel (kept so rather than
+    /// copied into plain integers: reads are relaxed loads, as cheap).
+    entry_of: Vec<AtomicU32>,
     /// Entries `level_start[l]..level_start[l + 1]` form level `l`.
     level_start: Vec<u32>,
     /// `inputs[input_start[e]..input_start[e + 1]]` are the inputs of entry `e`, in
@@ -194,7 +196,10 @@ impl NetworkShape {
             .par_chunks_mut(CHUNK)
             .zip(order.par_chunks(CHUNK))
             .map(|(counts, pins)| {
-                let mut inputs = Vec::new();
+                // At most one input per fan-in arc (one for a primary input): no
+                // regrowth.
+                let most: usize = pins.iter().map(|&pin| graph.fanin(pin).len().max(1)).sum();
+                let mut inputs = Vec::with_capacity(most);
                 let mut scratch = Vec::new();
                 for (position, (count, &pin)) in counts.iter_mut().zip(pins).enumerate() {
                     // The fan-in arcs of the pins ahead are scattered.
@@ -241,7 +246,7 @@ impl NetworkShape {
         }
         chunk_first.push((next_entry, next_input));
         let (n_entries, n_all_inputs) = (next_entry as usize, next_input as usize);
-        let entry_of_atomic: Vec<AtomicU32> = (0..n_pins)
+        let entry_of: Vec<AtomicU32> = (0..n_pins)
             .into_par_iter()
             .map(|_| AtomicU32::new(EMPTY_ENTRY_INDEX))
             .collect();
@@ -263,7 +268,7 @@ impl NetworkShape {
                 for position in positions {
                     let count = n_inputs[position];
                     if count > 0 {
-                        entry_of_atomic[order[position].index()].store(entry, Ordering::Relaxed);
+                        entry_of[order[position].index()].store(entry, Ordering::Relaxed);
                         end += count;
                         part[slot] = end;
                         slot += 1;
@@ -272,10 +277,6 @@ impl NetworkShape {
                 }
             });
         }
-        let entry_of: Vec<u32> = entry_of_atomic
-            .into_par_iter()
-            .map(AtomicU32::into_inner)
-            .collect();
         // A level starts at the entry number of its first position.
         let entry_at = |position: usize| -> u32 {
             let chunk = position / CHUNK;
@@ -334,7 +335,7 @@ impl NetworkShape {
                         Err(_) => unreachable!("every launching clock node was collected"),
                     },
                     INPUT_SEED => primary_inputs_start,
-                    _ => entry_of_pins[input.source as usize],
+                    _ => entry_of_pins[input.source as usize].load(Ordering::Relaxed),
                 };
             }
         });
@@ -358,7 +359,7 @@ impl NetworkShape {
 
     /// The entry of `pin` (an empty one when the pin is not in the network).
     pub(crate) fn entry(&self, pin: PinId) -> u32 {
-        self.entry_of[pin.index()]
+        self.entry_of[pin.index()].load(Ordering::Relaxed)
     }
 
     /// The start points: launching clock nodes, then the primary inputs' slot.

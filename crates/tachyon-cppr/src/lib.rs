@@ -117,8 +117,15 @@ pub fn apply_cppr_with(
     device: PassDevice<'_>,
 ) -> Result<(), GpuError> {
     let _span = tracing::info_span!("cppr").entered();
+    let started = Instant::now();
     let post = post_cppr_slacks_with(graph, data, structure, device)?;
+    let slacks_done = started.elapsed();
     store(graph, data, &post);
+    tracing::debug!(
+        slacks_ms = slacks_done.as_secs_f64() * 1e3,
+        store_ms = (started.elapsed() - slacks_done).as_secs_f64() * 1e3,
+        "cppr applied"
+    );
     Ok(())
 }
 

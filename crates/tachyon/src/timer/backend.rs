@@ -154,16 +154,6 @@ impl Timer {
         backend: &Backend,
         record: &mut dyn FnMut(&'static str, Duration),
     ) -> Result<TimingData, TimerError> {
-        // The timing data's allocation counts as part of `flatten` (preparing arrays).
-        let started = Instant::now();
-        let mut data = TimingData::new(
-            graph.n_pins() as usize,
-            graph.nets().len(),
-            graph.arcs().len(),
-            graph.tests().len(),
-        );
-        let flat = FlatTiming::build(graph);
-        record("flatten", started.elapsed());
         let cppr = |data: &mut TimingData,
                     record: &mut dyn FnMut(&'static str, Duration),
                     structure: Option<&CpprStructure>,
@@ -182,6 +172,7 @@ impl Timer {
         };
         match backend {
             Backend::Cpu => {
+                let (mut data, flat) = prepare_arrays(graph, record);
                 let started = Instant::now();
                 tachyon_gba::compute_parasitics(graph, &mut data);
                 record("rc", started.elapsed());
@@ -193,36 +184,40 @@ impl Timer {
                 let started = Instant::now();
                 tachyon_gba::propagate_required_flat(graph, &flat, &mut data);
                 record("propagate", started.elapsed());
+                Ok(data)
             }
-            Backend::Gpu(context) => {
+            Backend::Gpu(context) => std::thread::scope(|scope| {
+                let (mut data, flat) = prepare_arrays(graph, record);
                 // The RC layout is built on the host while the graph is copied, so the
                 // two are timed as one phase.
                 let started = Instant::now();
                 let mut gpu = GpuTiming::upload(context, graph, &flat)?;
                 record("gpu layout + upload", started.elapsed());
                 // The CPPR structure depends on the graph alone: a host thread builds
-                // it while the GPU computes parasitics and arrivals (that host side is
-                // mostly waiting and copying, not rayon work, so the two do not queue
-                // behind each other).
-                let structure = std::thread::scope(|scope| {
-                    let structure = self
-                        .cppr
-                        .then(|| scope.spawn(|| CpprStructure::build(graph)));
-                    let started = Instant::now();
-                    gpu.parasitics()?;
-                    record("rc", started.elapsed());
-                    let started = Instant::now();
-                    gpu.arrivals_and_tests(graph, &flat, &mut data)?;
-                    record("propagate", started.elapsed());
-                    let started = Instant::now();
-                    let structure = structure.map(|handle| match handle.join() {
-                        Ok(structure) => structure,
-                        Err(panic) => std::panic::resume_unwind(panic),
-                    });
-                    // Time the host needed beyond the GPU's counts as CPPR.
-                    record("cppr", started.elapsed());
-                    Ok::<_, TimerError>(structure)
-                })?;
+                // it while the GPU computes parasitics and arrivals (the host side of
+                // those is mostly waiting and copying, not rayon work). Started
+                // earlier, it slowed the host's parallel preparation and upload by
+                // more than it saved (H100, 1M gates).
+                let structure = self
+                    .cppr
+                    .then(|| scope.spawn(|| CpprStructure::build(graph)));
+                let started = Instant::now();
+                gpu.parasitics()?;
+                record("rc", started.elapsed());
+                let started = Instant::now();
+                gpu.arrivals_and_tests(graph, &flat, &mut data)?;
+                record("propagate", started.elapsed());
+                let started = Instant::now();
+                let structure = structure.map(|handle| match handle.join() {
+                    Ok(structure) => structure,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                });
+                // Time the host needed beyond the GPU's counts as CPPR.
+                record("cppr", started.elapsed());
+                tracing::debug!(
+                    ms = started.elapsed().as_secs_f64() * 1e3,
+                    "waited for the cppr structure"
+                );
                 let gpus = self.cppr_gpus(context)?;
                 cppr(
                     &mut data,
@@ -233,9 +228,9 @@ impl Timer {
                 let started = Instant::now();
                 gpu.required(graph, &mut data)?;
                 record("propagate", started.elapsed());
-            }
+                Ok(data)
+            }),
         }
-        Ok(data)
     }
 
     /// Times the current design `runs` times on the GPU and on the CPU (after one
@@ -275,4 +270,28 @@ impl Timer {
             differences: tachyon_gba::compare(&cpu_data, &gpu_data),
         })
     }
+}
+
+/// The timing data (allocated and filled) and the flat index arrays both backends run
+/// on: the `flatten` phase.
+fn prepare_arrays(
+    graph: &TimingGraph,
+    record: &mut dyn FnMut(&'static str, Duration),
+) -> (TimingData, FlatTiming) {
+    let started = Instant::now();
+    let data = TimingData::new(
+        graph.n_pins() as usize,
+        graph.nets().len(),
+        graph.arcs().len(),
+        graph.tests().len(),
+    );
+    let allocated = started.elapsed();
+    let flat = FlatTiming::build(graph);
+    record("flatten", started.elapsed());
+    tracing::debug!(
+        timing_data_ms = allocated.as_secs_f64() * 1e3,
+        flat_ms = (started.elapsed() - allocated).as_secs_f64() * 1e3,
+        "flatten"
+    );
+    (data, flat)
 }
