@@ -190,17 +190,18 @@ impl Timer {
                 let (mut data, flat) = prepare_arrays(graph, record);
                 // The RC layout is built on the host while the graph is copied, so the
                 // two are timed as one phase.
-                let started = Instant::now();
-                let mut gpu = GpuTiming::upload(context, graph, &flat)?;
-                record("gpu layout + upload", started.elapsed());
                 // The CPPR structure depends on the graph alone: a host thread builds
-                // it while the GPU computes parasitics and arrivals (the host side of
-                // those is mostly waiting and copying, not rayon work). Started
-                // earlier, it slowed the host's parallel preparation and upload by
-                // more than it saved (H100, 1M gates).
+                // it while the graph is copied and the GPU computes parasitics and
+                // arrivals. H100, 1M gates: started here, the upload takes about 15 ms
+                // longer and nobody waits for the structure (started after the upload,
+                // the host waited 40-50 ms for it; started before the flat arrays, it
+                // slowed their preparation by more than it saved).
                 let structure = self
                     .cppr
                     .then(|| scope.spawn(|| CpprStructure::build(graph)));
+                let started = Instant::now();
+                let mut gpu = GpuTiming::upload(context, graph, &flat)?;
+                record("gpu layout + upload", started.elapsed());
                 let started = Instant::now();
                 gpu.parasitics()?;
                 record("rc", started.elapsed());
