@@ -8,12 +8,14 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use rayon::prelude::*;
 use tachyon_graph::{ArcKind, PinId, PinKind, TimingData, TimingGraph};
-use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::cppr::{
-    entry_groups, EntryGroups, GroupInput, EMPTY_ENTRY, INPUT_CELL, INPUT_LAUNCH, INPUT_NET,
-    INPUT_SEED, NO_GROUP,
+    entry_groups, fill_input, EntryGroups, GroupInput, ShapeInput, EMPTY_ENTRY, INPUT_CELL,
+    INPUT_LAUNCH, INPUT_NET, INPUT_SEED, NO_ARC, NO_GROUP,
 };
-use tachyon_kernels::{Split, Transition};
+use tachyon_kernels::Split;
+
+use tachyon_gpu::cppr::{DeviceGroupShape, GroupShapeLayout};
+use tachyon_gpu::{CpprValues, GpuError};
 
 use crate::clock_tree::{ClockNetwork, ClockTree};
 
@@ -29,21 +31,6 @@ pub(crate) enum Seeding {
 /// Where an entry's arrivals are when the pin is not in the network: never written, so
 /// always empty.
 const EMPTY_ENTRY_INDEX: u32 = 0;
-
-/// An input's arc in a split where it has none: it adds nothing there.
-const NO_ARC: u32 = u32::MAX;
-
-/// One input of the network's shape: what it reads (`kind` and `source`, as in
-/// [`GroupInput`]) and, per split, the arc whose delays it adds there (`NO_ARC`: none).
-/// A net arc serves both splits; a cell arc belongs to one, so an early and a late
-/// cell arc between the same pins share one input. A primary input's seed names its
-/// pin in both places.
-#[derive(Debug, Clone, Copy)]
-struct ShapeInput {
-    kind: u32,
-    source: u32,
-    arcs: [u32; 2],
-}
 
 /// The shape of the data network, the same for both splits since it depends on the
 /// graph alone: the pins a pass computes (off the clock network, in the fan-in cone of
@@ -381,6 +368,23 @@ impl NetworkShape {
         &self.input_start
     }
 
+    /// Validates the shape and copies it to the GPU that holds `timing`, where each
+    /// split's network is then filled in.
+    pub(crate) fn upload_to(&self, timing: CpprValues<'_>) -> Result<DeviceGroupShape, GpuError> {
+        // The chunks one after the other, as the GPU reads them.
+        let mut inputs = Vec::with_capacity(self.chunks.iter().map(Vec::len).sum());
+        inputs.par_extend(self.chunks.par_iter().flatten().copied());
+        DeviceGroupShape::upload(
+            timing,
+            &GroupShapeLayout {
+                level_start: &self.level_start,
+                input_start: &self.input_start,
+                inputs: &inputs,
+                launch_nodes: &self.launch_nodes,
+            },
+        )
+    }
+
     /// Whether start point `start` launches through a `split` arc and `tree` (of that
     /// split) reaches its clock node.
     fn launches_in(&self, start: usize, split: Split, tree: &ClockTree) -> bool {
@@ -404,6 +408,26 @@ pub(crate) struct DataNetwork<'a> {
 }
 
 impl<'a> DataNetwork<'a> {
+    /// `shape` for `split` (whose clock tree is `tree`) without its values: for passes
+    /// that fill them in where they run (the GPU that holds the timing data).
+    pub(crate) fn without_values(
+        shape: &'a NetworkShape,
+        tree: &ClockTree,
+        split: Split,
+    ) -> DataNetwork<'a> {
+        let launch_nodes: Vec<u32> = (0..shape.launch_nodes.len())
+            .filter(|&start| shape.launches_in(start, split, tree))
+            .map(|start| shape.launch_nodes[start])
+            .collect();
+        DataNetwork {
+            shape,
+            late: split == Split::Late,
+            split,
+            inputs: Vec::new(),
+            launch_nodes,
+        }
+    }
+
     /// `shape` with the values of `split`, whose clock tree is `tree`.
     pub(crate) fn fill(
         shape: &'a NetworkShape,
@@ -413,48 +437,15 @@ impl<'a> DataNetwork<'a> {
     ) -> DataNetwork<'a> {
         let started = std::time::Instant::now();
         let own = split.index();
-        let condition = |transition: Transition| condition_index(split, transition);
         let convert = |input: &ShapeInput| {
-            let values = |delays| GroupInput {
-                kind: input.kind,
-                source: input.source,
-                delays,
-            };
-            if input.kind == INPUT_SEED {
-                let pin = input.arcs[0] as usize;
-                let mut arrivals = [f64::NAN; 4];
-                for transition in Transition::BOTH {
-                    if !data.slew[pin][condition(transition)].is_nan() {
-                        arrivals[transition.index()] = data.arrival[pin][condition(transition)];
-                    }
-                }
-                return values(arrivals);
-            }
-            let arc = input.arcs[own];
-            if arc == NO_ARC {
-                return values([f64::NAN; 4]);
-            }
-            let delays = data.arc_delay[arc as usize];
-            match input.kind {
-                INPUT_NET => values([
-                    delays[condition(Transition::Rise)],
-                    delays[condition(Transition::Fall)],
-                    f64::NAN,
-                    f64::NAN,
-                ]),
-                INPUT_LAUNCH => {
-                    let node = shape.launch_nodes[input.source as usize];
-                    let (pin, edge) = (node as usize / 2, Transition::BOTH[node as usize % 2]);
-                    let clock_arrival = data.arrival[pin][condition(edge)];
-                    values([
-                        delays[edge.index() * 2],
-                        delays[edge.index() * 2 + 1],
-                        clock_arrival,
-                        f64::NAN,
-                    ])
-                }
-                _ => values(delays),
-            }
+            fill_input(
+                input,
+                split,
+                |arc| data.arc_delay[arc],
+                |pin| data.arrival[pin],
+                |pin| data.slew[pin],
+                |start| shape.launch_nodes[start],
+            )
         };
         // Chunk by chunk into place; the placeholder fill faults the memory in on all
         // threads.
@@ -486,22 +477,20 @@ impl<'a> DataNetwork<'a> {
                     *place = convert(input);
                 }
             });
-        let launch_nodes: Vec<u32> = (0..shape.launch_nodes.len())
-            .filter(|&start| shape.launches_in(start, split, tree))
-            .map(|start| shape.launch_nodes[start])
-            .collect();
         tracing::debug!(
             ?split,
             ms = started.elapsed().as_secs_f64() * 1e3,
             "cppr network values copied"
         );
         DataNetwork {
-            shape,
-            late: split == Split::Late,
-            split,
             inputs,
-            launch_nodes,
+            ..DataNetwork::without_values(shape, tree, split)
         }
+    }
+
+    /// The split whose network this is.
+    pub(crate) fn split(&self) -> Split {
+        self.split
     }
 
     /// The clock nodes that launch in this split, sorted, each once.

@@ -43,7 +43,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use tachyon_gpu::cppr::GroupNetworkLayout;
+use tachyon_gpu::cppr::{DeviceGroupShape, GroupNetworkLayout};
+use tachyon_gpu::CpprValues;
 use tachyon_gpu::{GpuContext, GpuError};
 use tachyon_graph::{ArcKind, PinKind, TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
@@ -61,6 +62,10 @@ pub enum PassDevice<'a> {
     Cpu,
     /// These GPUs, the passes of a split shared among them.
     Gpu(&'a [Arc<GpuContext>]),
+    /// The one GPU that holds the timing data: each split's network is filled in there
+    /// from the network's shape and the arc delays and arrivals already on the device
+    /// (`tachyon_gpu::cppr::run_resident_group_passes`), so no network crosses the bus.
+    GpuResident(CpprValues<'a>),
 }
 
 /// What CPPR needs of the graph alone, before any timing value exists: the clock
@@ -86,6 +91,15 @@ impl CpprStructure {
             n_pins: graph.n_pins(),
         }
     }
+}
+
+/// Where a split's passes run, its network made ready for them.
+#[derive(Clone, Copy)]
+enum PassRunner<'a> {
+    Cpu,
+    Gpu(&'a [Arc<GpuContext>]),
+    /// The GPU holding the timing data, with the shape uploaded there.
+    Resident(CpprValues<'a>, &'a DeviceGroupShape),
 }
 
 /// Fills `tests[..].credit` and `tests[..].slack` with the exact post-CPPR values.
@@ -199,8 +213,10 @@ pub fn post_cppr_slacks_with(
     let Some((clock, shape)) = &structure.parts else {
         return Ok(post);
     };
-    // Every test belongs to one split.
-    let prepare = |split| PreparedSplit::new(graph, data, clock, shape, split);
+    // Every test belongs to one split. Where the passes fill each split's values in
+    // themselves (the GPU holding the timing data), the host does not.
+    let host_values = !matches!(device, PassDevice::GpuResident(_));
+    let prepare = |split| PreparedSplit::new(graph, data, clock, shape, split, host_values);
     let results = match device {
         // On the CPU the splits run one after the other, so that only one split's
         // network values are alive at a time (memory), and the passes of both share
@@ -210,35 +226,60 @@ pub fn post_cppr_slacks_with(
             let mut results = Vec::new();
             for split in Split::BOTH {
                 if let Some(prepared) = prepare(split) {
-                    results.extend(prepared.finish(graph, data, device, &mut arrivals)?);
+                    let runner = PassRunner::Cpu;
+                    results.extend(prepared.finish(graph, data, runner, &mut arrivals)?);
                 }
             }
             results
         }
         // With GPUs, the host prepares the late split while the GPUs run the early
         // split's passes.
-        PassDevice::Gpu(_) => {
-            let (early, late) = match prepare(Split::Early) {
-                Some(early) => {
-                    let (early, late) = rayon::join(
-                        || early.finish(graph, data, device, &mut Vec::new()),
-                        || prepare(Split::Late),
-                    );
-                    (early?, late)
-                }
-                None => (Vec::new(), prepare(Split::Late)),
-            };
-            let mut results = early;
-            if let Some(late) = late {
-                results.extend(late.finish(graph, data, device, &mut Vec::new())?);
-            }
-            results
+        PassDevice::Gpu(contexts) => gpu_splits(
+            graph,
+            data,
+            PassRunner::Gpu(contexts),
+            prepare(Split::Early),
+            || prepare(Split::Late),
+        )?,
+        // The shape goes to the GPU while the host prepares the early split.
+        PassDevice::GpuResident(timing) => {
+            let (uploaded, early) =
+                rayon::join(|| shape.upload_to(timing), || prepare(Split::Early));
+            let uploaded = uploaded?;
+            let runner = PassRunner::Resident(timing, &uploaded);
+            gpu_splits(graph, data, runner, early, || prepare(Split::Late))?
         }
     };
     for (test, values) in results {
         post[test] = values;
     }
     Ok(post)
+}
+
+/// Both splits' passes on GPUs (`runner`): the early split's (prepared already) while
+/// the host prepares the late split, then the late split's.
+fn gpu_splits<'a>(
+    graph: &TimingGraph,
+    data: &TimingData,
+    runner: PassRunner<'_>,
+    early: Option<PreparedSplit<'a>>,
+    prepare_late: impl FnOnce() -> Option<PreparedSplit<'a>> + Send,
+) -> Result<Vec<(usize, [f64; 2])>, GpuError> {
+    let (early, late) = match early {
+        Some(early) => {
+            let (early, late) = rayon::join(
+                || early.finish(graph, data, runner, &mut Vec::new()),
+                prepare_late,
+            );
+            (early?, late)
+        }
+        None => (Vec::new(), prepare_late()),
+    };
+    let mut results = early;
+    if let Some(late) = late {
+        results.extend(late.finish(graph, data, runner, &mut Vec::new())?);
+    }
+    Ok(results)
 }
 
 /// Runs one pass per seeding and returns, per pass, the arrivals of the entries
@@ -248,13 +289,19 @@ fn run_passes(
     tree: &ClockTree,
     wanted: &[u32],
     seedings: &[Seeding],
-    device: PassDevice<'_>,
+    runner: PassRunner<'_>,
     arrivals: &mut Vec<EntryGroups>,
 ) -> Result<Vec<Vec<EntryGroups>>, GpuError> {
-    match device {
+    let start_groups = || -> Vec<Vec<u32>> {
+        seedings
+            .iter()
+            .map(|&seeding| network.start_groups(tree, seeding))
+            .collect()
+    };
+    match runner {
         // One pass at a time (each parallel level by level) in one buffer, keeping only
         // the wanted entries, so that memory stays at one pass's arrivals.
-        PassDevice::Cpu => Ok(seedings
+        PassRunner::Cpu => Ok(seedings
             .iter()
             .map(|&seeding| {
                 propagate_groups_into(network, &network.start_groups(tree, seeding), arrivals);
@@ -264,11 +311,8 @@ fn run_passes(
                     .collect()
             })
             .collect()),
-        PassDevice::Gpu(contexts) => {
-            let passes: Vec<Vec<u32>> = seedings
-                .iter()
-                .map(|&seeding| network.start_groups(tree, seeding))
-                .collect();
+        PassRunner::Gpu(contexts) => {
+            let passes = start_groups();
             let layout = GroupNetworkLayout {
                 late: network.late,
                 level_start: network.shape.level_start(),
@@ -278,6 +322,16 @@ fn run_passes(
                 wanted,
             };
             tachyon_gpu::cppr::run_group_passes(contexts, &layout, &passes)
+        }
+        PassRunner::Resident(timing, shape) => {
+            let passes = start_groups();
+            tachyon_gpu::cppr::run_resident_group_passes(
+                timing,
+                shape,
+                network.split(),
+                wanted,
+                &passes,
+            )
         }
     }
 }
@@ -301,14 +355,15 @@ struct PreparedSplit<'a> {
 }
 
 impl<'a> PreparedSplit<'a> {
-    /// Builds the clock tree of `split` and copies its values into `shape`; None when
-    /// the split has no tests.
+    /// Builds the clock tree of `split` and, with `host_values`, copies its values into
+    /// `shape`; None when the split has no tests.
     fn new(
         graph: &TimingGraph,
         data: &TimingData,
         clock: &Arc<ClockNetwork>,
         shape: &'a NetworkShape,
         split: Split,
+        host_values: bool,
     ) -> Option<PreparedSplit<'a>> {
         let tests: Vec<usize> = (0..graph.tests().len())
             .filter(|&test| graph.tests()[test].kind.split() == split)
@@ -319,7 +374,11 @@ impl<'a> PreparedSplit<'a> {
         let started = Instant::now();
         let tree = ClockTree::build_on(graph, data, clock, split);
         let tree_built = started.elapsed();
-        let network = DataNetwork::fill(shape, data, &tree, split);
+        let network = if host_values {
+            DataNetwork::fill(shape, data, &tree, split)
+        } else {
+            DataNetwork::without_values(shape, &tree, split)
+        };
         let network_built = started.elapsed();
         let wanted: Vec<u32> = tests
             .iter()
@@ -354,7 +413,7 @@ impl<'a> PreparedSplit<'a> {
         &self,
         graph: &TimingGraph,
         data: &TimingData,
-        device: PassDevice<'_>,
+        runner: PassRunner<'_>,
         arrivals: &mut Vec<EntryGroups>,
     ) -> Result<Vec<(usize, [f64; 2])>, GpuError> {
         let [tree_ms, network_ms, prepare_ms] = self.host_ms;
@@ -372,7 +431,7 @@ impl<'a> PreparedSplit<'a> {
             &self.tree,
             &self.wanted,
             &seedings,
-            device,
+            runner,
             arrivals,
         )?;
         let passes_done = started.elapsed();

@@ -119,6 +119,11 @@ impl GpuTiming {
         Ok(GpuTiming { device })
     }
 
+    /// The timing data on the device (CPPR fills its networks from it there).
+    pub fn device(&self) -> &DeviceTiming {
+        &self.device
+    }
+
     /// The RC pass (and the gathers after it); waits for it, so that it can be timed.
     pub fn parasitics(&mut self) -> Result<(), GpuError> {
         self.device.run_parasitics()?;

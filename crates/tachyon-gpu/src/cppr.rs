@@ -10,13 +10,14 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
 use tachyon_kernels::cppr::{
-    EntryGroups, GroupInput, INPUT_CELL, INPUT_LAUNCH, INPUT_NET, INPUT_SEED,
+    EntryGroups, GroupInput, ShapeInput, INPUT_CELL, INPUT_LAUNCH, INPUT_NET, INPUT_SEED,
 };
+use tachyon_kernels::Split;
 
 use crate::batch::{check_length, BatchError};
 use crate::context::{CapturedGraph, GpuContext};
 use crate::error::{DuringExt, GpuError};
-use crate::timing::{check_indices, check_starts, grid};
+use crate::timing::{check_indices, check_starts, grid, CpprValues};
 
 /// One split's compiled data network (layout: `tachyon_kernels::cppr`).
 #[derive(Debug, Clone, Copy)]
@@ -44,49 +45,14 @@ impl GroupNetworkLayout<'_> {
     /// Checks every index, and that each entry reads only entries of earlier levels
     /// (so the entries of a level can be computed at the same time).
     pub fn validate(&self) -> Result<(), BatchError> {
-        let n_entries = self.n_entries();
-        if n_entries >= u32::MAX as usize || self.inputs.len() >= u32::MAX as usize {
-            return Err(BatchError::TooLarge {
-                what: "CPPR network entries or inputs",
-                count: n_entries.max(self.inputs.len()),
-                limit: u32::MAX as usize - 1,
-            });
-        }
-        check_starts("input_start", self.input_start, self.inputs.len())?;
-        let ascending = self.level_start.windows(2).all(|pair| pair[0] <= pair[1]);
-        if !ascending || self.level_start.last() != Some(&(n_entries as u32)) {
-            return Err(BatchError::BadStarts {
-                array: "level_start",
-                end: n_entries,
-            });
-        }
-        // Level by level, and within a level in chunks of inputs, in parallel.
-        self.level_start.par_windows(2).try_for_each(|level| {
-            let (begin, end) = (level[0] as usize, level[1] as usize);
-            let first = self.input_start[begin] as usize;
-            let inputs = &self.inputs[first..self.input_start[end] as usize];
-            inputs
-                .par_iter()
-                .enumerate()
-                .with_min_len(4096)
-                .try_for_each(|(position, input)| {
-                    let limit = match input.kind {
-                        INPUT_NET | INPUT_CELL => begin,
-                        INPUT_LAUNCH | INPUT_SEED => self.n_starts as usize,
-                        _ => 0,
-                    };
-                    if (input.source as usize) < limit {
-                        return Ok(());
-                    }
-                    Err(BatchError::IndexOutOfRange {
-                        array: "CPPR input sources",
-                        position: first + position,
-                        value: input.source,
-                        limit,
-                    })
-                })
-        })?;
-        check_indices("wanted entries", self.wanted, n_entries)
+        validate_network(
+            self.level_start,
+            self.input_start,
+            self.inputs.len(),
+            self.n_starts,
+            |position| (self.inputs[position].kind, self.inputs[position].source),
+        )?;
+        check_indices("wanted entries", self.wanted, self.n_entries())
     }
 
     /// Device bytes the network and one pass take.
@@ -96,6 +62,59 @@ impl GroupNetworkLayout<'_> {
             + std::mem::size_of_val(self.inputs) as u64
             + (self.n_entries() as u64 + self.wanted.len() as u64) * entry_bytes
     }
+}
+
+/// Checks a network's (or shape's) starts, and each input's source (given by
+/// `kind_source` per input position): entries of earlier levels for net and cell
+/// inputs, start points below `n_starts` for launches and seeds.
+fn validate_network(
+    level_start: &[u32],
+    input_start: &[u32],
+    n_inputs: usize,
+    n_starts: u32,
+    kind_source: impl Fn(usize) -> (u32, u32) + Sync,
+) -> Result<(), BatchError> {
+    let n_entries = input_start.len().saturating_sub(1);
+    if n_entries >= u32::MAX as usize || n_inputs >= u32::MAX as usize {
+        return Err(BatchError::TooLarge {
+            what: "CPPR network entries or inputs",
+            count: n_entries.max(n_inputs),
+            limit: u32::MAX as usize - 1,
+        });
+    }
+    check_starts("input_start", input_start, n_inputs)?;
+    let ascending = level_start.windows(2).all(|pair| pair[0] <= pair[1]);
+    if !ascending || level_start.last() != Some(&(n_entries as u32)) {
+        return Err(BatchError::BadStarts {
+            array: "level_start",
+            end: n_entries,
+        });
+    }
+    // Level by level, and within a level in chunks of inputs, in parallel.
+    level_start.par_windows(2).try_for_each(|level| {
+        let (begin, end) = (level[0] as usize, level[1] as usize);
+        let (first, last) = (input_start[begin] as usize, input_start[end] as usize);
+        (first..last)
+            .into_par_iter()
+            .with_min_len(4096)
+            .try_for_each(|position| {
+                let (kind, source) = kind_source(position);
+                let limit = match kind {
+                    INPUT_NET | INPUT_CELL => begin,
+                    INPUT_LAUNCH | INPUT_SEED => n_starts as usize,
+                    _ => 0,
+                };
+                if (source as usize) < limit {
+                    return Ok(());
+                }
+                Err(BatchError::IndexOutOfRange {
+                    array: "CPPR input sources",
+                    position,
+                    value: source,
+                    limit,
+                })
+            })
+    })
 }
 
 /// `values` as the 64-bit words the GPU copies (both element types are `repr(C)` with
@@ -124,6 +143,8 @@ fn as_words_mut(values: &mut [EntryGroups]) -> &mut [u64] {
     }
 }
 
+const UPLOADING: &str = "uploading the CPPR network";
+
 /// A network on one GPU, with the buffers of a pass.
 struct DeviceGroupNetwork {
     context: Arc<GpuContext>,
@@ -148,27 +169,49 @@ impl DeviceGroupNetwork {
         context: &Arc<GpuContext>,
         layout: &GroupNetworkLayout<'_>,
     ) -> Result<DeviceGroupNetwork, GpuError> {
-        const DURING: &str = "uploading the CPPR network";
-        context.ensure_free(DURING, layout.device_bytes())?;
-        let n_entries = layout.n_entries();
+        context.ensure_free(UPLOADING, layout.device_bytes())?;
+        let input_start = context.upload(UPLOADING, layout.input_start)?;
+        let inputs = context.upload(UPLOADING, as_words(layout.inputs))?;
+        DeviceGroupNetwork::on_device(
+            context,
+            layout.late,
+            layout.level_start,
+            (input_start, layout.n_entries()),
+            (inputs, layout.inputs.len()),
+            layout.n_starts,
+            layout.wanted,
+        )
+    }
+
+    /// A network whose `input_start` (for `n_entries` entries) and `inputs` (`n_inputs`
+    /// of them, as words) are on the device already, with the buffers of a pass.
+    fn on_device(
+        context: &Arc<GpuContext>,
+        late: bool,
+        level_start: &[u32],
+        (input_start, n_entries): (CudaSlice<u32>, usize),
+        (inputs, n_inputs): (CudaSlice<u64>, usize),
+        n_starts: u32,
+        wanted: &[u32],
+    ) -> Result<DeviceGroupNetwork, GpuError> {
         let words_per_entry = std::mem::size_of::<EntryGroups>() / 8;
         // Entries before the first level are never written: they must read as empty,
         // which all-ones bytes are (NaN values, `NO_GROUP` groups).
-        let arrivals = context.allocate_poisoned(DURING, n_entries * words_per_entry)?;
+        let arrivals = context.allocate_poisoned(UPLOADING, n_entries * words_per_entry)?;
         Ok(DeviceGroupNetwork {
             context: Arc::clone(context),
-            late: u32::from(layout.late),
+            late: u32::from(late),
             n_entries: n_entries as u32,
-            n_inputs: layout.inputs.len() as u32,
-            n_starts: layout.n_starts,
-            n_wanted: layout.wanted.len() as u32,
-            level_start: layout.level_start.to_vec(),
-            input_start: context.upload(DURING, layout.input_start)?,
-            inputs: context.upload(DURING, as_words(layout.inputs))?,
-            wanted: context.upload(DURING, layout.wanted)?,
-            start_group: context.allocate_poisoned(DURING, layout.n_starts as usize)?,
+            n_inputs: n_inputs as u32,
+            n_starts,
+            n_wanted: wanted.len() as u32,
+            level_start: level_start.to_vec(),
+            input_start,
+            inputs,
+            wanted: context.upload(UPLOADING, wanted)?,
+            start_group: context.allocate_poisoned(UPLOADING, n_starts as usize)?,
             arrivals,
-            out: context.allocate_poisoned(DURING, layout.wanted.len() * words_per_entry)?,
+            out: context.allocate_poisoned(UPLOADING, wanted.len() * words_per_entry)?,
             levels: None,
         })
     }
@@ -305,6 +348,160 @@ pub fn run_group_passes(
         }
     }
     Ok(results)
+}
+
+/// The shape of a CPPR data network (layout: `tachyon_kernels::cppr`), the same for
+/// both splits: with a split's values filled in ([`tachyon_kernels::cppr::fill_input`])
+/// it is that split's network.
+#[derive(Debug, Clone, Copy)]
+pub struct GroupShapeLayout<'a> {
+    /// Entries `level_start[l]..level_start[l + 1]` form level `l`.
+    pub level_start: &'a [u32],
+    /// `input_start[e]..input_start[e + 1]` index the inputs of entry `e`.
+    pub input_start: &'a [u32],
+    pub inputs: &'a [ShapeInput],
+    /// The start points' clock nodes (`pin * 2 + transition`); start point
+    /// `launch_nodes.len()` is the primary inputs'.
+    pub launch_nodes: &'a [u32],
+}
+
+impl GroupShapeLayout<'_> {
+    fn n_starts(&self) -> u32 {
+        self.launch_nodes.len() as u32 + 1
+    }
+}
+
+/// A network's shape on the GPU that holds the timing data ([`CpprValues`]),
+/// validated once: each split's network is filled in there from the arc delays and
+/// arrivals the forward phase left on the device, so no network crosses the bus.
+pub struct DeviceGroupShape {
+    context: Arc<GpuContext>,
+    n_entries: usize,
+    n_inputs: usize,
+    n_starts: u32,
+    level_start: Vec<u32>,
+    input_start: CudaSlice<u32>,
+    inputs: CudaSlice<u32>,
+    launch_nodes: CudaSlice<u32>,
+}
+
+impl std::fmt::Debug for DeviceGroupShape {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("DeviceGroupShape")
+            .field("n_entries", &self.n_entries)
+            .field("n_inputs", &self.n_inputs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DeviceGroupShape {
+    /// Validates `layout` (as [`GroupNetworkLayout::validate`] does: the fill keeps
+    /// every input's kind and source) and copies it to the GPU that holds `timing`.
+    pub fn upload(
+        timing: CpprValues<'_>,
+        layout: &GroupShapeLayout<'_>,
+    ) -> Result<DeviceGroupShape, GpuError> {
+        let n_starts = layout.n_starts();
+        validate_network(
+            layout.level_start,
+            layout.input_start,
+            layout.inputs.len(),
+            n_starts,
+            |position| (layout.inputs[position].kind, layout.inputs[position].source),
+        )
+        .map_err(GpuError::Layout)?;
+        let context = timing.context;
+        let bytes = std::mem::size_of_val(layout.input_start)
+            + std::mem::size_of_val(layout.inputs)
+            + std::mem::size_of_val(layout.launch_nodes);
+        context.ensure_free(UPLOADING, bytes as u64)?;
+        Ok(DeviceGroupShape {
+            context: Arc::clone(context),
+            n_entries: layout.input_start.len().saturating_sub(1),
+            n_inputs: layout.inputs.len(),
+            n_starts,
+            level_start: layout.level_start.to_vec(),
+            input_start: context.upload(UPLOADING, layout.input_start)?,
+            inputs: context.upload(UPLOADING, shape_words(layout.inputs))?,
+            launch_nodes: context.upload(UPLOADING, layout.launch_nodes)?,
+        })
+    }
+}
+
+/// `inputs` as the 32-bit words the GPU copies.
+fn shape_words(inputs: &[ShapeInput]) -> &[u32] {
+    // SAFETY: `ShapeInput` is `repr(C)`, four `u32`s with no padding, so its bytes are
+    // initialised 32-bit words, 4-aligned.
+    unsafe {
+        std::slice::from_raw_parts(
+            inputs.as_ptr().cast::<u32>(),
+            std::mem::size_of_val(inputs) / 4,
+        )
+    }
+}
+
+/// [`run_group_passes`] on the GPU that holds `timing`, the network of `split` filled in there
+/// from `shape` (uploaded to the same GPU) by `cppr_fill`: one pass per element of
+/// `passes`, each bringing back the entries `wanted`.
+pub fn run_resident_group_passes(
+    timing: CpprValues<'_>,
+    shape: &DeviceGroupShape,
+    split: Split,
+    wanted: &[u32],
+    passes: &[Vec<u32>],
+) -> Result<Vec<Vec<EntryGroups>>, GpuError> {
+    const DURING: &str = "filling the CPPR network";
+    check_indices("wanted entries", wanted, shape.n_entries).map_err(GpuError::Layout)?;
+    let values = timing;
+    if !Arc::ptr_eq(values.context, &shape.context) {
+        return Err(GpuError::ShapeOnAnotherGpu);
+    }
+    let context = &shape.context;
+    let words_per_input = std::mem::size_of::<GroupInput>() / 8;
+    context.ensure_free(
+        DURING,
+        (shape.n_inputs * words_per_input * 8
+            + shape.n_entries * std::mem::size_of::<EntryGroups>()) as u64,
+    )?;
+    let mut inputs: CudaSlice<u64> =
+        context.allocate_poisoned(DURING, shape.n_inputs * words_per_input)?;
+    let kernels = context.kernels()?;
+    let split_index = split.index() as u32;
+    let n_inputs = shape.n_inputs as u32;
+    let n_launches = shape.n_starts - 1;
+    let mut launch = context.stream().launch_builder(&kernels.cppr_fill);
+    launch
+        .arg(&split_index)
+        .arg(&n_inputs)
+        .arg(&shape.inputs)
+        .arg(&values.n_arcs)
+        .arg(values.arc_delay)
+        .arg(&values.n_pins)
+        .arg(values.arrival)
+        .arg(values.slew)
+        .arg(&n_launches)
+        .arg(&shape.launch_nodes)
+        .arg(&mut inputs);
+    // SAFETY: matches `ptx_entry::cppr_fill`: `shape.inputs` holds `n_inputs` shape
+    // inputs and `inputs` room for as many network inputs; the timing buffers hold
+    // `n_arcs` and `n_pins` values of four conditions; `launch_nodes` holds the start
+    // points but the primary inputs' slot.
+    unsafe { launch.launch(grid(n_inputs)) }.during("launching cppr_fill")?;
+    let input_start = context
+        .stream()
+        .clone_dtod(&shape.input_start)
+        .during(DURING)?;
+    let mut network = DeviceGroupNetwork::on_device(
+        context,
+        split == Split::Late,
+        &shape.level_start,
+        (input_start, shape.n_entries),
+        (inputs, shape.n_inputs),
+        shape.n_starts,
+        wanted,
+    )?;
+    passes.iter().map(|groups| network.pass(groups)).collect()
 }
 
 #[cfg(test)]

@@ -31,6 +31,8 @@ pub enum GpuError {
     Layout(#[from] crate::batch::BatchError),
     #[error("the RC pass was asked for before the parasitics were uploaded")]
     NoParasitics,
+    #[error("a CPPR network shape was uploaded to another GPU than the timing data")]
+    ShapeOnAnotherGpu,
     #[error("the timing graph has a cycle: only {levelized} of {n_pins} pins could be levelized")]
     NotAcyclic { levelized: u32, n_pins: u32 },
     #[error("the embedded PTX lacks the kernel `{name}`: run cargo xtask ptx")]

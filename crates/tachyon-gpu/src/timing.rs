@@ -290,6 +290,30 @@ pub struct DeviceTiming {
 }
 
 /// A one-dimensional launch of at least `n_threads` threads (one block when 0).
+/// The timing data on the device that a CPPR network is filled from
+/// ([`DeviceTiming::cppr_values`]): the GPU, the pin and arc counts, and the arc delays,
+/// arrivals and slews (`[f64; 4]` each).
+#[derive(Clone, Copy)]
+pub struct CpprValues<'a> {
+    pub(crate) context: &'a Arc<GpuContext>,
+    pub(crate) n_pins: u32,
+    pub(crate) n_arcs: u32,
+    pub(crate) arc_delay: &'a CudaSlice<f64>,
+    pub(crate) arrival: &'a CudaSlice<f64>,
+    pub(crate) slew: &'a CudaSlice<f64>,
+}
+
+impl std::fmt::Debug for CpprValues<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("CpprValues")
+            .field("gpu", &self.context.ordinal())
+            .field("n_pins", &self.n_pins)
+            .field("n_arcs", &self.n_arcs)
+            .finish_non_exhaustive()
+    }
+}
+
 pub(crate) fn grid(n_threads: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (n_threads.div_ceil(THREADS_PER_BLOCK).max(1), 1, 1),
@@ -299,6 +323,19 @@ pub(crate) fn grid(n_threads: u32) -> LaunchConfig {
 }
 
 impl DeviceTiming {
+    /// What a CPPR network's fill reads on the device (the arc delays, arrivals and
+    /// slews of the forward phase), shareable between host threads.
+    pub fn cppr_values(&self) -> CpprValues<'_> {
+        CpprValues {
+            context: &self.context,
+            n_pins: self.n_pins,
+            n_arcs: self.n_arcs,
+            arc_delay: &self.arc_delay,
+            arrival: &self.arrival,
+            slew: &self.slew,
+        }
+    }
+
     /// Validates `layout`, checks that it fits the GPU's free memory (an
     /// [`GpuError::OutOfMemory`] saying how much is needed otherwise) and uploads it.
     pub fn upload(

@@ -10,7 +10,8 @@
 //! arc) or a primary input's arrivals (a seed). A pass is seeded by the group of each
 //! start point, so one compiled network serves every pass.
 
-use crate::Transition;
+use crate::condition::condition_index;
+use crate::{Split, Transition};
 
 /// "No group": an empty [`Top2`] slot, or a launch that a pass does not seed.
 pub const NO_GROUP: u32 = u32::MAX;
@@ -35,6 +36,86 @@ pub struct GroupInput {
     /// The source entry (net, cell) or start point (launch, seed).
     pub source: u32,
     pub delays: [f64; 4],
+}
+
+/// An input's arc in a split where it has none: it adds nothing there.
+pub const NO_ARC: u32 = u32::MAX;
+
+/// One input of a network's *shape*, the same for both splits: what it reads (`kind`
+/// and `source`, as in [`GroupInput`]) and, per split (`Split::index`), the arc whose
+/// delays it adds there ([`NO_ARC`]: none). A net arc serves both splits; a cell arc
+/// belongs to one, so an early and a late cell arc between the same pins share one
+/// input. A seed names its primary input pin in both places. 16 bytes, no padding: it
+/// is copied to the GPU as is.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShapeInput {
+    pub kind: u32,
+    pub source: u32,
+    pub arcs: [u32; 2],
+}
+
+/// The [`GroupInput`] that `input` is in `split`: its kind and source unchanged, with
+/// the values it adds there (NaN where it adds nothing). `arc_delay`, `arrival` and
+/// `slew` read the timing data (per arc or pin, `[f64; 4]`), `launch_node` the start
+/// points' clock nodes (`pin * 2 + transition`). The host and the GPU's `cppr_fill`
+/// both fill a split's network with it.
+#[inline]
+pub fn fill_input(
+    input: &ShapeInput,
+    split: Split,
+    arc_delay: impl Fn(usize) -> [f64; 4],
+    arrival: impl Fn(usize) -> [f64; 4],
+    slew: impl Fn(usize) -> [f64; 4],
+    launch_node: impl Fn(usize) -> u32,
+) -> GroupInput {
+    let condition = |transition: Transition| condition_index(split, transition);
+    let values = |delays| GroupInput {
+        kind: input.kind,
+        source: input.source,
+        delays,
+    };
+    if input.kind == INPUT_SEED {
+        // A primary input's arrivals, where it has a slew.
+        let pin = input.arcs[0] as usize;
+        let (arrivals, slews) = (arrival(pin), slew(pin));
+        let mut seeds = [f64::NAN; 4];
+        for transition in Transition::BOTH {
+            if !slews[condition(transition)].is_nan() {
+                seeds[transition.index()] = arrivals[condition(transition)];
+            }
+        }
+        return values(seeds);
+    }
+    let arc = input.arcs[split.index()];
+    if arc == NO_ARC {
+        return values([f64::NAN; 4]);
+    }
+    let delays = arc_delay(arc as usize);
+    match input.kind {
+        INPUT_NET => values([
+            delays[condition(Transition::Rise)],
+            delays[condition(Transition::Fall)],
+            f64::NAN,
+            f64::NAN,
+        ]),
+        INPUT_LAUNCH => {
+            let node = launch_node(input.source as usize) as usize;
+            let edge = if node % 2 == 0 {
+                Transition::Rise
+            } else {
+                Transition::Fall
+            };
+            let clock_arrival = arrival(node / 2)[condition(edge)];
+            values([
+                delays[edge.index() * 2],
+                delays[edge.index() * 2 + 1],
+                clock_arrival,
+                f64::NAN,
+            ])
+        }
+        _ => values(delays),
+    }
 }
 
 /// The best two arrivals of distinct groups ("best" = latest for late, earliest for
@@ -218,6 +299,74 @@ mod tests {
         early.insert(false, 3.0, 2);
         early.insert(false, f64::NAN, 4);
         assert_eq!((early.values, early.groups), ([3.0, 5.0], [2, 1]));
+    }
+
+    #[test]
+    fn fill_input_takes_each_splits_values() {
+        let nan = f64::NAN;
+        // Arc 0: a net arc ([condition]); arc 1: a cell arc ([input * 2 + output]).
+        let arc_delay = |arc: usize| match arc {
+            0 => [1.0, 2.0, 3.0, 4.0],
+            _ => [5.0, 6.0, 7.0, 8.0],
+        };
+        // Pin 0 (a primary input) has an early rise slew only; pin 1 is a clock pin.
+        let arrival = |pin: usize| match pin {
+            0 => [10.0, 11.0, 12.0, 13.0],
+            _ => [20.0, 21.0, 22.0, 23.0],
+        };
+        let slew = |pin: usize| match pin {
+            0 => [1.0, nan, nan, nan],
+            _ => [1.0; 4],
+        };
+        // Start point 0 is pin 1's falling edge.
+        let launch_node = |_: usize| 3;
+        let fill = |input: ShapeInput, split| {
+            fill_input(&input, split, arc_delay, arrival, slew, launch_node)
+        };
+        let bits = |input: GroupInput| input.delays.map(f64::to_bits);
+        let expect = |delays: [f64; 4]| delays.map(f64::to_bits);
+        let net = ShapeInput {
+            kind: INPUT_NET,
+            source: 7,
+            arcs: [0, 0],
+        };
+        assert_eq!(bits(fill(net, Split::Early)), expect([1.0, 2.0, nan, nan]));
+        assert_eq!(bits(fill(net, Split::Late)), expect([3.0, 4.0, nan, nan]));
+        assert_eq!(fill(net, Split::Late).source, 7);
+        // A late-only cell arc adds nothing early.
+        let cell = ShapeInput {
+            kind: INPUT_CELL,
+            source: 2,
+            arcs: [NO_ARC, 1],
+        };
+        assert_eq!(bits(fill(cell, Split::Early)), expect([nan; 4]));
+        assert_eq!(bits(fill(cell, Split::Late)), expect([5.0, 6.0, 7.0, 8.0]));
+        // A launch on the falling edge: its delays from that input, then the clock
+        // pin's fall arrival in the split.
+        let launch = ShapeInput {
+            kind: INPUT_LAUNCH,
+            source: 0,
+            arcs: [1, 1],
+        };
+        assert_eq!(
+            bits(fill(launch, Split::Early)),
+            expect([7.0, 8.0, 21.0, nan])
+        );
+        assert_eq!(
+            bits(fill(launch, Split::Late)),
+            expect([7.0, 8.0, 23.0, nan])
+        );
+        // A seed: arrivals only where the pin has a slew.
+        let seed = ShapeInput {
+            kind: INPUT_SEED,
+            source: 1,
+            arcs: [0, 0],
+        };
+        assert_eq!(
+            bits(fill(seed, Split::Early)),
+            expect([10.0, nan, nan, nan])
+        );
+        assert_eq!(bits(fill(seed, Split::Late)), expect([nan; 4]));
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::batch;
 use crate::cppr;
 use crate::levelize;
 use crate::propagate;
-use crate::N_CONDITIONS;
+use crate::{Split, N_CONDITIONS};
 
 /// The global index of the calling thread in a one-dimensional launch, and the number
 /// of threads in the whole grid.
@@ -566,6 +566,60 @@ pub unsafe extern "ptx-kernel" fn cppr_level(
             |source| arrivals[source].get(),
         );
         arrivals[entry].set(result);
+    }
+}
+
+/// Fills one split's CPPR network from its shape and the timing data already on the
+/// device: `out[i]` is [`cppr::fill_input`] of `shape[i]` in split `split` (0 early, 1
+/// late). The kind and source of every input are copied unchanged, so the network is as
+/// valid as its shape. An arc, pin or start point out of range reads as no value.
+///
+/// # Safety
+///
+/// `shape` holds `n_inputs` [`cppr::ShapeInput`]s and `out` room for as many
+/// [`cppr::GroupInput`]s; `arc_delay` holds `n_arcs`, `arrival` and `slew` `n_pins`
+/// values `[f64; 4]`; `launch_nodes` holds `n_launches` values.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn cppr_fill(
+    split: u32,
+    n_inputs: u32,
+    shape: *const u32,
+    n_arcs: u32,
+    arc_delay: *const f64,
+    n_pins: u32,
+    arrival: *const f64,
+    slew: *const f64,
+    n_launches: u32,
+    launch_nodes: *const u32,
+    out: *mut f64,
+) {
+    let item = global_thread_index();
+    if item >= n_inputs as usize {
+        return;
+    }
+    // SAFETY: lengths per the contract; each thread writes its own output.
+    unsafe {
+        let shape: &[cppr::ShapeInput] = view(shape, n_inputs as usize);
+        let arc_delay: &[[f64; 4]] = view(arc_delay, n_arcs as usize);
+        let arrival: &[[f64; 4]] = view(arrival, n_pins as usize);
+        let slew: &[[f64; 4]] = view(slew, n_pins as usize);
+        let launch_nodes: &[u32] = view(launch_nodes, n_launches as usize);
+        let no_value = [f64::NAN; 4];
+        let split = if split == 0 {
+            Split::Early
+        } else {
+            Split::Late
+        };
+        let filled = cppr::fill_input(
+            &shape[item],
+            split,
+            |arc| arc_delay.get(arc).copied().unwrap_or(no_value),
+            |pin| arrival.get(pin).copied().unwrap_or(no_value),
+            |pin| slew.get(pin).copied().unwrap_or(no_value),
+            // Node 2 * pins (odd or even) is on no pin: reads no value.
+            |start| launch_nodes.get(start).copied().unwrap_or(u32::MAX - 1),
+        );
+        *(out as *mut cppr::GroupInput).add(item) = filled;
     }
 }
 

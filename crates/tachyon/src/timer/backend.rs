@@ -220,12 +220,13 @@ impl Timer {
                     "waited for the cppr structure"
                 );
                 let gpus = self.cppr_gpus(context)?;
-                cppr(
-                    &mut data,
-                    record,
-                    structure.as_ref(),
-                    PassDevice::Gpu(&gpus),
-                )?;
+                // On the one GPU that holds the timing data, each split's CPPR network
+                // is filled in there; several GPUs each get a copy from the host.
+                let device = match gpus.len() {
+                    1 => PassDevice::GpuResident(gpu.device().cppr_values()),
+                    _ => PassDevice::Gpu(&gpus),
+                };
+                cppr(&mut data, record, structure.as_ref(), device)?;
                 let started = Instant::now();
                 gpu.required(graph, &mut data)?;
                 record("propagate", started.elapsed());
