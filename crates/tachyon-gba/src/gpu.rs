@@ -16,24 +16,25 @@
 //! | 1k    | 3.1 / 3.0 | 0.22/0.06  | 3.1 / 3.8  | 3.4 / 6.7   | 2.7                 | 9.5 / 16.4  |
 //! | 10k   | 13 / 13   | 1.7 / 0.10 | 18 / 7.4   | 41 / 18     | 5.3                 | 74 / 44     |
 //! | 100k  | 31 / 30   | 20 / 0.58  | 67 / 14    | 84 / 60     | 17                  | 204 / 126   |
-//! | 1M    | 90 / 76   | 91 / 3.9   | 320 / 52   | 441 / 213   | 105                 | 936 / 458   |
-//! | 5M    | 276 / 332 | 488 / 12   | 1846 / 287 | 2460 / 1401 | 601                 | 5175 / 2817 |
+//! | 1M    | 79 / 79   | 94 / 3.6   | 311 / 88   | 371 / 73    | 80                  | 838 / 341   |
+//! | 5M    | 304 / 363 | 506 / 12   | 1831 / 299 | 1832 / 391  | 646                 | 4449 / 1661 |
 //!
-//! (Earlier the same day: 1M 1220 / 566, 5M 5905 / 2745 ms; then the CPU loops began
-//! to prefetch their scattered reads, the GPU's CPPR to compile the late split's
-//! network on the host while the GPUs run the early split's passes, the upload to
-//! validate the layout while copying it, and the CPU RC pass to allocate per chunk of
-//! nets. Runs of the same binary vary by 10-20% from one machine lease to the next.)
+//! (Earlier the same day: 1M 936 / 458, 5M 5175 / 2817 ms; then CPPR began to build
+//! the network's shape once for both splits, on a host thread while the graph is
+//! copied and the GPU propagates, and to fill each split's network on the GPU from the
+//! timing data already there. Runs of the same binary vary by 10-20% from one machine
+//! lease to the next; alternated in one lease, 1M GPU totals went 349-353 -> 318-328 ms
+//! with the on-device fill alone.)
 //!
 //! The upload at 1M: layout validation (35-57 ms) while the layout is copied (45-66 ms),
-//! GPU levelization 3-6 ms, all while the host lays out the RC trees (67-113 ms), then
-//! the RC upload 16-18 ms (5M: validation and copies 310-470 ms, RC layout 280-715 ms,
-//! RC upload 70-80 ms). The GPU's CPPR is host work (clock tree, network compilation,
-//! combination) around GPU passes: per split at 1M the host spends 15-22 ms on the
-//! clock tree and 66-90 ms compiling the network, the GPU 21-37 ms on the passes
-//! (network upload included); at 5M 86-97 ms, 417-492 ms and 87-108 ms (earlier binary). Two H200s share the passes: 5M
-//! CPPR 4.40 s on one, 3.66 s on two (an earlier binary); at 1M the host part
-//! dominates.
+//! GPU levelization 3-6 ms, all while the host lays out the RC trees (60-80 ms), then
+//! the RC upload 15-17 ms (5M: validation and copies 310-470 ms, RC layout 280-715 ms,
+//! RC upload 70-80 ms). The GPU's CPPR is host work (clock trees, pass preparation,
+//! combination) around GPU work: per split at 1M the host spends about 8 ms on the
+//! clock tree, 10 ms preparing the passes and 6-8 ms combining them, the GPU 13-25 ms
+//! filling the network and running the passes. Two H200s share the passes: 5M CPPR
+//! 4.40 s on one, 3.66 s on two (an earlier binary, host-filled networks, which
+//! several GPUs still use).
 //!
 //! The level sweeps replay CUDA graphs captured at their first run. A graph is replayed
 //! once per update here (the device graph is rebuilt per update), so it saves little:

@@ -9,6 +9,9 @@
 //! entry (net and cell arcs), or a start point: a launch (a flip-flop's clock-to-output
 //! arc) or a primary input's arrivals (a seed). A pass is seeded by the group of each
 //! start point, so one compiled network serves every pass.
+//!
+//! A network's [`ShapeInput`]s are the same for both splits; [`fill_input`] gives each
+//! the values it adds in one split (on the host, and on the GPU in `cppr_fill`).
 
 use crate::condition::condition_index;
 use crate::{Split, Transition};
@@ -323,31 +326,20 @@ mod tests {
         let fill = |input: ShapeInput, split| {
             fill_input(&input, split, arc_delay, arrival, slew, launch_node)
         };
+        let shape = |kind, source, arcs| ShapeInput { kind, source, arcs };
         let bits = |input: GroupInput| input.delays.map(f64::to_bits);
         let expect = |delays: [f64; 4]| delays.map(f64::to_bits);
-        let net = ShapeInput {
-            kind: INPUT_NET,
-            source: 7,
-            arcs: [0, 0],
-        };
+        let net = shape(INPUT_NET, 7, [0, 0]);
         assert_eq!(bits(fill(net, Split::Early)), expect([1.0, 2.0, nan, nan]));
         assert_eq!(bits(fill(net, Split::Late)), expect([3.0, 4.0, nan, nan]));
         assert_eq!(fill(net, Split::Late).source, 7);
         // A late-only cell arc adds nothing early.
-        let cell = ShapeInput {
-            kind: INPUT_CELL,
-            source: 2,
-            arcs: [NO_ARC, 1],
-        };
+        let cell = shape(INPUT_CELL, 2, [NO_ARC, 1]);
         assert_eq!(bits(fill(cell, Split::Early)), expect([nan; 4]));
         assert_eq!(bits(fill(cell, Split::Late)), expect([5.0, 6.0, 7.0, 8.0]));
         // A launch on the falling edge: its delays from that input, then the clock
         // pin's fall arrival in the split.
-        let launch = ShapeInput {
-            kind: INPUT_LAUNCH,
-            source: 0,
-            arcs: [1, 1],
-        };
+        let launch = shape(INPUT_LAUNCH, 0, [1, 1]);
         assert_eq!(
             bits(fill(launch, Split::Early)),
             expect([7.0, 8.0, 21.0, nan])
@@ -357,11 +349,7 @@ mod tests {
             expect([7.0, 8.0, 23.0, nan])
         );
         // A seed: arrivals only where the pin has a slew.
-        let seed = ShapeInput {
-            kind: INPUT_SEED,
-            source: 1,
-            arcs: [0, 0],
-        };
+        let seed = shape(INPUT_SEED, 1, [0, 0]);
         assert_eq!(
             bits(fill(seed, Split::Early)),
             expect([10.0, nan, nan, nan])
