@@ -23,8 +23,10 @@ pub struct ClockNetwork {
     /// (an eighth of a megabyte per million pins stays in cache, where `clock_index`
     /// does not).
     is_clock: Vec<u64>,
-    /// The clock pins in topological order.
+    /// The clock pins in topological order, level by level: level `l` is
+    /// `pins_in_order[level_start[l]..level_start[l + 1]]`.
     pins_in_order: Vec<PinId>,
+    level_start: Vec<u32>,
 }
 
 impl ClockNetwork {
@@ -56,18 +58,25 @@ impl ClockNetwork {
             clock_index[pin.index()] = number as u32;
             is_clock[pin.index() / 64] |= 1 << (pin.index() % 64);
         }
-        let pins_in_order: Vec<PinId> = graph
-            .topological_order()
-            .par_iter()
-            .with_min_len(1 << 14)
-            .filter(|pin| is_clock_pin[pin.index()])
-            .copied()
-            .collect();
+        let mut pins_in_order = Vec::with_capacity(pins.len());
+        let mut level_start = vec![0u32];
+        for level in 0..graph.n_levels() {
+            pins_in_order.par_extend(
+                graph
+                    .level(level)
+                    .par_iter()
+                    .with_min_len(1 << 12)
+                    .filter(|pin| is_clock_pin[pin.index()])
+                    .copied(),
+            );
+            level_start.push(pins_in_order.len() as u32);
+        }
         ClockNetwork {
             source,
             clock_index,
             is_clock,
             pins_in_order,
+            level_start,
         }
     }
 
@@ -79,6 +88,13 @@ impl ClockNetwork {
     fn n_pins(&self) -> usize {
         self.pins_in_order.len()
     }
+}
+
+/// A node as [`ClockTree::find_node`] finds it.
+struct TreeNode {
+    spread: f64,
+    /// Parent node and depth.
+    parent: Option<(u32, u32)>,
 }
 
 /// The clock tree for one split. Node ids are `pin * 2 + transition`; the per-node
@@ -111,7 +127,6 @@ impl ClockTree {
         split: Split,
     ) -> ClockTree {
         let n_nodes = network.n_pins() * 2;
-        let source = network.source;
         let mut tree = ClockTree {
             split,
             network: Arc::clone(network),
@@ -120,31 +135,60 @@ impl ClockTree {
             spread: vec![0.0; n_nodes],
             max_depth: 0,
         };
-        for &pin in &network.pins_in_order {
-            let clock = network.clock_index[pin.index()];
-            for transition in Transition::BOTH {
-                let node = pin.index() * 2 + transition.index();
-                let slot = clock as usize * 2 + transition.index();
-                let arrival = data.arrival[pin.index()];
-                let own = arrival[condition_index(split, transition)];
-                if own.is_nan() {
-                    continue;
-                }
-                tree.spread[slot] = arrival[condition_index(Split::Late, transition)]
-                    - arrival[condition_index(Split::Early, transition)];
-                if pin == source {
-                    tree.parent[slot] = node as u32;
-                    tree.depth[slot] = 0;
-                    continue;
-                }
-                if let Some(parent) = tree.best_predecessor(graph, data, pin, transition) {
-                    tree.parent[slot] = parent;
-                    tree.depth[slot] = tree.depth[tree.slot(parent)] + 1;
-                    tree.max_depth = tree.max_depth.max(tree.depth[slot]);
+        // Level by level: a node's predecessors are on earlier levels, whose nodes are
+        // final, so the nodes of a level are found in parallel (into one buffer that
+        // every level reuses: fresh memory per level cost more than the search), then
+        // written.
+        let mut found: Vec<[Option<TreeNode>; 2]> = Vec::new();
+        for level in network.level_start.windows(2) {
+            let pins = &network.pins_in_order[level[0] as usize..level[1] as usize];
+            pins.par_iter()
+                .with_min_len(256)
+                .map(|&pin| {
+                    Transition::BOTH.map(|transition| tree.find_node(graph, data, pin, transition))
+                })
+                .collect_into_vec(&mut found);
+            for (&pin, nodes) in pins.iter().zip(&found) {
+                let clock = network.clock_index[pin.index()] as usize;
+                for (transition, node) in nodes.iter().enumerate() {
+                    let Some(node) = node else { continue };
+                    let slot = clock * 2 + transition;
+                    tree.spread[slot] = node.spread;
+                    if let Some((parent, depth)) = node.parent {
+                        tree.parent[slot] = parent;
+                        tree.depth[slot] = depth;
+                        tree.max_depth = tree.max_depth.max(depth);
+                    }
                 }
             }
         }
         tree
+    }
+
+    /// Node (`pin`, `transition`) if the clock reaches `pin` with that transition's
+    /// arrival in this split: its spread, and its parent and depth (the source is its
+    /// own parent at depth 0; None when no predecessor is in the tree). Reads only
+    /// nodes of earlier levels.
+    fn find_node(
+        &self,
+        graph: &TimingGraph,
+        data: &TimingData,
+        pin: PinId,
+        transition: Transition,
+    ) -> Option<TreeNode> {
+        let arrival = data.arrival[pin.index()];
+        if arrival[condition_index(self.split, transition)].is_nan() {
+            return None;
+        }
+        let spread = arrival[condition_index(Split::Late, transition)]
+            - arrival[condition_index(Split::Early, transition)];
+        let parent = if pin == self.network.source {
+            Some(((pin.index() * 2 + transition.index()) as u32, 0))
+        } else {
+            self.best_predecessor(graph, data, pin, transition)
+                .map(|parent| (parent, self.depth[self.slot(parent)] + 1))
+        };
+        Some(TreeNode { spread, parent })
     }
 
     fn best_predecessor(
@@ -242,6 +286,42 @@ impl ClockTree {
         current
     }
 
+    /// For each depth `1..=max_depth`, how many distinct groups `nodes` (each in the
+    /// tree, each once) fall into when grouped by their ancestor at that depth (a node
+    /// shallower than the depth is its own group). One walk up from each node, marking
+    /// the nodes it passes until one already marked: the groups at depth `d` are the
+    /// marked nodes at depth `d` and the nodes of `nodes` shallower than `d`.
+    pub fn group_counts(&self, nodes: &[u32], max_depth: u32) -> Vec<usize> {
+        let levels = max_depth as usize + 2;
+        let mut marked = vec![false; self.depth.len()];
+        let mut marked_at = vec![0usize; levels];
+        let mut nodes_at = vec![0usize; levels];
+        for &node in nodes {
+            nodes_at[(self.depth(node) as usize).min(levels - 1)] += 1;
+            let mut current = node;
+            loop {
+                let slot = self.slot(current);
+                if marked[slot] {
+                    break;
+                }
+                marked[slot] = true;
+                let depth = self.depth[slot] as usize;
+                marked_at[depth.min(levels - 1)] += 1;
+                if depth == 0 {
+                    break;
+                }
+                current = self.parent[slot];
+            }
+        }
+        let mut shallower = 0;
+        (1..=max_depth as usize)
+            .map(|depth| {
+                shallower += nodes_at[depth - 1];
+                marked_at[depth] + shallower
+            })
+            .collect()
+    }
+
     /// The lowest common ancestor of two nodes (walks up; for tests and small trees).
     pub fn lowest_common_ancestor(&self, a: u32, b: u32) -> u32 {
         let depth = self.depth(a).min(self.depth(b));
@@ -256,13 +336,31 @@ impl ClockTree {
     /// The CPPR credit of a common point: the late-early spread there, less the
     /// source's spread for setup (late) tests.
     pub fn credit(&self, node: u32) -> f64 {
+        self.credit_under(node, self.ancestor(node, 0))
+    }
+
+    /// [`ClockTree::credit`] of `node`, whose root (ancestor at depth 0) is `root`.
+    pub fn credit_under(&self, node: u32, root: u32) -> f64 {
         let spread = self.spread[self.slot(node)];
         match self.split {
             Split::Early => spread,
-            Split::Late => {
-                let root = self.ancestor(node, 0);
-                spread - self.spread[self.slot(root)]
-            }
+            Split::Late => spread - self.spread[self.slot(root)],
         }
+    }
+
+    /// The ancestors of `node` into `path`: `path[d]` is its ancestor at depth `d`, the
+    /// last one `node` itself (one walk up instead of one per depth).
+    pub fn path_from_root(&self, node: u32, path: &mut Vec<u32>) {
+        path.clear();
+        let mut current = node;
+        loop {
+            path.push(current);
+            let slot = self.slot(current);
+            if self.depth[slot] == 0 {
+                break;
+            }
+            current = self.parent[slot];
+        }
+        path.reverse();
     }
 }

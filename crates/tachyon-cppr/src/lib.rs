@@ -454,7 +454,7 @@ impl<'a> PreparedSplit<'a> {
             .zip(self.tests.par_iter())
             .enumerate()
             .with_min_len(256)
-            .for_each(|(position, (post, &test))| {
+            .for_each_init(Vec::new, |path, (position, (post, &test))| {
                 for transition in Transition::BOTH {
                     let value = from_inputs[position][transition.index()].best_except(u32::MAX);
                     let slack = test_slack(graph, data, test, transition, value);
@@ -465,27 +465,31 @@ impl<'a> PreparedSplit<'a> {
                     return;
                 };
                 let capture_depth = self.tree.depth(capture);
+                // anc_d(C), C itself below its own depth.
+                self.tree.path_from_root(capture, path);
+                let ancestor = |depth: u32| path[depth.min(capture_depth) as usize];
+                let root = path[0];
                 for depth in 1..=self.max_depth {
                     let Some((pass_depth, at_tests)) = pass_of(depth) else {
                         continue;
                     };
                     // The pass ran at a depth whose grouping equals this depth's, so its
                     // group labels stand for this depth's groups.
-                    let capture_group = self.tree.ancestor(capture, pass_depth);
+                    let capture_group = ancestor(pass_depth);
                     for transition in Transition::BOTH {
                         let top = &at_tests[position][transition.index()];
                         // m_{e+1} + credit(anc_e(C)) for e = depth - 1 < depth(C).
                         if depth <= capture_depth {
                             let value = top.best_except(capture_group);
                             let slack = test_slack(graph, data, test, transition, value);
-                            let credit = self.tree.credit(self.tree.ancestor(capture, depth - 1));
+                            let credit = self.tree.credit_under(ancestor(depth - 1), root);
                             min_into(&mut post[transition.index()], slack + credit);
                         }
                         // The self term: launch = capture, every launch its own group.
                         if depth == self.max_depth {
                             if let Some(value) = top.value_of(capture_group) {
                                 let slack = test_slack(graph, data, test, transition, value);
-                                let credit = self.tree.credit(capture);
+                                let credit = self.tree.credit_under(capture, root);
                                 min_into(&mut post[transition.index()], slack + credit);
                             }
                         }
@@ -524,19 +528,7 @@ fn representative_depths(
     }
     nodes.par_sort_unstable();
     nodes.dedup();
-    // The number of groups at each depth, the depths counted in parallel.
-    let group_counts: Vec<usize> = (1..=max_depth)
-        .into_par_iter()
-        .map(|depth| {
-            let mut groups: Vec<u32> = nodes
-                .iter()
-                .map(|&node| tree.ancestor(node, depth))
-                .collect();
-            groups.sort_unstable();
-            groups.dedup();
-            groups.len()
-        })
-        .collect();
+    let group_counts = tree.group_counts(&nodes, max_depth);
     let mut representative = Vec::with_capacity(max_depth as usize);
     let mut previous_count = usize::MAX;
     let mut previous_depth = 1;

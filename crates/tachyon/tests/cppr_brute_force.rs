@@ -52,3 +52,55 @@ fn depth_grouping_matches_brute_force() {
         println!("{name}: {n_compared} test slacks equal");
     }
 }
+
+/// The clock tree's linear-time group counts and root paths equal counting and walking
+/// ancestor by ancestor, on the default design's trees (both splits).
+#[test]
+fn clock_tree_group_counts_and_paths_match_walking_up() {
+    use tachyon::cppr::ClockTree;
+    use tachyon::graph::ArcKind;
+    use tachyon::Split;
+    let folder = tachyon_testkit::repo_root().join("testdata/default");
+    let mut timer = Timer::new();
+    timer.load_tau2015(folder.join("gen300.tau2015")).unwrap();
+    let (graph, data) = timer.timing().unwrap();
+    let source = graph.assertions().clock.unwrap().source;
+    for split in Split::BOTH {
+        let tree = ClockTree::build(graph, data, source, split);
+        let mut nodes: Vec<u32> = graph
+            .tests()
+            .iter()
+            .filter_map(|test| tree.node(test.clock, test.clock_edge))
+            .chain(graph.arcs().iter().filter_map(|arc| match &arc.kind {
+                ArcKind::Cell(cell) => tree.node(arc.from, cell.clock_edge?),
+                _ => None,
+            }))
+            .collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        assert!(nodes.len() > 10, "{split:?}: {} clock nodes", nodes.len());
+        let max_depth = tree.max_depth();
+        assert!(max_depth > 1);
+        let walked: Vec<usize> = (1..=max_depth)
+            .map(|depth| {
+                let mut groups: Vec<u32> = nodes
+                    .iter()
+                    .map(|&node| tree.ancestor(node, depth))
+                    .collect();
+                groups.sort_unstable();
+                groups.dedup();
+                groups.len()
+            })
+            .collect();
+        assert_eq!(tree.group_counts(&nodes, max_depth), walked, "{split:?}");
+        let mut path = Vec::new();
+        for &node in &nodes {
+            tree.path_from_root(node, &mut path);
+            assert_eq!(path.len() as u32, tree.depth(node) + 1);
+            for (depth, &ancestor) in path.iter().enumerate() {
+                assert_eq!(ancestor, tree.ancestor(node, depth as u32));
+            }
+            assert_eq!(tree.credit_under(node, path[0]), tree.credit(node));
+        }
+    }
+}
