@@ -59,100 +59,37 @@ impl FlatTiming {
     /// Flattens a finalized `graph`.
     pub fn build(graph: &TimingGraph) -> FlatTiming {
         let _span = tracing::info_span!("flatten").entered();
-        let n_pins = graph.n_pins();
-        let pin_id = tachyon_graph::PinId;
-        let ((fanin_start, fanin_arcs), (fanout_start, fanout_arcs)) =
-            rayon::join(|| csr(graph.fanin_csr()), || csr(graph.fanout_csr()));
-        let arcs = graph
-            .arcs()
-            .par_iter()
-            .map(|arc| {
-                let mut descriptor = [arc.from.0, arc.to.0, 0, NONE, NONE, NONE, NONE, 0];
-                if let ArcKind::Cell(cell) = &arc.kind {
-                    let unate = match cell.unateness {
-                        Unateness::Positive => UNATE_POSITIVE,
-                        Unateness::Negative => UNATE_NEGATIVE,
-                        Unateness::NonUnate => UNATE_NON,
-                    };
-                    let edge = match cell.clock_edge {
-                        None => 0,
-                        Some(Transition::Rise) => 1,
-                        Some(Transition::Fall) => 2,
-                    };
-                    let late = if cell.split == Split::Late {
-                        ARC_LATE
-                    } else {
-                        0
-                    };
-                    descriptor[2] =
-                        ARC_CELL | late | (unate << ARC_UNATENESS_SHIFT) | (edge << ARC_EDGE_SHIFT);
-                    descriptor[3] = table_index(cell.delay[0]);
-                    descriptor[4] = table_index(cell.delay[1]);
-                    descriptor[5] = table_index(cell.slew[0]);
-                    descriptor[6] = table_index(cell.slew[1]);
-                }
-                descriptor
-            })
-            .collect();
-        let pin_net = graph
-            .pins()
-            .par_iter()
-            .map(|pin| pin.net.map_or(NONE, |net| net.0))
-            .collect();
-        let (tables, table_data) = flatten_tables(graph);
-        let tests = graph
-            .tests()
-            .iter()
-            .map(|test| {
-                let mut flags = 0;
-                if test.kind == TestKind::Hold {
-                    flags |= TEST_HOLD;
-                }
-                if test.clock_edge == Transition::Fall {
-                    flags |= TEST_EDGE_FALL;
-                }
-                [
-                    test.clock.0,
-                    test.data.0,
-                    flags,
-                    table_index(test.constraint[0]),
-                    table_index(test.constraint[1]),
-                    0,
-                ]
-            })
-            .collect();
-        // Read once in pin order, then looked up per level (the pins themselves are large
-        // and a level's pins are scattered).
-        let input_flags: Vec<bool> = graph
-            .pins()
-            .par_iter()
-            .with_min_len(1 << 14)
-            .map(|pin| pin.kind == PinKind::PrimaryInput)
-            .collect();
-        let is_input = |pin: &PinId| input_flags[pin.index()];
-        let level_pins: Vec<u32> = graph
-            .topological_order()
-            .par_iter()
-            .map(|pin| pin.0)
-            .collect();
-        let mut level_start = vec![0];
-        let mut forward_level_start = vec![0];
-        let mut forward_pins = Vec::with_capacity(n_pins as usize);
-        for level in 0..graph.n_levels() {
-            let pins = graph.level(level);
-            level_start.push(level_start[level as usize] + pins.len() as u32);
-            let computed: Vec<u32> = pins
-                .par_iter()
-                .filter(|pin| !is_input(pin))
-                .map(|pin| pin.0)
-                .collect();
-            forward_pins.extend_from_slice(&computed);
-            forward_level_start.push(forward_pins.len() as u32);
-        }
-        let primary_inputs = (0..n_pins)
-            .into_par_iter()
-            .filter(|&pin| is_input(&pin_id(pin)))
-            .collect();
+        // Three independent parts at once: each is parallel, but not all of them keep
+        // many cores busy on their own.
+        let (((fanin, fanout), arcs), (pin_net, (tables, table_data), tests, levels)) = rayon::join(
+            || {
+                rayon::join(
+                    || rayon::join(|| csr(graph.fanin_csr()), || csr(graph.fanout_csr())),
+                    || arc_descriptors(graph),
+                )
+            },
+            || {
+                let pin_net = graph
+                    .pins()
+                    .par_iter()
+                    .map(|pin| pin.net.map_or(NONE, |net| net.0))
+                    .collect();
+                (
+                    pin_net,
+                    flatten_tables(graph),
+                    test_descriptors(graph),
+                    Levels::of(graph),
+                )
+            },
+        );
+        let ((fanin_start, fanin_arcs), (fanout_start, fanout_arcs)) = (fanin, fanout);
+        let Levels {
+            level_start,
+            level_pins,
+            forward_level_start,
+            forward_pins,
+            primary_inputs,
+        } = levels;
         FlatTiming {
             fanin_start,
             fanin_arcs,
@@ -201,6 +138,131 @@ impl FlatTiming {
     pub fn level(&self, level: usize) -> &[u32] {
         let range = self.level_start[level] as usize..self.level_start[level + 1] as usize;
         &self.level_pins[range]
+    }
+}
+
+/// Every arc as the kernels' descriptor.
+fn arc_descriptors(graph: &TimingGraph) -> Vec<ArcDescriptor> {
+    graph
+        .arcs()
+        .par_iter()
+        .map(|arc| {
+            let mut descriptor = [arc.from.0, arc.to.0, 0, NONE, NONE, NONE, NONE, 0];
+            if let ArcKind::Cell(cell) = &arc.kind {
+                let unate = match cell.unateness {
+                    Unateness::Positive => UNATE_POSITIVE,
+                    Unateness::Negative => UNATE_NEGATIVE,
+                    Unateness::NonUnate => UNATE_NON,
+                };
+                let edge = match cell.clock_edge {
+                    None => 0,
+                    Some(Transition::Rise) => 1,
+                    Some(Transition::Fall) => 2,
+                };
+                let late = if cell.split == Split::Late {
+                    ARC_LATE
+                } else {
+                    0
+                };
+                descriptor[2] =
+                    ARC_CELL | late | (unate << ARC_UNATENESS_SHIFT) | (edge << ARC_EDGE_SHIFT);
+                descriptor[3] = table_index(cell.delay[0]);
+                descriptor[4] = table_index(cell.delay[1]);
+                descriptor[5] = table_index(cell.slew[0]);
+                descriptor[6] = table_index(cell.slew[1]);
+            }
+            descriptor
+        })
+        .collect()
+}
+
+/// Every test as the kernels' descriptor.
+fn test_descriptors(graph: &TimingGraph) -> Vec<TestDescriptor> {
+    graph
+        .tests()
+        .par_iter()
+        .with_min_len(4096)
+        .map(|test| {
+            let mut flags = 0;
+            if test.kind == TestKind::Hold {
+                flags |= TEST_HOLD;
+            }
+            if test.clock_edge == Transition::Fall {
+                flags |= TEST_EDGE_FALL;
+            }
+            [
+                test.clock.0,
+                test.data.0,
+                flags,
+                table_index(test.constraint[0]),
+                table_index(test.constraint[1]),
+                0,
+            ]
+        })
+        .collect()
+}
+
+/// The levels as [`FlatTiming`] keeps them.
+struct Levels {
+    level_start: Vec<u32>,
+    level_pins: Vec<u32>,
+    forward_level_start: Vec<u32>,
+    forward_pins: Vec<u32>,
+    primary_inputs: Vec<u32>,
+}
+
+impl Levels {
+    fn of(graph: &TimingGraph) -> Levels {
+        // Read once in pin order, then looked up in level order (the pins themselves
+        // are large and a level's pins are scattered).
+        let input_flags: Vec<bool> = graph
+            .pins()
+            .par_iter()
+            .with_min_len(1 << 14)
+            .map(|pin| pin.kind == PinKind::PrimaryInput)
+            .collect();
+        let is_input = |pin: &PinId| input_flags[pin.index()];
+        let order = graph.topological_order();
+        let level_pins: Vec<u32> = order.par_iter().map(|pin| pin.0).collect();
+        // The forward sweep's pins: every level without its primary inputs, in one pass
+        // (filtering keeps the order), the level ends counted per level.
+        let forward_pins: Vec<u32> = order
+            .par_iter()
+            .filter(|pin| !is_input(pin))
+            .map(|pin| pin.0)
+            .collect();
+        let computed_per_level: Vec<u32> = (0..graph.n_levels())
+            .into_par_iter()
+            .map(|level| {
+                graph
+                    .level(level)
+                    .iter()
+                    .filter(|pin| !is_input(pin))
+                    .count() as u32
+            })
+            .collect();
+        let mut level_start = Vec::with_capacity(graph.n_levels() as usize + 1);
+        let mut forward_level_start = Vec::with_capacity(graph.n_levels() as usize + 1);
+        let (mut all, mut computed) = (0u32, 0u32);
+        level_start.push(0);
+        forward_level_start.push(0);
+        for level in 0..graph.n_levels() {
+            all += graph.level(level).len() as u32;
+            computed += computed_per_level[level as usize];
+            level_start.push(all);
+            forward_level_start.push(computed);
+        }
+        let primary_inputs = (0..graph.n_pins())
+            .into_par_iter()
+            .filter(|&pin| input_flags[pin as usize])
+            .collect();
+        Levels {
+            level_start,
+            level_pins,
+            forward_level_start,
+            forward_pins,
+            primary_inputs,
+        }
     }
 }
 
