@@ -281,19 +281,18 @@ fn prepare_arrays(
     record: &mut dyn FnMut(&'static str, Duration),
 ) -> (TimingData, FlatTiming) {
     let started = Instant::now();
-    let data = TimingData::new(
-        graph.n_pins() as usize,
-        graph.nets().len(),
-        graph.arcs().len(),
-        graph.tests().len(),
+    // Independent, so at once (each is parallel, but mostly bound by fresh memory).
+    let (data, flat) = rayon::join(
+        || {
+            TimingData::new(
+                graph.n_pins() as usize,
+                graph.nets().len(),
+                graph.arcs().len(),
+                graph.tests().len(),
+            )
+        },
+        || FlatTiming::build(graph),
     );
-    let allocated = started.elapsed();
-    let flat = FlatTiming::build(graph);
     record("flatten", started.elapsed());
-    tracing::debug!(
-        timing_data_ms = allocated.as_secs_f64() * 1e3,
-        flat_ms = (started.elapsed() - allocated).as_secs_f64() * 1e3,
-        "flatten"
-    );
     (data, flat)
 }
