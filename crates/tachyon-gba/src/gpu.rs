@@ -16,22 +16,24 @@
 //! | 1k    | 3.1 / 3.0 | 0.22/0.06  | 3.1 / 3.8  | 3.4 / 6.7   | 2.7                 | 9.5 / 16.4  |
 //! | 10k   | 13 / 13   | 1.7 / 0.10 | 18 / 7.4   | 41 / 18     | 5.3                 | 74 / 44     |
 //! | 100k  | 31 / 30   | 20 / 0.58  | 67 / 14    | 84 / 60     | 17                  | 204 / 126   |
-//! | 1M    | 79 / 79   | 94 / 3.6   | 311 / 88   | 371 / 73    | 80                  | 838 / 341   |
-//! | 5M    | 304 / 363 | 506 / 12   | 1831 / 299 | 1832 / 391  | 646                 | 4449 / 1661 |
+//! | 1M    | 40 / 33   | 79 / 3.7   | 326 / 86   | 297 / 52    | 88                  | 733 / 266   |
+//! | 5M    | 286 / 177 | 530 / 12   | 1645 / 315 | 1668 / 431  | 670                 | 4079 / 1605 |
 //!
 //! (Earlier the same day: 1M 936 / 458, 5M 5175 / 2817 ms; then CPPR began to build
 //! the network's shape once for both splits, on a host thread while the graph is
-//! copied and the GPU propagates, and to fill each split's network on the GPU from the
-//! timing data already there. Runs of the same binary vary by 10-20% from one machine
-//! lease to the next; alternated in one lease, 1M GPU totals went 349-353 -> 318-328 ms
-//! with the on-device fill alone.)
+//! copied and the GPU propagates, to fill each split's network on the GPU from the
+//! timing data already there, and to build its clock trees, groupings and combination
+//! in parallel or in one walk; and the flatten phase to build its parts at once.
+//! Runs of the same binary vary by 10-20% from one machine lease to the next; the
+//! propagate column of this run (debug logs on) is high: without them the GPU's is
+//! 52-61 ms.)
 //!
 //! The upload at 1M: layout validation (35-57 ms) while the layout is copied (45-66 ms),
 //! GPU levelization 3-6 ms, all while the host lays out the RC trees (60-80 ms), then
 //! the RC upload 15-17 ms (5M: validation and copies 310-470 ms, RC layout 280-715 ms,
 //! RC upload 70-80 ms). The GPU's CPPR is host work (clock trees, pass preparation,
-//! combination) around GPU work: per split at 1M the host spends about 8 ms on the
-//! clock tree, 10 ms preparing the passes and 6-8 ms combining them, the GPU 13-25 ms
+//! combination) around GPU work: per split at 1M the host spends 3-4 ms on the clock
+//! tree, 4-5 ms preparing the passes and 2-3 ms combining them, the GPU 11-17 ms
 //! filling the network and running the passes. Two H200s share the passes: 5M CPPR
 //! 4.40 s on one, 3.66 s on two (an earlier binary, host-filled networks, which
 //! several GPUs still use).
