@@ -25,8 +25,7 @@
 //! timing data already there, and to build its clock trees, groupings and combination
 //! in parallel or in one walk; and the flatten phase to build its parts at once.
 //! Runs of the same binary vary by 10-20% from one machine lease to the next; the
-//! propagate column of this run (debug logs on) is high: without them the GPU's is
-//! 52-61 ms.)
+//! GPU's propagate column ranged over 52-88 ms in that day's runs.)
 //!
 //! The upload at 1M: layout validation (35-57 ms) while the layout is copied (45-66 ms),
 //! GPU levelization 3-6 ms, all while the host lays out the RC trees (60-80 ms), then
