@@ -20,11 +20,17 @@ fn assert_same_slacks(name: &str, fast: &[[f64; 2]], slow: &[[f64; 2]]) -> usize
     n_compared
 }
 
-#[test]
-fn depth_grouping_matches_brute_force_on_the_default_design() {
+/// The README's default design (`testdata/default`), loaded.
+fn default_design() -> Timer {
     let folder = tachyon_testkit::repo_root().join("testdata/default");
     let mut timer = Timer::new();
     timer.load_tau2015(folder.join("gen300.tau2015")).unwrap();
+    timer
+}
+
+#[test]
+fn depth_grouping_matches_brute_force_on_the_default_design() {
+    let mut timer = default_design();
     let (graph, data) = timer.timing().unwrap();
     assert!(!graph.tests().is_empty());
     let fast = tachyon::cppr::post_cppr_slacks(graph, data);
@@ -60,9 +66,7 @@ fn clock_tree_group_counts_and_paths_match_walking_up() {
     use tachyon::cppr::ClockTree;
     use tachyon::graph::ArcKind;
     use tachyon::Split;
-    let folder = tachyon_testkit::repo_root().join("testdata/default");
-    let mut timer = Timer::new();
-    timer.load_tau2015(folder.join("gen300.tau2015")).unwrap();
+    let mut timer = default_design();
     let (graph, data) = timer.timing().unwrap();
     let source = graph.assertions().clock.unwrap().source;
     for split in Split::BOTH {
