@@ -117,13 +117,14 @@ pub fn apply_cppr_on(
     data: &mut TimingData,
     device: PassDevice<'_>,
 ) -> Result<(), GpuError> {
-    let _span = tracing::info_span!("cppr").entered();
-    let post = post_cppr_slacks_on(graph, data, device)?;
-    store(graph, data, &post);
-    Ok(())
+    apply_cppr_with(graph, data, &CpprStructure::build(graph), device)
 }
 
 /// [`apply_cppr_on`] with the structure of `graph` already built.
+///
+/// # Panics
+///
+/// When `structure` was built for another graph (it checks the pin count).
 pub fn apply_cppr_with(
     graph: &TimingGraph,
     data: &mut TimingData,
@@ -198,6 +199,10 @@ pub fn post_cppr_slacks_on(
 }
 
 /// [`post_cppr_slacks_on`] with the structure of `graph` already built.
+///
+/// # Panics
+///
+/// When `structure` was built for another graph (it checks the pin count).
 pub fn post_cppr_slacks_with(
     graph: &TimingGraph,
     data: &TimingData,
