@@ -44,9 +44,10 @@ const EMPTY_ENTRY_INDEX: u32 = 0;
 /// more slot shared by all primary inputs: a pass is seeded by one group per start
 /// point ([`DataNetwork::start_groups`]).
 ///
-/// Being timing-independent, the shape is compiled before the timing values exist (on
-/// the GPU, while the GPU propagates); each split's [`DataNetwork`] then only copies
-/// its delays into place.
+/// Being timing-independent, the shape is compiled before the timing values exist (by
+/// the GPU backend on a host thread while the graph is copied and the GPU propagates);
+/// each split's [`DataNetwork`] then only copies its values into place, or the GPU that
+/// holds the timing data fills them in there ([`NetworkShape::upload_to`]).
 #[derive(Debug)]
 pub struct NetworkShape {
     /// The entry of each pin (`EMPTY_ENTRY_INDEX` when the pin is not in the network);
