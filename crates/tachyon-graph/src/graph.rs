@@ -16,8 +16,109 @@ pub struct Csr {
     arcs: Vec<ArcId>,
 }
 
+/// Up to this many worker threads, a CSR is built in order on one (the two CSRs are
+/// built at the same time, so two threads are busy anyway).
+const SEQUENTIAL_CSR_THREADS: usize = 2;
+
 impl Csr {
-    fn build(n_pins: usize, arcs: &[Arc], enabled: &[bool], key: impl Fn(&Arc) -> PinId) -> Csr {
+    fn build(
+        n_pins: usize,
+        arcs: &[Arc],
+        enabled: &[bool],
+        key: impl Fn(&Arc) -> PinId + Sync,
+    ) -> Csr {
+        if rayon::current_num_threads() > SEQUENTIAL_CSR_THREADS {
+            Csr::build_parallel(n_pins, arcs, enabled, key)
+        } else {
+            Csr::build_sequential(n_pins, arcs, enabled, key)
+        }
+    }
+
+    /// [`Csr::build`] on all threads, with the same result: the enabled arcs counted and
+    /// placed per pin through atomic counters (in any order), then each pin's arcs
+    /// sorted back into arc order.
+    pub(crate) fn build_parallel(
+        n_pins: usize,
+        arcs: &[Arc],
+        enabled: &[bool],
+        key: impl Fn(&Arc) -> PinId + Sync,
+    ) -> Csr {
+        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+        let keys: Vec<u32> = arcs
+            .par_iter()
+            .zip(enabled)
+            .with_min_len(1 << 14)
+            .map(|(arc, &on)| if on { key(arc).0 } else { u32::MAX })
+            .collect();
+        let counts: Vec<AtomicU32> = (0..n_pins)
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(|_| AtomicU32::new(0))
+            .collect();
+        keys.par_iter().with_min_len(1 << 14).for_each(|&pin| {
+            if pin != u32::MAX {
+                counts[pin as usize].fetch_add(1, Relaxed);
+            }
+        });
+        let mut start = Vec::with_capacity(n_pins + 1);
+        start.push(0u32);
+        let mut total = 0u32;
+        for count in &counts {
+            total += count.load(Relaxed);
+            start.push(total);
+        }
+        // Reuse the counters as each pin's next free place.
+        counts
+            .par_iter()
+            .zip(&start[..n_pins])
+            .with_min_len(1 << 14)
+            .for_each(|(cursor, &first)| cursor.store(first, Relaxed));
+        let slots: Vec<AtomicU32> = (0..total)
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(|_| AtomicU32::new(0))
+            .collect();
+        keys.par_iter()
+            .enumerate()
+            .with_min_len(1 << 14)
+            .for_each(|(arc, &pin)| {
+                if pin != u32::MAX {
+                    let place = counts[pin as usize].fetch_add(1, Relaxed);
+                    slots[place as usize].store(arc as u32, Relaxed);
+                }
+            });
+        let mut slots: Vec<ArcId> = slots
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(|slot| ArcId(slot.into_inner()))
+            .collect();
+        // Each chunk of pins sorts its own pins' arcs.
+        const PINS_PER_CHUNK: usize = 4096;
+        let mut parts = Vec::with_capacity(n_pins.div_ceil(PINS_PER_CHUNK));
+        let mut rest = slots.as_mut_slice();
+        for first in (0..n_pins).step_by(PINS_PER_CHUNK) {
+            let last = (first + PINS_PER_CHUNK).min(n_pins);
+            let (part, tail) = rest.split_at_mut((start[last] - start[first]) as usize);
+            parts.push((first, part));
+            rest = tail;
+        }
+        parts.into_par_iter().for_each(|(first, part)| {
+            let base = start[first] as usize;
+            let last = (first + PINS_PER_CHUNK).min(n_pins);
+            for pin in first..last {
+                let range = start[pin] as usize - base..start[pin + 1] as usize - base;
+                part[range].sort_unstable();
+            }
+        });
+        Csr { start, arcs: slots }
+    }
+
+    pub(crate) fn build_sequential(
+        n_pins: usize,
+        arcs: &[Arc],
+        enabled: &[bool],
+        key: impl Fn(&Arc) -> PinId,
+    ) -> Csr {
         let mut start = vec![0u32; n_pins + 1];
         for (arc, _) in arcs.iter().zip(enabled).filter(|(_, on)| **on) {
             start[key(arc).index() + 1] += 1;

@@ -152,3 +152,31 @@ fn parallel_levels_keep_the_sequential_order() {
         }
     }
 }
+
+#[test]
+fn parallel_csr_equals_the_sequential_one() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |bound: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % bound as u64) as usize
+    };
+    for round in 0..20 {
+        let n_pins = 1 + next(20_000);
+        let arcs: Vec<Arc> = (0..next(60_000))
+            .map(|_| {
+                // Some hubs, so that pins with many arcs are sorted back into order.
+                let from = if next(8) == 0 { next(3) } else { next(n_pins) };
+                buffer_arc(PinId::from_index(from), PinId::from_index(next(n_pins)))
+            })
+            .collect();
+        let enabled: Vec<bool> = arcs.iter().map(|_| next(10) != 0).collect();
+        for key in [|arc: &Arc| arc.from, |arc: &Arc| arc.to] {
+            let parallel = Csr::build_parallel(n_pins, &arcs, &enabled, key);
+            let sequential = Csr::build_sequential(n_pins, &arcs, &enabled, key);
+            assert_eq!(parallel.starts(), sequential.starts(), "round {round}");
+            assert_eq!(parallel.arcs(), sequential.arcs(), "round {round}");
+        }
+    }
+}
