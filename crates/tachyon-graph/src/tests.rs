@@ -114,15 +114,21 @@ fn sequential_levels(graph: &TimingGraph) -> (Vec<u32>, Vec<PinId>) {
     (starts, order)
 }
 
-#[test]
-fn parallel_levels_keep_the_sequential_order() {
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = |bound: usize| {
+/// A deterministic xorshift generator from `seed`: each call gives a number below its
+/// bound.
+fn random_below(seed: u64) -> impl FnMut(usize) -> usize {
+    let mut state = seed;
+    move |bound| {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
         (state % bound as u64) as usize
-    };
+    }
+}
+
+#[test]
+fn parallel_levels_keep_the_sequential_order() {
+    let mut next = random_below(0x2545_f491_4f6c_dd1du64);
     for round in 0..60 {
         let n_pins = 2 + next(3000);
         let mut graph = TimingGraph::new(Shared::new(Vec::new()));
@@ -155,13 +161,7 @@ fn parallel_levels_keep_the_sequential_order() {
 
 #[test]
 fn parallel_csr_equals_the_sequential_one() {
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = |bound: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % bound as u64) as usize
-    };
+    let mut next = random_below(0x9e37_79b9_7f4a_7c15u64);
     for round in 0..20 {
         let n_pins = 1 + next(20_000);
         let arcs: Vec<Arc> = (0..next(60_000))
