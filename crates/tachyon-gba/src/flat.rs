@@ -318,7 +318,7 @@ impl FlatParasitics {
     pub fn build(graph: &TimingGraph) -> FlatParasitics {
         let _span = tracing::info_span!("flatten_rc").entered();
         let nets = graph.nets();
-        let n_nodes_of = |net: &Net| net.parasitics.as_ref().map_or(0, |tree| tree.parent.len());
+        let n_nodes_of = |net: &Net| net.parasitics.map_or(0, |span| span.n_nodes as usize);
         // Per net, whether it has a tree and its node count, read in parallel (the nets
         // are large structs: one thread scanning them twice took most of this step).
         let tree_nodes: Vec<(bool, u32)> = nets
@@ -465,7 +465,7 @@ fn fill_net(
     lumped: &mut [f64; 4],
     sources: &mut Vec<(u32, u32)>,
 ) {
-    let Some(tree) = &net.parasitics else {
+    let Some(tree) = graph.rc_tree(net) else {
         for &sink in &net.sinks {
             let capacitance = graph.pin(sink).capacitance;
             for (total, pin_capacitance) in lumped.iter_mut().zip(capacitance) {
@@ -475,12 +475,12 @@ fn fill_net(
         }
         return;
     };
-    parent.copy_from_slice(&tree.parent);
-    res.copy_from_slice(&tree.resistance);
+    parent.copy_from_slice(tree.parent);
+    res.copy_from_slice(tree.resistance);
     for (node, &ground) in tree.ground_capacitance.iter().enumerate() {
         cap[node * 4..node * 4 + 4].copy_from_slice(&[ground; 4]);
     }
-    for &(pin, node) in &tree.pin_nodes {
+    for &(pin, node) in tree.pin_nodes {
         if Some(pin) != net.driver {
             let capacitance = graph.pin(pin).capacitance;
             for (condition, pin_capacitance) in capacitance.iter().enumerate() {
@@ -492,7 +492,7 @@ fn fill_net(
     const SCAN_LIMIT: usize = 16;
     let mut node_map: FastMap<u32, u32> = FastMap::default();
     if net.sinks.len() > SCAN_LIMIT {
-        for &(pin, node) in &tree.pin_nodes {
+        for &(pin, node) in tree.pin_nodes {
             node_map.insert(pin.0, node);
         }
     }

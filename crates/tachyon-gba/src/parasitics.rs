@@ -79,7 +79,7 @@ fn net_parasitics(
     scratch: &mut Scratch,
     sinks: &mut Vec<SinkValues>,
 ) -> [f64; 4] {
-    let Some(tree) = &net.parasitics else {
+    let Some(tree) = graph.rc_tree(net) else {
         // A lumped net: the driver sees the sum of the sink pin caps, no wire delay.
         let mut load = [0.0; 4];
         for &sink in &net.sinks {
@@ -145,16 +145,16 @@ fn net_parasitics(
         array.resize(n_nodes, 0.0);
     }
     for (condition, root) in root_load.iter_mut().enumerate() {
-        cap.copy_from_slice(&tree.ground_capacitance);
-        for &(pin, node) in &tree.pin_nodes {
+        cap.copy_from_slice(tree.ground_capacitance);
+        for &(pin, node) in tree.pin_nodes {
             if Some(pin) != net.driver {
                 cap[node as usize] += graph.pin(pin).capacitance[condition];
             }
         }
-        rc::load(&tree.parent, cap, load);
-        rc::elmore_delay(&tree.parent, &tree.resistance, load, delay);
-        rc::load_delay(&tree.parent, cap, delay, scratch, ldelay);
-        rc::beta(&tree.parent, &tree.resistance, ldelay, beta);
+        rc::load(tree.parent, cap, load);
+        rc::elmore_delay(tree.parent, tree.resistance, load, delay);
+        rc::load_delay(tree.parent, cap, delay, scratch, ldelay);
+        rc::beta(tree.parent, tree.resistance, ldelay, beta);
         *root = if n_nodes > 0 { load[0] } else { 0.0 };
         for (&(_, node), slot) in tree.pin_nodes.iter().zip(slot_of_pin.iter()) {
             if let Some(entry) = slot.map(|slot| &mut per_pin[slot]) {

@@ -70,11 +70,11 @@ pub(crate) const NETS_AHEAD: usize = 4;
 pub(crate) fn prefetch_net(graph: &TimingGraph, nets: &[Net], far: usize, near: usize) {
     if let Some(net) = nets.get(far) {
         prefetch(&net.sinks, 0);
-        if let Some(tree) = &net.parasitics {
-            prefetch(&tree.parent, 0);
-            prefetch(&tree.resistance, 0);
-            prefetch(&tree.ground_capacitance, 0);
-            prefetch(&tree.pin_nodes, 0);
+        if let Some(tree) = graph.rc_tree(net) {
+            prefetch(tree.parent, 0);
+            prefetch(tree.resistance, 0);
+            prefetch(tree.ground_capacitance, 0);
+            prefetch(tree.pin_nodes, 0);
         }
     }
     if let Some(net) = nets.get(near) {

@@ -39,16 +39,20 @@ fn inverter_chain() -> (TimingGraph, [PinId; 4]) {
     let cell_in = graph.add_pin(pin("u:a", PinKind::CellInput, 2.0));
     let cell_out = graph.add_pin(pin("u:z", PinKind::CellOutput, 0.0));
     let output = graph.add_pin(pin("out", PinKind::PrimaryOutput, 3.0));
-    let first = graph.add_net(Net {
-        name: "in".into(),
-        driver: Some(input),
-        sinks: vec![cell_in],
-        parasitics: Some(RcTree {
+    let tree = graph.add_rc_tree(
+        RcTree {
             parent: vec![0, 0],
             resistance: vec![0.0, 1.0],
             ground_capacitance: vec![0.0, 1.0],
             pin_nodes: vec![(input, 0), (cell_in, 1)],
-        }),
+        }
+        .as_ref(),
+    );
+    let first = graph.add_net(Net {
+        name: "in".into(),
+        driver: Some(input),
+        sinks: vec![cell_in],
+        parasitics: Some(tree),
     });
     let second = graph.add_net(Net {
         name: "out".into(),

@@ -6,7 +6,9 @@ use std::sync::Arc as Shared;
 use rayon::prelude::*;
 
 use crate::ids::{ArcId, NetId, PinId, TableId, TestId};
-use crate::model::{Arc, ArcKind, Assertions, Net, NldmTable, Pin, Test};
+use crate::model::{
+    Arc, ArcKind, Assertions, Net, NldmTable, Pin, RcArena, RcSpan, RcTreeRef, Test,
+};
 use crate::name_index::NameIndex;
 
 /// Compressed sparse rows: the arcs of pin `p` are `arcs[start[p]..start[p + 1]]`.
@@ -175,6 +177,8 @@ pub struct CombinationalLoop {
 pub struct TimingGraph {
     pins: Vec<Pin>,
     nets: Vec<Net>,
+    /// The nets' RC trees.
+    rc: RcArena,
     arcs: Vec<Arc>,
     tests: Vec<Test>,
     tables: Shared<Vec<NldmTable>>,
@@ -300,11 +304,33 @@ impl TimingGraph {
         id
     }
 
+    /// Adds an RC tree for a net to come: give the span to [`Net::parasitics`].
+    pub fn add_rc_tree(&mut self, tree: RcTreeRef<'_>) -> RcSpan {
+        self.rc.push(tree)
+    }
+
     /// [`TimingGraph::add_net`] for each net in order, each followed by its net arcs
     /// (driver to each sink, in sink order), as adding them one by one would; in
     /// parallel (a million nets one at a time took a fifth of building the graph).
-    pub fn add_nets_with_arcs(&mut self, nets: Vec<Net>) {
+    /// The nets' spans lie in `rc`, which joins the graph's trees.
+    pub fn add_nets_with_arcs(&mut self, mut nets: Vec<Net>, rc: RcArena) {
         use std::sync::atomic::{AtomicU32, Ordering};
+        if self.rc.parent.is_empty() && self.rc.pin_nodes.is_empty() {
+            self.rc = rc;
+        } else {
+            let node_shift = self.rc.parent.len() as u32;
+            let pin_shift = self.rc.pin_nodes.len() as u32;
+            for span in nets.iter_mut().filter_map(|net| net.parasitics.as_mut()) {
+                span.first_node += node_shift;
+                span.first_pin += pin_shift;
+            }
+            self.rc.parent.extend_from_slice(&rc.parent);
+            self.rc.resistance.extend_from_slice(&rc.resistance);
+            self.rc
+                .ground_capacitance
+                .extend_from_slice(&rc.ground_capacitance);
+            self.rc.pin_nodes.extend_from_slice(&rc.pin_nodes);
+        }
         let first = self.nets.len();
         // Per pin, 1 + its new net (0: none). A pin in two nets ends in the later one,
         // as one by one.
@@ -583,6 +609,17 @@ impl TimingGraph {
     /// One net.
     pub fn net(&self, net: NetId) -> &Net {
         &self.nets[net.index()]
+    }
+
+    /// The RC tree of `net` (a net of this graph), if it has one.
+    #[inline]
+    pub fn rc_tree(&self, net: &Net) -> Option<RcTreeRef<'_>> {
+        net.parasitics.map(|span| self.rc.tree(span))
+    }
+
+    /// All nets' RC trees (each net's [`Net::parasitics`] says where its own lies).
+    pub fn rc_arena(&self) -> &RcArena {
+        &self.rc
     }
 
     /// All arcs, indexed by [`ArcId`] (disabled loop arcs included).

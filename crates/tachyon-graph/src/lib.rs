@@ -24,14 +24,15 @@ pub use fast_hash::{FastBuildHasher, FastHasher, FastMap, FastSet};
 pub use graph::{CombinationalLoop, Csr, TimingGraph};
 pub use ids::{ArcId, NetId, PinId, TableId, TestId};
 pub use model::{
-    Arc, ArcKind, Assertions, CellArc, Clock, Net, NldmTable, Pin, PinKind, RcTree, Test, TestKind,
-    Unateness,
+    Arc, ArcKind, Assertions, CellArc, Clock, Net, NldmTable, Pin, PinKind, RcArena, RcSpan,
+    RcTree, RcTreeRef, Test, TestKind, Unateness,
 };
 pub use name_compare::{bytes_equal, name_order, name_prefix, names_equal};
 pub use name_index::NameIndex;
 pub use prefetch::prefetch;
 pub use rc_tree::{
-    flatten_rc_tree, flatten_rc_tree_with, FlattenReport, FlattenScratch, RcNetwork,
+    flatten_rc_tree, flatten_rc_tree_into, flatten_rc_tree_with, FlattenReport, FlattenScratch,
+    RcNetwork, RcTreeRoom,
 };
 pub use timing::{filled, TestResult, TimingData, NO_VALUE};
 

@@ -48,13 +48,15 @@ pub struct Net {
     pub driver: Option<PinId>,
     /// The sink pins in connection order.
     pub sinks: Vec<PinId>,
-    /// The RC tree from SPEF; `None` means a lumped net (zero wire delay, load = sum of
-    /// sink pin caps).
-    pub parasitics: Option<RcTree>,
+    /// Where the net's RC tree from SPEF lies in the graph's [`RcArena`] (read it with
+    /// [`crate::TimingGraph::rc_tree`]); `None` means a lumped net (zero wire delay,
+    /// load = sum of sink pin caps).
+    pub parasitics: Option<RcSpan>,
 }
 
 /// A flattened RC tree in BFS order from the driver (node 0), as the passes of
-/// `tachyon_kernels::rc` expect: `parent[v] < v` for every node but the root.
+/// `tachyon_kernels::rc` expect: `parent[v] < v` for every node but the root. The owned
+/// form, to build one tree; a graph keeps all of its trees in one [`RcArena`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RcTree {
     /// Parent node of each node (`parent[0] = 0`, ignored).
@@ -65,6 +67,94 @@ pub struct RcTree {
     pub ground_capacitance: Vec<f64>,
     /// The node of each pin of the net that appears in the tree.
     pub pin_nodes: Vec<(PinId, u32)>,
+}
+
+impl RcTree {
+    /// The tree as borrowed slices.
+    pub fn as_ref(&self) -> RcTreeRef<'_> {
+        RcTreeRef {
+            parent: &self.parent,
+            resistance: &self.resistance,
+            ground_capacitance: &self.ground_capacitance,
+            pin_nodes: &self.pin_nodes,
+        }
+    }
+}
+
+/// A borrowed [`RcTree`]: one net's part of an [`RcArena`] (node numbers are the net's
+/// own, from 0).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RcTreeRef<'a> {
+    /// Parent node of each node (`parent[0] = 0`, ignored).
+    pub parent: &'a [u32],
+    /// Resistance of the edge from the parent to each node (kOhm; `[0]` ignored).
+    pub resistance: &'a [f64],
+    /// Ground capacitance of each node (fF), coupling capacitances already grounded.
+    pub ground_capacitance: &'a [f64],
+    /// The node of each pin of the net that appears in the tree.
+    pub pin_nodes: &'a [(PinId, u32)],
+}
+
+/// Where one net's RC tree lies in an [`RcArena`]: its nodes
+/// `first_node..first_node + n_nodes` and its pin entries
+/// `first_pin..first_pin + n_pins`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RcSpan {
+    /// The arena index of the tree's node 0 (its root).
+    pub first_node: u32,
+    /// The number of nodes.
+    pub n_nodes: u32,
+    /// The arena index of the tree's first pin entry.
+    pub first_pin: u32,
+    /// The number of pin entries.
+    pub n_pins: u32,
+}
+
+/// The RC trees of many nets in four flat arrays, each tree a contiguous [`RcSpan`] of
+/// them: a million nets cost four allocations, not four million. Spans need not be
+/// adjacent (a builder may reserve more room for a tree than it takes), so walk the
+/// trees through their spans, not the arrays.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RcArena {
+    /// Per node, its parent within its own tree.
+    pub parent: Vec<u32>,
+    /// Per node, the resistance from its parent (kOhm).
+    pub resistance: Vec<f64>,
+    /// Per node, its ground capacitance (fF).
+    pub ground_capacitance: Vec<f64>,
+    /// Per pin entry, the pin and its node within its own tree.
+    pub pin_nodes: Vec<(PinId, u32)>,
+}
+
+impl RcArena {
+    /// Appends `tree` and returns where it lies.
+    pub fn push(&mut self, tree: RcTreeRef<'_>) -> RcSpan {
+        let span = RcSpan {
+            first_node: self.parent.len() as u32,
+            n_nodes: tree.parent.len() as u32,
+            first_pin: self.pin_nodes.len() as u32,
+            n_pins: tree.pin_nodes.len() as u32,
+        };
+        self.parent.extend_from_slice(tree.parent);
+        self.resistance.extend_from_slice(tree.resistance);
+        self.ground_capacitance
+            .extend_from_slice(tree.ground_capacitance);
+        self.pin_nodes.extend_from_slice(tree.pin_nodes);
+        span
+    }
+
+    /// The tree at `span`. Panics if the span lies outside the arena.
+    #[inline]
+    pub fn tree(&self, span: RcSpan) -> RcTreeRef<'_> {
+        let nodes = span.first_node as usize..(span.first_node + span.n_nodes) as usize;
+        let pins = span.first_pin as usize..(span.first_pin + span.n_pins) as usize;
+        RcTreeRef {
+            parent: &self.parent[nodes.clone()],
+            resistance: &self.resistance[nodes.clone()],
+            ground_capacitance: &self.ground_capacitance[nodes],
+            pin_nodes: &self.pin_nodes[pins],
+        }
+    }
 }
 
 /// How an arc's output transition follows its input transition.

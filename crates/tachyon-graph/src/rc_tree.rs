@@ -1,7 +1,7 @@
 //! Building a flattened [`RcTree`] from an unordered resistor network.
 
 use crate::ids::PinId;
-use crate::model::RcTree;
+use crate::model::{RcSpan, RcTree};
 
 /// A resistor network as parsed: nodes `0..n`, undirected resistors, ground caps.
 #[derive(Debug, Clone, Default)]
@@ -66,86 +66,141 @@ pub fn flatten_rc_tree_with(
     pin_nodes: &[(PinId, u32)],
     root: u32,
 ) -> (RcTree, FlattenReport) {
-    {
-        let n_nodes = ground_capacitance.len();
-        let FlattenScratch {
-            adjacency_start,
-            fill,
-            adjacency,
-            new_index,
-            order,
-        } = scratch;
-        adjacency_start.clear();
-        adjacency_start.resize(n_nodes + 1, 0);
-        for &(a, b, _) in resistors {
-            adjacency_start[a as usize + 1] += 1;
-            adjacency_start[b as usize + 1] += 1;
-        }
-        for node in 0..n_nodes {
-            adjacency_start[node + 1] += adjacency_start[node];
-        }
-        fill.clear();
-        fill.extend_from_slice(adjacency_start);
-        adjacency.clear();
-        adjacency.resize(adjacency_start[n_nodes] as usize, (0, 0.0));
-        for &(a, b, ohms) in resistors {
-            adjacency[fill[a as usize] as usize] = (b, ohms);
-            fill[a as usize] += 1;
-            adjacency[fill[b as usize] as usize] = (a, ohms);
-            fill[b as usize] += 1;
-        }
+    let n_nodes = ground_capacitance.len();
+    let mut tree = RcTree {
+        parent: vec![0; n_nodes],
+        resistance: vec![0.0; n_nodes],
+        ground_capacitance: vec![0.0; n_nodes],
+        pin_nodes: vec![(PinId(0), 0); pin_nodes.len()],
+    };
+    let (placed, report) = flatten_rc_tree_into(
+        scratch,
+        ground_capacitance,
+        resistors,
+        pin_nodes,
+        root,
+        RcTreeRoom {
+            parent: &mut tree.parent,
+            resistance: &mut tree.resistance,
+            ground_capacitance: &mut tree.ground_capacitance,
+            pin_nodes: &mut tree.pin_nodes,
+        },
+    );
+    tree.parent.truncate(placed.n_nodes as usize);
+    tree.resistance.truncate(placed.n_nodes as usize);
+    tree.ground_capacitance.truncate(placed.n_nodes as usize);
+    tree.pin_nodes.truncate(placed.n_pins as usize);
+    (tree, report)
+}
 
-        new_index.clear();
-        new_index.resize(n_nodes, u32::MAX);
-        order.clear();
-        let mut tree = RcTree {
-            parent: Vec::with_capacity(n_nodes),
-            resistance: Vec::with_capacity(n_nodes),
-            ..RcTree::default()
-        };
-        let mut report = FlattenReport::default();
-        let mut tree_edges = 0usize;
-        if (root as usize) < n_nodes {
-            new_index[root as usize] = 0;
-            order.push(root);
-            tree.parent.push(0);
-            tree.resistance.push(0.0);
-            let mut head = 0;
-            while head < order.len() {
-                let node = order[head] as usize;
-                let start = adjacency_start[node] as usize;
-                let end = adjacency_start[node + 1] as usize;
-                for &(next, ohms) in &adjacency[start..end] {
-                    if new_index[next as usize] == u32::MAX {
-                        new_index[next as usize] = order.len() as u32;
-                        order.push(next);
-                        tree.parent.push(head as u32);
-                        tree.resistance.push(ohms);
-                        tree_edges += 1;
-                    }
+/// Room for one flattened tree, e.g. a net's part of an [`crate::RcArena`]: the node
+/// slices hold at least the network's node count, `pin_nodes` at least its pin count.
+#[derive(Debug)]
+pub struct RcTreeRoom<'a> {
+    /// Receives the parent of each node.
+    pub parent: &'a mut [u32],
+    /// Receives the resistance from each node's parent.
+    pub resistance: &'a mut [f64],
+    /// Receives each node's ground capacitance.
+    pub ground_capacitance: &'a mut [f64],
+    /// Receives the pins that are in the tree, with their nodes.
+    pub pin_nodes: &'a mut [(PinId, u32)],
+}
+
+/// [`flatten_rc_tree_with`] into `room`: writes the tree to the front of its slices and
+/// returns how many nodes and pin entries it took (as an [`RcSpan`] from 0). Panics if
+/// the room is smaller than the network.
+pub fn flatten_rc_tree_into(
+    scratch: &mut FlattenScratch,
+    ground_capacitance: &[f64],
+    resistors: &[(u32, u32, f64)],
+    pin_nodes: &[(PinId, u32)],
+    root: u32,
+    room: RcTreeRoom<'_>,
+) -> (RcSpan, FlattenReport) {
+    let n_nodes = ground_capacitance.len();
+    let FlattenScratch {
+        adjacency_start,
+        fill,
+        adjacency,
+        new_index,
+        order,
+    } = scratch;
+    adjacency_start.clear();
+    adjacency_start.resize(n_nodes + 1, 0);
+    for &(a, b, _) in resistors {
+        adjacency_start[a as usize + 1] += 1;
+        adjacency_start[b as usize + 1] += 1;
+    }
+    for node in 0..n_nodes {
+        adjacency_start[node + 1] += adjacency_start[node];
+    }
+    fill.clear();
+    fill.extend_from_slice(adjacency_start);
+    adjacency.clear();
+    adjacency.resize(adjacency_start[n_nodes] as usize, (0, 0.0));
+    for &(a, b, ohms) in resistors {
+        adjacency[fill[a as usize] as usize] = (b, ohms);
+        fill[a as usize] += 1;
+        adjacency[fill[b as usize] as usize] = (a, ohms);
+        fill[b as usize] += 1;
+    }
+
+    new_index.clear();
+    new_index.resize(n_nodes, u32::MAX);
+    order.clear();
+    let mut report = FlattenReport::default();
+    if (root as usize) < n_nodes {
+        new_index[root as usize] = 0;
+        order.push(root);
+        room.parent[0] = 0;
+        room.resistance[0] = 0.0;
+        let mut head = 0;
+        while head < order.len() {
+            let node = order[head] as usize;
+            let start = adjacency_start[node] as usize;
+            let end = adjacency_start[node + 1] as usize;
+            for &(next, ohms) in &adjacency[start..end] {
+                if new_index[next as usize] == u32::MAX {
+                    let index = order.len();
+                    new_index[next as usize] = index as u32;
+                    order.push(next);
+                    room.parent[index] = head as u32;
+                    room.resistance[index] = ohms;
                 }
-                head += 1;
             }
+            head += 1;
         }
-        let reachable_resistors = resistors
-            .iter()
-            .filter(|(a, _, _)| new_index[*a as usize] != u32::MAX)
-            .count();
-        report.loop_resistors = reachable_resistors.saturating_sub(tree_edges);
+    }
+    // Every node but the root came in through one tree edge.
+    let tree_edges = order.len().saturating_sub(1);
+    let reachable_resistors = resistors
+        .iter()
+        .filter(|(a, _, _)| new_index[*a as usize] != u32::MAX)
+        .count();
+    report.loop_resistors = reachable_resistors.saturating_sub(tree_edges);
+    if order.len() < n_nodes {
         report.unreachable_nodes = (0..n_nodes as u32)
             .filter(|&node| new_index[node as usize] == u32::MAX)
             .collect();
-        tree.ground_capacitance = order
-            .iter()
-            .map(|&node| ground_capacitance[node as usize])
-            .collect();
-        tree.pin_nodes = pin_nodes
-            .iter()
-            .filter(|(_, node)| new_index[*node as usize] != u32::MAX)
-            .map(|&(pin, node)| (pin, new_index[node as usize]))
-            .collect();
-        (tree, report)
     }
+    for (slot, &node) in room.ground_capacitance.iter_mut().zip(order.iter()) {
+        *slot = ground_capacitance[node as usize];
+    }
+    let mut n_pins = 0;
+    for &(pin, node) in pin_nodes {
+        if new_index[node as usize] != u32::MAX {
+            room.pin_nodes[n_pins] = (pin, new_index[node as usize]);
+            n_pins += 1;
+        }
+    }
+    let placed = RcSpan {
+        first_node: 0,
+        n_nodes: order.len() as u32,
+        first_pin: 0,
+        n_pins: n_pins as u32,
+    };
+    (placed, report)
 }
 
 #[cfg(test)]

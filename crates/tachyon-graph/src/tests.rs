@@ -180,3 +180,78 @@ fn parallel_csr_equals_the_sequential_one() {
         }
     }
 }
+
+#[test]
+fn nets_added_in_bulk_keep_their_trees_where_the_graph_had_trees_already() {
+    let mut graph = TimingGraph::new(Shared::new(Vec::new()));
+    let pins: Vec<PinId> = (0..4)
+        .map(|index| graph.add_pin(pin(&format!("p{index}"), PinKind::CellInput)))
+        .collect();
+    let first_tree = RcTree {
+        parent: vec![0, 0],
+        resistance: vec![0.0, 1.5],
+        ground_capacitance: vec![0.25, 2.0],
+        pin_nodes: vec![(pins[0], 0), (pins[1], 1)],
+    };
+    let span = graph.add_rc_tree(first_tree.as_ref());
+    graph.add_net(Net {
+        name: "a".into(),
+        driver: Some(pins[0]),
+        sinks: vec![pins[1]],
+        parasitics: Some(span),
+    });
+    // A bulk arena with room left unused between its trees, as the linker leaves it.
+    let second_tree = RcTree {
+        parent: vec![0, 0, 1],
+        resistance: vec![0.0, 0.5, 0.75],
+        ground_capacitance: vec![1.0, 3.0, 4.0],
+        pin_nodes: vec![(pins[2], 0), (pins[3], 2)],
+    };
+    let mut bulk = RcArena::default();
+    bulk.push(first_tree.as_ref());
+    let second_span = bulk.push(second_tree.as_ref());
+    let nets = vec![Net {
+        name: "b".into(),
+        driver: Some(pins[2]),
+        sinks: vec![pins[3]],
+        parasitics: Some(second_span),
+    }];
+    graph.add_nets_with_arcs(nets, bulk);
+    assert_eq!(graph.rc_tree(&graph.nets()[0]), Some(first_tree.as_ref()));
+    assert_eq!(graph.rc_tree(&graph.nets()[1]), Some(second_tree.as_ref()));
+    assert_eq!(graph.rc_arena().parent.len(), 7);
+}
+
+#[test]
+fn a_tree_flattened_into_larger_room_takes_its_front() {
+    // Root 1; node 3 unreachable; pin 9 names the unreachable node.
+    let ground = [1.0, 2.0, 3.0, 4.0];
+    let resistors = [(1, 0, 0.5), (0, 2, 0.25)];
+    let pins = [(PinId(7), 1), (PinId(8), 2), (PinId(9), 3)];
+    let (mut parent, mut resistance, mut capacitance) = ([9; 6], [9.0; 6], [9.0; 6]);
+    let mut pin_nodes = [(PinId(0), 9); 4];
+    let (placed, report) = flatten_rc_tree_into(
+        &mut FlattenScratch::default(),
+        &ground,
+        &resistors,
+        &pins,
+        1,
+        RcTreeRoom {
+            parent: &mut parent,
+            resistance: &mut resistance,
+            ground_capacitance: &mut capacitance,
+            pin_nodes: &mut pin_nodes,
+        },
+    );
+    assert_eq!((placed.n_nodes, placed.n_pins), (3, 2));
+    assert_eq!(report.unreachable_nodes, vec![3]);
+    assert_eq!(parent[..3], [0, 0, 1]);
+    assert_eq!(resistance[..3], [0.0, 0.5, 0.25]);
+    assert_eq!(capacitance[..3], [2.0, 1.0, 3.0]);
+    assert_eq!(pin_nodes[..2], [(PinId(7), 0), (PinId(8), 2)]);
+    // The room past the tree is left as it was.
+    assert_eq!((parent[3], pin_nodes[2]), (9, (PinId(0), 9)));
+    let (owned, _) = flatten_rc_tree(&ground, &resistors, &pins, 1);
+    assert_eq!(owned.parent, parent[..3]);
+    assert_eq!(owned.pin_nodes, pin_nodes[..2]);
+}

@@ -10,8 +10,8 @@ use std::cmp::Ordering;
 
 use rayon::prelude::*;
 use tachyon_graph::{
-    flatten_rc_tree_with, Arc, ArcKind, Assertions, CellArc, Clock, FastMap, FlattenScratch, Net,
-    Pin, PinId, PinKind, RcTree, Test, TimingGraph,
+    flatten_rc_tree_into, Arc, ArcKind, Assertions, CellArc, Clock, FastMap, FlattenScratch, Net,
+    Pin, PinId, PinKind, RcArena, RcSpan, RcTreeRoom, Test, TimingGraph,
 };
 use tachyon_kernels::Split;
 use tachyon_sdc::Assertion;
@@ -254,12 +254,11 @@ impl Design {
             .map(|pin| tachyon_graph::name_prefix(&pin.name))
             .collect();
         mark("prefixes");
-        let nets: Vec<Net> = net_order
+        let mut nets: Vec<Net> = net_order
             .par_iter()
-            .map_init(NetScratch::default, |scratch, &slot| {
+            .map_init(Vec::new, |pins, &slot| {
                 let row = &row_pins
                     [row_start[slot as usize] as usize..row_start[slot as usize + 1] as usize];
-                let pins = &mut scratch.pins;
                 pins.clear();
                 pins.extend_from_slice(row);
                 pins.sort_by(|&a, &b| {
@@ -276,36 +275,136 @@ impl Design {
                     .filter(|&(position, _)| Some(position) != driver)
                     .map(|(_, &pin)| pin)
                     .collect();
-                let driver = driver.map(|position| pins[position]);
-                let state = &self.nets.slots[slot as usize];
-                let tree = match (&state.parasitics, driver) {
-                    (Some(parasitics), Some(driver)) => flatten_parasitics(
-                        scratch,
-                        graph_ref,
-                        &state.name,
-                        parasitics,
-                        &pin_of_key,
-                        driver,
-                        &sinks,
-                    ),
-                    _ => None,
-                };
                 Net {
-                    name: state.name.to_string(),
-                    driver,
+                    name: self.nets.slots[slot as usize].name.to_string(),
+                    driver: driver.map(|position| pins[position]),
                     sinks,
-                    parasitics: tree,
+                    parasitics: None,
                 }
             })
             .collect();
         drop(row_pins);
         mark("nets");
-        graph.add_nets_with_arcs(nets);
+        let rc = self.flatten_trees(graph_ref, &net_order, &mut nets, &pin_of_key);
+        mark("rc trees");
+        graph.add_nets_with_arcs(nets, rc);
         mark("net arcs");
         graph.set_assertions(self.graph_assertions(&graph)?);
         mark("assertions");
         tracing::debug!(steps = ?marks, "graph built");
         Ok(graph)
+    }
+
+    /// The RC trees of `nets` (the nets of slots `net_order`) flattened from their
+    /// drivers into one arena, in parallel by chunks of nets; each tree gets the room its
+    /// SPEF nodes and its net's pins could take, so chunks know their place up front.
+    fn flatten_trees(
+        &self,
+        graph: &TimingGraph,
+        net_order: &[u32],
+        nets: &mut [Net],
+        pin_of_key: &(impl Fn(&PinKey) -> Option<PinId> + Sync),
+    ) -> RcArena {
+        const NETS_PER_CHUNK: usize = 4096;
+        // (nodes, pin entries) a net's tree may take.
+        let room_of =
+            |slot: u32, net: &Net| match (&self.nets.slots[slot as usize].parasitics, net.driver) {
+                (Some(parasitics), Some(_)) => {
+                    (parasitics.ground_capacitance.len(), 1 + net.sinks.len())
+                }
+                _ => (0, 0),
+            };
+        let chunk_room: Vec<(usize, usize)> = net_order
+            .par_chunks(NETS_PER_CHUNK)
+            .zip(nets.par_chunks(NETS_PER_CHUNK))
+            .map(|(slots, nets)| {
+                slots
+                    .iter()
+                    .zip(nets)
+                    .fold((0, 0), |(nodes, pins), (&slot, net)| {
+                        let (net_nodes, net_pins) = room_of(slot, net);
+                        (nodes + net_nodes, pins + net_pins)
+                    })
+            })
+            .collect();
+        let (n_nodes, n_pins) = chunk_room
+            .iter()
+            .fold((0, 0), |(nodes, pins), &(chunk_nodes, chunk_pins)| {
+                (nodes + chunk_nodes, pins + chunk_pins)
+            });
+        let mut rc = RcArena {
+            parent: vec![0; n_nodes],
+            resistance: vec![0.0; n_nodes],
+            ground_capacitance: vec![0.0; n_nodes],
+            pin_nodes: vec![(PinId(0), 0); n_pins],
+        };
+        // Cut the arena into the chunks' parts.
+        let mut parts = Vec::with_capacity(chunk_room.len());
+        let (mut parent, mut resistance, mut ground, mut pin_nodes) = (
+            &mut rc.parent[..],
+            &mut rc.resistance[..],
+            &mut rc.ground_capacitance[..],
+            &mut rc.pin_nodes[..],
+        );
+        let (mut first_node, mut first_pin) = (0u32, 0u32);
+        for &(chunk_nodes, chunk_pins) in &chunk_room {
+            let (chunk_parent, rest_parent) = parent.split_at_mut(chunk_nodes);
+            let (chunk_resistance, rest_resistance) = resistance.split_at_mut(chunk_nodes);
+            let (chunk_ground, rest_ground) = ground.split_at_mut(chunk_nodes);
+            let (chunk_pin_nodes, rest_pin_nodes) = pin_nodes.split_at_mut(chunk_pins);
+            parts.push((
+                (first_node, first_pin),
+                RcTreeRoom {
+                    parent: chunk_parent,
+                    resistance: chunk_resistance,
+                    ground_capacitance: chunk_ground,
+                    pin_nodes: chunk_pin_nodes,
+                },
+            ));
+            (parent, resistance, ground, pin_nodes) =
+                (rest_parent, rest_resistance, rest_ground, rest_pin_nodes);
+            first_node += chunk_nodes as u32;
+            first_pin += chunk_pins as u32;
+        }
+        net_order
+            .par_chunks(NETS_PER_CHUNK)
+            .zip(nets.par_chunks_mut(NETS_PER_CHUNK))
+            .zip(parts)
+            .for_each(|((slots, nets), ((first_node, first_pin), room))| {
+                let mut scratch = NetScratch::default();
+                let (mut node, mut pin) = (0usize, 0usize);
+                for (&slot, net) in slots.iter().zip(nets) {
+                    let (net_nodes, net_pins) = room_of(slot, net);
+                    let (Some(parasitics), Some(driver)) =
+                        (&self.nets.slots[slot as usize].parasitics, net.driver)
+                    else {
+                        continue;
+                    };
+                    let net_room = RcTreeRoom {
+                        parent: &mut room.parent[node..node + net_nodes],
+                        resistance: &mut room.resistance[node..node + net_nodes],
+                        ground_capacitance: &mut room.ground_capacitance[node..node + net_nodes],
+                        pin_nodes: &mut room.pin_nodes[pin..pin + net_pins],
+                    };
+                    net.parasitics = flatten_parasitics(
+                        &mut scratch,
+                        graph,
+                        net,
+                        parasitics,
+                        pin_of_key,
+                        driver,
+                        net_room,
+                    )
+                    .map(|placed| RcSpan {
+                        first_node: first_node + node as u32,
+                        first_pin: first_pin + pin as u32,
+                        ..placed
+                    });
+                    node += net_nodes;
+                    pin += net_pins;
+                }
+            });
+        rc
     }
 
     /// The pins, arcs and tests of `cell_name` with pins numbered in the reference
@@ -420,8 +519,6 @@ impl Design {
 /// Per-thread work arrays of the nets' construction, reused from net to net.
 #[derive(Default)]
 struct NetScratch {
-    /// The net's pins, sorted by name.
-    pins: Vec<PinId>,
     /// (pin, node) of the SPEF nodes that name pins, sorted by pin.
     node_of: Vec<(PinId, u32)>,
     /// (pin, node) of the driver, then of the sinks in the tree.
@@ -435,23 +532,22 @@ fn by_name(graph: &TimingGraph, a: PinId, b: PinId) -> Ordering {
 }
 
 /// Matches the SPEF nodes that name pins to the net's pins and flattens the tree from
-/// the driver.
+/// the driver into `room`; None when the driver is not in the parasitics.
 fn flatten_parasitics(
     scratch: &mut NetScratch,
     graph: &TimingGraph,
-    net_name: &str,
+    net: &Net,
     parasitics: &NetParasitics,
     pin_of_key: &(impl Fn(&PinKey) -> Option<PinId> + Sync),
     driver: PinId,
-    sinks: &[PinId],
-) -> Option<RcTree> {
+    room: RcTreeRoom<'_>,
+) -> Option<RcSpan> {
     // (pin, node), sorted by pin; a pin named by two nodes keeps the last, as a map
     // filled in node order would.
     let NetScratch {
         node_of,
         pin_nodes,
         flatten: scratch,
-        ..
     } = scratch;
     node_of.clear();
     node_of.extend(
@@ -471,28 +567,29 @@ fn flatten_parasitics(
     let root = find(driver)?;
     pin_nodes.clear();
     pin_nodes.push((driver, root));
-    for &sink in sinks {
+    for &sink in &net.sinks {
         match find(sink) {
             Some(node) => pin_nodes.push((sink, node)),
             None => {
-                tracing::warn!(net = net_name, pin = %graph.pin(sink).name, "pin not in the net's parasitics")
+                tracing::warn!(net = net.name, pin = %graph.pin(sink).name, "pin not in the net's parasitics")
             }
         }
     }
-    let (tree, report) = flatten_rc_tree_with(
+    let (placed, report) = flatten_rc_tree_into(
         scratch,
         &parasitics.ground_capacitance,
         &parasitics.resistors,
         pin_nodes,
         root,
+        room,
     );
     if !report.unreachable_nodes.is_empty() || report.loop_resistors > 0 {
         tracing::warn!(
-            net = net_name,
+            net = net.name,
             unreachable = report.unreachable_nodes.len(),
             loops = report.loop_resistors,
             "parasitics are not a tree rooted at the driver"
         );
     }
-    Some(tree)
+    Some(placed)
 }

@@ -107,7 +107,9 @@ impl Timer {
     }
 
     fn record(&mut self, phase: &'static str, started: Instant) {
-        backend::add_phase(&mut self.phases, phase, started.elapsed());
+        let elapsed = started.elapsed();
+        tracing::debug!(phase, ms = elapsed.as_secs_f64() * 1e3, "step recorded");
+        backend::add_phase(&mut self.phases, phase, elapsed);
     }
 
     /// Per-phase durations so far, in first-seen order: `parse` (the parsers only),
