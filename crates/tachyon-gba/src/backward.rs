@@ -72,11 +72,63 @@ pub fn propagate_required_flat(graph: &TimingGraph, flat: &FlatTiming, data: &mu
 }
 
 /// The required times that output assertions and tests put on their pins (dense, one
-/// per pin; "no value" elsewhere). Both backends start the backward pass from these.
+/// per pin; "no value" elsewhere). The CPU pass starts from these.
 pub fn required_seeds(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 4]> {
     let mut seeds = tachyon_graph::filled(graph.n_pins() as usize, [NO_VALUE; 4]);
+    seed_required(graph, data, &mut seeds);
+    seeds
+}
+
+/// [`required_seeds`] as a list: `(pin, seeds)` in pin order for the pins whose seeds
+/// are not all "no value". The GPU scatters these; a dense array of every pin would
+/// cost more to fill and scan than the few seeded pins.
+pub fn required_seed_list(graph: &TimingGraph, data: &TimingData) -> Vec<(u32, [f64; 4])> {
+    let mut sparse = SparseSeeds::default();
+    seed_required(graph, data, &mut sparse);
+    let canonical = NO_VALUE.to_bits();
+    let mut seeds: Vec<(u32, [f64; 4])> = sparse
+        .seeds
+        .into_iter()
+        .filter(|(_, values)| values.iter().any(|value| value.to_bits() != canonical))
+        .collect();
+    seeds.sort_unstable_by_key(|&(pin, _)| pin);
+    seeds
+}
+
+/// Where [`seed_required`] keeps each pin's seeds ("no value" until first seeded).
+trait SeedStore {
+    fn seeds_of(&mut self, pin: usize) -> &mut [f64; 4];
+}
+
+impl SeedStore for Vec<[f64; 4]> {
+    fn seeds_of(&mut self, pin: usize) -> &mut [f64; 4] {
+        &mut self[pin]
+    }
+}
+
+/// Seeds of the seeded pins only, in the order they were first seeded.
+#[derive(Default)]
+struct SparseSeeds {
+    slot_of: tachyon_graph::FastMap<u32, u32>,
+    seeds: Vec<(u32, [f64; 4])>,
+}
+
+impl SeedStore for SparseSeeds {
+    fn seeds_of(&mut self, pin: usize) -> &mut [f64; 4] {
+        let next = self.seeds.len() as u32;
+        let slot = *self.slot_of.entry(pin as u32).or_insert(next);
+        if slot == next {
+            self.seeds.push((pin as u32, [NO_VALUE; 4]));
+        }
+        &mut self.seeds[slot as usize].1
+    }
+}
+
+/// Puts the output assertions' and the tests' required times into `store`, in one
+/// order for both forms (assertions first, then the tests in order).
+fn seed_required(graph: &TimingGraph, data: &TimingData, store: &mut impl SeedStore) {
     for &(pin, values) in &graph.assertions().required {
-        seeds[pin.index()] = values;
+        *store.seeds_of(pin.index()) = values;
     }
     for (test, result) in graph.tests().iter().zip(&data.tests) {
         for data_transition in Transition::BOTH {
@@ -90,22 +142,30 @@ pub fn required_seeds(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 4]> {
             match test.kind {
                 TestKind::Setup => {
                     let condition = condition_index(Split::Late, data_transition);
-                    merge_into(&mut seeds[data_pin][condition], required + credit, true);
+                    merge_into(
+                        &mut store.seeds_of(data_pin)[condition],
+                        required + credit,
+                        true,
+                    );
                     let clock_condition = condition_index(Split::Early, test.clock_edge);
                     let clock_arrival = data.arrival[test.clock.index()][clock_condition];
                     merge_into(
-                        &mut seeds[test.clock.index()][clock_condition],
+                        &mut store.seeds_of(test.clock.index())[clock_condition],
                         clock_arrival - slack,
                         false,
                     );
                 }
                 TestKind::Hold => {
                     let condition = condition_index(Split::Early, data_transition);
-                    merge_into(&mut seeds[data_pin][condition], required - credit, false);
+                    merge_into(
+                        &mut store.seeds_of(data_pin)[condition],
+                        required - credit,
+                        false,
+                    );
                     let clock_condition = condition_index(Split::Late, test.clock_edge);
                     let clock_arrival = data.arrival[test.clock.index()][clock_condition];
                     merge_into(
-                        &mut seeds[test.clock.index()][clock_condition],
+                        &mut store.seeds_of(test.clock.index())[clock_condition],
                         clock_arrival + slack,
                         true,
                     );
@@ -113,5 +173,4 @@ pub fn required_seeds(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 4]> {
             }
         }
     }
-    seeds
 }

@@ -2,7 +2,7 @@
 //! The RC pass, the forward levels and the test evaluation run on the GPU; the host
 //! downloads arrivals, slews, delays and test results (CPPR, `tachyon-cppr`, compiles
 //! its network on the host and runs its grouping passes on the GPUs), then the GPU runs
-//! the backward levels from the seeds the host computes with [`crate::required_seeds`],
+//! the backward levels from the seeds the host computes with [`crate::required_seed_list`],
 //! exactly as the CPU backend does.
 //!
 //! Measured (`tachyon tau --check-cpu --runs 3`, medians, ms, CPU backend on all cores
@@ -54,7 +54,7 @@ use tachyon_gpu::{
 use tachyon_graph::{TimingData, TimingGraph, NO_VALUE};
 
 use crate::flat::{FlatParasitics, FlatTiming};
-use crate::{primary_input_values, required_seeds};
+use crate::{primary_input_values, required_seed_list};
 
 /// A graph on the GPU, between phases.
 pub struct GpuTiming {
@@ -141,10 +141,15 @@ impl GpuTiming {
         flat: &FlatTiming,
         data: &mut TimingData,
     ) -> Result<(), GpuError> {
+        let started = std::time::Instant::now();
         let primary_inputs = primary_input_values(graph, flat);
         let clock = graph.assertions().clock;
         self.device
             .run_forward(&primary_inputs, clock.map(|clock| clock.period))?;
+        let queued_ms = started.elapsed().as_secs_f64() * 1e3;
+        let swept_ms = self
+            .sync_for_log()?
+            .then(|| started.elapsed().as_secs_f64() * 1e3);
         let mut test_required = vec![[NO_VALUE; 2]; data.tests.len()];
         self.device.download_forward(ForwardOutputs {
             net_load: &mut data.net_load,
@@ -160,20 +165,44 @@ impl GpuTiming {
                 result.required_before_cppr = required;
             }
         }
+        tracing::debug!(
+            queued_ms,
+            swept_ms,
+            downloaded_ms = started.elapsed().as_secs_f64() * 1e3,
+            "gpu forward: sweep and tests queued, done (with TACHYON_GPU_SYNC_STEPS), results downloaded"
+        );
         Ok(())
+    }
+
+    /// With `TACHYON_GPU_SYNC_STEPS` set (a diagnostics switch), waits for the queued
+    /// work so that the debug log can tell kernel time from transfer time; it costs the
+    /// overlap of the two, so figures are taken without it. Returns whether it waited.
+    fn sync_for_log(&self) -> Result<bool, GpuError> {
+        if std::env::var_os("TACHYON_GPU_SYNC_STEPS").is_none() {
+            return Ok(false);
+        }
+        self.device.synchronize()?;
+        Ok(true)
     }
 
     /// The backward levels from the seeds of `data`'s tests (credits filled) and output
     /// assertions; copies `required` into `data`.
     pub fn required(&mut self, graph: &TimingGraph, data: &mut TimingData) -> Result<(), GpuError> {
-        let canonical = NO_VALUE.to_bits();
-        let seeds: Vec<(u32, [f64; 4])> = required_seeds(graph, data)
-            .into_iter()
-            .enumerate()
-            .filter(|(_, values)| values.iter().any(|value| value.to_bits() != canonical))
-            .map(|(pin, values)| (pin as u32, values))
-            .collect();
+        let started = std::time::Instant::now();
+        let seeds = required_seed_list(graph, data);
+        let seeds_ms = started.elapsed().as_secs_f64() * 1e3;
         self.device.run_backward(&seeds)?;
-        self.device.download_required(&mut data.required)
+        let swept_ms = self
+            .sync_for_log()?
+            .then(|| started.elapsed().as_secs_f64() * 1e3);
+        self.device.download_required(&mut data.required)?;
+        tracing::debug!(
+            seeds = seeds.len(),
+            seeds_ms,
+            swept_ms,
+            downloaded_ms = started.elapsed().as_secs_f64() * 1e3,
+            "gpu backward: sweep done (with TACHYON_GPU_SYNC_STEPS), required times downloaded"
+        );
+        Ok(())
     }
 }

@@ -23,7 +23,9 @@ mod parasitics;
 mod prefetch;
 mod tests_eval;
 
-pub use backward::{propagate_required, propagate_required_flat, required_seeds};
+pub use backward::{
+    propagate_required, propagate_required_flat, required_seed_list, required_seeds,
+};
 pub use compare::{compare, Differences};
 pub use flat::{FlatParasitics, FlatTiming};
 pub use forward::{primary_input_values, propagate_arrivals, propagate_arrivals_flat};

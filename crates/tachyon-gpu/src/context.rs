@@ -67,8 +67,11 @@ impl RcLaunch {
 }
 
 /// Bytes of one pinned staging buffer: large enough that a copy's fixed cost is small
-/// against its transfer time, small enough that two of them cost nothing to keep.
+/// against its transfer time, small enough that a few of them cost nothing to keep.
 const STAGING_BYTES: usize = 16 << 20;
+
+/// Staging buffers: the host copies one while the GPU copies the others.
+const STAGING_BUFFERS: usize = 2;
 
 /// Transfers below this size go straight from pageable memory: staging them would cost
 /// more in synchronisation than it saves.
@@ -77,13 +80,27 @@ const STAGED_MIN_BYTES: usize = 1 << 20;
 /// Bytes each host thread copies into or out of a staging buffer at a time.
 const HOST_COPY_BYTES: usize = 1 << 20;
 
-/// Two page-locked host buffers that large transfers pass through, so that the DMA engine
+/// Page-locked host buffers that large transfers pass through, so that the DMA engine
 /// copies at full speed without the driver staging pageable memory itself, and so that
-/// the host copies one buffer (with all its cores) while the GPU copies the other.
+/// the host copies one buffer (with all its cores) while the GPU copies the others.
 struct Staging {
-    buffers: [PinnedHostSlice<u8>; 2],
+    buffers: Vec<PinnedHostSlice<u8>>,
     /// Recorded on the stream after the transfer that last used each buffer.
-    done: [CudaEvent; 2],
+    done: Vec<CudaEvent>,
+    /// Bytes of each buffer.
+    bytes: usize,
+}
+
+/// The staging buffers' count and size: [`STAGING_BUFFERS`] of [`STAGING_BYTES`], or
+/// what `TACHYON_GPU_STAGING=count,MiB` says (a diagnostics switch for measuring
+/// transfers; 2 to 8 buffers of 1 to 256 MiB).
+fn staging_shape() -> (usize, usize) {
+    let configured = std::env::var("TACHYON_GPU_STAGING").ok().and_then(|value| {
+        let (count, mib) = value.split_once(',')?;
+        let (count, mib) = (count.trim().parse().ok()?, mib.trim().parse::<usize>().ok()?);
+        ((2..=8).contains(&count) && (1..=256).contains(&mib)).then_some((count, mib << 20))
+    });
+    configured.unwrap_or((STAGING_BUFFERS, STAGING_BYTES))
 }
 
 /// Copies `from` into `to` (of equal length) with every core of the host: one thread
@@ -444,11 +461,12 @@ impl GpuContext {
         const DURING: &str = "allocating pinned staging buffers";
         let mut staging = self.staging.lock().unwrap_or_else(PoisonError::into_inner);
         if staging.is_none() {
+            let (count, bytes) = staging_shape();
             let pinned = || {
                 // SAFETY: the buffers are only read after a transfer wrote them (the
                 // host copy or a device-to-host copy fills every byte it then reads).
                 // Flags 0 (not write-combined): the host also reads them back.
-                unsafe { self.context.alloc_pinned_with_flags::<u8>(STAGING_BYTES, 0) }
+                unsafe { self.context.alloc_pinned_with_flags::<u8>(bytes, 0) }
                     .during(DURING)
             };
             let event = || {
@@ -456,8 +474,9 @@ impl GpuContext {
                 self.context.new_event(flags).during(DURING)
             };
             *staging = Some(Staging {
-                buffers: [pinned()?, pinned()?],
-                done: [event()?, event()?],
+                buffers: (0..count).map(|_| pinned()).collect::<Result<_, _>>()?,
+                done: (0..count).map(|_| event()).collect::<Result<_, _>>()?,
+                bytes,
             });
         }
         match staging.as_mut() {
@@ -488,14 +507,14 @@ impl GpuContext {
         let stream = self.stream.cu_stream();
         let (pointer, record) = target.device_ptr_mut(&self.stream);
         self.with_staging(|staging| {
-            for (index, chunk) in as_bytes(data).chunks(STAGING_BYTES).enumerate() {
-                let slot = index % 2;
+            for (index, chunk) in as_bytes(data).chunks(staging.bytes).enumerate() {
+                let slot = index % staging.buffers.len();
                 // The copy that last read this buffer must be done before it is refilled.
                 staging.done[slot].synchronize().during(DURING)?;
                 let buffer = staging.buffers[slot].as_mut_slice().during(DURING)?;
                 let buffer = &mut buffer[..chunk.len()];
                 parallel_copy(buffer, chunk);
-                let offset = (index * STAGING_BYTES) as u64;
+                let offset = (index * staging.bytes) as u64;
                 // SAFETY: `pointer + offset` lies inside `target` (its length was checked
                 // above) with room for the chunk; the source is page-locked and stays
                 // untouched until `done[slot]`, recorded right after, has fired.
@@ -545,12 +564,12 @@ impl GpuContext {
         let (pointer, record) = source.device_ptr(stream);
         let target = as_bytes_mut(target);
         let total = target.len();
-        let n_chunks = total.div_ceil(STAGING_BYTES);
-        let chunk_range =
-            |index: usize| index * STAGING_BYTES..((index + 1) * STAGING_BYTES).min(total);
         self.with_staging(|staging| {
+            let (count, bytes) = (staging.buffers.len(), staging.bytes);
+            let n_chunks = total.div_ceil(bytes);
+            let chunk_range = |index: usize| index * bytes..((index + 1) * bytes).min(total);
             let queue = |staging: &mut Staging, index: usize| -> Result<(), GpuError> {
-                let slot = index % 2;
+                let slot = index % count;
                 let range = chunk_range(index);
                 let buffer = staging.buffers[slot].as_mut_slice().during(DURING)?;
                 // SAFETY: `pointer + range.start` lies inside `source` with `range.len()`
@@ -566,16 +585,20 @@ impl GpuContext {
                 .during(DURING)?;
                 staging.done[slot].record(stream).during(DURING)
             };
-            queue(staging, 0)?;
+            // Every buffer in flight; each one emptied is refilled with the chunk
+            // `count` places on.
+            for index in 0..count.min(n_chunks) {
+                queue(staging, index)?;
+            }
             for index in 0..n_chunks {
-                if index + 1 < n_chunks {
-                    queue(staging, index + 1)?;
-                }
-                let slot = index % 2;
+                let slot = index % count;
                 staging.done[slot].synchronize().during(DURING)?;
                 let range = chunk_range(index);
                 let buffer = staging.buffers[slot].as_slice().during(DURING)?;
                 parallel_copy(&mut target[range.clone()], &buffer[..range.len()]);
+                if index + count < n_chunks {
+                    queue(staging, index + count)?;
+                }
             }
             Ok(())
         })?;

@@ -512,3 +512,21 @@ fn bench_rc_nets() {
         }
     }
 }
+
+/// Large transfers pass through the staging buffers in chunks: a buffer of several
+/// chunks and a ragged tail comes back as it went, byte for byte.
+#[test]
+fn staged_transfers_round_trip() {
+    let Some(context) = gpu_or_skip() else {
+        return;
+    };
+    let mut random = SplitMix64(9);
+    // 3.3 default staging buffers of u64.
+    let data: Vec<u64> = (0..(16 << 20) / 8 * 33 / 10 + 7)
+        .map(|_| random.next_u64())
+        .collect();
+    let buffer = context.upload("testing staged transfers", &data).unwrap();
+    let mut back = vec![0u64; data.len()];
+    context.copy_to_host(&buffer, &mut back).unwrap();
+    assert!(back == data, "the staged round trip changed the data");
+}

@@ -89,6 +89,36 @@ fn flat_rc_twin_equals_compute_parasitics() {
     std::fs::remove_dir_all(&folder).ok();
 }
 
+/// The GPU's backward seeds (a list of the seeded pins) are the CPU's dense seeds, bit
+/// for bit, with the unseeded pins left out; on a design with tests and output
+/// assertions, timed with CPPR so that credits are in the seeds.
+#[test]
+fn seed_list_equals_the_dense_seeds() {
+    use tachyon::gba::{required_seed_list, required_seeds};
+    let (mut timer, folder) = generated_timer("seeds", 3000, 7);
+    let (graph, data) = timer.timing().unwrap();
+    let dense = required_seeds(graph, data);
+    let list = required_seed_list(graph, data);
+    let canonical = tachyon::graph::NO_VALUE.to_bits();
+    let bits = |values: [f64; 4]| values.map(f64::to_bits);
+    let expected: Vec<(u32, [u64; 4])> = dense
+        .iter()
+        .enumerate()
+        .filter(|(_, values)| values.iter().any(|value| value.to_bits() != canonical))
+        .map(|(pin, &values)| (pin as u32, bits(values)))
+        .collect();
+    let listed: Vec<(u32, [u64; 4])> = list
+        .iter()
+        .map(|&(pin, values)| (pin, bits(values)))
+        .collect();
+    assert!(
+        expected.len() > graph.tests().len() / 2,
+        "the design has seeded pins"
+    );
+    assert_eq!(listed, expected);
+    std::fs::remove_dir_all(&folder).ok();
+}
+
 /// The layout checks that guard every GPU kernel run on the CPU too (they run while the
 /// layout is being copied): a flattened design passes, and the first bad arc and the
 /// first bad test are named, whichever thread finds an error first.
