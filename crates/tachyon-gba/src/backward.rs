@@ -83,7 +83,10 @@ pub fn required_seeds(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 4]> {
 /// are not all "no value". The GPU scatters these; a dense array of every pin would
 /// cost more to fill and scan than the few seeded pins.
 pub fn required_seed_list(graph: &TimingGraph, data: &TimingData) -> Vec<(u32, [f64; 4])> {
-    let mut sparse = SparseSeeds::default();
+    let mut sparse = SparseSeeds {
+        slot_of: tachyon_graph::filled(graph.n_pins() as usize, NO_SLOT),
+        seeds: Vec::new(),
+    };
     seed_required(graph, data, &mut sparse);
     let canonical = NO_VALUE.to_bits();
     let mut seeds: Vec<(u32, [f64; 4])> = sparse
@@ -106,21 +109,24 @@ impl SeedStore for Vec<[f64; 4]> {
     }
 }
 
-/// Seeds of the seeded pins only, in the order they were first seeded.
-#[derive(Default)]
+/// Seeds of the seeded pins only, in the order they were first seeded, with each pin's
+/// place among them (a 4-byte index per pin: a hash map cost more than the dense seeds
+/// it replaces).
 struct SparseSeeds {
-    slot_of: tachyon_graph::FastMap<u32, u32>,
+    slot_of: Vec<u32>,
     seeds: Vec<(u32, [f64; 4])>,
 }
 
+/// [`SparseSeeds::slot_of`] of a pin not seeded yet.
+const NO_SLOT: u32 = u32::MAX;
+
 impl SeedStore for SparseSeeds {
     fn seeds_of(&mut self, pin: usize) -> &mut [f64; 4] {
-        let next = self.seeds.len() as u32;
-        let slot = *self.slot_of.entry(pin as u32).or_insert(next);
-        if slot == next {
+        if self.slot_of[pin] == NO_SLOT {
+            self.slot_of[pin] = self.seeds.len() as u32;
             self.seeds.push((pin as u32, [NO_VALUE; 4]));
         }
-        &mut self.seeds[slot as usize].1
+        &mut self.seeds[self.slot_of[pin] as usize].1
     }
 }
 

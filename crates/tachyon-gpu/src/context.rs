@@ -67,11 +67,15 @@ impl RcLaunch {
 }
 
 /// Bytes of one pinned staging buffer: large enough that a copy's fixed cost is small
-/// against its transfer time, small enough that a few of them cost nothing to keep.
-const STAGING_BYTES: usize = 16 << 20;
+/// against its transfer time, small enough that a few of them cost little to keep (and
+/// to allocate: pinning is paid by the first transfer).
+pub(crate) const STAGING_BYTES: usize = 32 << 20;
 
-/// Staging buffers: the host copies one while the GPU copies the others.
-const STAGING_BUFFERS: usize = 2;
+/// Staging buffers: the host copies one while the GPU copies the others. H100, 1M
+/// gates, the forward downloads (about 600 MB), two runs each: 2 of 16 MiB took 26-105
+/// ms, 3 of 32 MiB 19-21 ms (20-61 ms in a later run); 2 or 4 of 64 MiB took 23-24 ms
+/// but their pinning made the first upload 60-100 ms slower.
+const STAGING_BUFFERS: usize = 3;
 
 /// Transfers below this size go straight from pageable memory: staging them would cost
 /// more in synchronisation than it saves.
@@ -97,7 +101,10 @@ struct Staging {
 fn staging_shape() -> (usize, usize) {
     let configured = std::env::var("TACHYON_GPU_STAGING").ok().and_then(|value| {
         let (count, mib) = value.split_once(',')?;
-        let (count, mib) = (count.trim().parse().ok()?, mib.trim().parse::<usize>().ok()?);
+        let (count, mib) = (
+            count.trim().parse().ok()?,
+            mib.trim().parse::<usize>().ok()?,
+        );
         ((2..=8).contains(&count) && (1..=256).contains(&mib)).then_some((count, mib << 20))
     });
     configured.unwrap_or((STAGING_BUFFERS, STAGING_BYTES))
@@ -466,8 +473,7 @@ impl GpuContext {
                 // SAFETY: the buffers are only read after a transfer wrote them (the
                 // host copy or a device-to-host copy fills every byte it then reads).
                 // Flags 0 (not write-combined): the host also reads them back.
-                unsafe { self.context.alloc_pinned_with_flags::<u8>(bytes, 0) }
-                    .during(DURING)
+                unsafe { self.context.alloc_pinned_with_flags::<u8>(bytes, 0) }.during(DURING)
             };
             let event = || {
                 let flags = Some(CUevent_flags::CU_EVENT_DISABLE_TIMING);
@@ -571,6 +577,8 @@ impl GpuContext {
             let queue = |staging: &mut Staging, index: usize| -> Result<(), GpuError> {
                 let slot = index % count;
                 let range = chunk_range(index);
+                // The buffer's last transfer may have been queued on another stream.
+                stream.wait(&staging.done[slot]).during(DURING)?;
                 let buffer = staging.buffers[slot].as_mut_slice().during(DURING)?;
                 // SAFETY: `pointer + range.start` lies inside `source` with `range.len()`
                 // bytes after it; the host reads the page-locked buffer only after

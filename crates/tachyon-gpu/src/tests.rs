@@ -522,7 +522,7 @@ fn staged_transfers_round_trip() {
     };
     let mut random = SplitMix64(9);
     // 3.3 default staging buffers of u64.
-    let data: Vec<u64> = (0..(16 << 20) / 8 * 33 / 10 + 7)
+    let data: Vec<u64> = (0..crate::context::STAGING_BYTES / 8 * 33 / 10 + 7)
         .map(|_| random.next_u64())
         .collect();
     let buffer = context.upload("testing staged transfers", &data).unwrap();
