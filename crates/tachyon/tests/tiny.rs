@@ -201,3 +201,60 @@ fn positional_connections_are_an_error_naming_the_instance() {
     );
     std::fs::remove_dir_all(&folder).unwrap();
 }
+
+/// A net whose parasitics leave nodes and a sink off the tree takes less of the RC arena
+/// than the room it was given: its own tree holds what is reachable from the driver, and
+/// every other net's tree is the one it had before.
+#[test]
+fn a_tree_smaller_than_its_room_leaves_the_other_trees_intact() {
+    let folder = std::env::temp_dir().join(format!("tachyon-tiny-gap-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let header =
+        std::fs::read_to_string(tachyon_testkit::repo_root().join("testdata/tiny/tiny.spef"))
+            .unwrap()
+            .split("*D_NET")
+            .next()
+            .unwrap()
+            .to_string();
+    // cb3:A and c1:9 are nodes no resistor reaches.
+    let change = folder.join("c1_gap.spef");
+    std::fs::write(
+        &change,
+        format!(
+            "{header}*D_NET c1 1.0\n*CONN\n*I cb1:Z O\n*I cb2:A I\n*I cb3:A I\n*CAP\n\
+             1 cb1:Z 0.1\n2 c1:1 0.4\n3 cb2:A 0.2\n4 c1:9 0.3\n*RES\n1 cb1:Z c1:1 0.5\n\
+             2 c1:1 cb2:A 1.0\n*END\n"
+        ),
+    )
+    .unwrap();
+    let mut before = tiny_timer();
+    let mut after = tiny_timer();
+    after.read_spef(&change).unwrap();
+    let (graph_before, _) = before.timing().unwrap();
+    let (graph, _) = after.timing().unwrap();
+    let mut n_used = 0;
+    for (net, net_before) in graph.nets().iter().zip(graph_before.nets()) {
+        assert_eq!(net.name, net_before.name);
+        n_used += net.parasitics.map_or(0, |span| span.n_nodes);
+        if net.name == "c1" {
+            let tree = graph.rc_tree(net).expect("c1 keeps a tree");
+            assert_eq!(tree.parent, &[0, 0, 1]);
+            assert_eq!(tree.resistance, &[0.0, 0.5, 1.0]);
+            assert_eq!(tree.ground_capacitance, &[0.1, 0.4, 0.2]);
+            let pin = |name: &str| graph.pin_by_name(name).unwrap();
+            assert_eq!(tree.pin_nodes, &[(pin("cb1:Z"), 0), (pin("cb2:A"), 2)]);
+        } else {
+            assert_eq!(
+                graph.rc_tree(net),
+                graph_before.rc_tree(net_before),
+                "{}",
+                net.name
+            );
+        }
+    }
+    assert!(
+        (n_used as usize) < graph.rc_arena().parent.len(),
+        "the arena keeps the room c1 did not take"
+    );
+    std::fs::remove_dir_all(&folder).unwrap();
+}
