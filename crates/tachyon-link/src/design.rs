@@ -158,12 +158,21 @@ impl<T: Named + Send + Sync> Slots<T> {
             .filter(|&id| keep(&self.slots[id as usize]))
             .collect();
         if !self.sorted {
-            order.par_sort_unstable_by(|&a, &b| {
-                tachyon_graph::name_order(
-                    self.slots[a as usize].name(),
-                    self.slots[b as usize].name(),
-                )
+            // With each name's first 8 bytes beside it, most comparisons read no name
+            // (as in `sort_names`).
+            let name = |id: u32| self.slots[id as usize].name();
+            let mut keyed: Vec<(u64, u32)> = order
+                .par_iter()
+                .with_min_len(1 << 14)
+                .map(|&id| (tachyon_graph::name_prefix(name(id)), id))
+                .collect();
+            keyed.par_sort_unstable_by(|&(a_prefix, a), &(b_prefix, b)| {
+                a_prefix
+                    .cmp(&b_prefix)
+                    .then_with(|| tachyon_graph::name_order(name(a), name(b)))
             });
+            order.clear();
+            order.extend(keyed.into_iter().map(|(_, id)| id));
         }
         order
     }
@@ -290,8 +299,7 @@ impl Design {
         let wires = module.wire_bits();
         let mut net_names: Vec<&str> = wires.iter().map(|wire| &**wire).collect();
         net_names.extend(self.ports.iter().map(|port| port.name.as_str()));
-        net_names.par_sort_unstable_by(|a, b| tachyon_graph::name_order(a, b));
-        net_names.dedup();
+        sort_names(&mut net_names);
         let declared = Slots::from_sorted(
             net_names
                 .par_iter()
@@ -386,8 +394,7 @@ impl Design {
                 .collect();
             drop(declared);
             net_names.extend(undeclared);
-            net_names.par_sort_unstable_by(|a, b| tachyon_graph::name_order(a, b));
-            net_names.dedup();
+            sort_names(&mut net_names);
             self.nets = Slots::from_sorted(
                 net_names
                     .into_par_iter()
@@ -795,6 +802,25 @@ impl<'a> ChunkPins<'a> {
     }
 }
 
+/// Sorts `names` by name order and drops repeats. Each name is sorted with its first 8
+/// bytes as a number beside it, so most comparisons read no name (1M net names, 2
+/// threads: 83-122 ms comparing the names, 27-37 ms so).
+fn sort_names(names: &mut Vec<&str>) {
+    let mut keyed: Vec<(u64, &str)> = names
+        .par_iter()
+        .with_min_len(1 << 14)
+        .map(|&name| (tachyon_graph::name_prefix(name), name))
+        .collect();
+    keyed.par_sort_unstable_by(|(a_prefix, a), (b_prefix, b)| {
+        a_prefix
+            .cmp(b_prefix)
+            .then_with(|| tachyon_graph::name_order(a, b))
+    });
+    names.clear();
+    names.extend(keyed.into_iter().map(|(_, name)| name));
+    names.dedup();
+}
+
 /// Records that `pin` connects to `net`, replacing the pin's previous connection.
 fn connect(connections: &mut Vec<(u32, u32)>, pin: u32, net: u32) {
     match connections
@@ -816,4 +842,50 @@ fn name_str<'a>(name: &tachyon_spef::Name<'a>, buffer: &'a mut String) -> &'a st
     buffer.push_str(head);
     buffer.push_str(tail);
     buffer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sort_names;
+
+    /// `sort_names` gives what sorting by name and dropping repeats give: names shorter
+    /// and longer than the 8-byte prefix, names equal in their first 8 bytes, a zero byte
+    /// where the prefix pads with zeros, repeats.
+    #[test]
+    fn sorting_names_by_prefix_and_name_equals_sorting_by_name() {
+        let mut state = 7u64;
+        let mut next = move |below: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % below
+        };
+        let mut pool: Vec<String> = (0..300)
+            .map(|index| format!("net_{}[{}]", index % 23, index / 23))
+            .collect();
+        pool.extend(
+            [
+                "a",
+                "ab",
+                "ab\0",
+                "ab\0c",
+                "abcdefgh",
+                "abcdefghi",
+                "abcdefgh\0",
+                "",
+            ]
+            .map(String::from),
+        );
+        for case in 0..40 {
+            let length = next(500) as usize + case;
+            let mut names: Vec<&str> = (0..length)
+                .map(|_| pool[next(pool.len() as u64) as usize].as_str())
+                .collect();
+            let mut expected = names.clone();
+            expected.sort_unstable_by(|a, b| tachyon_graph::name_order(a, b));
+            expected.dedup();
+            sort_names(&mut names);
+            assert_eq!(names, expected, "case {case}");
+        }
+    }
 }
