@@ -382,6 +382,26 @@ impl TimingGraph {
         id
     }
 
+    /// [`TimingGraph::add_arc`] for each arc in order (the vector is adopted when the
+    /// graph has no arcs yet).
+    pub fn add_arcs(&mut self, arcs: Vec<Arc>) {
+        if self.arcs.is_empty() {
+            self.arcs = arcs;
+        } else {
+            self.arcs.extend(arcs);
+        }
+        self.finalized = false;
+    }
+
+    /// [`TimingGraph::add_test`] for each test in order.
+    pub fn add_tests(&mut self, tests: Vec<Test>) {
+        if self.tests.is_empty() {
+            self.tests = tests;
+        } else {
+            self.tests.extend(tests);
+        }
+    }
+
     /// Adds a timing test.
     pub fn add_test(&mut self, test: Test) -> TestId {
         let id = TestId::from_index(self.tests.len());
