@@ -151,17 +151,21 @@ fn cppr_matches_brute_force_when_the_splits_have_different_arcs() {
     assert_ne!(with_arc, without);
 }
 
+/// The header of tiny's SPEF (everything before its first net), for change files.
+fn tiny_spef_header() -> String {
+    std::fs::read_to_string(tachyon_testkit::repo_root().join("testdata/tiny/tiny.spef"))
+        .unwrap()
+        .split("*D_NET")
+        .next()
+        .unwrap()
+        .to_string()
+}
+
 #[test]
 fn spef_naming_a_missing_net_or_pin_is_an_error() {
     let folder = std::env::temp_dir().join(format!("tachyon-tiny-{}", std::process::id()));
     std::fs::create_dir_all(&folder).unwrap();
-    let header =
-        std::fs::read_to_string(tachyon_testkit::repo_root().join("testdata/tiny/tiny.spef"))
-            .unwrap()
-            .split("*D_NET")
-            .next()
-            .unwrap()
-            .to_string();
+    let header = tiny_spef_header();
     let missing_net = folder.join("missing_net.spef");
     std::fs::write(
         &missing_net,
@@ -209,13 +213,7 @@ fn positional_connections_are_an_error_naming_the_instance() {
 fn a_tree_smaller_than_its_room_leaves_the_other_trees_intact() {
     let folder = std::env::temp_dir().join(format!("tachyon-tiny-gap-{}", std::process::id()));
     std::fs::create_dir_all(&folder).unwrap();
-    let header =
-        std::fs::read_to_string(tachyon_testkit::repo_root().join("testdata/tiny/tiny.spef"))
-            .unwrap()
-            .split("*D_NET")
-            .next()
-            .unwrap()
-            .to_string();
+    let header = tiny_spef_header();
     // cb3:A and c1:9 are nodes no resistor reaches.
     let change = folder.join("c1_gap.spef");
     std::fs::write(
