@@ -91,11 +91,8 @@ impl Design {
         }
         mark("bindings");
         let net_order = self.nets.in_name_order(|net| net.alive);
-        graph.reserve(
-            self.ports.len() + n_instance_pins,
-            net_order.len(),
-            n_instance_pins * 2,
-        );
+        // (The arcs come as one vector below, with their own room.)
+        graph.reserve(self.ports.len() + n_instance_pins, net_order.len(), 0);
         // Ports, then instance pins.
         let binding_of = |slot: u32| {
             bindings[self.instances.slots[slot as usize].cell as usize]
@@ -195,8 +192,8 @@ impl Design {
         };
         let n_arcs: usize = chunk_items.iter().map(|&(arcs, _)| arcs).sum();
         let n_tests: usize = chunk_items.iter().map(|&(_, tests)| tests).sum();
-        // Room for the net arcs too, which follow the cell arcs (about one per
-        // connection, as `reserve` above estimated).
+        // Room for the net arcs too, which follow the cell arcs: about one per instance
+        // pin, so twice the instance pins covers both.
         let mut arcs: Vec<Arc> = Vec::with_capacity(n_arcs.max(n_instance_pins * 2));
         arcs.par_extend(
             (0..n_arcs)
