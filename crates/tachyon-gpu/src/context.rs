@@ -99,15 +99,24 @@ struct Staging {
 /// what `TACHYON_GPU_STAGING=count,MiB` says (a diagnostics switch for measuring
 /// transfers; 2 to 8 buffers of 1 to 256 MiB).
 fn staging_shape() -> (usize, usize) {
-    let configured = std::env::var("TACHYON_GPU_STAGING").ok().and_then(|value| {
+    let Ok(value) = std::env::var("TACHYON_GPU_STAGING") else {
+        return (STAGING_BUFFERS, STAGING_BYTES);
+    };
+    let parse = || {
         let (count, mib) = value.split_once(',')?;
         let (count, mib) = (
             count.trim().parse().ok()?,
             mib.trim().parse::<usize>().ok()?,
         );
         ((2..=8).contains(&count) && (1..=256).contains(&mib)).then_some((count, mib << 20))
-    });
-    configured.unwrap_or((STAGING_BUFFERS, STAGING_BYTES))
+    };
+    parse().unwrap_or_else(|| {
+        tracing::warn!(
+            value,
+            "TACHYON_GPU_STAGING expects count,MiB (2 to 8 buffers of 1 to 256 MiB): using the default"
+        );
+        (STAGING_BUFFERS, STAGING_BYTES)
+    })
 }
 
 /// Copies `from` into `to` (of equal length) with every core of the host: one thread
