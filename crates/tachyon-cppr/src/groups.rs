@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use tachyon_graph::{ArcKind, PinId, PinKind, TimingData, TimingGraph};
 use tachyon_kernels::cppr::{
     entry_groups, fill_input, EntryGroups, GroupInput, ShapeInput, EMPTY_ENTRY, INPUT_CELL,
-    INPUT_LAUNCH, INPUT_NET, INPUT_SEED, NO_ARC, NO_GROUP,
+    INPUT_LAUNCH, INPUT_NET, INPUT_NET_CELL, INPUT_SEED, NO_ARC, NO_GROUP,
 };
 use tachyon_kernels::Split;
 
@@ -38,7 +38,10 @@ const EMPTY_ENTRY_INDEX: u32 = 0;
 /// by level as *entries* so that a pass writes each level as one contiguous slice and
 /// reads only earlier entries, and each entry's inputs. Entry 0 is never written;
 /// inputs from pins outside the network read it (their arrivals were never set, so
-/// they add nothing).
+/// they add nothing). A net sink whose only input is its net arc and that no test
+/// reads is no entry: the cell arcs it feeds read its driver through the net arc
+/// (`INPUT_NET_CELL`), which leaves about 40% of the pins as entries (1M gates: 1.1M
+/// entries of 3.05M pins) and the levels of such sinks empty, merged away.
 ///
 /// The *start points* are the launching clock nodes (`launch_nodes`, sorted) and one
 /// more slot shared by all primary inputs: a pass is seeded by one group per start
@@ -69,23 +72,60 @@ pub struct NetworkShape {
     launch_splits: Vec<u8>,
 }
 
+/// The net arc into `pin` and its driver when `pin` is folded into the cell arcs it
+/// feeds instead of being an entry (`INPUT_NET_CELL`): an entry pin (`is_entry_pin`)
+/// whose only fan-in arc is a net arc from off the clock network, and whose arrivals
+/// no test reads (`is_data`).
+fn folded_net_input(
+    graph: &TimingGraph,
+    clock: &ClockNetwork,
+    is_entry_pin: impl Fn(PinId) -> bool,
+    is_data: &[bool],
+    pin: PinId,
+) -> Option<(PinId, u32)> {
+    if is_data[pin.index()] || !is_entry_pin(pin) {
+        return None;
+    }
+    let &[arc_id] = graph.fanin(pin) else {
+        return None;
+    };
+    let arc = graph.arc(arc_id);
+    let folds = matches!(arc.kind, ArcKind::Net { .. }) && !clock.is_clock_pin(arc.from);
+    folds.then_some((arc.from, arc_id.0))
+}
+
 /// The inputs of an entry pin that is not a primary input, sources still pins (or, for
-/// launches, clock nodes), in fan-in order, into `inputs`.
-fn pin_inputs(graph: &TimingGraph, clock: &ClockNetwork, pin: PinId, inputs: &mut Vec<ShapeInput>) {
+/// launches, clock nodes), in fan-in order, into `inputs`. A cell arc from a pin that
+/// `folded` names a net input of reads that net's driver (`INPUT_NET_CELL`).
+fn pin_inputs(
+    graph: &TimingGraph,
+    clock: &ClockNetwork,
+    folded: impl Fn(PinId) -> Option<(PinId, u32)>,
+    pin: PinId,
+    inputs: &mut Vec<ShapeInput>,
+) {
     inputs.clear();
     for &arc_id in graph.fanin(pin) {
         let arc = graph.arc(arc_id);
         let from_clock = clock.is_clock_pin(arc.from);
+        let mut net_arc = NO_ARC;
         let (kind, source, split) = match &arc.kind {
             ArcKind::Net { .. } if !from_clock => {
                 inputs.push(ShapeInput {
                     kind: INPUT_NET,
                     source: arc.from.0,
                     arcs: [arc_id.0; 2],
+                    net_arc: NO_ARC,
                 });
                 continue;
             }
-            ArcKind::Cell(cell) if !from_clock => (INPUT_CELL, arc.from.0, cell.split),
+            ArcKind::Cell(cell) if !from_clock => match folded(arc.from) {
+                Some((driver, net)) => {
+                    net_arc = net;
+                    (INPUT_NET_CELL, driver.0, cell.split)
+                }
+                None => (INPUT_CELL, arc.from.0, cell.split),
+            },
             ArcKind::Cell(cell) => match cell.clock_edge {
                 Some(edge) => (
                     INPUT_LAUNCH,
@@ -104,6 +144,7 @@ fn pin_inputs(graph: &TimingGraph, clock: &ClockNetwork, pin: PinId, inputs: &mu
         let shared = inputs.iter_mut().find(|input| {
             input.kind == kind
                 && input.source == source
+                && input.net_arc == net_arc
                 && input.arcs[own] == NO_ARC
                 && input.arcs[other] != NO_ARC
         });
@@ -112,7 +153,12 @@ fn pin_inputs(graph: &TimingGraph, clock: &ClockNetwork, pin: PinId, inputs: &mu
             None => {
                 let mut arcs = [NO_ARC; 2];
                 arcs[own] = arc_id.0;
-                inputs.push(ShapeInput { kind, source, arcs });
+                inputs.push(ShapeInput {
+                    kind,
+                    source,
+                    arcs,
+                    net_arc,
+                });
             }
         }
     }
@@ -163,7 +209,6 @@ impl NetworkShape {
             .with_min_len(1 << 14)
             .map(AtomicBool::into_inner)
             .collect();
-        drop(is_data);
         mark("relevance");
         // Read once in pin order here rather than per pin in level order below.
         let is_primary_input: Vec<bool> = graph
@@ -173,6 +218,27 @@ impl NetworkShape {
             .map(|pin| pin.kind == PinKind::PrimaryInput)
             .collect();
         let is_entry_pin = |pin: PinId| relevant[pin.index()] && !clock.is_clock_pin(pin);
+        // Per pin, in pin order (the fan-in reads in sequence), the folded net input:
+        // the cell arcs below look it up by their source pin, scattered.
+        // As [driver, net arc]; `NO_ARC` twice where the pin is not folded.
+        let folds: Vec<[u32; 2]> = (0..n_pins)
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(|pin| {
+                // The fan-in arc of the pins ahead is scattered.
+                if pin + PREFETCH_AHEAD < n_pins {
+                    prefetch_fanin_arcs(graph, PinId::from_index(pin + PREFETCH_AHEAD));
+                }
+                let pin = PinId::from_index(pin);
+                folded_net_input(graph, clock, is_entry_pin, &is_data, pin)
+                    .map_or([NO_ARC; 2], |(driver, arc)| [driver.0, arc])
+            })
+            .collect();
+        let folded = |pin: PinId| match folds[pin.index()] {
+            [_, NO_ARC] => None,
+            [driver, arc] => Some((PinId(driver), arc)),
+        };
+        mark("folds");
         // 1. Per chunk of pins in topological order, each entry pin's inputs (sources
         // still pins, or clock nodes for launches) and per pin how many (0: not an
         // entry). Each chunk's inputs stay in their own vector: the network is only read
@@ -193,8 +259,9 @@ impl NetworkShape {
                     // The fan-in arcs of the pins ahead are scattered.
                     if let Some(&ahead) = pins.get(position + PREFETCH_AHEAD) {
                         prefetch_fanin_arcs(graph, ahead);
+                        tachyon_graph::prefetch(&folds, ahead.index());
                     }
-                    if !is_entry_pin(pin) {
+                    if !is_entry_pin(pin) || folded(pin).is_some() {
                         continue;
                     }
                     if is_primary_input[pin.index()] {
@@ -203,11 +270,12 @@ impl NetworkShape {
                             kind: INPUT_SEED,
                             source: 0,
                             arcs: [pin.0; 2],
+                            net_arc: NO_ARC,
                         });
                         *count = 1;
                         continue;
                     }
-                    pin_inputs(graph, clock, pin, &mut scratch);
+                    pin_inputs(graph, clock, folded, pin, &mut scratch);
                     inputs.extend_from_slice(&scratch);
                     *count = scratch.len() as u32;
                 }
@@ -282,6 +350,10 @@ impl NetworkShape {
             position += graph.level(level).len();
         }
         level_start.push(n_entries as u32);
+        // The levels of folded net sinks are left empty: merged away, so that a pass
+        // (on the GPU, a launch) per level only goes through levels with entries. An
+        // entry still reads only earlier levels' entries.
+        level_start.dedup();
         mark("numbering");
         // The start points: every clock node a launch arc of either split starts from
         // (one that launches into no entry is never read), then the primary inputs'
@@ -453,7 +525,7 @@ impl<'a> DataNetwork<'a> {
         let placeholder = GroupInput {
             kind: INPUT_SEED,
             source: 0,
-            delays: [f64::NAN; 4],
+            delays: [f64::NAN; 6],
         };
         let n_inputs = shape.chunks.iter().map(Vec::len).sum();
         let mut inputs = tachyon_graph::filled(n_inputs, placeholder);
@@ -473,6 +545,9 @@ impl<'a> DataNetwork<'a> {
                     if let Some(ahead) = chunk.get(position + PREFETCH_AHEAD) {
                         if ahead.kind != INPUT_SEED && ahead.arcs[own] != NO_ARC {
                             tachyon_graph::prefetch(&data.arc_delay, ahead.arcs[own] as usize);
+                        }
+                        if ahead.net_arc != NO_ARC {
+                            tachyon_graph::prefetch(&data.arc_delay, ahead.net_arc as usize);
                         }
                     }
                     *place = convert(input);
@@ -573,7 +648,7 @@ pub(crate) fn propagate_groups_into(
                 let prefetch_sources = |entry: usize| {
                     if entry < end {
                         for input in inputs_of(entry) {
-                            if input.kind == INPUT_NET || input.kind == INPUT_CELL {
+                            if matches!(input.kind, INPUT_NET | INPUT_CELL | INPUT_NET_CELL) {
                                 tachyon_graph::prefetch(earlier, input.source as usize);
                             }
                         }

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
 use tachyon_kernels::cppr::{
-    EntryGroups, GroupInput, ShapeInput, INPUT_CELL, INPUT_LAUNCH, INPUT_NET, INPUT_SEED,
+    EntryGroups, GroupInput, ShapeInput, INPUT_CELL, INPUT_LAUNCH, INPUT_NET, INPUT_NET_CELL,
+    INPUT_SEED,
 };
 use tachyon_kernels::Split;
 
@@ -100,7 +101,7 @@ fn validate_network(
             .try_for_each(|position| {
                 let (kind, source) = kind_source(position);
                 let limit = match kind {
-                    INPUT_NET | INPUT_CELL => begin,
+                    INPUT_NET | INPUT_CELL | INPUT_NET_CELL => begin,
                     INPUT_LAUNCH | INPUT_SEED => n_starts as usize,
                     _ => 0,
                 };
@@ -431,7 +432,7 @@ impl DeviceGroupShape {
 
 /// `inputs` as the 32-bit words the GPU copies.
 fn shape_words(inputs: &[ShapeInput]) -> &[u32] {
-    // SAFETY: `ShapeInput` is `repr(C)`, four `u32`s with no padding, so its bytes are
+    // SAFETY: `ShapeInput` is `repr(C)`, five `u32`s with no padding, so its bytes are
     // initialised 32-bit words, 4-aligned.
     unsafe {
         std::slice::from_raw_parts(
@@ -507,13 +508,12 @@ pub fn run_resident_group_passes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tachyon_kernels::cppr::INPUT_SEED;
 
     fn input(kind: u32, source: u32) -> GroupInput {
         GroupInput {
             kind,
             source,
-            delays: [1.0, 2.0, f64::NAN, f64::NAN],
+            delays: [1.0, 2.0, f64::NAN, f64::NAN, f64::NAN, f64::NAN],
         }
     }
 

@@ -29,8 +29,18 @@ pub const INPUT_LAUNCH: u32 = 2;
 /// A primary input's arrivals, `delays[transition]` (NaN without a slew); `source` is
 /// the start point that all primary inputs share.
 pub const INPUT_SEED: u32 = 3;
+/// A cell arc from a net sink that is not an entry of its own: the net arc into that
+/// sink folded in front of the cell arc. `source` is the net's driver entry,
+/// `delays[input * 2 + output]` the cell arc's and `delays[4 + input]` the net arc's.
+/// A sink whose only input is its net arc would hold its driver's groups shifted by
+/// the wire delay, and [`entry_groups`] adds the two delays in that order, so folding
+/// changes no bit of any result while the passes skip every such sink.
+pub const INPUT_NET_CELL: u32 = 4;
 
-/// One input of a network entry (40 bytes, no padding: it is copied to the GPU as is).
+/// Where an [`INPUT_NET_CELL`] keeps its net arc's delays.
+const FOLDED_NET: usize = 4;
+
+/// One input of a network entry (56 bytes, no padding: it is copied to the GPU as is).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GroupInput {
@@ -38,7 +48,8 @@ pub struct GroupInput {
     pub kind: u32,
     /// The source entry (net, cell) or start point (launch, seed).
     pub source: u32,
-    pub delays: [f64; 4],
+    /// The values the input adds, as its kind says; unused places are NaN.
+    pub delays: [f64; 6],
 }
 
 /// An input's arc in a split where it has none: it adds nothing there.
@@ -48,14 +59,16 @@ pub const NO_ARC: u32 = u32::MAX;
 /// and `source`, as in [`GroupInput`]) and, per split (`Split::index`), the arc whose
 /// delays it adds there ([`NO_ARC`]: none). A net arc serves both splits; a cell arc
 /// belongs to one, so an early and a late cell arc between the same pins share one
-/// input. A seed names its primary input pin in both places. 16 bytes, no padding: it
-/// is copied to the GPU as is.
+/// input. A seed names its primary input pin in both places. An [`INPUT_NET_CELL`]
+/// also names its net arc (the same in both splits) in `net_arc`, which is [`NO_ARC`]
+/// for every other kind. 20 bytes, no padding: it is copied to the GPU as is.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShapeInput {
     pub kind: u32,
     pub source: u32,
     pub arcs: [u32; 2],
+    pub net_arc: u32,
 }
 
 /// The [`GroupInput`] that `input` is in `split`: its kind and source unchanged, with
@@ -73,10 +86,10 @@ pub fn fill_input(
     launch_node: impl Fn(usize) -> u32,
 ) -> GroupInput {
     let condition = |transition: Transition| condition_index(split, transition);
-    let values = |delays| GroupInput {
+    let values = |first: [f64; 4]| GroupInput {
         kind: input.kind,
         source: input.source,
-        delays,
+        delays: [first[0], first[1], first[2], first[3], f64::NAN, f64::NAN],
     };
     if input.kind == INPUT_SEED {
         // A primary input's arrivals, where it has a slew.
@@ -116,6 +129,14 @@ pub fn fill_input(
                 clock_arrival,
                 f64::NAN,
             ])
+        }
+        INPUT_NET_CELL => {
+            let wire = arc_delay(input.net_arc as usize);
+            let mut folded = values(delays);
+            for transition in Transition::BOTH {
+                folded.delays[FOLDED_NET + transition.index()] = wire[condition(transition)];
+            }
+            folded
         }
         _ => values(delays),
     }
@@ -227,19 +248,32 @@ pub fn entry_groups(
                     }
                 }
             }
-            INPUT_CELL => {
+            INPUT_CELL | INPUT_NET_CELL => {
                 let source = arrivals_of(input.source as usize);
                 for from_transition in Transition::BOTH {
                     let from = &source[from_transition.index()];
+                    // The folded sink's arrivals: the driver's plus the wire delay,
+                    // added first as the sink's own entry would have.
+                    let wire = match input.kind {
+                        INPUT_NET_CELL => delays[FOLDED_NET + from_transition.index()],
+                        _ => 0.0,
+                    };
+                    if wire.is_nan() {
+                        continue;
+                    }
                     for output in Transition::BOTH {
                         let delay = delays[from_transition.index() * 2 + output.index()];
                         if delay.is_nan() {
                             continue;
                         }
                         for slot in 0..2 {
+                            let at_input = match input.kind {
+                                INPUT_NET_CELL => from.values[slot] + wire,
+                                _ => from.values[slot],
+                            };
                             result[output.index()].insert(
                                 late,
-                                from.values[slot] + delay,
+                                at_input + delay,
                                 from.groups[slot],
                             );
                         }
@@ -326,9 +360,16 @@ mod tests {
         let fill = |input: ShapeInput, split| {
             fill_input(&input, split, arc_delay, arrival, slew, launch_node)
         };
-        let shape = |kind, source, arcs| ShapeInput { kind, source, arcs };
+        let shape = |kind, source, arcs| ShapeInput {
+            kind,
+            source,
+            arcs,
+            net_arc: NO_ARC,
+        };
         let bits = |input: GroupInput| input.delays.map(f64::to_bits);
-        let expect = |delays: [f64; 4]| delays.map(f64::to_bits);
+        let expect = |delays: [f64; 4]| {
+            [delays[0], delays[1], delays[2], delays[3], nan, nan].map(f64::to_bits)
+        };
         let net = shape(INPUT_NET, 7, [0, 0]);
         assert_eq!(bits(fill(net, Split::Early)), expect([1.0, 2.0, nan, nan]));
         assert_eq!(bits(fill(net, Split::Late)), expect([3.0, 4.0, nan, nan]));
@@ -355,6 +396,17 @@ mod tests {
             expect([10.0, nan, nan, nan])
         );
         assert_eq!(bits(fill(seed, Split::Late)), expect([nan; 4]));
+        // A cell arc behind a folded net sink: the cell arc's delays, then the net
+        // arc's per input transition.
+        let folded = ShapeInput {
+            net_arc: 0,
+            ..shape(INPUT_NET_CELL, 5, [1, NO_ARC])
+        };
+        assert_eq!(
+            bits(fill(folded, Split::Early)),
+            [5.0, 6.0, 7.0, 8.0, 1.0, 2.0].map(f64::to_bits)
+        );
+        assert_eq!(bits(fill(folded, Split::Late)), expect([nan; 4]));
     }
 
     #[test]
@@ -370,17 +422,17 @@ mod tests {
                 kind: INPUT_CELL,
                 source: 1,
                 // rise -> fall only (negative unate).
-                delays: [nan, 2.0, nan, nan],
+                delays: [nan, 2.0, nan, nan, nan, nan],
             },
             GroupInput {
                 kind: INPUT_LAUNCH,
                 source: 0,
-                delays: [1.0, 1.5, 20.0, nan],
+                delays: [1.0, 1.5, 20.0, nan, nan, nan],
             },
             GroupInput {
                 kind: INPUT_SEED,
                 source: 1,
-                delays: [3.0, 4.0, nan, nan],
+                delays: [3.0, 4.0, nan, nan, nan, nan],
             },
         ];
         let result = entry_groups(true, &inputs, &[9, NO_GROUP], |entry| earlier[entry]);
@@ -390,5 +442,80 @@ mod tests {
         let result = entry_groups(true, &inputs, &[NO_GROUP, 0], |entry| earlier[entry]);
         assert_eq!((result[0].values[0], result[0].groups[0]), (3.0, 0));
         assert_eq!((result[1].values, result[1].groups), ([12.0, 4.0], [7, 0]));
+    }
+
+    /// Entry groups of a tiny network: a driver (entry 0) with `driver` arrivals, the
+    /// net sink (entry 1) fed by a net arc of `wire` delays, and a cell output fed by
+    /// a cell arc of `cell` delays from the sink (two stages) or, folded, from the
+    /// driver (one stage): both must agree bit for bit.
+    fn two_stages_and_folded(
+        late: bool,
+        driver: EntryGroups,
+        wire: [f64; 2],
+        cell: [f64; 4],
+    ) -> (EntryGroups, EntryGroups) {
+        let nan = f64::NAN;
+        let net = GroupInput {
+            kind: INPUT_NET,
+            source: 0,
+            delays: [wire[0], wire[1], nan, nan, nan, nan],
+        };
+        let sink = entry_groups(late, &[net], &[], |_| driver);
+        let through_sink = GroupInput {
+            kind: INPUT_CELL,
+            source: 1,
+            delays: [cell[0], cell[1], cell[2], cell[3], nan, nan],
+        };
+        let two_stages = entry_groups(late, &[through_sink], &[], |entry| match entry {
+            0 => driver,
+            _ => sink,
+        });
+        let folded = GroupInput {
+            kind: INPUT_NET_CELL,
+            source: 0,
+            delays: [cell[0], cell[1], cell[2], cell[3], wire[0], wire[1]],
+        };
+        let one_stage = entry_groups(late, &[folded], &[], |_| driver);
+        (two_stages, one_stage)
+    }
+
+    #[test]
+    fn a_folded_net_sink_gives_the_same_bits_as_its_own_entry() {
+        let bits =
+            |groups: EntryGroups| groups.map(|top| (top.values.map(f64::to_bits), top.groups));
+        // Values that round onto one another once the wire delay is added (a tie that
+        // the driver did not have), empty slots, NaN delays, signed zeros, infinities.
+        let values = [
+            1.0,
+            1.0 + f64::EPSILON,
+            -0.0,
+            0.0,
+            f64::NAN,
+            1e300,
+            f64::INFINITY,
+            -3.25,
+        ];
+        let delays = [0.1, 1e17, -0.0, f64::NAN, 2.5];
+        let mut cases = 0;
+        for late in [false, true] {
+            for (first, &a) in values.iter().enumerate() {
+                for &b in &values[first..] {
+                    let mut driver = [Top2::EMPTY; 2];
+                    driver[0].insert(late, a, 1);
+                    driver[0].insert(late, b, 2);
+                    driver[1].insert(late, b, 3);
+                    for &w in &delays {
+                        for &c in &delays {
+                            let wire = [w, 0.5];
+                            let cell = [c, 1.0, f64::NAN, c];
+                            let (two, one) = two_stages_and_folded(late, driver, wire, cell);
+                            assert_eq!(bits(two), bits(one), "a={a} b={b} w={w} c={c}");
+                            cases += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(cases > 1000);
     }
 }
