@@ -24,6 +24,9 @@ pub struct NameIndex {
     len: usize,
 }
 
+/// How many names ahead a bulk build fetches the home slot of.
+const PREFETCH_AHEAD: usize = 16;
+
 /// The table is grown past this fill (numerator over 8).
 const MAX_FILL_EIGHTHS: usize = 6;
 
@@ -84,6 +87,11 @@ impl NameIndex {
             .enumerate()
             .with_min_len(4096)
             .for_each(|(id, &hash)| {
+                // The home slots of the names ahead are scattered: fetched while this
+                // one is placed.
+                if let Some(&ahead) = hashes.get(id + PREFETCH_AHEAD) {
+                    crate::prefetch(&table, Self::home(tag_of(ahead), n_slots));
+                }
                 let (tag, id) = (tag_of(hash), id as u32);
                 let value = slot_value(tag, id);
                 let mut position = Self::home(tag, n_slots);
