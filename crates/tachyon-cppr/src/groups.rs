@@ -606,36 +606,41 @@ const PASS_CHUNK: usize = 256;
 /// How many entries (or positions) ahead sources and arcs are prefetched.
 const PREFETCH_AHEAD: usize = 16;
 
-/// One pass through the data network on the CPU, seeded by `start_group` (one group
-/// per start point): the arrivals of every entry, into `arrivals`. Level by level, each
-/// entry computed by `tachyon_kernels::cppr::entry_groups`, as the GPU's `cppr_level`
-/// does. Every entry but the empty one is written by a pass, so passes share one
-/// buffer (fresh memory is slow to touch for the first time, and a pass's arrivals are
-/// about 50 bytes per pin).
+/// Passes through the data network on the CPU, side by side: pass `k` seeded by
+/// `start_groups[k]` (one group per start point), entry `e`'s arrivals of pass `k` into
+/// `arrivals[e * passes + k]` where `passes = start_groups.len()`. Level by level, each
+/// entry computed by `tachyon_kernels::cppr::entry_groups` once per pass, as the GPU's
+/// `cppr_level` does. Side by side, the passes read each entry's inputs once and its
+/// sources' arrivals of every pass from one place (a pass is mostly waiting for those
+/// scattered reads). Every entry but the empty one is written, so successive calls
+/// share one buffer (fresh memory is slow to touch for the first time, and a pass's
+/// arrivals are about 50 bytes per entry).
 pub(crate) fn propagate_groups_into(
     network: &DataNetwork<'_>,
-    start_group: &[u32],
+    start_groups: &[Vec<u32>],
     arrivals: &mut Vec<EntryGroups>,
 ) {
     let shape = network.shape;
-    let n_entries = shape.n_entries();
-    if arrivals.len() != n_entries {
+    let passes = start_groups.len();
+    let n_values = shape.n_entries() * passes;
+    if arrivals.len() != n_values {
         arrivals.clear();
         arrivals.par_extend(
-            (0..n_entries)
+            (0..n_values)
                 .into_par_iter()
                 .with_min_len(4096)
                 .map(|_| EMPTY_ENTRY),
         );
     }
-    arrivals[EMPTY_ENTRY_INDEX as usize] = EMPTY_ENTRY;
+    let empty = EMPTY_ENTRY_INDEX as usize * passes;
+    arrivals[empty..empty + passes].fill(EMPTY_ENTRY);
     for level in shape.level_start.windows(2) {
         let (begin, end) = (level[0] as usize, level[1] as usize);
         // Each level reads only earlier entries and writes its own slice.
-        let (earlier, rest) = arrivals.split_at_mut(begin);
+        let (earlier, rest) = arrivals.split_at_mut(begin * passes);
         let earlier: &[EntryGroups] = earlier;
-        rest[..end - begin]
-            .par_chunks_mut(PASS_CHUNK)
+        rest[..(end - begin) * passes]
+            .par_chunks_mut(PASS_CHUNK * passes)
             .enumerate()
             .for_each(|(chunk, results)| {
                 let first = begin + chunk * PASS_CHUNK;
@@ -649,7 +654,9 @@ pub(crate) fn propagate_groups_into(
                     if entry < end {
                         for input in inputs_of(entry) {
                             if matches!(input.kind, INPUT_NET | INPUT_CELL | INPUT_NET_CELL) {
-                                tachyon_graph::prefetch(earlier, input.source as usize);
+                                let at = input.source as usize * passes;
+                                tachyon_graph::prefetch(earlier, at);
+                                tachyon_graph::prefetch(earlier, at + passes - 1);
                             }
                         }
                     }
@@ -657,12 +664,16 @@ pub(crate) fn propagate_groups_into(
                 for entry in first..(first + PREFETCH_AHEAD).min(end) {
                     prefetch_sources(entry);
                 }
-                for (offset, result) in results.iter_mut().enumerate() {
+                for (offset, results) in results.chunks_mut(passes).enumerate() {
                     let entry = first + offset;
                     prefetch_sources(entry + PREFETCH_AHEAD);
-                    *result = entry_groups(network.late, inputs_of(entry), start_group, |source| {
-                        earlier[source]
-                    });
+                    let inputs = inputs_of(entry);
+                    for (pass, result) in results.iter_mut().enumerate() {
+                        *result =
+                            entry_groups(network.late, inputs, &start_groups[pass], |source| {
+                                earlier[source * passes + pass]
+                            });
+                    }
                 }
             });
     }
