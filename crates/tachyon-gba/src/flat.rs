@@ -41,7 +41,7 @@ pub struct FlatTiming {
 }
 
 fn table_index(table: Option<TableId>) -> u32 {
-    table.map_or(NONE, |table| table.0)
+    table.map_or(NONE, |table| table.index() as u32)
 }
 
 /// The graph's CSR with `u32` arc indices (the list converted in parallel).

@@ -73,8 +73,8 @@ fn inverter_chain() -> (TimingGraph, [PinId; 4]) {
                 split,
                 unateness: Unateness::Negative,
                 clock_edge: None,
-                delay: [Some(TableId(0)), Some(TableId(0))],
-                slew: [Some(TableId(1)), Some(TableId(1))],
+                delay: [Some(TableId::from_index(0)), Some(TableId::from_index(0))],
+                slew: [Some(TableId::from_index(1)), Some(TableId::from_index(1))],
             }),
         });
     }
