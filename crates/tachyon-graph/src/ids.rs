@@ -54,7 +54,9 @@ impl TableId {
     /// The id of store index `index` (stores never reach `u32::MAX` tables).
     #[inline]
     pub fn from_index(index: usize) -> Self {
-        let stored = u32::try_from(index + 1).ok().and_then(std::num::NonZeroU32::new);
+        let stored = u32::try_from(index + 1)
+            .ok()
+            .and_then(std::num::NonZeroU32::new);
         Self(stored.expect("fewer than u32::MAX tables"))
     }
 }
