@@ -212,7 +212,10 @@ fn print_flow_table(results: &[(String, Vec<Value>)]) {
     for (_, heading) in PHASES {
         print!(" {heading:>9}");
     }
-    println!(" {:>9} {:>9} {:>10}", "total", "peak MB", "WNS late");
+    println!(
+        " {:>9} {:>9} {:>7} {:>10}",
+        "total", "peak MB", "sys s", "WNS late"
+    );
     for (name, runs) in results {
         let last = runs.last().cloned().unwrap_or(Value::Null);
         print!("{name:<12} {:>9}", last["pins"].as_u64().unwrap_or(0));
@@ -240,14 +243,24 @@ fn print_flow_table(results: &[(String, Vec<Value>)]) {
             .filter_map(|run| run["peak_rss_bytes"].as_u64())
             .max()
             .unwrap_or(0);
+        let system: Vec<f64> = runs
+            .iter()
+            .filter_map(|run| run["cpu_system_seconds"].as_f64())
+            .collect();
         println!(
-            " {:>8.1}m {:>9.0} {:>10.3}",
+            " {:>8.1}m {:>9.0} {:>7.2} {:>10.3}",
             median(totals).unwrap_or(0.0) * 1e3,
             peak as f64 / 1e6,
+            median(system).unwrap_or(f64::NAN),
             last["wns_late"].as_f64().unwrap_or(f64::NAN)
         );
     }
     println!("(times are medians in ms; '-' = phase not run on this backend or not built yet)");
+    println!(
+        "(sys s: the median system CPU time of a whole run, parsing included: mostly page \
+         faults on fresh memory, which swing between runs on a VM that returns freed memory \
+         to its host)"
+    );
     for (name, runs) in results {
         if let Some(histogram) = runs.last().and_then(|run| run.get("slack_histogram")) {
             print_histogram(name, histogram);

@@ -2,7 +2,7 @@
 //! `.tau2015` names, plus the sibling `.timing`), runs the `.ops` script and prints one
 //! answer per query in the golden format.
 
-use crate::peak_memory::peak_resident_bytes;
+use crate::peak_memory::{cpu_seconds, peak_resident_bytes};
 use anyhow::Context;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -157,6 +157,9 @@ fn print_phase_table(timer: &Timer) {
     if let Some(bytes) = peak_resident_bytes() {
         eprintln!("peak memory  {:>7.1} MB", bytes as f64 / 1e6);
     }
+    if let Some((user, system)) = cpu_seconds() {
+        eprintln!("cpu time     {user:>7.2} s user, {system:.2} s system");
+    }
 }
 
 /// Bins of the late endpoint slack histogram in the JSON report.
@@ -175,6 +178,8 @@ fn write_timings_json(timer: &mut Timer, path: &Path) -> anyhow::Result<()> {
     let document = serde_json::json!({
         "phases": phases,
         "peak_rss_bytes": peak_resident_bytes(),
+        "cpu_user_seconds": cpu_seconds().map(|(user, _)| user),
+        "cpu_system_seconds": cpu_seconds().map(|(_, system)| system),
         "pins": n_pins,
         "endpoints": endpoint_slacks.len(),
         "wns_late": wns_late,
