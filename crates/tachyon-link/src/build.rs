@@ -21,6 +21,9 @@ use crate::library::PinDirection;
 use crate::parasitics::{NetParasitics, PinKey};
 use crate::LinkError;
 
+/// How many nets ahead [`Design::prefetch_parasitics`] starts fetching.
+const PARASITICS_AHEAD: usize = 8;
+
 /// A cell bound for instantiation: its pins (interned name, kind, capacitance per
 /// condition) and its arcs and tests in graph order, with pins as indices into `pins`.
 struct CellBinding {
@@ -436,7 +439,9 @@ impl Design {
             .for_each(|((slots, nets), ((first_node, first_pin), room))| {
                 let mut scratch = NetScratch::default();
                 let (mut node, mut pin) = (0usize, 0usize);
-                for (&slot, net) in slots.iter().zip(nets) {
+                for index in 0..slots.len() {
+                    self.prefetch_parasitics(slots, nets, index);
+                    let (slot, net) = (slots[index], &mut nets[index]);
                     let (net_nodes, net_pins) = room_of(slot, net);
                     let (Some(parasitics), Some(driver)) =
                         (&self.nets.slots[slot as usize].parasitics, net.driver)
@@ -468,6 +473,36 @@ impl Design {
                 }
             });
         rc
+    }
+
+    /// Fetches into the cache, ahead of net `index` of `slots` (with graph `nets`), what
+    /// flattening the nets ahead reads: each net's parasitics are an allocation of their
+    /// own with three more inside, made in file order and read here in name order, so
+    /// every one is a cache miss (1M gates, 2 threads: the step took 190-205 ms without,
+    /// 180-189 with).
+    fn prefetch_parasitics(&self, slots: &[u32], nets: &[Net], index: usize) {
+        let parasitics = |ahead: usize| {
+            let &slot = slots.get(index + ahead)?;
+            self.nets.slots[slot as usize].parasitics.as_deref()
+        };
+        if let Some(parasitics) = parasitics(2 * PARASITICS_AHEAD) {
+            tachyon_graph::prefetch(std::slice::from_ref(parasitics), 0);
+        }
+        if let Some(parasitics) = parasitics(PARASITICS_AHEAD) {
+            tachyon_graph::prefetch(&parasitics.pin_nodes, 0);
+            tachyon_graph::prefetch(&parasitics.ground_capacitance, 0);
+            tachyon_graph::prefetch(&parasitics.resistors, 0);
+            if let Some(net) = nets.get(index + PARASITICS_AHEAD) {
+                tachyon_graph::prefetch(&net.sinks, 0);
+            }
+        }
+        if let Some(parasitics) = parasitics(PARASITICS_AHEAD / 2) {
+            for (_, key) in &parasitics.pin_nodes {
+                if let PinKey::Instance { instance, .. } = key {
+                    tachyon_graph::prefetch(&self.instances.slots, *instance as usize);
+                }
+            }
+        }
     }
 
     /// The pins, arcs and tests of `cell_name` with pins numbered in the reference

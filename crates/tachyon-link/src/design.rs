@@ -3,7 +3,6 @@
 //! built straight from them (`build.rs`).
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc as Shared;
 
 use rayon::prelude::*;
@@ -51,7 +50,7 @@ pub(crate) struct Port {
 
 /// An instance slot. A removed instance keeps its slot (and name) so that an instance
 /// inserted later under the same name gets the same slot back.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Instance {
     pub(crate) name: Box<str>,
     /// Interned cell name.
@@ -247,184 +246,120 @@ impl Design {
         if !module.assigns.is_empty() {
             tracing::warn!(n = module.assigns.len(), "assign statements are ignored");
         }
-        // Per chunk of instances, the (pin, net) pairs of their named connections: two
-        // vectors per chunk (one per instance cost a million small allocations). The
-        // chunks are also the batches in which the nets are looked up below.
-        let per_chunk: Vec<Result<ChunkPins<'_>, LinkError>> = module
-            .instances
-            .par_chunks(INSTANCES_PER_CHUNK)
-            .map(|instances| {
-                let mut chunk = ChunkPins {
-                    ends: Vec::with_capacity(instances.len()),
-                    pairs: Vec::new(),
-                };
-                for instance in instances {
-                    let tachyon_verilog::Connections::Named(named) = &instance.connections else {
-                        return Err(LinkError::Unsupported(format!(
-                            "instance `{}`: positional connections",
-                            instance.name
-                        )));
-                    };
-                    for connection in named {
-                        let Some(expression) = &connection.expression else {
-                            continue;
-                        };
-                        // A scalar net needs no bit list (the common case).
-                        let net = match expression {
-                            tachyon_verilog::Expression::Net(name)
-                                if module.range_of(name).is_none() =>
-                            {
-                                Some(Cow::Borrowed(*name))
-                            }
-                            _ => match expression.bits(module).into_iter().next() {
-                                Some(tachyon_verilog::Bit::Net(net)) => Some(net),
-                                _ => None,
-                            },
-                        };
-                        if let Some(net) = net {
-                            chunk.pairs.push((connection.pin, net));
-                        }
-                    }
-                    chunk.ends.push(chunk.pairs.len() as u32);
-                }
-                Ok(chunk)
-            })
-            .collect();
-        let mut chunk_pins = Vec::with_capacity(per_chunk.len());
-        for chunk in per_chunk {
-            chunk_pins.push(chunk?);
-        }
         // The nets: declared wires and ports, in name order, plus any connected net
         // not declared (rare, so they are merged in only when there are some).
         let wires = module.wire_bits();
         let mut net_names: Vec<&str> = wires.iter().map(|wire| &**wire).collect();
         net_names.extend(self.ports.iter().map(|port| port.name.as_str()));
-        sort_names(&mut net_names);
-        let declared = Slots::from_sorted(
-            net_names
-                .par_iter()
-                .map(|&name| NetSlot {
-                    name: name.into(),
-                    alive: true,
-                    parasitics: None,
-                })
-                .collect(),
-        );
-        // Library pin names are interned already; intern any other (one after the
-        // other: they are few).
-        let unknown_pins: Vec<&str> = chunk_pins
-            .par_iter()
-            .flat_map_iter(|chunk| {
-                chunk
-                    .pairs
-                    .iter()
-                    .map(|(pin, _)| *pin)
-                    .filter(|pin| self.pin_names.get(pin).is_none())
-            })
-            .collect();
-        for pin in unknown_pins {
-            self.pin_names.intern(pin);
-        }
-        let cells = &mut self.cells;
-        let cell_ids: Vec<u32> = module
-            .instances
-            .iter()
-            .map(|instance| cells.intern(instance.cell))
-            .collect();
-        // The instances with their connections resolved against `nets`, and whether
-        // every connected net was found there.
-        let pin_names = &self.pin_names;
-        let resolve = |nets: &Slots<NetSlot>| -> (Vec<Instance>, bool) {
-            let complete = AtomicBool::new(true);
-            // A chunk of instances at a time, the nets of all their connections looked
-            // up as one batch (`NameIndex::get_batch`).
-            let instances = module
-                .instances
-                .par_chunks(INSTANCES_PER_CHUNK)
-                .zip(chunk_pins.par_iter())
-                .zip(cell_ids.par_chunks(INSTANCES_PER_CHUNK))
-                .flat_map_iter(|((instances, chunk), cells)| {
-                    let net_names: Vec<&str> = chunk.pairs.iter().map(|(_, net)| &**net).collect();
-                    let mut net_slots = vec![None; net_names.len()];
-                    nets.get_batch(&net_names, &mut net_slots);
-                    let mut net_slots = net_slots.into_iter();
-                    let complete = &complete;
-                    instances
-                        .iter()
-                        .enumerate()
-                        .zip(cells)
-                        .map(|((index, instance), &cell)| {
-                            let pins = chunk.of(index);
-                            let mut connections: Vec<(u32, u32)> = Vec::with_capacity(pins.len());
-                            for ((pin, _), net) in pins.iter().zip(net_slots.by_ref()) {
-                                let Some(pin) = pin_names.get(pin) else {
-                                    continue;
-                                };
-                                match net {
-                                    Some(net) => connect(&mut connections, pin, net),
-                                    None => complete.store(false, AtomicOrdering::Relaxed),
-                                }
-                            }
-                            Instance {
-                                name: (*instance.name).into(),
-                                cell,
-                                alive: true,
-                                connections,
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                })
-                .collect();
-            (instances, complete.into_inner())
-        };
-        let (mut instances, complete) = resolve(&declared);
-        if complete {
-            self.nets = declared;
-        } else {
-            // Connected nets that are not declared: add them and resolve again.
-            let undeclared: Vec<&str> = chunk_pins
-                .par_iter()
-                .flat_map_iter(|chunk| {
-                    chunk
-                        .pairs
-                        .iter()
-                        .map(|(_, net)| &**net)
-                        .filter(|net| declared.get(net).is_none())
-                })
-                .collect();
-            drop(declared);
-            net_names.extend(undeclared);
-            sort_names(&mut net_names);
-            self.nets = Slots::from_sorted(
+        let new_nets = |net_names: &mut Vec<&str>| {
+            sort_names(net_names);
+            Slots::from_sorted(
                 net_names
-                    .into_par_iter()
-                    .map(|name| NetSlot {
+                    .par_iter()
+                    .map(|&name| NetSlot {
                         name: name.into(),
                         alive: true,
                         parasitics: None,
                     })
                     .collect(),
-            );
-            instances = resolve(&self.nets).0;
+            )
+        };
+        let cells = &mut self.cells;
+        let (mut nets, cell_ids) = rayon::join(
+            || new_nets(&mut net_names),
+            || -> Vec<u32> {
+                module
+                    .instances
+                    .iter()
+                    .map(|instance| cells.intern(instance.cell))
+                    .collect()
+            },
+        );
+        // The instances, written in place chunk by chunk (collecting them cost a copy
+        // of every instance into fresh memory). A pass that meets a pin name no
+        // library has (interned then) or a net not declared (added then) is run again.
+        let mut instances: Vec<Instance> = (0..module.instances.len())
+            .into_par_iter()
+            .map(|_| Instance::default())
+            .collect();
+        let mut undeclared: Vec<Cow<'_, str>> = Vec::new();
+        // The second pass finds every pin and net: a third is never needed.
+        for pass in 0.. {
+            let outcomes: Vec<Result<ChunkMisses<'_>, LinkError>> = instances
+                .par_chunks_mut(INSTANCES_PER_CHUNK)
+                .zip(module.instances.par_chunks(INSTANCES_PER_CHUNK))
+                .zip(cell_ids.par_chunks(INSTANCES_PER_CHUNK))
+                .map_init(
+                    ChunkScratch::default,
+                    |scratch, ((places, instances), cells)| {
+                        resolve_chunk(
+                            module,
+                            &self.pin_names,
+                            &nets,
+                            instances,
+                            cells,
+                            places,
+                            scratch,
+                        )
+                    },
+                )
+                .collect();
+            let (mut unknown_pins, mut missing_nets) = (Vec::new(), Vec::new());
+            for outcome in outcomes {
+                let misses = outcome?;
+                unknown_pins.extend(misses.pins);
+                missing_nets.extend(misses.nets);
+            }
+            if unknown_pins.is_empty() && missing_nets.is_empty() {
+                break;
+            }
+            if pass > 0 {
+                return Err(LinkError::Unsupported(format!(
+                    "netlist connections not resolved after their pins and nets were added \
+                     (first: pin `{}`, net `{}`)",
+                    unknown_pins.first().unwrap_or(&""),
+                    missing_nets.first().map_or("", |net| &**net)
+                )));
+            }
+            for pin in unknown_pins {
+                self.pin_names.intern(pin);
+            }
+            if !missing_nets.is_empty() {
+                undeclared.extend(missing_nets);
+                drop(nets);
+                let mut names: Vec<&str> = wires.iter().map(|wire| &**wire).collect();
+                names.extend(self.ports.iter().map(|port| port.name.as_str()));
+                names.extend(undeclared.iter().map(|net| &**net));
+                nets = new_nets(&mut names);
+            }
         }
+        self.nets = nets;
         for port in &mut self.ports {
             port.net = self.nets.get(&port.name);
         }
         // Name order; a repeated instance name keeps the last cell and merges the
         // connections, later ones winning (as inserting one by one did).
         instances.par_sort_by(|a, b| tachyon_graph::name_order(&a.name, &b.name));
-        let mut merged: Vec<Instance> = Vec::with_capacity(instances.len());
-        for instance in instances {
-            match merged.last_mut() {
-                Some(last) if last.name == instance.name => {
-                    last.cell = instance.cell;
-                    for (pin, net) in instance.connections {
-                        connect(&mut last.connections, pin, net);
+        let repeated = instances
+            .par_windows(2)
+            .any(|pair| pair[0].name == pair[1].name);
+        let merged = if repeated {
+            let mut merged: Vec<Instance> = Vec::with_capacity(instances.len());
+            for instance in instances {
+                match merged.last_mut() {
+                    Some(last) if last.name == instance.name => {
+                        last.cell = instance.cell;
+                        for (pin, net) in instance.connections {
+                            connect(&mut last.connections, pin, net);
+                        }
                     }
+                    _ => merged.push(instance),
                 }
-                _ => merged.push(instance),
             }
-        }
+            merged
+        } else {
+            instances
+        };
         self.instances = Slots::from_sorted(merged);
         Ok(())
     }
@@ -438,10 +373,14 @@ impl Design {
         // report the first error in file order. The names of a chunk of nets, and of
         // all their connections, are looked up as batches (`NameIndex::get_batch`).
         const NETS_PER_CHUNK: usize = 64;
-        let converted: Vec<Result<(u32, NetParasitics), LinkError>> = spef
+        // Per chunk, its nets' slots and shared parasitics (made here, in parallel) up
+        // to its first error, if any: one small vector per chunk, in file order (a
+        // result per net, collected and then shared one by one, copied every net twice).
+        type Converted = (Vec<(u32, Shared<NetParasitics>)>, Option<LinkError>);
+        let converted: Vec<Converted> = spef
             .nets
             .par_chunks(NETS_PER_CHUNK)
-            .flat_map_iter(|nets| {
+            .map(|nets| {
                 let net_names: Vec<&str> = nets.iter().map(|net| &*net.name).collect();
                 let mut net_slots = vec![None; nets.len()];
                 self.nets.get_batch(&net_names, &mut net_slots);
@@ -459,8 +398,7 @@ impl Design {
                     first_connection = range.end;
                     let live = slot.filter(|&slot| self.nets.slots[slot as usize].alive);
                     let Some(slot) = live else {
-                        converted.push(Err(LinkError::UnknownNet(net.name.to_string())));
-                        continue;
+                        return (converted, Some(LinkError::UnknownNet(net.name.to_string())));
                     };
                     let (keys, names) = (&keys[range.clone()], &names[range]);
                     let connection_key = |index: usize| match &keys[index] {
@@ -478,17 +416,22 @@ impl Design {
                             .key(name)
                             .unwrap_or_else(|| PinKey::Name(name.into())))
                     };
-                    converted.push(
-                        NetParasitics::from_spef(net, &units, connection_key, node_key)
-                            .map(|parasitics| (slot, parasitics)),
-                    );
+                    match NetParasitics::from_spef(net, &units, connection_key, node_key) {
+                        Ok(parasitics) => converted.push((slot, Shared::new(parasitics))),
+                        Err(error) => return (converted, Some(error)),
+                    }
                 }
-                converted
+                (converted, None)
             })
             .collect();
-        for result in converted {
-            let (slot, parasitics) = result?;
-            self.nets.slots[slot as usize].parasitics = Some(Shared::new(parasitics));
+        // As before the first error in file order, which is returned.
+        for (chunk, error) in converted {
+            for (slot, parasitics) in chunk {
+                self.nets.slots[slot as usize].parasitics = Some(parasitics);
+            }
+            if let Some(error) = error {
+                return Err(error);
+            }
         }
         Ok(())
     }
@@ -784,22 +727,104 @@ impl<'d> PinResolver<'d> {
 /// collected, then their nets looked up as one batch.
 const INSTANCES_PER_CHUNK: usize = 64;
 
-/// The (pin, net) pairs of the named connections of a chunk of instances: instance `i`
-/// of the chunk has `pairs[ends[i - 1]..ends[i]]` (from 0 for the first).
-struct ChunkPins<'a> {
-    ends: Vec<u32>,
-    pairs: Vec<(&'a str, Cow<'a, str>)>,
+/// What a pass over a chunk of instances could not resolve: pin names no library has
+/// and nets not declared (both rare).
+struct ChunkMisses<'a> {
+    pins: Vec<&'a str>,
+    nets: Vec<Cow<'a, str>>,
 }
 
-impl<'a> ChunkPins<'a> {
-    /// The pairs of instance `index` of the chunk.
-    fn of(&self, index: usize) -> &[(&'a str, Cow<'a, str>)] {
-        let start = match index {
-            0 => 0,
-            _ => self.ends[index - 1] as usize,
+/// Per-thread work lists of [`resolve_chunk`], reused from chunk to chunk.
+#[derive(Default)]
+struct ChunkScratch<'a> {
+    /// Per instance of the chunk, where its pairs end.
+    ends: Vec<usize>,
+    /// (pin, net) of every named connection of the chunk, instance after instance.
+    pairs: Vec<(&'a str, Cow<'a, str>)>,
+    net_slots: Vec<Option<u32>>,
+}
+
+/// Writes the chunk `instances` (with interned `cells`) into `places`, their connections
+/// resolved against `pin_names` and `nets`: the nets of the whole chunk are looked up as
+/// one batch (`NameIndex::get_batch`).
+fn resolve_chunk<'a>(
+    module: &tachyon_verilog::Module<'a>,
+    pin_names: &Interner,
+    nets: &Slots<NetSlot>,
+    instances: &[tachyon_verilog::Instance<'a>],
+    cells: &[u32],
+    places: &mut [Instance],
+    scratch: &mut ChunkScratch<'a>,
+) -> Result<ChunkMisses<'a>, LinkError> {
+    let ChunkScratch {
+        ends,
+        pairs,
+        net_slots,
+    } = scratch;
+    ends.clear();
+    pairs.clear();
+    for instance in instances {
+        let tachyon_verilog::Connections::Named(named) = &instance.connections else {
+            return Err(LinkError::Unsupported(format!(
+                "instance `{}`: positional connections",
+                instance.name
+            )));
         };
-        &self.pairs[start..self.ends[index] as usize]
+        for connection in named {
+            let Some(expression) = &connection.expression else {
+                continue;
+            };
+            // A scalar net needs no bit list (the common case).
+            let net = match expression {
+                tachyon_verilog::Expression::Net(name) if module.range_of(name).is_none() => {
+                    Some(Cow::Borrowed(*name))
+                }
+                _ => match expression.bits(module).into_iter().next() {
+                    Some(tachyon_verilog::Bit::Net(net)) => Some(net),
+                    _ => None,
+                },
+            };
+            if let Some(net) = net {
+                pairs.push((connection.pin, net));
+            }
+        }
+        ends.push(pairs.len());
     }
+    let names: Vec<&str> = pairs.iter().map(|(_, net)| &**net).collect();
+    net_slots.clear();
+    net_slots.resize(names.len(), None);
+    nets.get_batch(&names, net_slots);
+    let mut misses = ChunkMisses {
+        pins: Vec::new(),
+        nets: Vec::new(),
+    };
+    let mut start = 0;
+    for (((instance, &cell), place), &end) in
+        instances.iter().zip(cells).zip(places).zip(ends.iter())
+    {
+        let mut connections: Vec<(u32, u32)> = Vec::with_capacity(end - start);
+        for ((pin, net), &slot) in pairs[start..end].iter().zip(&net_slots[start..end]) {
+            match (pin_names.get(pin), slot) {
+                (Some(pin), Some(slot)) => connect(&mut connections, pin, slot),
+                (pin_id, slot) => {
+                    if pin_id.is_none() {
+                        misses.pins.push(*pin);
+                    }
+                    if slot.is_none() {
+                        misses.nets.push(net.clone());
+                    }
+                }
+            }
+        }
+        start = end;
+        *place = Instance {
+            name: (*instance.name).into(),
+            cell,
+            alive: true,
+            connections,
+        };
+    }
+    Ok(misses)
 }
 
 /// Sorts `names` by name order and drops repeats. Each name is sorted with its first 8

@@ -74,3 +74,31 @@ fn a_net_lists_its_pins_by_name_and_edits_keep_that() {
     assert!(design.connect_pin("a0:Q", "c1").is_err());
     assert!(design.connect_pin("a0:A", "nope").is_err());
 }
+
+#[test]
+fn a_repeated_instance_keeps_its_last_cell_and_merges_its_connections() {
+    let path = tachyon_testkit::repo_root().join("testdata/tiny/tiny.v");
+    let declared = std::fs::read_to_string(path).unwrap();
+    // g4 again, as a BUF (a cell with the same pin names), its output moved to n3's
+    // fan-out net: the later declaration's cell and connections win, pin by pin.
+    let repeated = declared.replace(
+        "endmodule",
+        "BUF g4 ( .Z(out) );\nBUF g4 ( .A(q1) );\nendmodule",
+    );
+    let moved = declared.replace(
+        "INV g4 ( .A(q2), .Z(out) );",
+        "BUF g4 ( .A(q1), .Z(out) );",
+    );
+    assert_ne!(moved, declared);
+    assert_eq!(nets(&tiny_design(&repeated)), nets(&tiny_design(&moved)));
+}
+
+#[test]
+fn a_pin_no_library_has_is_an_error_naming_it_when_the_graph_is_built() {
+    let path = tachyon_testkit::repo_root().join("testdata/tiny/tiny.v");
+    let declared = std::fs::read_to_string(path).unwrap();
+    let unknown = declared.replace(".A(q2), .Z(out)", ".A(q2), .Y(n1), .Z(out)");
+    assert_ne!(unknown, declared);
+    let error = tiny_design(&unknown).build_graph().unwrap_err().to_string();
+    assert!(error.contains("g4") && error.contains("`Y`"), "{error}");
+}
