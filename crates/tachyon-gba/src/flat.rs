@@ -28,7 +28,7 @@ pub struct FlatTiming {
     pub tables: Vec<TableDescriptor>,
     pub table_data: Vec<f64>,
     pub tests: Vec<TestDescriptor>,
-    /// The pins of each level in topological order:
+    /// The pins of each level, level after level and in pin order within one:
     /// `level_pins[level_start[l]..level_start[l + 1]]`.
     pub level_start: Vec<u32>,
     pub level_pins: Vec<u32>,
@@ -221,25 +221,43 @@ impl Levels {
             .with_min_len(1 << 14)
             .map(|pin| pin.kind == PinKind::PrimaryInput)
             .collect();
-        let is_input = |pin: &PinId| input_flags[pin.index()];
-        let order = graph.topological_order();
-        let level_pins: Vec<u32> = order.par_iter().map(|pin| pin.0).collect();
-        // The forward sweep's pins: every level without its primary inputs, in one pass
-        // (filtering keeps the order), the level ends counted per level.
-        let forward_pins: Vec<u32> = order
+        let is_input = |pin: &u32| input_flags[*pin as usize];
+        // Each level's pins in pin order. Their order within a level changes no value
+        // (a pin reads earlier levels only), but the per-pin reads and the scattered
+        // stores of a level sweep then go forward through memory: 1M gates, 2 threads,
+        // arrivals and required times 503-575 -> 320-394 ms with levels in the order
+        // they were found.
+        let mut level_pins: Vec<u32> = graph
+            .topological_order()
             .par_iter()
-            .filter(|pin| !is_input(pin))
+            .with_min_len(1 << 14)
             .map(|pin| pin.0)
             .collect();
-        let computed_per_level: Vec<u32> = (0..graph.n_levels())
+        let mut levels = Vec::with_capacity(graph.n_levels() as usize);
+        let mut rest = &mut level_pins[..];
+        for level in 0..graph.n_levels() {
+            let (pins, tail) = rest.split_at_mut(graph.level(level).len());
+            levels.push(pins);
+            rest = tail;
+        }
+        let computed_per_level: Vec<u32> = levels
             .into_par_iter()
-            .map(|level| {
-                graph
-                    .level(level)
-                    .iter()
-                    .filter(|pin| !is_input(pin))
-                    .count() as u32
+            .map(|pins| {
+                if pins.len() > 1 << 16 {
+                    pins.par_sort_unstable();
+                } else {
+                    pins.sort_unstable();
+                }
+                pins.iter().filter(|pin| !is_input(pin)).count() as u32
             })
+            .collect();
+        // The forward sweep's pins: every level without its primary inputs, in one pass
+        // (filtering keeps the order).
+        let forward_pins: Vec<u32> = level_pins
+            .par_iter()
+            .with_min_len(1 << 14)
+            .copied()
+            .filter(|pin| !is_input(pin))
             .collect();
         let mut level_start = Vec::with_capacity(graph.n_levels() as usize + 1);
         let mut forward_level_start = Vec::with_capacity(graph.n_levels() as usize + 1);
