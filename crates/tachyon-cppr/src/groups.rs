@@ -191,9 +191,18 @@ impl NetworkShape {
             .with_min_len(1 << 14)
             .map(|_| AtomicBool::new(false))
             .collect();
+        // Level by level, each level's pins in pin order (reads and writes then go
+        // forward through the per-pin tables; the order within a level changes nothing).
+        let order = graph.levels_in_pin_order();
+        let mut level_end = order.len();
+        let mut levels = Vec::with_capacity(graph.n_levels() as usize);
         for level in (0..graph.n_levels()).rev() {
-            graph
-                .level(level)
+            let start = level_end - graph.level(level).len();
+            levels.push(&order[start..level_end]);
+            level_end = start;
+        }
+        for level in levels {
+            level
                 .par_iter()
                 .with_min_len(1024)
                 .for_each(|&pin| {
@@ -244,7 +253,6 @@ impl NetworkShape {
         // entry). Each chunk's inputs stay in their own vector: the network is only read
         // chunk by chunk (to copy each split's values), so they are never merged.
         const CHUNK: usize = 16 * 1024;
-        let order = graph.topological_order();
         let mut n_inputs = vec![0u32; order.len()];
         let mut chunks: Vec<Vec<ShapeInput>> = n_inputs
             .par_chunks_mut(CHUNK)

@@ -222,53 +222,38 @@ impl Levels {
             .map(|pin| pin.kind == PinKind::PrimaryInput)
             .collect();
         let is_input = |pin: &u32| input_flags[*pin as usize];
-        // Each level's pins in pin order. Their order within a level changes no value
-        // (a pin reads earlier levels only), but the per-pin reads and the scattered
-        // stores of a level sweep then go forward through memory: 1M gates, 2 threads,
-        // arrivals and required times 503-575 -> 320-394 ms with levels in the order
-        // they were found.
-        let mut level_pins: Vec<u32> = graph
-            .topological_order()
+        // Each level's pins in pin order: a level sweep's per-pin reads and scattered
+        // stores then go forward through memory.
+        let level_pins: Vec<u32> = graph
+            .levels_in_pin_order()
             .par_iter()
             .with_min_len(1 << 14)
             .map(|pin| pin.0)
             .collect();
-        let mut levels = Vec::with_capacity(graph.n_levels() as usize);
-        let mut rest = &mut level_pins[..];
+        let mut level_start = Vec::with_capacity(graph.n_levels() as usize + 1);
+        level_start.push(0u32);
         for level in 0..graph.n_levels() {
-            let (pins, tail) = rest.split_at_mut(graph.level(level).len());
-            levels.push(pins);
-            rest = tail;
+            level_start.push(level_start[level as usize] + graph.level(level).len() as u32);
         }
-        let computed_per_level: Vec<u32> = levels
-            .into_par_iter()
-            .map(|pins| {
-                if pins.len() > 1 << 16 {
-                    pins.par_sort_unstable();
-                } else {
-                    pins.sort_unstable();
-                }
-                pins.iter().filter(|pin| !is_input(pin)).count() as u32
-            })
-            .collect();
         // The forward sweep's pins: every level without its primary inputs, in one pass
-        // (filtering keeps the order).
+        // (filtering keeps the order), the level ends counted per level.
         let forward_pins: Vec<u32> = level_pins
             .par_iter()
             .with_min_len(1 << 14)
             .copied()
             .filter(|pin| !is_input(pin))
             .collect();
-        let mut level_start = Vec::with_capacity(graph.n_levels() as usize + 1);
-        let mut forward_level_start = Vec::with_capacity(graph.n_levels() as usize + 1);
-        let (mut all, mut computed) = (0u32, 0u32);
-        level_start.push(0);
-        forward_level_start.push(0);
-        for level in 0..graph.n_levels() {
-            all += graph.level(level).len() as u32;
-            computed += computed_per_level[level as usize];
-            level_start.push(all);
-            forward_level_start.push(computed);
+        let computed_per_level: Vec<u32> = level_start
+            .par_windows(2)
+            .map(|range| {
+                let pins = &level_pins[range[0] as usize..range[1] as usize];
+                pins.iter().filter(|pin| !is_input(pin)).count() as u32
+            })
+            .collect();
+        let mut forward_level_start = Vec::with_capacity(level_start.len());
+        forward_level_start.push(0u32);
+        for &computed in &computed_per_level {
+            forward_level_start.push(forward_level_start[forward_level_start.len() - 1] + computed);
         }
         let primary_inputs = (0..graph.n_pins())
             .into_par_iter()

@@ -717,6 +717,31 @@ impl TimingGraph {
         &self.level_order
     }
 
+    /// The topological order with each level's pins in pin order, as a copy: a pin reads
+    /// lower levels only, so their order within a level changes no value, and a sweep
+    /// over a level in pin order goes forward through per-pin arrays instead of
+    /// jumping around them (the CPU's arrival and required sweeps at 1M gates, 2
+    /// threads: 503-575 -> 320-394 ms). [`TimingGraph::level`]'s own order, the order
+    /// levelization found the pins in, is kept for what lists pins in it.
+    pub fn levels_in_pin_order(&self) -> Vec<PinId> {
+        let mut order = self.level_order.clone();
+        let mut levels = Vec::with_capacity(self.n_levels() as usize);
+        let mut rest = &mut order[..];
+        for level in 0..self.n_levels() {
+            let (pins, tail) = rest.split_at_mut(self.level(level).len());
+            levels.push(pins);
+            rest = tail;
+        }
+        levels.into_par_iter().for_each(|pins| {
+            if pins.len() > 1 << 16 {
+                pins.par_sort_unstable();
+            } else {
+                pins.sort_unstable();
+            }
+        });
+        order
+    }
+
     /// The loops broken by the last [`TimingGraph::finalize`].
     pub fn combinational_loops(&self) -> &[CombinationalLoop] {
         &self.loops
