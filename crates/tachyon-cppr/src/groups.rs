@@ -202,16 +202,13 @@ impl NetworkShape {
             level_end = start;
         }
         for level in levels {
-            level
-                .par_iter()
-                .with_min_len(1024)
-                .for_each(|&pin| {
-                    let mark = is_data[pin.index()]
-                        || graph.fanout_pins(pin).iter().any(|&to| {
-                            relevant[to.index()].load(Ordering::Relaxed) && !clock.is_clock_pin(to)
-                        });
-                    relevant[pin.index()].store(mark, Ordering::Relaxed);
-                });
+            level.par_iter().with_min_len(1024).for_each(|&pin| {
+                let mark = is_data[pin.index()]
+                    || graph.fanout_pins(pin).iter().any(|&to| {
+                        relevant[to.index()].load(Ordering::Relaxed) && !clock.is_clock_pin(to)
+                    });
+                relevant[pin.index()].store(mark, Ordering::Relaxed);
+            });
         }
         let relevant: Vec<bool> = relevant
             .into_par_iter()

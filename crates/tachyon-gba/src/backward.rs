@@ -7,7 +7,7 @@ use tachyon_kernels::propagate::backward_pin;
 use tachyon_kernels::{Split, Transition};
 
 use crate::prefetch::EdgeWalk;
-use crate::{flat::FlatTiming, merge_into};
+use crate::{flat::FlatTiming, merge_into, store};
 use tachyon_graph::prefetch;
 
 /// Pins per parallel work item.
@@ -63,9 +63,24 @@ pub fn propagate_required_flat(graph: &TimingGraph, flat: &FlatTiming, data: &mu
                 values
             })
             .collect();
-        for (chunk, values) in pins.chunks(CHUNK).zip(chunks) {
-            for (&pin, required) in chunk.iter().zip(values) {
-                data.required[pin as usize] = required;
+        // Chunk by chunk in parallel: a level of the flat layout lists its pins in
+        // increasing order, so each chunk's pins are a range of their own.
+        match store::parts_per_chunk(&mut data.required, pins, CHUNK) {
+            Some(parts) => parts
+                .into_par_iter()
+                .zip(pins.par_chunks(CHUNK))
+                .zip(chunks)
+                .for_each(|(((first, required), pins), values)| {
+                    for (&pin, value) in pins.iter().zip(values) {
+                        required[pin as usize - first] = value;
+                    }
+                }),
+            None => {
+                for (chunk, values) in pins.chunks(CHUNK).zip(chunks) {
+                    for (&pin, required) in chunk.iter().zip(values) {
+                        data.required[pin as usize] = required;
+                    }
+                }
             }
         }
     }

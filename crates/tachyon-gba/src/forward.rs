@@ -9,6 +9,7 @@ use tachyon_kernels::propagate::forward_pin;
 
 use crate::flat::FlatTiming;
 use crate::prefetch::EdgeWalk;
+use crate::store;
 use tachyon_graph::prefetch;
 
 /// Fills `arrival`, `slew` and `arc_delay`. Needs [`crate::compute_parasitics`] first.
@@ -65,25 +66,59 @@ pub fn propagate_arrivals_flat(graph: &TimingGraph, flat: &FlatTiming, data: &mu
                 (values, arc_delays)
             })
             .collect();
-        // Stored on one thread, into scattered places: fetched a few stores ahead.
+        store_pins(pins, &chunks, &mut data.arrival, &mut data.slew);
+        let arc_lists: Vec<&[(usize, [f64; 4])]> = chunks
+            .iter()
+            .map(|(_, arc_delays)| &arc_delays[..])
+            .collect();
+        store::scatter(&mut data.arc_delay, &arc_lists, |&(arc, delays)| {
+            (arc, delays)
+        });
+    }
+}
+
+/// Stores a level's arrivals and slews: chunk by chunk in parallel, as a level of the
+/// flat layout lists its pins in increasing order (so each chunk's pins are a range of
+/// their own), else on one thread.
+fn store_pins(
+    pins: &[u32],
+    chunks: &[ChunkResult],
+    arrival: &mut [[f64; 4]],
+    slew: &mut [[f64; 4]],
+) {
+    let parts = (
+        store::parts_per_chunk(arrival, pins, CHUNK),
+        store::parts_per_chunk(slew, pins, CHUNK),
+    );
+    let (Some(arrival_parts), Some(slew_parts)) = parts else {
+        // One thread, into scattered places: fetched a few stores ahead.
         const STORE_AHEAD: usize = 16;
-        for (chunk, (values, arc_delays)) in pins.chunks(CHUNK).zip(chunks) {
-            for (index, (&pin, (arrival, slew))) in chunk.iter().zip(values).enumerate() {
+        for (chunk, (values, _)) in pins.chunks(CHUNK).zip(chunks) {
+            for (index, (&pin, &(arrival_value, slew_value))) in
+                chunk.iter().zip(values).enumerate()
+            {
                 if let Some(&ahead) = chunk.get(index + STORE_AHEAD) {
-                    prefetch(&data.arrival, ahead as usize);
-                    prefetch(&data.slew, ahead as usize);
+                    prefetch(arrival, ahead as usize);
+                    prefetch(slew, ahead as usize);
                 }
-                data.arrival[pin as usize] = arrival;
-                data.slew[pin as usize] = slew;
-            }
-            for (index, &(arc, delays)) in arc_delays.iter().enumerate() {
-                if let Some(&(ahead, _)) = arc_delays.get(index + STORE_AHEAD) {
-                    prefetch(&data.arc_delay, ahead);
-                }
-                data.arc_delay[arc] = delays;
+                arrival[pin as usize] = arrival_value;
+                slew[pin as usize] = slew_value;
             }
         }
-    }
+        return;
+    };
+    arrival_parts
+        .into_par_iter()
+        .zip(slew_parts)
+        .zip(pins.par_chunks(CHUNK))
+        .zip(chunks)
+        .for_each(|((((first, arrival), (_, slew)), pins), (values, _))| {
+            for (&pin, &(arrival_value, slew_value)) in pins.iter().zip(values) {
+                let at = pin as usize - first;
+                arrival[at] = arrival_value;
+                slew[at] = slew_value;
+            }
+        });
 }
 
 /// The arrival and slew of every primary input: its assertions (the last one of a pin

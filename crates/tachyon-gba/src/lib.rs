@@ -21,6 +21,7 @@ mod forward;
 pub mod gpu;
 mod parasitics;
 mod prefetch;
+mod store;
 mod tests_eval;
 
 pub use backward::{

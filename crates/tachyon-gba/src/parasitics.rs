@@ -1,9 +1,10 @@
 //! Phase 1: RC tree passes per net.
 
 use rayon::prelude::*;
-use tachyon_graph::{prefetch, Net, TimingData, TimingGraph};
+use tachyon_graph::{Net, TimingData, TimingGraph};
 
 use crate::prefetch::{prefetch_net, NETS_AHEAD};
+use crate::store;
 use tachyon_kernels::rc;
 
 /// What a chunk of nets contributes: each net's driver load, and (pin index, delay,
@@ -38,22 +39,15 @@ pub fn compute_parasitics(graph: &TimingGraph, data: &mut TimingData) {
         for (load, net_load) in loads.zip(&mut data.net_load[first_net..]) {
             *net_load = *load;
         }
-        for (_, sinks) in &results {
-            for (index, &(pin_index, delay, impulse)) in sinks.iter().enumerate() {
-                // The sinks' values are scattered over the pin arrays.
-                if let Some(&(ahead, _, _)) = sinks.get(index + STORE_AHEAD) {
-                    prefetch(&data.wire_delay, ahead);
-                    prefetch(&data.wire_impulse, ahead);
-                }
-                data.wire_delay[pin_index] = delay;
-                data.wire_impulse[pin_index] = impulse;
-            }
-        }
+        let sink_lists: Vec<&[SinkValues]> = results.iter().map(|(_, sinks)| &sinks[..]).collect();
+        store::scatter(&mut data.wire_delay, &sink_lists, |&(pin, delay, _)| {
+            (pin, delay)
+        });
+        store::scatter(&mut data.wire_impulse, &sink_lists, |&(pin, _, impulse)| {
+            (pin, impulse)
+        });
     }
 }
-
-/// How many sinks ahead the one-thread store fetches its targets.
-const STORE_AHEAD: usize = 16;
 
 /// Nets per parallel work item.
 const CHUNK: usize = 256;

@@ -85,10 +85,7 @@ fn a_repeated_instance_keeps_its_last_cell_and_merges_its_connections() {
         "endmodule",
         "BUF g4 ( .Z(out) );\nBUF g4 ( .A(q1) );\nendmodule",
     );
-    let moved = declared.replace(
-        "INV g4 ( .A(q2), .Z(out) );",
-        "BUF g4 ( .A(q1), .Z(out) );",
-    );
+    let moved = declared.replace("INV g4 ( .A(q2), .Z(out) );", "BUF g4 ( .A(q1), .Z(out) );");
     assert_ne!(moved, declared);
     assert_eq!(nets(&tiny_design(&repeated)), nets(&tiny_design(&moved)));
 }
