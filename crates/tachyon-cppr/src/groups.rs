@@ -245,7 +245,7 @@ impl NetworkShape {
             [driver, arc] => Some((PinId(driver), arc)),
         };
         mark("folds");
-        // 1. Per chunk of pins in topological order, each entry pin's inputs (sources
+        // 1. Per chunk of pins in that order, each entry pin's inputs (sources
         // still pins, or clock nodes for launches) and per pin how many (0: not an
         // entry). Each chunk's inputs stay in their own vector: the network is only read
         // chunk by chunk (to copy each split's values), so they are never merged.
@@ -288,7 +288,7 @@ impl NetworkShape {
             })
             .collect();
         mark("counts");
-        // 2. Entries numbered in topological order (so level by level), with their
+        // 2. Entries numbered in that order (so level by level), with their
         // input ranges: a parallel scan over the chunks.
         let chunk_totals: Vec<(u32, u32)> = n_inputs
             .par_chunks(CHUNK)
