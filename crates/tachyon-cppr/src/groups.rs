@@ -191,24 +191,18 @@ impl NetworkShape {
             .with_min_len(1 << 14)
             .map(|_| AtomicBool::new(false))
             .collect();
-        // Level by level, each level's pins in pin order (reads and writes then go
-        // forward through the per-pin tables; the order within a level changes nothing).
-        let order = graph.levels_in_pin_order();
-        let mut level_end = order.len();
-        let mut levels = Vec::with_capacity(graph.n_levels() as usize);
         for level in (0..graph.n_levels()).rev() {
-            let start = level_end - graph.level(level).len();
-            levels.push(&order[start..level_end]);
-            level_end = start;
-        }
-        for level in levels {
-            level.par_iter().with_min_len(1024).for_each(|&pin| {
-                let mark = is_data[pin.index()]
-                    || graph.fanout_pins(pin).iter().any(|&to| {
-                        relevant[to.index()].load(Ordering::Relaxed) && !clock.is_clock_pin(to)
-                    });
-                relevant[pin.index()].store(mark, Ordering::Relaxed);
-            });
+            graph
+                .level(level)
+                .par_iter()
+                .with_min_len(1024)
+                .for_each(|&pin| {
+                    let mark = is_data[pin.index()]
+                        || graph.fanout_pins(pin).iter().any(|&to| {
+                            relevant[to.index()].load(Ordering::Relaxed) && !clock.is_clock_pin(to)
+                        });
+                    relevant[pin.index()].store(mark, Ordering::Relaxed);
+                });
         }
         let relevant: Vec<bool> = relevant
             .into_par_iter()
@@ -245,11 +239,12 @@ impl NetworkShape {
             [driver, arc] => Some((PinId(driver), arc)),
         };
         mark("folds");
-        // 1. Per chunk of pins in that order, each entry pin's inputs (sources
+        // 1. Per chunk of pins in topological order, each entry pin's inputs (sources
         // still pins, or clock nodes for launches) and per pin how many (0: not an
         // entry). Each chunk's inputs stay in their own vector: the network is only read
         // chunk by chunk (to copy each split's values), so they are never merged.
         const CHUNK: usize = 16 * 1024;
+        let order = graph.topological_order();
         let mut n_inputs = vec![0u32; order.len()];
         let mut chunks: Vec<Vec<ShapeInput>> = n_inputs
             .par_chunks_mut(CHUNK)
@@ -288,7 +283,7 @@ impl NetworkShape {
             })
             .collect();
         mark("counts");
-        // 2. Entries numbered in that order (so level by level), with their
+        // 2. Entries numbered in topological order (so level by level), with their
         // input ranges: a parallel scan over the chunks.
         let chunk_totals: Vec<(u32, u32)> = n_inputs
             .par_chunks(CHUNK)

@@ -28,8 +28,8 @@ pub struct FlatTiming {
     pub tables: Vec<TableDescriptor>,
     pub table_data: Vec<f64>,
     pub tests: Vec<TestDescriptor>,
-    /// The pins of each level, level after level and in pin order within one:
-    /// `level_pins[level_start[l]..level_start[l + 1]]`.
+    /// The pins of each level, level after level and in pin order within one (as
+    /// [`TimingGraph::level`] lists them): `level_pins[level_start[l]..level_start[l + 1]]`.
     pub level_start: Vec<u32>,
     pub level_pins: Vec<u32>,
     /// The same levels without primary inputs (whose values are assertions): the pins
@@ -222,10 +222,11 @@ impl Levels {
             .map(|pin| pin.kind == PinKind::PrimaryInput)
             .collect();
         let is_input = |pin: &u32| input_flags[*pin as usize];
-        // Each level's pins in pin order: a level sweep's per-pin reads and scattered
-        // stores then go forward through memory.
+        // Each level's pins come in pin order (`TimingGraph::level`): a level sweep's
+        // per-pin reads and stores go forward through memory, and the stores of a
+        // chunk of a level's pins fall in a range of their own (`crate::store`).
         let level_pins: Vec<u32> = graph
-            .levels_in_pin_order()
+            .topological_order()
             .par_iter()
             .with_min_len(1 << 14)
             .map(|pin| pin.0)

@@ -484,7 +484,7 @@ impl TimingGraph {
     ) -> Result<(Vec<u32>, Vec<PinId>), PinId> {
         /// Up to this many worker threads, the sweep runs in order on one.
         const SEQUENTIAL_LEVELIZE_THREADS: usize = 2;
-        use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
         let n_pins = self.pins.len();
         let remaining: Vec<AtomicU32> = fanin
             .start
@@ -492,26 +492,18 @@ impl TimingGraph {
             .with_min_len(1 << 14)
             .map(|range| AtomicU32::new(range[1] - range[0]))
             .collect();
-        // Kahn's algorithm, a level at a time in parallel, with the order of the
-        // sequential version: that one appends a pin when the last of its fan-in arcs
-        // is taken, scanning the level's pins in order and each pin's fan-out in order.
-        // So each arc taken records (position of its source in `level_order`, index in
-        // the source's fan-out) into its target's `last_arc` by maximum, and the pins a
-        // level readies are sorted by that key: the position of the arc that readied
-        // them in the sequential scan. (Positions only grow from level to level, so an
-        // arc from an earlier level never wins.)
+        // Kahn's algorithm, a level at a time. Each level is sorted by pin once it is
+        // complete, before it is swept: the levels then do not depend on the thread
+        // count or on which thread readied a pin, and the sweeps over a level (here
+        // and in every phase that walks the levels) go forward through the per-pin
+        // arrays instead of jumping around them (1M gates, 2 threads: the CPU's arrival
+        // and required sweeps 503-575 -> 320-394 ms, path search 897-922 -> 712-737
+        // ms for 1000 paths). A pin only reads lower levels, so no value depends on
+        // the order within a level.
         // On one or two threads the atomics cost more than they save (1M gates, 2
         // cores: 140 ms sequential, 165 ms parallel): sweep in order there.
         let sequential = rayon::current_num_threads() <= SEQUENTIAL_LEVELIZE_THREADS && !cfg!(test);
-        let last_arc: Vec<AtomicU64> = if sequential {
-            Vec::new()
-        } else {
-            (0..n_pins)
-                .into_par_iter()
-                .with_min_len(1 << 14)
-                .map(|_| AtomicU64::new(0))
-                .collect()
-        };
+        // The first level, the pins without fan-in, comes out in pin order.
         let mut level_order: Vec<PinId> = (0..n_pins)
             .into_par_iter()
             .with_min_len(1 << 14)
@@ -520,63 +512,62 @@ impl TimingGraph {
             .collect();
         let mut level_start = vec![0u32];
         let mut begin = 0;
-        while sequential && begin < level_order.len() {
-            let end = level_order.len();
-            level_start.push(end as u32);
-            for position in begin..end {
-                // Scattered reads, fetched ahead in three stages: the pin's fan-out
-                // range, its targets, their counters.
-                const AHEAD: usize = 8;
-                if let Some(pin) = level_order.get(position + 3 * AHEAD) {
-                    crate::prefetch(&fanout.start, pin.index());
-                }
-                if let Some(pin) = level_order.get(position + 2 * AHEAD) {
-                    crate::prefetch(fanout_to, fanout.start[pin.index()] as usize);
-                }
-                if let Some(pin) = level_order.get(position + AHEAD) {
-                    let pin = pin.index();
-                    let targets = fanout.start[pin] as usize..fanout.start[pin + 1] as usize;
-                    for to in &fanout_to[targets] {
-                        crate::prefetch(&remaining, to.index());
-                    }
-                }
-                let pin = level_order[position].index();
-                let targets = fanout.start[pin] as usize..fanout.start[pin + 1] as usize;
-                for &to in &fanout_to[targets] {
-                    if remaining[to.index()].fetch_sub(1, Relaxed) == 1 {
-                        level_order.push(to);
-                    }
-                }
-            }
-            begin = end;
-        }
         while begin < level_order.len() {
             let end = level_order.len();
             level_start.push(end as u32);
-            let (remaining, last_arc) = (&remaining, &last_arc);
-            let mut ready: Vec<PinId> = level_order[begin..end]
-                .par_iter()
-                .enumerate()
-                .with_min_len(256)
-                .flat_map_iter(|(offset, &pin)| {
-                    let position = ((begin + offset) as u64) << 32;
-                    let pin = pin.index();
+            let level = &mut level_order[begin..end];
+            if level.len() > 1 << 16 {
+                level.par_sort_unstable();
+            } else {
+                level.sort_unstable();
+            }
+            if sequential {
+                for position in begin..end {
+                    // Scattered reads, fetched ahead in three stages: the pin's fan-out
+                    // range, its targets, their counters.
+                    const AHEAD: usize = 8;
+                    if let Some(pin) = level_order.get(position + 3 * AHEAD) {
+                        crate::prefetch(&fanout.start, pin.index());
+                    }
+                    if let Some(pin) = level_order.get(position + 2 * AHEAD) {
+                        crate::prefetch(fanout_to, fanout.start[pin.index()] as usize);
+                    }
+                    if let Some(pin) = level_order.get(position + AHEAD) {
+                        let pin = pin.index();
+                        let targets = fanout.start[pin] as usize..fanout.start[pin + 1] as usize;
+                        for to in &fanout_to[targets] {
+                            crate::prefetch(&remaining, to.index());
+                        }
+                    }
+                    let pin = level_order[position].index();
                     let targets = fanout.start[pin] as usize..fanout.start[pin + 1] as usize;
-                    fanout_to[targets]
-                        .iter()
-                        .enumerate()
-                        .filter_map(move |(index, &to)| {
-                            last_arc[to.index()].fetch_max(position | index as u64, Relaxed);
-                            (remaining[to.index()].fetch_sub(1, Relaxed) == 1).then_some(to)
-                        })
-                })
-                .collect();
-            // Which thread saw a pin become ready must not matter: the tests scramble
-            // the collected order, so that only the sort can give the right one.
-            #[cfg(test)]
-            ready.reverse();
-            ready.par_sort_unstable_by_key(|pin| last_arc[pin.index()].load(Relaxed));
-            level_order.extend(ready);
+                    for &to in &fanout_to[targets] {
+                        if remaining[to.index()].fetch_sub(1, Relaxed) == 1 {
+                            level_order.push(to);
+                        }
+                    }
+                }
+            } else {
+                let remaining = &remaining;
+                #[allow(unused_mut)]
+                let mut ready: Vec<PinId> = level_order[begin..end]
+                    .par_iter()
+                    .with_min_len(256)
+                    .flat_map_iter(|&pin| {
+                        let pin = pin.index();
+                        let targets = fanout.start[pin] as usize..fanout.start[pin + 1] as usize;
+                        fanout_to[targets]
+                            .iter()
+                            .filter(move |to| remaining[to.index()].fetch_sub(1, Relaxed) == 1)
+                            .copied()
+                    })
+                    .collect();
+                // Which thread saw a pin become ready must not matter: the tests
+                // scramble the collected order, so that only the sort can fix it.
+                #[cfg(test)]
+                ready.reverse();
+                level_order.extend(ready);
+            }
             begin = end;
         }
         if level_order.len() < n_pins {
@@ -705,41 +696,16 @@ impl TimingGraph {
         self.level_start.len().saturating_sub(1) as u32
     }
 
-    /// The pins of level `level`: all their fan-in comes from lower levels.
+    /// The pins of level `level`, in pin order: all their fan-in comes from lower levels.
     pub fn level(&self, level: u32) -> &[PinId] {
         let start = self.level_start[level as usize] as usize;
         let end = self.level_start[level as usize + 1] as usize;
         &self.level_order[start..end]
     }
 
-    /// All pins in topological order.
+    /// All pins in topological order: level after level, each in pin order.
     pub fn topological_order(&self) -> &[PinId] {
         &self.level_order
-    }
-
-    /// The topological order with each level's pins in pin order, as a copy: a pin reads
-    /// lower levels only, so their order within a level changes no value, and a sweep
-    /// over a level in pin order goes forward through per-pin arrays instead of
-    /// jumping around them (the CPU's arrival and required sweeps at 1M gates, 2
-    /// threads: 503-575 -> 320-394 ms). [`TimingGraph::level`]'s own order, the order
-    /// levelization found the pins in, is kept for what lists pins in it.
-    pub fn levels_in_pin_order(&self) -> Vec<PinId> {
-        let mut order = self.level_order.clone();
-        let mut levels = Vec::with_capacity(self.n_levels() as usize);
-        let mut rest = &mut order[..];
-        for level in 0..self.n_levels() {
-            let (pins, tail) = rest.split_at_mut(self.level(level).len());
-            levels.push(pins);
-            rest = tail;
-        }
-        levels.into_par_iter().for_each(|pins| {
-            if pins.len() > 1 << 16 {
-                pins.par_sort_unstable();
-            } else {
-                pins.sort_unstable();
-            }
-        });
-        order
     }
 
     /// The loops broken by the last [`TimingGraph::finalize`].
