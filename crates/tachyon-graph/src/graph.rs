@@ -483,7 +483,7 @@ impl TimingGraph {
         fanout_to: &[PinId],
     ) -> Result<(Vec<u32>, Vec<PinId>), PinId> {
         /// Up to this many worker threads, the sweep runs in order on one.
-        const SEQUENTIAL_LEVELIZE_THREADS: usize = 2;
+        const SEQUENTIAL_LEVELIZE_THREADS: usize = 1;
         use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
         let n_pins = self.pins.len();
         let remaining: Vec<AtomicU32> = fanin
@@ -500,8 +500,8 @@ impl TimingGraph {
         // and required sweeps 503-575 -> 320-394 ms, path search 897-922 -> 712-737
         // ms for 1000 paths). A pin only reads lower levels, so no value depends on
         // the order within a level.
-        // On one or two threads the atomics cost more than they save (1M gates, 2
-        // cores: 140 ms sequential, 165 ms parallel): sweep in order there.
+        // On one thread, sweep in order (1M gates, 2 cores: 120-127 ms in order,
+        // 98-133 ms in parallel).
         let sequential = rayon::current_num_threads() <= SEQUENTIAL_LEVELIZE_THREADS && !cfg!(test);
         // The first level, the pins without fan-in, comes out in pin order.
         let mut level_order: Vec<PinId> = (0..n_pins)
