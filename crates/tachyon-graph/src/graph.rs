@@ -385,21 +385,13 @@ impl TimingGraph {
     /// [`TimingGraph::add_arc`] for each arc in order (the vector is adopted when the
     /// graph has no arcs yet).
     pub fn add_arcs(&mut self, arcs: Vec<Arc>) {
-        if self.arcs.is_empty() {
-            self.arcs = arcs;
-        } else {
-            self.arcs.extend(arcs);
-        }
+        append(&mut self.arcs, arcs);
         self.finalized = false;
     }
 
     /// [`TimingGraph::add_test`] for each test in order.
     pub fn add_tests(&mut self, tests: Vec<Test>) {
-        if self.tests.is_empty() {
-            self.tests = tests;
-        } else {
-            self.tests.extend(tests);
-        }
+        append(&mut self.tests, tests);
     }
 
     /// Adds a timing test.
@@ -711,5 +703,15 @@ impl TimingGraph {
     /// The loops broken by the last [`TimingGraph::finalize`].
     pub fn combinational_loops(&self) -> &[CombinationalLoop] {
         &self.loops
+    }
+}
+
+/// Appends `items` to `list`, adopting the vector when `list` is empty (no copy of a
+/// million arcs or tests built elsewhere in one piece).
+fn append<T>(list: &mut Vec<T>, items: Vec<T>) {
+    if list.is_empty() {
+        *list = items;
+    } else {
+        list.extend(items);
     }
 }
