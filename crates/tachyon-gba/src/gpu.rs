@@ -49,9 +49,10 @@
 use std::sync::Arc;
 
 use tachyon_gpu::{
-    DeviceTiming, ForwardOutputs, GpuContext, GpuError, ParasiticsLayout, RcNetBatch, TimingLayout,
+    sync_steps, DeviceTiming, GpuContext, GpuError, ParasiticsLayout, RcNetBatch, TimingLayout,
+    WireOutputs,
 };
-use tachyon_graph::{TimingData, TimingGraph, NO_VALUE};
+use tachyon_graph::{TimingData, TimingGraph};
 
 use crate::flat::{FlatParasitics, FlatTiming};
 use crate::{primary_input_values, required_seed_list};
@@ -68,12 +69,10 @@ impl std::fmt::Debug for GpuTiming {
 }
 
 impl GpuTiming {
-    /// Uploads `flat` (from [`FlatTiming::build`] of `graph`) and the RC trees of `graph`
-    /// to the GPU of `context`. The host lays the RC trees out
-    /// ([`FlatParasitics::build`]) while the graph is being copied, and copies them
-    /// after. Fails with an out-of-memory error saying how many bytes are needed when it
-    /// does not fit.
-    pub fn upload(
+    /// Uploads `flat` (from [`FlatTiming::build`] of `graph`) to the GPU of `context`,
+    /// validated while it is copied, and levelizes it there. Fails with an
+    /// out-of-memory error saying how many bytes are needed when it does not fit.
+    pub fn upload_graph(
         context: &Arc<GpuContext>,
         graph: &TimingGraph,
         flat: &FlatTiming,
@@ -84,41 +83,42 @@ impl GpuTiming {
             tests: &flat.tests,
             n_nets: graph.nets().len() as u32,
         };
-        let started = std::time::Instant::now();
-        let ((device, graph_ms), (parasitics, flatten_rc_ms)) = rayon::join(
-            || {
-                let device = DeviceTiming::upload(context, &layout);
-                (device, started.elapsed().as_secs_f64() * 1e3)
-            },
-            || {
-                let parasitics = FlatParasitics::build(graph);
-                (parasitics, started.elapsed().as_secs_f64() * 1e3)
-            },
-        );
-        let mut device = device?;
+        let mut device = DeviceTiming::upload(context, &layout)?;
         // A diagnostics switch for measuring what the graphs save (results are equal).
         device.set_use_graphs(std::env::var_os("TACHYON_GPU_NO_GRAPHS").is_none());
+        Ok(GpuTiming { device })
+    }
+
+    /// Uploads the RC trees of the graph, laid out by [`FlatParasitics::build`].
+    pub fn upload_parasitics(&mut self, parasitics: FlatParasitics) -> Result<(), GpuError> {
         let rc = RcNetBatch::new(
             parasitics.net_offsets,
             parasitics.parent,
             parasitics.res,
             parasitics.cap,
         )?;
-        let joined_ms = started.elapsed().as_secs_f64() * 1e3;
-        device.upload_parasitics(&ParasiticsLayout {
+        self.device.upload_parasitics(&ParasiticsLayout {
             rc: &rc,
             pin_source: &parasitics.pin_source,
             net_root: &parasitics.net_root,
             net_lumped: &parasitics.net_lumped,
-        })?;
-        tracing::debug!(
-            graph_ms,
-            flatten_rc_ms,
-            joined_ms,
-            parasitics_ms = started.elapsed().as_secs_f64() * 1e3 - joined_ms,
-            "gpu upload: graph (validated, copied, levelized on the GPU) while the host flattens the RC trees, then the RC trees"
+        })
+    }
+
+    /// [`GpuTiming::upload_graph`] and [`GpuTiming::upload_parasitics`], the host laying
+    /// the RC trees out while the graph is copied.
+    pub fn upload(
+        context: &Arc<GpuContext>,
+        graph: &TimingGraph,
+        flat: &FlatTiming,
+    ) -> Result<GpuTiming, GpuError> {
+        let (device, parasitics) = rayon::join(
+            || GpuTiming::upload_graph(context, graph, flat),
+            || FlatParasitics::build(graph),
         );
-        Ok(GpuTiming { device })
+        let mut device = device?;
+        device.upload_parasitics(parasitics)?;
+        Ok(device)
     }
 
     /// The timing data on the device (CPPR fills its networks from it there).
@@ -132,9 +132,11 @@ impl GpuTiming {
         self.device.synchronize()
     }
 
-    /// The forward levels and the test evaluation, after [`GpuTiming::parasitics`]; then copies `net_load`,
-    /// `wire_delay`, `wire_impulse`, `arrival`, `slew`, `arc_delay` and the tests'
-    /// `required_before_cppr` into `data` (sized for `graph`).
+    /// The forward levels and the test evaluation, after [`GpuTiming::parasitics`]; then
+    /// puts the arrivals, slews, arc delays and the tests' `required_before_cppr` into
+    /// `data` (whose tests are `graph`'s), and copies `net_load`, `wire_delay` and
+    /// `wire_impulse` too when `data` has room for them ([`TimingData::new`] rather than
+    /// [`TimingData::for_download`]).
     pub fn arrivals_and_tests(
         &mut self,
         graph: &TimingGraph,
@@ -150,17 +152,18 @@ impl GpuTiming {
         let swept_ms = self
             .sync_for_log()?
             .then(|| started.elapsed().as_secs_f64() * 1e3);
-        let mut test_required = vec![[NO_VALUE; 2]; data.tests.len()];
-        self.device.download_forward(ForwardOutputs {
-            net_load: &mut data.net_load,
-            wire_delay: &mut data.wire_delay,
-            wire_impulse: &mut data.wire_impulse,
-            arrival: &mut data.arrival,
-            slew: &mut data.slew,
-            arc_delay: &mut data.arc_delay,
-            test_required: &mut test_required,
-        })?;
-        if clock.is_some() {
+        let wire_wanted = data.wire_delay.len() == graph.n_pins() as usize;
+        let results = self
+            .device
+            .download_forward(wire_wanted.then_some(WireOutputs {
+                net_load: &mut data.net_load,
+                wire_delay: &mut data.wire_delay,
+                wire_impulse: &mut data.wire_impulse,
+            }))?;
+        data.arrival = results.arrival;
+        data.slew = results.slew;
+        data.arc_delay = results.arc_delay;
+        if let (Some(test_required), Some(_)) = (results.test_required, clock) {
             for (result, required) in data.tests.iter_mut().zip(test_required) {
                 result.required_before_cppr = required;
             }
@@ -178,7 +181,7 @@ impl GpuTiming {
     /// work so that the debug log can tell kernel time from transfer time; it costs the
     /// overlap of the two, so figures are taken without it. Returns whether it waited.
     fn sync_for_log(&self) -> Result<bool, GpuError> {
-        if std::env::var_os("TACHYON_GPU_SYNC_STEPS").is_none() {
+        if !sync_steps() {
             return Ok(false);
         }
         self.device.synchronize()?;
@@ -186,7 +189,7 @@ impl GpuTiming {
     }
 
     /// The backward levels from the seeds of `data`'s tests (credits filled) and output
-    /// assertions; copies `required` into `data`.
+    /// assertions; puts the required times into `data`.
     pub fn required(&mut self, graph: &TimingGraph, data: &mut TimingData) -> Result<(), GpuError> {
         let started = std::time::Instant::now();
         let seeds = required_seed_list(graph, data);
@@ -195,7 +198,7 @@ impl GpuTiming {
         let swept_ms = self
             .sync_for_log()?
             .then(|| started.elapsed().as_secs_f64() * 1e3);
-        self.device.download_required(&mut data.required)?;
+        data.required = self.device.download_required()?;
         tracing::debug!(
             seeds = seeds.len(),
             seeds_ms,

@@ -2,11 +2,12 @@
 //! launchers.
 
 use std::fmt;
+use std::mem::MaybeUninit;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use cudarc::driver::sys::{
-    CUdevice_attribute, CUevent_flags, CUfunction_attribute, CUgraphInstantiate_flags, CUresult,
-    CUstreamCaptureMode,
+    self, CUdevice_attribute, CUevent_flags, CUfunction_attribute, CUgraphInstantiate_flags,
+    CUresult, CUstreamCaptureMode,
 };
 use cudarc::driver::{
     result, CudaContext, CudaEvent, CudaFunction, CudaGraph, CudaSlice, CudaStream, DevicePtr,
@@ -127,6 +128,20 @@ fn parallel_copy(to: &mut [u8], from: &[u8]) {
         .for_each(|(to, from)| to.copy_from_slice(from));
 }
 
+/// [`parallel_copy`] into memory that need not be initialised.
+fn parallel_copy_out(to: &mut [MaybeUninit<u8>], from: &[u8]) {
+    assert_eq!(to.len(), from.len(), "parallel_copy_out: lengths differ");
+    to.par_chunks_mut(HOST_COPY_BYTES)
+        .zip(from.par_chunks(HOST_COPY_BYTES))
+        .for_each(|(to, from)| {
+            // SAFETY: the chunks have the same length (equal slices cut alike), and a
+            // shared and an exclusive borrow cannot overlap.
+            unsafe {
+                std::ptr::copy_nonoverlapping(from.as_ptr(), to.as_mut_ptr().cast(), from.len())
+            }
+        });
+}
+
 /// `data` as its bytes.
 fn as_bytes<T: DeviceRepr>(data: &[T]) -> &[u8] {
     // SAFETY: `DeviceRepr` types are plain data (integers, floats) without padding, so
@@ -134,13 +149,55 @@ fn as_bytes<T: DeviceRepr>(data: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) }
 }
 
-/// `data` as its bytes, writable.
-fn as_bytes_mut<T: DeviceRepr>(data: &mut [T]) -> &mut [u8] {
-    // SAFETY: as in `as_bytes`; the types the GPU side transfers (integers, floats) are
-    // valid for any bytes, so writing arbitrary bytes cannot make an invalid value.
+/// Lets the device's memory pool, which buffers are allocated from and freed to in
+/// stream order, keep freed memory instead of handing it back to the driver at each
+/// synchronisation (its default). An update allocates and frees the same buffers as the
+/// one before (1M gates: about 1.5 GB), and mapping them afresh each time cost more than
+/// reusing them. The memory stays with the process; [`GpuContext::memory`] counts it
+/// as free. `TACHYON_GPU_RELEASE_MEMORY` (a diagnostics switch) keeps the default.
+fn keep_freed_memory(context: &CudaContext) -> Result<(), GpuError> {
+    let mut threshold = u64::MAX;
+    let pool = default_pool(context)?;
+    // SAFETY: `pool` is the device's default pool, valid while the context lives; the
+    // release threshold attribute takes a `u64` by pointer.
     unsafe {
-        std::slice::from_raw_parts_mut(data.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(data))
+        sys::cuMemPoolSetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut threshold as *mut u64).cast(),
+        )
     }
+    .result()
+    .during("keeping freed device memory in the pool")
+}
+
+/// Bytes the device's default pool holds that no buffer uses.
+fn kept_pool_memory(context: &CudaContext) -> Result<u64, GpuError> {
+    const DURING: &str = "reading the memory pool's size";
+    let pool = default_pool(context)?;
+    let attribute = |attribute| {
+        let mut value = 0u64;
+        // SAFETY: as in `keep_freed_memory`; both attributes are `u64`s.
+        unsafe { sys::cuMemPoolGetAttribute(pool, attribute, (&mut value as *mut u64).cast()) }
+            .result()
+            .during(DURING)
+            .map(|()| value)
+    };
+    let reserved = attribute(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+    let used = attribute(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
+    Ok(reserved.saturating_sub(used))
+}
+
+/// The default memory pool of `context`'s device.
+fn default_pool(context: &CudaContext) -> Result<sys::CUmemoryPool, GpuError> {
+    context.bind_to_thread().during("binding the context")?;
+    let mut pool = std::mem::MaybeUninit::uninit();
+    // SAFETY: writes the pool handle of a valid device into `pool` on success.
+    unsafe { sys::cuDeviceGetDefaultMemPool(pool.as_mut_ptr(), context.cu_device()) }
+        .result()
+        .during("finding the device's memory pool")?;
+    // SAFETY: initialised by the successful call above.
+    Ok(unsafe { pool.assume_init() })
 }
 
 /// A CUDA graph captured by [`GpuContext::capture`], replayed on the stream it was
@@ -304,6 +361,9 @@ impl GpuContext {
         // captured into CUDA graphs and does not serialise with other libraries' work.
         let stream = context.new_stream().during("creating a stream")?;
         let copy_stream = context.new_stream().during("creating a stream")?;
+        if context.has_async_alloc() && std::env::var_os("TACHYON_GPU_RELEASE_MEMORY").is_none() {
+            keep_freed_memory(&context)?;
+        }
         let opened = Arc::new(GpuContext {
             ordinal,
             name,
@@ -332,13 +392,19 @@ impl GpuContext {
         self.multiprocessor_count
     }
 
-    /// `(free, total)` device memory in bytes.
+    /// `(free, total)` device memory in bytes; free counts the memory that buffers of
+    /// this process freed and its pool keeps for the next ones ([`keep_freed_memory`]).
     pub fn memory(&self) -> Result<(u64, u64), GpuError> {
         let (free, total) = self
             .context
             .mem_get_info()
             .during("reading the free memory")?;
-        Ok((free as u64, total as u64))
+        let kept = if self.context.has_async_alloc() {
+            kept_pool_memory(&self.context)?
+        } else {
+            0
+        };
+        Ok((free as u64 + kept, total as u64))
     }
 
     /// The stream all work of this context is queued on.
@@ -562,23 +628,77 @@ impl GpuContext {
         source: &CudaSlice<T>,
         target: &mut [T],
     ) -> Result<(), GpuError> {
+        // SAFETY: the copy writes the bytes of `T` values (plain data, valid for any
+        // bytes) and never de-initialises a byte.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(
+                target.as_mut_ptr().cast::<MaybeUninit<u8>>(),
+                std::mem::size_of_val(target),
+            )
+        };
+        self.copy_bytes_to_host(stream, source, bytes)
+    }
+
+    /// The first `len` elements of `source` as a new vector, queued on `stream` and
+    /// waited for. The copy writes each element once: filling the vector first (as a
+    /// `&mut [T]` to copy into needs) cost 17-58 ms for the 500 MB of results of 1M
+    /// gates, zeroing memory the allocator reused on one thread.
+    ///
+    /// The elements may be groups of the buffer's (`[f64; 4]` from a buffer of `f64`).
+    pub(crate) fn download_vec<T: DeviceRepr, U: DeviceRepr>(
+        &self,
+        stream: &Arc<CudaStream>,
+        source: &CudaSlice<T>,
+        len: usize,
+    ) -> Result<Vec<U>, GpuError> {
+        let mut values = Vec::<U>::with_capacity(len);
+        let room = &mut values.spare_capacity_mut()[..len];
+        // SAFETY: `room` is `len` elements of the vector's spare capacity, seen as their
+        // bytes; writing any bytes there is sound.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(
+                room.as_mut_ptr().cast::<MaybeUninit<u8>>(),
+                std::mem::size_of_val(room),
+            )
+        };
+        self.copy_bytes_to_host(stream, source, bytes)?;
+        // SAFETY: the copy wrote every byte of the first `len` elements, and `U` (plain
+        // data: integers, floats and arrays of them) is valid for any bytes.
+        unsafe { values.set_len(len) };
+        Ok(values)
+    }
+
+    /// Copies the first `target.len()` bytes of `source` into `target` and waits for
+    /// them. Large copies go through the pinned staging buffers, the GPU filling one
+    /// while the host empties the other.
+    fn copy_bytes_to_host<T: DeviceRepr>(
+        &self,
+        stream: &Arc<CudaStream>,
+        source: &CudaSlice<T>,
+        target: &mut [MaybeUninit<u8>],
+    ) -> Result<(), GpuError> {
         const DURING: &str = "copying from the GPU";
         assert!(
-            source.len() >= target.len(),
+            std::mem::size_of::<T>() * source.len() >= target.len(),
             "copy_to_host: source too short"
         );
-        if std::mem::size_of_val(target) < STAGED_MIN_BYTES {
-            if !target.is_empty() {
-                let source = source.slice(0..target.len());
-                stream.memcpy_dtoh(&source, target).during(DURING)?;
-                stream.synchronize().during(DURING)?;
-            }
-            return Ok(());
-        }
         let cu_stream = stream.cu_stream();
         let (pointer, record) = source.device_ptr(stream);
-        let target = as_bytes_mut(target);
         let total = target.len();
+        if total < STAGED_MIN_BYTES {
+            if total > 0 {
+                // SAFETY: `pointer` has `total` bytes of `source` after it, and `target`
+                // has room for them; the host waits for the copy before returning.
+                unsafe {
+                    sys::cuMemcpyDtoHAsync_v2(target.as_mut_ptr().cast(), pointer, total, cu_stream)
+                }
+                .result()
+                .during(DURING)?;
+                stream.synchronize().during(DURING)?;
+            }
+            drop(record);
+            return Ok(());
+        }
         self.with_staging(|staging| {
             let (count, bytes) = (staging.buffers.len(), staging.bytes);
             let n_chunks = total.div_ceil(bytes);
@@ -612,7 +732,7 @@ impl GpuContext {
                 staging.done[slot].synchronize().during(DURING)?;
                 let range = chunk_range(index);
                 let buffer = staging.buffers[slot].as_slice().during(DURING)?;
-                parallel_copy(&mut target[range.clone()], &buffer[..range.len()]);
+                parallel_copy_out(&mut target[range.clone()], &buffer[..range.len()]);
                 if index + count < n_chunks {
                     queue(staging, index + count)?;
                 }

@@ -36,7 +36,10 @@ pub use batch::{BatchError, LutBatch, LutTables, RcNetBatch, RcNetsOutput};
 pub use context::{DeviceRcNets, GpuContext, RcLaunch};
 pub use device::{devices, driver_present, select, Device, GpuInfo, SelectedBackend};
 pub use error::GpuError;
-pub use timing::{CpprValues, DeviceTiming, ForwardOutputs, ParasiticsLayout, TimingLayout};
+pub use timing::{
+    sync_steps, CpprValues, DeviceTiming, ForwardResults, ParasiticsLayout, TimingLayout,
+    WireOutputs,
+};
 
 #[cfg(test)]
 mod tests;

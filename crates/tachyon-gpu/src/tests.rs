@@ -530,3 +530,44 @@ fn staged_transfers_round_trip() {
     context.copy_to_host(&buffer, &mut back).unwrap();
     assert!(back == data, "the staged round trip changed the data");
 }
+
+/// The layout checks scan long arrays chunk by chunk in parallel, yet name the first bad
+/// position in order: bad values in two later chunks, "none" allowed or not, and a bad
+/// item of a list checked item by item.
+#[test]
+fn layout_checks_find_the_first_bad_position_across_chunks() {
+    use crate::timing::{check_each, check_indices_or_none, CHECK_CHUNK};
+    use tachyon_kernels::propagate::NONE;
+    let limit = 100;
+    let mut values: Vec<u32> = (0..3 * CHECK_CHUNK as u32 + 5).map(|i| i % 100).collect();
+    values[CHECK_CHUNK - 1] = NONE;
+    values[2 * CHECK_CHUNK + 3] = 100;
+    values[3 * CHECK_CHUNK + 1] = 500;
+    let first_bad = |values: &[u32], none_allowed| match check_indices_or_none(
+        "values",
+        values,
+        limit,
+        none_allowed,
+    ) {
+        Err(BatchError::IndexOutOfRange {
+            position, value, ..
+        }) => Some((position, value)),
+        Err(other) => panic!("unexpected error {other:?}"),
+        Ok(()) => None,
+    };
+    assert_eq!(first_bad(&values, true), Some((2 * CHECK_CHUNK + 3, 100)));
+    assert_eq!(first_bad(&values, false), Some((CHECK_CHUNK - 1, NONE)));
+    values[2 * CHECK_CHUNK + 3] = 99;
+    values[3 * CHECK_CHUNK + 1] = 0;
+    assert_eq!(first_bad(&values, true), None);
+    let items: Vec<[u32; 2]> = values.iter().map(|&value| [value, value]).collect();
+    let check = |item: &[u32; 2]| check_indices_or_none("items", item, limit, true);
+    assert_eq!(check_each(&items, check), Ok(()));
+    let mut items = items;
+    items[CHECK_CHUNK + 7][1] = 300;
+    items[2 * CHECK_CHUNK][0] = 200;
+    match check_each(&items, check) {
+        Err(BatchError::IndexOutOfRange { value, .. }) => assert_eq!(value, 300),
+        other => panic!("expected the first bad item, got {other:?}"),
+    }
+}

@@ -40,7 +40,9 @@ pub struct TimingData {
     pub slew: Vec<[f64; 4]>,
     /// Required arrival time per pin.
     pub required: Vec<[f64; 4]>,
-    /// The load the driver of each net sees, per net.
+    /// The load the driver of each net sees, per net. This and the two wire arrays are
+    /// the RC pass's values, which the arrivals are computed from; a backend that
+    /// computes them elsewhere may leave them empty ([`TimingData::for_download`]).
     pub net_load: Vec<[f64; 4]>,
     /// Wire (Elmore) delay from the net's driver to each sink pin.
     pub wire_delay: Vec<[f64; 4]>,
@@ -66,6 +68,18 @@ impl TimingData {
             wire_impulse: filled(n_pins, [0.0; 4]),
             arc_delay: filled(n_arcs, [NO_VALUE; 4]),
             tests: vec![TestResult::default(); n_tests],
+        }
+    }
+
+    /// Room for results that a device computes and brings back whole: only the tests
+    /// (at their defaults, for CPPR to fill in); the arrivals, slews, required times and
+    /// arc delays arrive as whole vectors, and the RC pass's values (`net_load`,
+    /// `wire_delay`, `wire_impulse`) stay empty, on the device. Nothing is written
+    /// twice: filling the per-pin arrays first cost 17-58 ms at 1M gates.
+    pub fn for_download(n_tests: usize) -> TimingData {
+        TimingData {
+            tests: vec![TestResult::default(); n_tests],
+            ..TimingData::default()
         }
     }
 

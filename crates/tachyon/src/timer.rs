@@ -252,7 +252,8 @@ impl Timer {
         self.record("levelize", started);
         let backend = self.backend_for(graph.n_pins())?;
         let mut phases = std::mem::take(&mut self.phases);
-        let data = self.run_phases(&graph, &backend, &mut |phase, elapsed| {
+        let values = backend::HostValues::Results;
+        let data = self.run_phases(&graph, &backend, values, &mut |phase, elapsed| {
             backend::add_phase(&mut phases, phase, elapsed)
         });
         self.phases = phases;

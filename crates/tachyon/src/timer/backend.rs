@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use tachyon_cppr::{CpprStructure, PassDevice};
 use tachyon_gba::gpu::GpuTiming;
-use tachyon_gba::{Device, Differences, FlatTiming, GpuContext, GpuError};
+use tachyon_gba::{Device, Differences, FlatParasitics, FlatTiming, GpuContext, GpuError};
 use tachyon_graph::{TimingData, TimingGraph};
 
 use super::{PhaseTiming, Timer, TimerError};
@@ -39,6 +39,18 @@ pub struct BackendComparison {
     pub gpu_total: Duration,
     /// Bitwise differences between the two results (NaN equals NaN).
     pub differences: Differences,
+}
+
+/// What the host gets of a GPU update (the CPU backend computes everything on the host).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum HostValues {
+    /// The results: arrivals, slews, required times, arc delays and tests. The RC
+    /// pass's values (net loads, wire delays and impulses) stay on the GPU: nothing
+    /// after the update reads them, and copying them back cost about 240 MB of host
+    /// memory and its transfer at 1M gates.
+    Results,
+    /// The results and the RC pass's values, for comparing the two backends.
+    ResultsAndWireValues,
 }
 
 /// Per run the phase times and the total, and the last run's results.
@@ -152,6 +164,7 @@ impl Timer {
         &self,
         graph: &TimingGraph,
         backend: &Backend,
+        host_values: HostValues,
         record: &mut dyn FnMut(&'static str, Duration),
     ) -> Result<TimingData, TimerError> {
         let cppr = |data: &mut TimingData,
@@ -172,7 +185,9 @@ impl Timer {
         };
         match backend {
             Backend::Cpu => {
-                let (mut data, flat) = prepare_arrays(graph, record);
+                let (mut data, flat, flatten) =
+                    prepare_arrays(graph, HostValues::ResultsAndWireValues);
+                record("flatten", flatten);
                 let started = Instant::now();
                 // The CPPR structure depends on the graph alone: built beside the RC
                 // and arrival phases, whose level-by-level steps leave cores idle.
@@ -195,21 +210,48 @@ impl Timer {
                 Ok(data)
             }
             Backend::Gpu(context) => std::thread::scope(|scope| {
-                let (mut data, flat) = prepare_arrays(graph, record);
-                // The RC layout is built on the host while the graph is copied, so the
-                // two are timed as one phase.
-                // The CPPR structure depends on the graph alone: a host thread builds
-                // it while the graph is copied and the GPU computes parasitics and
-                // arrivals. H100, 1M gates: started here, the upload takes about 15 ms
-                // longer and nobody waits for the structure (started after the upload,
-                // the host waited 40-50 ms for it; started before the flat arrays, it
-                // slowed their preparation by more than it saved).
-                let structure = self
-                    .cppr
-                    .then(|| scope.spawn(|| CpprStructure::build(graph)));
                 let started = Instant::now();
-                let mut gpu = GpuTiming::upload(context, graph, &flat)?;
-                record("gpu layout + upload", started.elapsed());
+                let ms = |instant: Instant| instant.elapsed().as_secs_f64() * 1e3;
+                // Host work first: the flat arrays, then the graph's copy to the GPU (and
+                // its levelization there), while the RC trees are laid out beside both.
+                // H100, 1M gates: laying the trees out takes about as long as the other
+                // two together; started after the flat arrays, beside the copy alone,
+                // the flat arrays and the upload took 106-108 ms, beside both 64-76 ms.
+                // The CPPR structure depends on the graph alone: a host thread builds
+                // it from when the flat arrays are ready, while the graph is copied and
+                // the GPU computes parasitics and arrivals. H100, 1M gates: started
+                // there, nobody waits for it (started after the upload, the host waited
+                // 40-50 ms for it; started before the flat arrays, it slowed their
+                // preparation by more than it saved).
+                let flat_and_graph = || {
+                    let (data, flat, flatten) = prepare_arrays(graph, host_values);
+                    let structure = self
+                        .cppr
+                        .then(|| scope.spawn(|| CpprStructure::build(graph)));
+                    let device = GpuTiming::upload_graph(context, graph, &flat);
+                    ((data, flat, flatten), structure, device, ms(started))
+                };
+                let lay_out_trees = || (FlatParasitics::build(graph), ms(started));
+                let ((prepared, structure, device, graph_ms), (parasitics, trees_ms)) =
+                    if tachyon_gpu::sync_steps() {
+                        let first = flat_and_graph();
+                        (first, lay_out_trees())
+                    } else {
+                        rayon::join(flat_and_graph, lay_out_trees)
+                    };
+                let (mut data, flat, flatten) = prepared;
+                record("flatten", flatten);
+                let mut gpu = device?;
+                let joined = started.elapsed();
+                gpu.upload_parasitics(parasitics)?;
+                tracing::debug!(
+                    flatten_ms = flatten.as_secs_f64() * 1e3,
+                    graph_ms,
+                    trees_ms,
+                    trees_uploaded_ms = ms(started) - joined.as_secs_f64() * 1e3,
+                    "gpu upload: flat arrays, then the graph copied (validated, levelized on the GPU), while the host lays out the RC trees; then the trees copied"
+                );
+                record("gpu layout + upload", started.elapsed() - flatten);
                 let started = Instant::now();
                 gpu.parasitics()?;
                 record("rc", started.elapsed());
@@ -245,7 +287,10 @@ impl Timer {
 
     /// Times the current design `runs` times on the GPU and on the CPU (after one
     /// warm-up run of each, which also loads the kernels) and compares the last results
-    /// of both bit for bit. An error when no GPU is usable.
+    /// of both bit for bit. The timed runs are updates as [`Timer::update_timing`] runs
+    /// them; the GPU's warm-up run also brings the RC pass's values back (net loads,
+    /// wire delays and impulses), and those are compared too. An error when no GPU is
+    /// usable.
     pub fn compare_backends(&mut self, runs: usize) -> Result<BackendComparison, TimerError> {
         self.update_timing()?;
         let context = GpuContext::open(0)?;
@@ -256,15 +301,26 @@ impl Timer {
         let measure = |backend: &Backend| -> Result<Measured, TimerError> {
             let mut phases = Vec::new();
             let mut totals = Vec::new();
-            let mut data = self.run_phases(&graph, backend, &mut |_, _| {})?;
+            let everything = HostValues::ResultsAndWireValues;
+            let warm_up = self.run_phases(&graph, backend, everything, &mut |_, _| {})?;
+            let mut data = None;
             for _ in 0..runs.max(1) {
                 let mut run = Vec::new();
                 let started = Instant::now();
-                data = self.run_phases(&graph, backend, &mut |phase, elapsed| {
-                    add_phase(&mut run, phase, elapsed)
-                })?;
+                let values = HostValues::Results;
+                data = Some(
+                    self.run_phases(&graph, backend, values, &mut |phase, elapsed| {
+                        add_phase(&mut run, phase, elapsed)
+                    })?,
+                );
                 totals.push(started.elapsed());
                 phases.push(run);
+            }
+            let mut data = data.unwrap_or_default();
+            if data.wire_delay.is_empty() {
+                data.net_load = warm_up.net_load;
+                data.wire_delay = warm_up.wire_delay;
+                data.wire_impulse = warm_up.wire_impulse;
             }
             Ok((phases, totals, data))
         };
@@ -282,25 +338,40 @@ impl Timer {
     }
 }
 
-/// The timing data (allocated and filled) and the flat index arrays both backends run
-/// on: the `flatten` phase.
+/// The timing data (allocated, and filled unless a GPU will bring it back) and the flat
+/// index arrays both backends run on, and how long they took: the `flatten` phase.
 fn prepare_arrays(
     graph: &TimingGraph,
-    record: &mut dyn FnMut(&'static str, Duration),
-) -> (TimingData, FlatTiming) {
+    host_values: HostValues,
+) -> (TimingData, FlatTiming, Duration) {
     let started = Instant::now();
+    let (n_pins, n_arcs, n_tests) = (
+        graph.n_pins() as usize,
+        graph.arcs().len(),
+        graph.tests().len(),
+    );
     // Independent, so at once (each is parallel, but mostly bound by fresh memory).
-    let (data, flat) = rayon::join(
+    let ((data, data_ms), (flat, flat_ms)) = rayon::join(
         || {
-            TimingData::new(
-                graph.n_pins() as usize,
-                graph.nets().len(),
-                graph.arcs().len(),
-                graph.tests().len(),
+            let data = match host_values {
+                HostValues::Results => TimingData::for_download(n_tests),
+                HostValues::ResultsAndWireValues => {
+                    TimingData::new(n_pins, graph.nets().len(), n_arcs, n_tests)
+                }
+            };
+            (data, started.elapsed().as_secs_f64() * 1e3)
+        },
+        || {
+            (
+                FlatTiming::build(graph),
+                started.elapsed().as_secs_f64() * 1e3,
             )
         },
-        || FlatTiming::build(graph),
     );
-    record("flatten", started.elapsed());
-    (data, flat)
+    tracing::debug!(
+        data_ms,
+        flat_ms,
+        "timing data allocated beside the flat arrays"
+    );
+    (data, flat, started.elapsed())
 }
