@@ -17,7 +17,7 @@ use cudarc::nvrtc::Ptx;
 use rayon::prelude::*;
 use tachyon_kernels::N_CONDITIONS;
 
-use crate::batch::{LutBatch, RcNetBatch, RcNetsOutput};
+use crate::batch::{BatchError, LutBatch, RcNetBatch, RcNetsOutput};
 use crate::device::driver_present;
 use crate::error::{DuringExt, GpuError};
 use crate::ptx::KERNELS_PTX;
@@ -126,6 +126,36 @@ fn parallel_copy(to: &mut [u8], from: &[u8]) {
     to.par_chunks_mut(HOST_COPY_BYTES)
         .zip(from.par_chunks(HOST_COPY_BYTES))
         .for_each(|(to, from)| to.copy_from_slice(from));
+}
+
+/// A check of one piece of an array, given the position of its first item.
+pub(crate) type PieceCheck<'a, T> = dyn Fn(usize, &[T]) -> Result<(), BatchError> + Sync + 'a;
+
+/// Puts one piece of an array (given the position of its first item) into its staging
+/// bytes.
+type PieceFill<'a, T> = dyn FnMut(usize, &[T], &mut [u8]) + 'a;
+
+/// [`parallel_copy`] of `items` (from position `first` of their array) into `to`,
+/// running `check` on each piece a thread copies; the first failing piece's error in
+/// order.
+fn parallel_copy_checked<T: DeviceRepr + Sync>(
+    to: &mut [u8],
+    first: usize,
+    items: &[T],
+    check: &PieceCheck<'_, T>,
+) -> Result<(), BatchError> {
+    let items_per_piece = (HOST_COPY_BYTES / std::mem::size_of::<T>().max(1)).max(1);
+    let piece_bytes = items_per_piece * std::mem::size_of::<T>();
+    let results: Vec<Result<(), BatchError>> = to
+        .par_chunks_mut(piece_bytes.max(1))
+        .zip(items.par_chunks(items_per_piece))
+        .enumerate()
+        .map(|(index, (to, piece))| {
+            to.copy_from_slice(as_bytes(piece));
+            check(first + index * items_per_piece, piece)
+        })
+        .collect();
+    results.into_iter().collect()
 }
 
 /// [`parallel_copy`] into memory that need not be initialised.
@@ -535,6 +565,36 @@ impl GpuContext {
         Ok(buffer)
     }
 
+    /// [`GpuContext::upload`] that also runs `check` on every piece of `data` as it
+    /// copies it (`check(first, piece)`, `first` the position of the piece's first
+    /// item), on the host threads that copy the piece, while it is in their caches: one
+    /// pass over the data instead of two. The copy completes either way; the first
+    /// failing piece's error, in order, is returned after it as a layout error, before
+    /// any kernel can read the buffer.
+    pub(crate) fn upload_checked<T: DeviceRepr + Sync>(
+        &self,
+        during: &'static str,
+        data: &[T],
+        check: &PieceCheck<'_, T>,
+    ) -> Result<CudaSlice<T>, GpuError> {
+        let mut buffer = self.allocate_poisoned::<T>(during, data.len())?;
+        if std::mem::size_of_val(data) < STAGED_MIN_BYTES {
+            check(0, data).map_err(GpuError::Layout)?;
+            self.copy_to_device(data, &mut buffer)?;
+            return Ok(buffer);
+        }
+        let mut first_error = None;
+        self.copy_to_device_with(data, &mut buffer, &mut |first, piece, staged| {
+            if let Err(error) = parallel_copy_checked(staged, first, piece, check) {
+                first_error.get_or_insert(error);
+            }
+        })?;
+        match first_error {
+            Some(error) => Err(GpuError::Layout(error)),
+            None => Ok(buffer),
+        }
+    }
+
     /// Runs `transfer` with the staging buffers, allocating them on first use.
     fn with_staging<R>(
         &self,
@@ -574,30 +634,53 @@ impl GpuContext {
         data: &[T],
         target: &mut CudaSlice<T>,
     ) -> Result<(), GpuError> {
+        if std::mem::size_of_val(data) < STAGED_MIN_BYTES {
+            assert!(
+                target.len() >= data.len(),
+                "copy_to_device: target too short"
+            );
+            if !data.is_empty() {
+                self.stream
+                    .memcpy_htod(data, target)
+                    .during("copying to the GPU")?;
+            }
+            return Ok(());
+        }
+        self.copy_to_device_with(data, target, &mut |_, piece, staged| {
+            parallel_copy(staged, as_bytes(piece))
+        })
+    }
+
+    /// The staged copy of [`GpuContext::copy_to_device`], with `fill(first, piece,
+    /// staged)` putting each piece of `data` (its items from position `first`) into its
+    /// pinned staging bytes.
+    fn copy_to_device_with<T: DeviceRepr>(
+        &self,
+        data: &[T],
+        target: &mut CudaSlice<T>,
+        fill: &mut PieceFill<'_, T>,
+    ) -> Result<(), GpuError> {
         const DURING: &str = "copying to the GPU";
         assert!(
             target.len() >= data.len(),
             "copy_to_device: target too short"
         );
-        if std::mem::size_of_val(data) < STAGED_MIN_BYTES {
-            if !data.is_empty() {
-                self.stream.memcpy_htod(data, target).during(DURING)?;
-            }
-            return Ok(());
-        }
         let stream = self.stream.cu_stream();
         let (pointer, record) = target.device_ptr_mut(&self.stream);
         self.with_staging(|staging| {
-            for (index, chunk) in as_bytes(data).chunks(staging.bytes).enumerate() {
+            // Whole items per staging buffer.
+            let item_bytes = std::mem::size_of::<T>().max(1);
+            let items_per_chunk = (staging.bytes / item_bytes).max(1);
+            for (index, piece) in data.chunks(items_per_chunk).enumerate() {
                 let slot = index % staging.buffers.len();
                 // The copy that last read this buffer must be done before it is refilled.
                 staging.done[slot].synchronize().during(DURING)?;
                 let buffer = staging.buffers[slot].as_mut_slice().during(DURING)?;
-                let buffer = &mut buffer[..chunk.len()];
-                parallel_copy(buffer, chunk);
-                let offset = (index * staging.bytes) as u64;
+                let buffer = &mut buffer[..std::mem::size_of_val(piece)];
+                fill(index * items_per_chunk, piece, buffer);
+                let offset = (index * items_per_chunk * item_bytes) as u64;
                 // SAFETY: `pointer + offset` lies inside `target` (its length was checked
-                // above) with room for the chunk; the source is page-locked and stays
+                // above) with room for the piece; the source is page-locked and stays
                 // untouched until `done[slot]`, recorded right after, has fired.
                 unsafe { result::memcpy_htod_async(pointer + offset, &*buffer, stream) }
                     .during(DURING)?;

@@ -529,6 +529,64 @@ fn staged_transfers_round_trip() {
     let mut back = vec![0u64; data.len()];
     context.copy_to_host(&buffer, &mut back).unwrap();
     assert!(back == data, "the staged round trip changed the data");
+    // Into a new vector, groups of the buffer's items.
+    let pairs: Vec<[u64; 2]> = context
+        .download_vec(context.stream(), &buffer, data.len() / 2)
+        .unwrap();
+    assert!(pairs.as_flattened() == &data[..data.len() / 2 * 2]);
+}
+
+/// A checked upload copies like a plain one, and a bad item in a later staging buffer
+/// is named by its position in the whole array; data of 24-byte items (not dividing
+/// the staging buffers) lands where it belongs.
+#[test]
+fn checked_uploads_copy_and_name_the_first_bad_item() {
+    let Some(context) = gpu_or_skip() else {
+        return;
+    };
+    let limit = 1000;
+    let check = |first: usize, piece: &[u32]| {
+        crate::timing::check_indices("values", piece, limit).map_err(|error| match error {
+            BatchError::IndexOutOfRange {
+                array,
+                position,
+                value,
+                limit,
+            } => BatchError::IndexOutOfRange {
+                array,
+                position: first + position,
+                value,
+                limit,
+            },
+            other => other,
+        })
+    };
+    let n = crate::context::STAGING_BYTES / 4 * 5 / 2 + 3;
+    let mut data: Vec<u32> = (0..n as u32).map(|i| i % limit as u32).collect();
+    let buffer = context
+        .upload_checked("testing checked uploads", &data, &check)
+        .unwrap();
+    let mut back = vec![0u32; n];
+    context.copy_to_host(&buffer, &mut back).unwrap();
+    assert!(back == data, "the checked upload changed the data");
+    let bad = crate::context::STAGING_BYTES / 4 * 2 + 11;
+    data[bad] = 5000;
+    data[n - 1] = 7000;
+    match context.upload_checked("testing checked uploads", &data, &check) {
+        Err(crate::GpuError::Layout(BatchError::IndexOutOfRange {
+            position, value, ..
+        })) => {
+            assert_eq!((position, value), (bad, 5000));
+        }
+        other => panic!("expected the first bad item, got {:?}", other.map(|_| ())),
+    }
+    let triples: Vec<[u64; 3]> = (0..crate::context::STAGING_BYTES as u64 / 20)
+        .map(|i| [i, i * 3, i * 7])
+        .collect();
+    let buffer = context.upload("testing 24-byte items", &triples).unwrap();
+    let mut back = vec![[0u64; 3]; triples.len()];
+    context.copy_to_host(&buffer, &mut back).unwrap();
+    assert!(back == triples, "24-byte items moved");
 }
 
 /// The layout checks scan long arrays chunk by chunk in parallel, yet name the first bad
@@ -560,13 +618,13 @@ fn layout_checks_find_the_first_bad_position_across_chunks() {
     values[2 * CHECK_CHUNK + 3] = 99;
     values[3 * CHECK_CHUNK + 1] = 0;
     assert_eq!(first_bad(&values, true), None);
-    let items: Vec<[u32; 2]> = values.iter().map(|&value| [value, value]).collect();
-    let check = |item: &[u32; 2]| check_indices_or_none("items", item, limit, true);
-    assert_eq!(check_each(&items, check), Ok(()));
+    let items: Vec<u32> = values.iter().flat_map(|&value| [value, value]).collect();
+    let check = |item: &[u32]| check_indices_or_none("items", item, limit, true);
+    assert_eq!(check_each(&items, 2, check), Ok(()));
     let mut items = items;
-    items[CHECK_CHUNK + 7][1] = 300;
-    items[2 * CHECK_CHUNK][0] = 200;
-    match check_each(&items, check) {
+    items[2 * (CHECK_CHUNK + 7) + 1] = 300;
+    items[2 * (2 * CHECK_CHUNK)] = 200;
+    match check_each(&items, 2, check) {
         Err(BatchError::IndexOutOfRange { value, .. }) => assert_eq!(value, 300),
         other => panic!("expected the first bad item, got {other:?}"),
     }
