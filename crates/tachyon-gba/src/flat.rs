@@ -331,19 +331,47 @@ impl FlatParasitics {
             .with_min_len(4096)
             .map(|net| (net.parasitics.is_some(), n_nodes_of(net) as u32))
             .collect();
-        // Node offsets first, so that chunks of nets fill their parts in parallel.
-        let mut net_offsets = Vec::with_capacity(nets.len() + 1);
+        // Node offsets first, so that chunks of nets fill their parts in parallel; they
+        // are a running sum, computed per chunk of nets in parallel from the chunks'
+        // totals (one thread over a million nets took 6-16 ms).
+        const NETS_PER_CHUNK: usize = 4096;
+        let chunk_totals: Vec<(usize, u32)> = tree_nodes
+            .par_chunks(NETS_PER_CHUNK)
+            .map(|chunk| {
+                let trees = chunk.iter().filter(|&&(has_tree, _)| has_tree).count();
+                (trees, chunk.iter().map(|&(_, n_nodes)| n_nodes).sum())
+            })
+            .collect();
+        let n_trees: usize = chunk_totals.iter().map(|&(trees, _)| trees).sum();
+        let mut net_offsets = tachyon_graph::filled(n_trees + 1, 0u32);
         let mut net_root = tachyon_graph::filled(nets.len(), NONE);
-        net_offsets.push(0u32);
-        for (net_index, &(has_tree, n_nodes)) in tree_nodes.iter().enumerate() {
-            let base = *net_offsets.last().unwrap_or(&0);
-            if n_nodes > 0 {
-                net_root[net_index] = base;
-            }
-            if has_tree {
-                net_offsets.push(base + n_nodes);
-            }
+        let mut parts = Vec::with_capacity(chunk_totals.len());
+        let mut rest = &mut net_offsets[1..];
+        let mut base = 0u32;
+        for &(trees, n_nodes) in &chunk_totals {
+            let (part, after) = rest.split_at_mut(trees);
+            parts.push((base, part));
+            rest = after;
+            base += n_nodes;
         }
+        parts
+            .into_par_iter()
+            .zip(tree_nodes.par_chunks(NETS_PER_CHUNK))
+            .zip(net_root.par_chunks_mut(NETS_PER_CHUNK))
+            .for_each(|(((mut base, offsets), chunk), roots)| {
+                let mut next = offsets.iter_mut();
+                for (&(has_tree, n_nodes), root) in chunk.iter().zip(roots) {
+                    if n_nodes > 0 {
+                        *root = base;
+                    }
+                    if has_tree {
+                        base += n_nodes;
+                        if let Some(offset) = next.next() {
+                            *offset = base;
+                        }
+                    }
+                }
+            });
         let n_nodes = *net_offsets.last().unwrap_or(&0) as usize;
         let offsets_done = started.elapsed();
         let mut flat = FlatParasitics {
@@ -359,7 +387,6 @@ impl FlatParasitics {
         };
         let allocated = started.elapsed();
         // Cut nets, node arrays and lumped loads into chunks that own their parts.
-        const NETS_PER_CHUNK: usize = 4096;
         let mut chunks = Vec::new();
         let (mut parent, mut res, mut cap) =
             (&mut flat.parent[..], &mut flat.res[..], &mut flat.cap[..]);

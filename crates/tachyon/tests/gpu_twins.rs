@@ -51,7 +51,8 @@ fn frontier_levels_equal_the_graph_levels() {
 
 #[test]
 fn flat_rc_twin_equals_compute_parasitics() {
-    let (mut timer, folder) = generated_timer("rc-twin", 3000, 5);
+    // Enough nets for several of the layout's chunks of 4096 nets.
+    let (mut timer, folder) = generated_timer("rc-twin", 20000, 5);
     let (graph, _) = timer.timing().unwrap();
     let mut reference = TimingData::new(
         graph.n_pins() as usize,
@@ -86,6 +87,10 @@ fn flat_rc_twin_equals_compute_parasitics() {
         assert_eq!(bits(load), bits(reference.net_load[net]), "net {net} load");
     }
     assert!(n_sources > graph.nets().len(), "the design has RC trees");
+    assert!(
+        graph.nets().len() > 2 * 4096,
+        "the nets span several chunks"
+    );
     std::fs::remove_dir_all(&folder).ok();
 }
 
