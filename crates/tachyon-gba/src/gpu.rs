@@ -1,41 +1,37 @@
 //! The GPU backend: the same phases as the CPU backend, on a flat graph uploaded once.
 //! The RC pass, the forward levels and the test evaluation run on the GPU; the host
-//! downloads arrivals, slews, delays and test results (CPPR, `tachyon-cppr`, compiles
-//! its network on the host and runs its grouping passes on the GPUs), then the GPU runs
-//! the backward levels from the seeds the host computes with [`crate::required_seed_list`],
-//! exactly as the CPU backend does.
+//! downloads arrivals, slews, delays and test results (the RC pass's values stay on the
+//! GPU unless a comparison asks for them), CPPR (`tachyon-cppr`) compiles its network on
+//! the host and runs its grouping passes on the GPUs, then the GPU runs the backward
+//! levels from the seeds the host computes with [`crate::required_seed_list`], exactly
+//! as the CPU backend does.
 //!
-//! Measured (`tachyon tau --check-cpu --runs 3`, medians, ms, CPU backend on all cores
-//! vs GPU backend, transfers included; `flatten` is host work both backends share, the
-//! timing data's allocation included; 0 values differ in every run). H100 with 16
-//! cores, 2026-11-22 (1M and 5M with the final binary of that day, smaller designs
-//! with an earlier one):
+//! Measured (`tachyon tau --check-cpu --runs 5`, 3 at 5M; medians, ms, CPU backend on
+//! all cores / GPU backend, transfers included; `flatten` is the flat arrays both
+//! backends share, plus the CPU's timing data; 0 values differ in every run). H100 with
+//! 16 cores, 2026-11-23, binary 6e71ca8:
 //!
-//! | gates | flatten   | rc         | propagate  | cppr        | gpu layout + upload | total       |
-//! |-------|-----------|------------|------------|-------------|---------------------|-------------|
-//! | 1k    | 3.1 / 3.0 | 0.22/0.06  | 3.1 / 3.8  | 3.4 / 6.7   | 2.7                 | 9.5 / 16.4  |
-//! | 10k   | 13 / 13   | 1.7 / 0.10 | 18 / 7.4   | 41 / 18     | 5.3                 | 74 / 44     |
-//! | 100k  | 31 / 30   | 20 / 0.58  | 67 / 14    | 84 / 60     | 17                  | 204 / 126   |
-//! | 1M    | 40 / 33   | 79 / 3.7   | 326 / 86   | 297 / 52    | 88                  | 733 / 266   |
-//! | 5M    | 286 / 177 | 530 / 12   | 1645 / 315 | 1668 / 431  | 670                 | 4079 / 1605 |
+//! | gates | flatten     | rc          | propagate   | cppr         | gpu layout + upload | total        |
+//! |-------|-------------|-------------|-------------|--------------|---------------------|--------------|
+//! | 1k    | 0.41 / 0.32 | 0.26 / 0.05 | 1.2 / 3.5   | 0.64 / 3.9   | 2.3                 | 2.3 / 10.2   |
+//! | 10k   | 1.4 / 1.0   | 0.82 / 0.09 | 12.5 / 7.6  | 10.1 / 9.2   | 4.4                 | 25.0 / 22.4  |
+//! | 100k  | 4.8 / 2.3   | 7.6 / 0.58  | 29.4 / 12.1 | 32.3 / 13.5  | 9.5                 | 74.5 / 38.9  |
+//! | 1M    | 36 / 25     | 115 / 3.9   | 199 / 61    | 161 / 46     | 50                  | 491 / 184    |
+//! | 5M    | 247 / 120   | 797 / 12    | 880 / 308   | 1044 / 274   | 441                 | 2995 / 1137  |
 //!
-//! (Earlier the same day: 1M 936 / 458, 5M 5175 / 2817 ms; then CPPR began to build
-//! the network's shape once for both splits, on a host thread while the graph is
-//! copied and the GPU propagates, to fill each split's network on the GPU from the
-//! timing data already there, and to build its clock trees, groupings and combination
-//! in parallel or in one walk; and the flatten phase to build its parts at once.
-//! Runs of the same binary vary by 10-20% from one machine lease to the next; the
-//! GPU's propagate column ranged over 52-88 ms in that day's runs.)
+//! (The day before, with the RC values downloaded, the timing data filled before the
+//! downloads, the layout checks in a second pass and the RC layout beside the graph's
+//! copy alone: 1M 535 / 285, 5M 2851 / 1374. Leases of the same machine kind differ by
+//! up to 2x for the same binary, so figures compare only within one lease: at 1M,
+//! alternated with that binary, the GPU took 183-240 ms against 250-290.)
 //!
-//! The upload at 1M: layout validation (35-57 ms) while the layout is copied (45-66 ms),
-//! GPU levelization 3-6 ms, all while the host lays out the RC trees (60-80 ms), then
-//! the RC upload 15-17 ms (5M: validation and copies 310-470 ms, RC layout 280-715 ms,
-//! RC upload 70-80 ms). The GPU's CPPR is host work (clock trees, pass preparation,
-//! combination) around GPU work: per split at 1M the host spends 3-4 ms on the clock
-//! tree, 4-5 ms preparing the passes and 2-3 ms combining them, the GPU 11-17 ms
-//! filling the network and running the passes. Two H200s share the passes: 5M CPPR
-//! 4.40 s on one, 3.66 s on two (an earlier binary, host-filled networks, which
-//! several GPUs still use).
+//! One 1M update, each step alone (`TACHYON_GPU_SYNC_STEPS`): the flat arrays 17 ms;
+//! the graph copied with its checks 20 ms and levelized on the GPU 3 ms; the RC layout
+//! 32 ms (in an update it runs beside both); the trees copied 12 ms; the forward levels
+//! and tests 5 ms, their results (385 MB) back in 20-35 ms; CPPR 47 ms (per split: the
+//! clock tree 3-5, preparing the passes 4-5, the GPU's fill and six passes 10-15,
+//! combining 2); the backward seeds 9 ms, levels 5 ms, required times back 3 ms. The
+//! CPPR structure is built on a host thread during the upload and the forward phase.
 //!
 //! The level sweeps replay CUDA graphs captured at their first run. A graph is replayed
 //! once per update here (the device graph is rebuilt per update), so it saves little:
@@ -43,8 +39,7 @@
 //! within run-to-run spread).
 //!
 //! The downloads of the forward results run on the context's copy stream while its main
-//! stream computes: the RC results while the forward levels run, the arrivals, slews and
-//! delays while the tests are evaluated.
+//! stream computes: the arrivals, slews and delays while the tests are evaluated.
 
 use std::sync::Arc;
 

@@ -12,10 +12,10 @@ use tachyon_graph::{TimingData, TimingGraph};
 use super::{PhaseTiming, Timer, TimerError};
 
 /// The fewest pins for which [`Device::Auto`] picks the GPU. Measured on an H100 with
-/// 16 CPU cores (`tachyon tau --check-cpu`, warm medians, CPPR included, 2026-11-22):
-/// 1k gates (~3k pins) CPU 9.5 ms vs GPU 16.4 ms; 10k gates (~31k pins) 74 vs 44 ms;
-/// 100k gates (~305k pins) 204 vs 126 ms; 1M gates 1.22 vs 0.57 s. The GPU wins from about 10k
-/// gates when warm, but opening the context and loading the PTX once costs more than
+/// 16 CPU cores (`tachyon tau --check-cpu`, warm medians, CPPR included, 2026-11-23):
+/// 1k gates (~3k pins) CPU 2.3 ms vs GPU 10.2 ms; 10k gates (~31k pins) 25 vs 22 ms;
+/// 100k gates (~305k pins) 75 vs 39 ms; 1M gates 491 vs 184 ms. The GPU wins from about
+/// 10k gates when warm, but opening the context and loading the PTX once costs more than
 /// the few tens of milliseconds gained below ~100k gates.
 pub const AUTO_GPU_MIN_PINS: u32 = 300_000;
 
