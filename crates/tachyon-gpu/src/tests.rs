@@ -546,20 +546,8 @@ fn checked_uploads_copy_and_name_the_first_bad_item() {
     };
     let limit = 1000;
     let check = |first: usize, piece: &[u32]| {
-        crate::timing::check_indices("values", piece, limit).map_err(|error| match error {
-            BatchError::IndexOutOfRange {
-                array,
-                position,
-                value,
-                limit,
-            } => BatchError::IndexOutOfRange {
-                array,
-                position: first + position,
-                value,
-                limit,
-            },
-            other => other,
-        })
+        crate::timing::check_indices("values", piece, limit)
+            .map_err(|error| crate::timing::shifted(error, first))
     };
     let n = crate::context::STAGING_BYTES / 4 * 5 / 2 + 3;
     let mut data: Vec<u32> = (0..n as u32).map(|i| i % limit as u32).collect();

@@ -58,7 +58,7 @@ pub struct ParasiticsLayout<'a> {
 
 /// `error` of a piece of an array whose first item is at `first`, as an error of the
 /// whole array.
-fn shifted(error: BatchError, first: usize) -> BatchError {
+pub(crate) fn shifted(error: BatchError, first: usize) -> BatchError {
     match error {
         BatchError::IndexOutOfRange {
             array,
