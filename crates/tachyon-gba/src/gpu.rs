@@ -100,22 +100,6 @@ impl GpuTiming {
         })
     }
 
-    /// [`GpuTiming::upload_graph`] and [`GpuTiming::upload_parasitics`], the host laying
-    /// the RC trees out while the graph is copied.
-    pub fn upload(
-        context: &Arc<GpuContext>,
-        graph: &TimingGraph,
-        flat: &FlatTiming,
-    ) -> Result<GpuTiming, GpuError> {
-        let (device, parasitics) = rayon::join(
-            || GpuTiming::upload_graph(context, graph, flat),
-            || FlatParasitics::build(graph),
-        );
-        let mut device = device?;
-        device.upload_parasitics(parasitics)?;
-        Ok(device)
-    }
-
     /// The timing data on the device (CPPR fills its networks from it there).
     pub fn device(&self) -> &DeviceTiming {
         &self.device

@@ -154,8 +154,8 @@ impl TimingLayout<'_> {
     pub fn validate(&self) -> Result<(), BatchError> {
         self.validate_all_but_long_arrays()?;
         let graph = &self.graph;
-        self.check_fanin_arcs(0, graph.fanin_arcs)?;
-        self.check_fanout_arcs(0, graph.fanout_arcs)?;
+        self.check_arc_ids("fanin_arcs", 0, graph.fanin_arcs)?;
+        self.check_arc_ids("fanout_arcs", 0, graph.fanout_arcs)?;
         self.check_arcs(0, graph.arcs.as_flattened())?;
         self.check_pin_nets(0, graph.pin_net)
     }
@@ -163,12 +163,14 @@ impl TimingLayout<'_> {
     /// The indices of the long arrays, checked piece by piece as they are uploaded
     /// ([`GpuContext::upload_checked`]): `first` is the position of the piece's first
     /// item in its array.
-    fn check_fanin_arcs(&self, first: usize, piece: &[u32]) -> Result<(), BatchError> {
-        check_indices("fanin_arcs", piece, self.graph.arcs.len()).map_err(|e| shifted(e, first))
-    }
-
-    fn check_fanout_arcs(&self, first: usize, piece: &[u32]) -> Result<(), BatchError> {
-        check_indices("fanout_arcs", piece, self.graph.arcs.len()).map_err(|e| shifted(e, first))
+    /// A piece of a CSR's arc list (`array`: `fanin_arcs` or `fanout_arcs`).
+    fn check_arc_ids(
+        &self,
+        array: &'static str,
+        first: usize,
+        piece: &[u32],
+    ) -> Result<(), BatchError> {
+        check_indices(array, piece, self.graph.arcs.len()).map_err(|e| shifted(e, first))
     }
 
     /// Arcs as their eight words each (a piece holds whole arcs).
@@ -495,11 +497,11 @@ impl DeviceTiming {
             tests_evaluated: false,
             fanin_start: upload_u32(graph.fanin_start)?,
             fanin_arcs: context.upload_checked(DURING, graph.fanin_arcs, &|first, piece| {
-                layout.check_fanin_arcs(first, piece)
+                layout.check_arc_ids("fanin_arcs", first, piece)
             })?,
             fanout_start: upload_u32(graph.fanout_start)?,
             fanout_arcs: context.upload_checked(DURING, graph.fanout_arcs, &|first, piece| {
-                layout.check_fanout_arcs(first, piece)
+                layout.check_arc_ids("fanout_arcs", first, piece)
             })?,
             arcs: context.upload_checked(DURING, graph.arcs.as_flattened(), &|first, piece| {
                 layout.check_arcs(first, piece)
