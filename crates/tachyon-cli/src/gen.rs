@@ -19,6 +19,30 @@ pub struct GenArgs {
     /// Design name (file stem); default "gen" and the gate count (gen1000 for 1k gates).
     #[arg(long)]
     name: Option<String>,
+    /// Rent exponent: how often gate inputs leave their module and its enclosing blocks
+    /// (0.6 is typical of random logic; lower is more local).
+    #[arg(long, default_value_t = 0.6)]
+    rent: f64,
+    /// Flip-flops and gates sampled to measure cone sizes (0 skips the measurement).
+    #[arg(long, default_value_t = 1000)]
+    cone_samples: u32,
+}
+
+/// Rent's rule as measured: terminals per block, level by level, and the fitted exponent.
+fn print_rent(rent: &tachyon_gen::RentProfile, asked: f64) {
+    if rent.levels.is_empty() {
+        return;
+    }
+    eprintln!("Rent's rule (blocks: cells -> terminals):");
+    for (level, measured) in rent.levels.iter().enumerate() {
+        eprintln!(
+            "  level {level}: {:>7} blocks of {:>10.0} cells -> {:>8.1} terminals",
+            measured.blocks, measured.cells_per_block, measured.terminals_per_block
+        );
+    }
+    if let Some(exponent) = rent.exponent {
+        eprintln!("  fitted exponent {exponent:.3} (asked {asked})");
+    }
 }
 
 /// Parses a count with an optional k/m suffix ("100k", "1m", "2500").
@@ -42,17 +66,21 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
     if let Some(name) = args.name {
         config.name = name;
     }
+    config.rent_exponent = args.rent;
+    config.cone_samples = args.cone_samples;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let summary = tachyon_gen::generate(&config, &args.out)
         .with_context(|| format!("generating into {}", args.out.display()))?;
     eprintln!(
-        "{}: {} gates ({} flip-flops, {} clock buffers), {} nets, {} RC nodes, logic depth {}, \
-         period {} ps; {:.1} MB in {:.2} s",
+        "{}: {} gates ({} flip-flops, {} clock buffers) in {} module{}, {} nets, {} RC nodes, \
+         logic depth {}, period {} ps; {:.1} MB in {:.2} s",
         summary.name,
         summary.gates,
         summary.flip_flops,
         summary.clock_buffers,
+        summary.modules,
+        if summary.modules == 1 { "" } else { "s" },
         summary.nets,
         summary.rc_nodes,
         summary.logic_depth,
@@ -62,6 +90,10 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
     );
     for file in &summary.files {
         eprintln!("  {} ({} bytes)", file.path.display(), file.bytes);
+    }
+    print_rent(&summary.rent, args.rent);
+    if let Some(cones) = &summary.cones {
+        eprint!("{cones}");
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
-//! The `tachyon` command: parse files, run TAU 2015 flows, an interactive shell, and the
-//! design generator.
+//! The `tachyon` command: parse files, run TAU 2015 flows, an interactive shell, the
+//! design generator and its cone-size measurement.
 
+mod cones;
 mod gen;
 mod parse;
 mod paths;
@@ -47,6 +48,8 @@ enum Command {
     Gen(gen::GenArgs),
     /// Time a design, then find its k worst paths on the CPU or the GPU, with timings.
     Paths(paths::PathsArgs),
+    /// Measure fan-in and fan-out cone sizes of a design (from its Liberty and Verilog).
+    Cones(cones::ConesArgs),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
         Command::Shell(args) => shell::run(args),
         Command::Gen(args) => gen::run(args),
         Command::Paths(args) => paths::run(args),
+        Command::Cones(args) => cones::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

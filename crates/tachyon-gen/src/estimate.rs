@@ -1,21 +1,21 @@
 //! A quick late-arrival estimate used to choose the clock period.
 //!
-//! It follows the generated library's delay formulas, lumped wire loads and a simple
-//! Elmore-like wire delay (half the wire resistance times the net's load), weighting the
-//! slower edge at every gate. Primary inputs arrive one clock latency after the edge, as
-//! if launched by flip-flops outside the design (which also keeps input-to-register paths
-//! from failing hold by a whole clock latency). It is not an STA engine: it only has to
-//! land the period where a chosen fraction of endpoints fail, so the worst slack is
-//! negative but not absurd.
+//! It follows the generated library's delay formulas per transition (rise and fall
+//! separately, through each gate's unateness), lumped wire loads and a simple Elmore-like
+//! wire delay (half the wire resistance times the net's load). Primary inputs arrive one
+//! clock latency after the edge, as if launched by flip-flops outside the design (which
+//! also keeps input-to-register paths from failing hold by a whole clock latency). It is
+//! not an STA engine: it only has to land the period where a chosen fraction of
+//! endpoints fail, so the worst slack is negative but not absurd.
 
 use crate::library::{
     clock_buffer_arc, clock_buffer_input_capacitance, flip_flop_arc, logic_arc,
-    logic_input_capacitance, setup_time, ArcModel, Corner, Edge, FLIP_FLOP_CLOCK_CAPACITANCE,
+    logic_input_capacitance, setup_time, Corner, Edge, FLIP_FLOP_CLOCK_CAPACITANCE,
     FLIP_FLOP_DATA_CAPACITANCE,
 };
 use crate::netlist::{Netlist, Sink};
 use crate::parasitics::wire_totals;
-use crate::spef::{clock_buffer_net_key, clock_port_net_key};
+use crate::spef::{clock_buffer_net_key, clock_port_net_key, CLOCK_SPAN_SCALE};
 use crate::verilog::clock_buffer_drive_index;
 use crate::GenConfig;
 
@@ -33,20 +33,24 @@ pub(crate) struct ClockEstimate {
 pub(crate) fn estimate_clock(netlist: &Netlist, config: &GenConfig) -> ClockEstimate {
     let (latency, clock_slew) = clock_latency(netlist, config.input_slew_ps);
     let n_signals = netlist.n_signals() as usize;
-    let mut arrival = vec![0f32; n_signals];
-    let mut slew = vec![0f32; n_signals];
+    // Late arrival and slew per signal and transition (index 0 rise, 1 fall).
+    let mut arrival = vec![[0f32; 2]; n_signals];
+    let mut slew = vec![[0f32; 2]; n_signals];
     for signal in 0..netlist.n_primary_inputs {
         let (_, wire_delay) = signal_load(netlist, config, signal);
-        arrival[signal as usize] = (latency + wire_delay) as f32;
-        slew[signal as usize] = config.input_slew_ps as f32;
+        arrival[signal as usize] = [(latency + wire_delay) as f32; 2];
+        slew[signal as usize] = [config.input_slew_ps as f32; 2];
     }
     for flip_flop in 0..netlist.n_flip_flops {
         let signal = netlist.n_primary_inputs + flip_flop;
         let (load, wire_delay) = signal_load(netlist, config, signal);
         let arc = flip_flop_arc(netlist.flip_flop_drive_index(flip_flop));
-        arrival[signal as usize] =
-            (latency + worst_delay(&arc, clock_slew, load) + wire_delay) as f32;
-        slew[signal as usize] = worst_transition(&arc, clock_slew, load) as f32;
+        for (index, edge) in EDGES.into_iter().enumerate() {
+            let delay = arc.delay(Corner::Late, edge, clock_slew, load);
+            arrival[signal as usize][index] = (latency + delay + wire_delay) as f32;
+            slew[signal as usize][index] =
+                arc.transition(Corner::Late, edge, clock_slew, load) as f32;
+        }
     }
     let mut input_cursor = 0usize;
     for gate in 0..netlist.n_gates {
@@ -54,19 +58,31 @@ pub(crate) fn estimate_clock(netlist: &Netlist, config: &GenConfig) -> ClockEsti
         let (load, wire_delay) = signal_load(netlist, config, signal);
         let function = netlist.function(gate);
         let drive_index = netlist.gate_drive_index(gate);
-        let mut worst_arrival = 0f64;
-        let mut worst_slew = 0f64;
+        let mut worst_arrival = [0f64; 2];
+        let mut worst_slew = [0f64; 2];
         for slot in 0..function.arity() {
             let input = netlist.gate_inputs[input_cursor + slot] as usize;
             let arc = logic_arc(function, drive_index, slot);
-            let input_slew = f64::from(slew[input]);
-            let candidate = f64::from(arrival[input]) + worst_delay(&arc, input_slew, load);
-            worst_arrival = worst_arrival.max(candidate);
-            worst_slew = worst_slew.max(worst_transition(&arc, input_slew, load));
+            for (output_index, edge) in EDGES.into_iter().enumerate() {
+                for input_index in input_transitions(function.spec().timing_sense, output_index) {
+                    let input_slew = f64::from(slew[input][input_index]);
+                    let candidate = f64::from(arrival[input][input_index])
+                        + arc.delay(Corner::Late, edge, input_slew, load);
+                    worst_arrival[output_index] = worst_arrival[output_index].max(candidate);
+                    worst_slew[output_index] = worst_slew[output_index].max(arc.transition(
+                        Corner::Late,
+                        edge,
+                        input_slew,
+                        load,
+                    ));
+                }
+            }
         }
         input_cursor += function.arity();
-        arrival[signal as usize] = (worst_arrival + wire_delay) as f32;
-        slew[signal as usize] = worst_slew as f32;
+        for index in 0..2 {
+            arrival[signal as usize][index] = (worst_arrival[index] + wire_delay) as f32;
+            slew[signal as usize][index] = worst_slew[index] as f32;
+        }
     }
 
     // The period each endpoint needs to pass: launch-to-capture data delay plus setup for
@@ -74,12 +90,20 @@ pub(crate) fn estimate_clock(netlist: &Netlist, config: &GenConfig) -> ClockEsti
     let mut needed: Vec<f64> =
         Vec::with_capacity(netlist.flip_flop_data.len() + netlist.primary_output_driver.len());
     for &signal in &netlist.flip_flop_data {
-        let data_slew = f64::from(slew[signal as usize]);
-        let setup = setup_time(Edge::Fall, data_slew, clock_slew);
-        needed.push(f64::from(arrival[signal as usize]) - latency + setup);
+        let need = EDGES
+            .into_iter()
+            .enumerate()
+            .map(|(index, edge)| {
+                let data_slew = f64::from(slew[signal as usize][index]);
+                f64::from(arrival[signal as usize][index]) - latency
+                    + setup_time(edge, data_slew, clock_slew)
+            })
+            .fold(f64::NEG_INFINITY, f64::max);
+        needed.push(need);
     }
     for &signal in &netlist.primary_output_driver {
-        needed.push(f64::from(arrival[signal as usize]) - latency);
+        let [rise, fall] = arrival[signal as usize];
+        needed.push(f64::from(rise.max(fall)) - latency);
     }
     needed.sort_by(f64::total_cmp);
     let passing = 1.0 - config.failing_endpoint_fraction;
@@ -95,15 +119,37 @@ pub(crate) fn estimate_clock(netlist: &Netlist, config: &GenConfig) -> ClockEsti
         .ceil();
     ClockEstimate {
         period,
-        latency: (latency * 10.0).round() / 10.0,
+        // Whole ps: the SDC states output required times as period minus an output
+        // delay, and with whole numbers that difference is exact, so the SDC and the
+        // `.timing` file give bit-identical assertions.
+        latency: latency.round(),
     }
 }
 
-/// Latency and slew at the flip-flops, following the first buffer of each tree level.
+/// Output (and input) transitions in the estimate's index order.
+const EDGES: [Edge; 2] = [Edge::Rise, Edge::Fall];
+
+/// The input transitions (indices of [`EDGES`]) that can cause output transition
+/// `output_index` through an arc of `timing_sense`.
+fn input_transitions(timing_sense: &str, output_index: usize) -> std::ops::Range<usize> {
+    match timing_sense {
+        "positive_unate" => output_index..output_index + 1,
+        "negative_unate" => 1 - output_index..2 - output_index,
+        _ => 0..2,
+    }
+}
+
+/// Latency and slew of the rising clock edge at the flip-flops, following the first
+/// buffer of each tree level.
 fn clock_latency(netlist: &Netlist, port_slew: f64) -> (f64, f64) {
     let tree = &netlist.clock_tree;
     let root_drive = clock_buffer_drive_index(tree.bounds[0][1] - tree.bounds[0][0]);
-    let (_, port_wire) = wire_totals(netlist.seed, clock_port_net_key(netlist), 1);
+    let (_, port_wire) = wire_totals(
+        netlist.seed,
+        clock_port_net_key(netlist),
+        1,
+        CLOCK_SPAN_SCALE,
+    );
     let port_load = port_wire.capacitance_ff() + clock_buffer_input_capacitance(root_drive);
     let mut latency = 0.5 * port_wire.resistance_kohm() * port_load;
     let mut slew = port_slew;
@@ -118,18 +164,24 @@ fn clock_latency(netlist: &Netlist, port_slew: f64) -> (f64, f64) {
             clock_buffer_input_capacitance(clock_buffer_drive_index(below[1] - below[0]))
         };
         let key = clock_buffer_net_key(netlist, tree.level_offset[level]);
-        let (_, wire) = wire_totals(netlist.seed, key, n_children);
+        let (_, wire) = wire_totals(netlist.seed, key, n_children, CLOCK_SPAN_SCALE);
         let load = wire.capacitance_ff() + f64::from(n_children) * child_capacitance;
         let arc = clock_buffer_arc(drive_index);
-        latency += worst_delay(&arc, slew, load) + 0.5 * wire.resistance_kohm() * load;
-        slew = worst_transition(&arc, slew, load);
+        latency +=
+            arc.delay(Corner::Late, Edge::Rise, slew, load) + 0.5 * wire.resistance_kohm() * load;
+        slew = arc.transition(Corner::Late, Edge::Rise, slew, load);
     }
     (latency, slew)
 }
 
 /// The load a signal's driver sees (fF) and the estimated wire delay to its sinks (ps).
 fn signal_load(netlist: &Netlist, config: &GenConfig, signal: u32) -> (f64, f64) {
-    let (_, wire) = wire_totals(netlist.seed, u64::from(signal), netlist.fanout(signal));
+    let (_, wire) = wire_totals(
+        netlist.seed,
+        u64::from(signal),
+        netlist.fanout(signal),
+        netlist.span_scale(signal),
+    );
     let mut load = wire.capacitance_ff();
     for sink in netlist.sinks(signal) {
         load += match sink {
@@ -147,26 +199,3 @@ fn signal_load(netlist: &Netlist, config: &GenConfig, signal: u32) -> (f64, f64)
 
 /// The period is at most this fraction of the worst estimated need.
 const WORST_NEED_FRACTION: f64 = 0.97;
-
-/// Weight of the slower edge in a gate's estimated delay. The worst path alternates edges
-/// through inverting gates but picks the worse sequence at each endpoint; 0.75 lands the
-/// failing fraction near its target on designs checked with the project's timer.
-const SLOWER_EDGE_WEIGHT: f64 = 0.75;
-
-fn worst_delay(arc: &ArcModel, slew: f64, load: f64) -> f64 {
-    blend(
-        arc.delay(Corner::Late, Edge::Rise, slew, load),
-        arc.delay(Corner::Late, Edge::Fall, slew, load),
-    )
-}
-
-fn worst_transition(arc: &ArcModel, slew: f64, load: f64) -> f64 {
-    blend(
-        arc.transition(Corner::Late, Edge::Rise, slew, load),
-        arc.transition(Corner::Late, Edge::Fall, slew, load),
-    )
-}
-
-fn blend(rise: f64, fall: f64) -> f64 {
-    SLOWER_EDGE_WEIGHT * rise.max(fall) + (1.0 - SLOWER_EDGE_WEIGHT) * rise.min(fall)
-}

@@ -1,32 +1,49 @@
 //! Deterministic generator of realistic TAU 2015 designs.
 //!
 //! [`generate`] writes a complete TAU 2015 design for a [`GenConfig`]: flat Verilog, SPEF
-//! parasitics, an early and a late Liberty library, `.timing` assertions, the `.tau2015`
-//! manifest and an `.ops` query script. The same `(gates, seed)` (and knobs) always give
-//! the same bytes.
+//! parasitics, an early and a late Liberty library, `.timing` assertions and the same
+//! constraints as SDC, the `.tau2015` manifest and an `.ops` query script. The same
+//! `(gates, seed)` (and knobs) always give the same bytes, on every platform.
 //!
 //! The structure imitates a synthesized, placed design:
+//! - the flip-flops and gates sit in leaf modules of a few hundred to a few thousand
+//!   cells, nested into larger blocks; most nets stay within a module, and a gate input
+//!   leaves its block with the probability Rent's rule gives for the configured exponent
+//!   (0.6 by default, typical of logic). What crosses modules comes mostly from
+//!   flip-flops (80% by default) or from a module's first three levels of logic, so a
+//!   flip-flop's fan-in cone stays small: at 100K cells, seed 1, its median is 0.3% of
+//!   the cells (see [`cones`] and the crate's README for the measured figures);
 //! - one clock port drives every flip-flop through a balanced tree of clock buffers
 //!   (fan-out 8 to 32 per buffer, so its depth grows with the log of the flip-flop count);
-//! - flip-flops are about 12% of the cells; combinational gates are arranged in levels
-//!   (logic depth 20 to 60) and only read lower levels, so there is no combinational loop;
+//!   the flip-flops under one buffer are neighbours, mostly of one module;
+//! - flip-flops are about 12% of the cells; each module draws its logic depth (20 to 60
+//!   levels) and its gates only read lower levels, so there is no combinational loop;
 //! - most nets have 1 to 4 sinks, a few enable-like primary inputs reach hundreds;
 //! - gates are sized by fan-out (X1, X2, X4); every gate output is read;
-//! - every net has an RC tree of 2 to 100 nodes (more only when it has more sinks);
+//! - every net has an RC tree of 2 to 100 nodes (more only when it has more sinks), with
+//!   more wire and more nodes the larger the block it spans (up to 6 times a net within
+//!   a module: longer wires stand for buffered ones);
+//! - the libraries are TAU 2015 style: hold checks in `_Early.lib`, setup checks in
+//!   `_Late.lib`, so every timer finds one check per library and pin;
 //! - the clock period is chosen from a quick arrival estimate so that about 10% of the
 //!   endpoints fail setup and the worst setup slack is a few percent of the period below
-//!   zero (checked with the project's timer: 100K cells, seed 1: 9.5% failing, worst
-//!   -118 ps at a 2010 ps period); a few flip-flops fail hold by some ps;
+//!   zero; a few flip-flops fail hold by some ps;
 //! - data inputs arrive one estimated clock latency after the edge and outputs are
 //!   required one period after that, so port paths look like register paths.
 //!
-//! Memory stays at about 30 bytes per cell: the netlist is kept as flat `u32` arrays and
+//! [`GenSummary`] reports the cone sizes ([`ConeStatistics`]) and Rent's rule as measured
+//! on the drawn netlist ([`RentProfile`]).
+//!
+//! Memory stays at about 35 bytes per cell: the netlist is kept as flat `u32` arrays and
 //! the text is streamed out; parasitics are drawn per net while writing. One thread
 //! writes about 0.6 to 0.9 million cells per second (about 400 bytes of text per cell).
 
 mod assertions;
+pub mod cones;
 mod estimate;
+mod hierarchy;
 mod library;
+mod math;
 mod names;
 mod netlist;
 mod parasitics;
@@ -38,6 +55,8 @@ mod verilog;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub use crate::cones::{CellRole, ConeDirection, ConeDistribution, ConeGraph, ConeStatistics};
+pub use crate::hierarchy::{RentLevel, RentProfile};
 use crate::library::Corner;
 use crate::netlist::Netlist;
 
@@ -76,6 +95,20 @@ pub struct GenConfig {
     pub input_slew_ps: f64,
     /// Load asserted on every primary output, in fF. Default 4.
     pub output_load_ff: f64,
+    /// Rent exponent `p`: a block of `G` cells gets about `G^p` external inputs, so a
+    /// gate input leaves its block of `G` cells with probability `G^(p - 1)`. In (0, 1);
+    /// default 0.6 (random logic; memories and datapaths are lower).
+    pub rent_exponent: f64,
+    /// Smallest leaf module drawn, in cells (flip-flops and gates). Default 200.
+    pub module_size_min: u32,
+    /// Largest leaf module drawn; sizes are log-uniform in between. Default 2000.
+    pub module_size_max: u32,
+    /// Fraction of the inputs read from another module that come from a flip-flop there;
+    /// the others read one of that module's first three levels of logic. Default 0.8.
+    pub registered_cross_module_fraction: f64,
+    /// How many flip-flops and how many gates [`generate`] samples to measure cone sizes
+    /// (0 skips the measurement). Default 1000.
+    pub cone_samples: u32,
 }
 
 impl GenConfig {
@@ -96,6 +129,11 @@ impl GenConfig {
             failing_endpoint_fraction: 0.1,
             input_slew_ps: 10.0,
             output_load_ff: 4.0,
+            rent_exponent: 0.6,
+            module_size_min: 200,
+            module_size_max: 2000,
+            registered_cross_module_fraction: 0.8,
+            cone_samples: 1000,
         }
     }
 }
@@ -123,8 +161,14 @@ pub struct GenSummary {
     pub pins: u64,
     /// RC tree nodes over all nets.
     pub rc_nodes: u64,
-    /// Logic depth (levels of combinational gates).
+    /// Logic depth (levels of combinational gates; the deepest module's).
     pub logic_depth: u32,
+    /// Leaf modules.
+    pub modules: u32,
+    /// Rent's rule as measured on the netlist.
+    pub rent: RentProfile,
+    /// Cone sizes as measured on the netlist (`None` when `cone_samples` is 0).
+    pub cones: Option<ConeStatistics>,
     /// Clock period written into the `.timing` file, in ps.
     pub clock_period_ps: f64,
     /// Every file written, with its size.
@@ -168,7 +212,7 @@ pub enum GenError {
 
 /// Generates the design described by `config` into `out_dir` (created if missing):
 /// `<name>.v`, `<name>.spef`, `<name>_Early.lib`, `<name>_Late.lib`, `<name>.timing`,
-/// `<name>.tau2015` and `<name>.ops`.
+/// `<name>.sdc`, `<name>.tau2015` and `<name>.ops`.
 pub fn generate(config: &GenConfig, out_dir: &Path) -> Result<GenSummary, GenError> {
     let started = Instant::now();
     std::fs::create_dir_all(out_dir).map_err(|source| GenError::Io {
@@ -178,7 +222,7 @@ pub fn generate(config: &GenConfig, out_dir: &Path) -> Result<GenSummary, GenErr
     let netlist = Netlist::build(config)?;
     let clock = estimate::estimate_clock(&netlist, config);
 
-    let mut files = Vec::with_capacity(7);
+    let mut files = Vec::with_capacity(8);
     let mut record = |(path, bytes): (PathBuf, u64)| files.push(GeneratedFile { path, bytes });
     record(verilog::write_verilog(out_dir, &config.name, &netlist)?);
     let (spef_path, spef_bytes, spef_counts) = spef::write_spef(out_dir, &config.name, &netlist)?;
@@ -190,9 +234,12 @@ pub fn generate(config: &GenConfig, out_dir: &Path) -> Result<GenSummary, GenErr
     )?);
     record(library::write_liberty(out_dir, &config.name, Corner::Late)?);
     record(assertions::write_timing(out_dir, config, &netlist, clock)?);
+    record(assertions::write_sdc(out_dir, config, &netlist, clock)?);
     record(assertions::write_manifest(out_dir, &config.name)?);
     record(assertions::write_ops(out_dir, &config.name, &netlist)?);
 
+    let cones =
+        (config.cone_samples > 0).then(|| netlist.cone_graph().statistics(config.cone_samples));
     let n_gates = u64::from(netlist.n_gates);
     let n_flip_flops = u64::from(netlist.n_flip_flops);
     let n_clock_buffers = u64::from(netlist.clock_tree.n_buffers);
@@ -212,10 +259,20 @@ pub fn generate(config: &GenConfig, out_dir: &Path) -> Result<GenSummary, GenErr
         pins,
         rc_nodes: spef_counts.rc_nodes,
         logic_depth: netlist.logic_depth,
+        modules: netlist.layout.hierarchy.n_modules(),
+        rent: netlist.rent.clone(),
+        cones,
         clock_period_ps: clock.period,
         files,
         elapsed: started.elapsed(),
     })
+}
+
+/// The cell-level view of the netlist drawn for `config`, for cone statistics
+/// ([`ConeGraph::statistics`]) without writing any file: combinational gates first, then
+/// flip-flops, then clock buffers.
+pub fn cone_graph(config: &GenConfig) -> Result<ConeGraph, GenError> {
+    Ok(Netlist::build(config)?.cone_graph())
 }
 
 /// Checks that the combinational logic of the netlist drawn for `config` has no loop, by

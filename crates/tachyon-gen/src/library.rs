@@ -431,8 +431,13 @@ fn write_flip_flop(out: &mut String, drive_index: usize, corner: Corner) -> std:
         out,
         "  pin (D) {{\n    direction : input;\n    capacitance : {FLIP_FLOP_DATA_CAPACITANCE:.4};"
     )?;
-    write_constraint_arc(out, "setup_rising", setup_time)?;
-    write_constraint_arc(out, "hold_rising", hold_time)?;
+    // As in the TAU 2015 libraries: hold in the early library, setup in the late one.
+    // One check per library and pin also suits timers that keep only the last
+    // `timing()` group per related pin (OpenTimer does).
+    match corner {
+        Corner::Early => write_constraint_arc(out, "hold_rising", hold_time)?,
+        Corner::Late => write_constraint_arc(out, "setup_rising", setup_time)?,
+    }
     out.push_str("  }\n");
     write_output_pin_open(out, "Q", Some("IQ"))?;
     let model = flip_flop_arc(drive_index);

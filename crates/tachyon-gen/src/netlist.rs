@@ -1,13 +1,34 @@
 //! The in-memory netlist: a compact, level-ordered structure the writers stream from.
 //!
-//! Signals (nets other than the clock tree) are numbered level by level: primary inputs,
-//! then flip-flop outputs (together level 0), then combinational gate outputs in level
-//! order. A gate only reads signals of lower levels, so the combinational logic is a DAG
-//! by construction. Per gate the netlist keeps one byte (its function) and its input
-//! signal numbers; per signal the fan-out lists are a CSR (offsets plus sink codes).
+//! The flip-flops and gates sit in the leaf modules of a [`Hierarchy`]. Signals (nets
+//! other than the clock tree's) are numbered level by level: primary inputs, then
+//! flip-flop outputs (together level 0; flip-flops module by module), then combinational
+//! gate outputs in level order, module by module within a level. A gate only reads
+//! signals of lower levels, so the combinational logic is a DAG by construction. Per gate
+//! the netlist keeps one byte (its function) and its input signal numbers; per signal the
+//! fan-out lists are a CSR (offsets plus sink codes), and one byte says which hierarchy
+//! level its net spans.
+//!
+//! A gate of level `l` in module `m` draws its inputs so:
+//! - the first from level `l - 1` of `m`, so every gate of level `l` ends a path of `l`
+//!   gates;
+//! - each other one now and then from a hub primary input (enable- or reset-like nets:
+//!   the long tail of the fan-out); else, with the probability Rent's rule gives (see
+//!   [`Hierarchy`]), from another module: mostly a flip-flop output there (modules
+//!   register most of what they send), else a signal of its first few levels of logic;
+//!   else from `m` itself: the oldest unread signal (so that every output gets read), or
+//!   a signal of a nearby lower level (reconvergence).
+//!
+//! Signals still unread at the end feed the flip-flops of their own module, then primary
+//! outputs. Since what crosses modules comes mostly from flip-flops or shallow logic, a
+//! flip-flop's fan-in cone stays within its module and a few shallow cones beside it, as
+//! in real designs, instead of reaching most of the design.
 
 use std::collections::HashSet;
+use std::ops::Range;
 
+use crate::cones::{CellRole, ConeGraph};
+use crate::hierarchy::{group_consecutive, Hierarchy, RentCounter, RentProfile};
 use crate::library::LogicFunction;
 use crate::rng::{mix, SplitMix64};
 use crate::{GenConfig, GenError};
@@ -16,6 +37,10 @@ use crate::{GenConfig, GenError};
 const STRUCTURE_STREAM: u64 = 0x5354_5255_4354_5552;
 /// Salt of the per-gate hashes that pick drive strengths.
 const SIZING_STREAM: u64 = 0x5349_5A49_4E47_0001;
+
+/// A combinational signal read by another module lies at most this many levels above
+/// the flip-flops (decoded control, a mux select, ...).
+const SHALLOW_LEVELS: u32 = 3;
 
 /// Largest supported design: sink codes (`4 * gates + ...`) must fit in a `u32`.
 pub(crate) const MAX_GATES: u64 = 900_000_000;
@@ -40,10 +65,8 @@ pub(crate) struct Netlist {
     pub(crate) n_gates: u32,
     pub(crate) n_primary_outputs: u32,
     pub(crate) logic_depth: u32,
-    /// Level `l` holds signals `level_start[l]..level_start[l + 1]`; level 0 is the
-    /// primary inputs and flip-flop outputs. Only the structural tests read it back.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) level_start: Vec<u32>,
+    /// Modules, levels and where each cell and signal sits in them.
+    pub(crate) layout: Layout,
     /// Code of each gate's `LogicFunction`.
     pub(crate) gate_function: Vec<u8>,
     /// Input signals of all gates, gate after gate (`arity` entries each).
@@ -57,7 +80,172 @@ pub(crate) struct Netlist {
     /// Fan-out CSR: the sinks of signal `s` are `fanout_sinks[fanout_start[s]..fanout_start[s + 1]]`.
     pub(crate) fanout_start: Vec<u32>,
     fanout_sinks: Vec<u32>,
+    /// Per signal: the level of the smallest hierarchy block holding its net's driver and
+    /// sinks (0 within one module).
+    span_level: Vec<u8>,
+    /// Rent's rule as measured on this netlist.
+    pub(crate) rent: RentProfile,
     pub(crate) clock_tree: ClockTree,
+}
+
+/// Where every cell and signal sits: modules, their primary inputs and flip-flops, and
+/// the gates of each (level, module).
+#[derive(Debug)]
+pub(crate) struct Layout {
+    pub(crate) hierarchy: Hierarchy,
+    n_modules: u32,
+    n_primary_inputs: u32,
+    n_flip_flops: u32,
+    logic_depth: u32,
+    /// Primary inputs placed beside module `m`: `input_start[m]..input_start[m + 1]`.
+    input_start: Vec<u32>,
+    /// Flip-flops of module `m`: `flip_flop_start[m]..flip_flop_start[m + 1]`.
+    flip_flop_start: Vec<u32>,
+    /// Logic depth of each module (0 for a module without gates).
+    module_depth: Vec<u32>,
+    /// Gates of level `l >= 1` in module `m`: from `gate_start[(l - 1) * n_modules + m]`
+    /// to the next entry.
+    gate_start: Vec<u32>,
+}
+
+impl Layout {
+    /// Cuts the cells into modules, spreads flip-flops and primary inputs over them in
+    /// proportion to their cells, and draws each module's logic depth.
+    fn build(
+        config: &GenConfig,
+        n_primary_inputs: u32,
+        n_flip_flops: u32,
+        n_gates: u32,
+        rng: &mut SplitMix64,
+    ) -> Layout {
+        let total_cells = u64::from(n_flip_flops) + u64::from(n_gates);
+        let hierarchy = Hierarchy::build(
+            total_cells,
+            config.module_size_min,
+            config.module_size_max,
+            config.rent_exponent,
+            rng,
+        );
+        let n_modules = hierarchy.n_modules();
+        let share = |count: u32| -> Vec<u32> {
+            hierarchy
+                .cell_start
+                .iter()
+                .map(|&cells| {
+                    (u128::from(cells) * u128::from(count) / u128::from(total_cells)) as u32
+                })
+                .collect()
+        };
+        let flip_flop_start = share(n_flip_flops);
+        let input_start = share(n_primary_inputs);
+        let module_gates: Vec<u32> = (0..n_modules as usize)
+            .map(|module| {
+                let cells = hierarchy.cell_start[module + 1] - hierarchy.cell_start[module];
+                let flip_flops = flip_flop_start[module + 1] - flip_flop_start[module];
+                (cells - u64::from(flip_flops)) as u32
+            })
+            .collect();
+        let module_depth: Vec<u32> = module_gates
+            .iter()
+            .map(|&gates| {
+                let drawn = rng.between(config.logic_depth_min, config.logic_depth_max);
+                if gates == 0 {
+                    0
+                } else {
+                    drawn.min((gates / 4).max(1))
+                }
+            })
+            .collect();
+        let logic_depth = module_depth.iter().copied().max().unwrap_or(0);
+        let mut gate_start = Vec::with_capacity(logic_depth as usize * n_modules as usize + 1);
+        let mut total = 0u32;
+        gate_start.push(0);
+        for level in 1..=logic_depth {
+            for (&gates, &depth) in module_gates.iter().zip(&module_depth) {
+                if level <= depth {
+                    let below = |level: u32| {
+                        (u64::from(gates) * u64::from(level) / u64::from(depth)) as u32
+                    };
+                    total += below(level) - below(level - 1);
+                }
+                gate_start.push(total);
+            }
+        }
+        Layout {
+            hierarchy,
+            n_modules,
+            n_primary_inputs,
+            n_flip_flops,
+            logic_depth,
+            input_start,
+            flip_flop_start,
+            module_depth,
+            gate_start,
+        }
+    }
+
+    /// Number of level-0 signals (primary inputs and flip-flop outputs).
+    fn level_zero(&self) -> u32 {
+        self.n_primary_inputs + self.n_flip_flops
+    }
+
+    /// The flip-flops of `module`.
+    pub(crate) fn flip_flop_range(&self, module: u32) -> Range<u32> {
+        self.flip_flop_start[module as usize]..self.flip_flop_start[module as usize + 1]
+    }
+
+    /// The primary inputs placed beside `module`.
+    fn input_range(&self, module: u32) -> Range<u32> {
+        self.input_start[module as usize]..self.input_start[module as usize + 1]
+    }
+
+    /// The gates of `level` (from 1) in `module`; empty beyond the module's depth.
+    pub(crate) fn gate_range(&self, module: u32, level: u32) -> Range<u32> {
+        if level == 0 || level > self.logic_depth {
+            return 0..0;
+        }
+        let index = (level as usize - 1) * self.n_modules as usize + module as usize;
+        self.gate_start[index]..self.gate_start[index + 1]
+    }
+
+    /// The level and module of gate `gate`.
+    #[cfg(test)]
+    pub(crate) fn gate_place(&self, gate: u32) -> (u32, u32) {
+        // The last range starting at or before the gate holds it (empty ranges before it
+        // start at the same place).
+        let index = (self.gate_start.partition_point(|&start| start <= gate) - 1) as u32;
+        (index / self.n_modules + 1, index % self.n_modules)
+    }
+
+    /// The module of flip-flop `flip_flop`.
+    pub(crate) fn module_of_flip_flop(&self, flip_flop: u32) -> u32 {
+        (self
+            .flip_flop_start
+            .partition_point(|&start| start <= flip_flop)
+            - 1) as u32
+    }
+
+    /// The module a primary input is placed beside.
+    fn module_of_input(&self, input: u32) -> u32 {
+        (self.input_start.partition_point(|&start| start <= input) - 1) as u32
+    }
+
+    /// Signals of a module by segment, in the order its unread signals are searched:
+    /// segment 0 its primary inputs, 1 its flip-flop outputs, `s >= 2` its gates of
+    /// level `s - 1`.
+    fn segment_range(&self, module: u32, segment: u32) -> Range<u32> {
+        match segment {
+            0 => self.input_range(module),
+            1 => {
+                let flip_flops = self.flip_flop_range(module);
+                self.n_primary_inputs + flip_flops.start..self.n_primary_inputs + flip_flops.end
+            }
+            _ => {
+                let gates = self.gate_range(module, segment - 1);
+                self.level_zero() + gates.start..self.level_zero() + gates.end
+            }
+        }
+    }
 }
 
 /// A balanced clock buffer tree, built bottom-up by grouping consecutive children.
@@ -82,25 +270,9 @@ impl ClockTree {
         let mut bottom_up: Vec<Vec<u32>> = Vec::new();
         let mut n_children = n_flip_flops;
         loop {
-            let mut bounds = vec![0u32];
-            let mut start = 0u32;
-            while start < n_children {
-                let group = rng.between(fanout_min, fanout_max);
-                let mut end = start.saturating_add(group).min(n_children);
-                // A tail smaller than `fanout_min` is taken into this group when that stays
-                // within `fanout_max`, else left a full `fanout_min` of its own, so every
-                // buffer drives between the two (unless there are fewer children in all).
-                let tail = n_children - end;
-                if tail > 0 && tail < fanout_min {
-                    end = if end - start + tail <= fanout_max {
-                        n_children
-                    } else {
-                        n_children - fanout_min
-                    };
-                }
-                bounds.push(end);
-                start = end;
-            }
+            // Every buffer drives between `fanout_min` and `fanout_max` children (unless
+            // there are fewer children in all).
+            let bounds = group_consecutive(n_children, fanout_min, fanout_max, rng);
             let n_buffers = (bounds.len() - 1) as u32;
             bottom_up.push(bounds);
             if n_buffers <= 1 {
@@ -127,7 +299,6 @@ impl ClockTree {
         self.bounds.len()
     }
 }
-
 impl Netlist {
     /// Draws the netlist for `config`.
     pub(crate) fn build(config: &GenConfig) -> Result<Netlist, GenError> {
@@ -152,71 +323,62 @@ impl Netlist {
         let n_primary_inputs = config.primary_inputs.unwrap_or((gates / 200).max(4)) as u32;
         let n_outputs_min = config.primary_outputs.unwrap_or((gates / 250).max(2)) as u32;
 
-        let depth_drawn = rng.between(config.logic_depth_min, config.logic_depth_max);
-        let logic_depth = depth_drawn.min((n_gates / 4).max(1));
-        let level_zero = n_primary_inputs + n_flip_flops;
-        let mut level_start = Vec::with_capacity(logic_depth as usize + 2);
-        level_start.push(0);
-        for level in 0..=logic_depth {
-            let gates_below =
-                (u64::from(n_gates) * u64::from(level) / u64::from(logic_depth)) as u32;
-            level_start.push(level_zero + gates_below);
-        }
+        let layout = Layout::build(config, n_primary_inputs, n_flip_flops, n_gates, &mut rng);
+        let logic_depth = layout.logic_depth;
+        let level_zero = layout.level_zero();
         let n_signals = level_zero + n_gates;
+        let n_modules = layout.n_modules;
 
         let gate_function = draw_functions(n_gates, &mut rng);
         let mut builder = StructureBuilder {
             rng,
-            level_start: &level_start,
+            layout: &layout,
             fanout_count: vec![0u32; n_signals as usize],
-            pending_cursor: 0,
+            pending: vec![PendingCursor::default(); n_modules as usize],
             n_hubs: ((gates / 2000) as u32).clamp(1, n_primary_inputs),
             hub_probability: config.hub_probability,
+            registered_fraction: config.registered_cross_module_fraction,
         };
         let mut gate_inputs = Vec::with_capacity(n_gates as usize * 21 / 10);
         for level in 1..=logic_depth {
-            let first_gate = level_start[level as usize] - level_zero;
-            let end_gate = level_start[level as usize + 1] - level_zero;
-            for gate in first_gate..end_gate {
-                let arity = LogicFunction::from_code(gate_function[gate as usize]).arity();
-                builder.draw_inputs(level, arity, &mut gate_inputs);
+            for module in 0..n_modules {
+                for gate in layout.gate_range(module, level) {
+                    let arity = LogicFunction::from_code(gate_function[gate as usize]).arity();
+                    builder.draw_inputs(module, level, arity, &mut gate_inputs);
+                }
             }
         }
 
-        // Whatever is still unread becomes an endpoint: flip-flops first, then outputs.
-        let mut pending = Vec::new();
-        while let Some(signal) = builder.next_pending(n_signals) {
-            builder.fanout_count[signal as usize] += 1;
-            pending.push(signal);
-        }
-        for &signal in &pending {
-            builder.fanout_count[signal as usize] -= 1;
-        }
+        // Whatever is still unread becomes an endpoint of its module: flip-flops first,
+        // then outputs.
         let mut flip_flop_data = Vec::with_capacity(n_flip_flops as usize);
-        let mut pending_iter = pending.iter().copied().peekable();
-        for _ in 0..n_flip_flops {
-            let signal = match pending_iter.next() {
-                Some(signal) => signal,
-                None => builder.deep_signal(logic_depth),
-            };
-            builder.fanout_count[signal as usize] += 1;
-            flip_flop_data.push(signal);
-        }
         let mut primary_output_driver: Vec<u32> = Vec::new();
         let mut output_drivers: HashSet<u32> = HashSet::new();
-        for signal in pending_iter {
-            // A primary input or flip-flop output left over (only in tiny designs) is not
-            // turned into a feed-through port; it simply stays unread.
-            if signal >= level_zero && output_drivers.insert(signal) {
-                primary_output_driver.push(signal);
+        for module in 0..n_modules {
+            let mut unread = builder.take_unread(module).into_iter();
+            for _ in layout.flip_flop_range(module) {
+                let signal = match unread.next() {
+                    Some(signal) => signal,
+                    None => builder.deep_signal(module),
+                };
+                builder.fanout_count[signal as usize] += 1;
+                flip_flop_data.push(signal);
+            }
+            for signal in unread {
+                // A primary input or flip-flop output left over (only in tiny designs)
+                // is not turned into a feed-through port; it simply stays unread.
+                if signal >= level_zero && output_drivers.insert(signal) {
+                    primary_output_driver.push(signal);
+                }
             }
         }
         let mut attempts = 0u32;
         while (primary_output_driver.len() as u32) < n_outputs_min && attempts < 64 * n_outputs_min
         {
             attempts += 1;
-            let signal = builder.deep_signal(logic_depth);
-            if output_drivers.insert(signal) {
+            let module = builder.rng.below(n_modules);
+            let signal = builder.deep_signal(module);
+            if signal >= level_zero && output_drivers.insert(signal) {
                 primary_output_driver.push(signal);
             }
         }
@@ -240,14 +402,14 @@ impl Netlist {
             &flip_flop_data,
             &primary_output_driver,
         );
-        Ok(Netlist {
+        let mut netlist = Netlist {
             seed: config.seed,
             n_primary_inputs,
             n_flip_flops,
             n_gates,
             n_primary_outputs,
             logic_depth,
-            level_start,
+            layout,
             gate_function,
             gate_inputs,
             flip_flop_data,
@@ -255,8 +417,98 @@ impl Netlist {
             output_of_signal,
             fanout_start,
             fanout_sinks,
+            span_level: Vec::new(),
+            rent: RentProfile {
+                levels: Vec::new(),
+                exponent: None,
+            },
             clock_tree,
-        })
+        };
+        netlist.measure_spans();
+        Ok(netlist)
+    }
+
+    /// Finds the hierarchy level each net spans, and counts Rent's terminals on the way.
+    /// Ports are not placed, so they count neither for spans nor as terminals (a primary
+    /// input sits beside its module).
+    fn measure_spans(&mut self) {
+        let layout = &self.layout;
+        let mut module_of_gate = Vec::with_capacity(self.n_gates as usize);
+        for level in 1..=layout.logic_depth {
+            for module in 0..layout.n_modules {
+                module_of_gate.extend(std::iter::repeat_n(
+                    module,
+                    layout.gate_range(module, level).len(),
+                ));
+            }
+        }
+        let mut counter = RentCounter::new(&layout.hierarchy);
+        let mut span_level = Vec::with_capacity(self.n_signals() as usize);
+        let mut modules: Vec<u32> = Vec::new();
+        for signal in 0..self.n_signals() {
+            modules.clear();
+            modules.push(if signal < self.n_primary_inputs {
+                layout.module_of_input(signal)
+            } else if signal < self.level_zero() {
+                layout.module_of_flip_flop(signal - self.n_primary_inputs)
+            } else {
+                module_of_gate[(signal - self.level_zero()) as usize]
+            });
+            for sink in self.sinks(signal) {
+                match sink {
+                    Sink::GateInput { gate, .. } => modules.push(module_of_gate[gate as usize]),
+                    Sink::FlipFlopData { flip_flop } => {
+                        modules.push(layout.module_of_flip_flop(flip_flop))
+                    }
+                    Sink::PrimaryOutput { .. } => {}
+                }
+            }
+            span_level.push(counter.add_net(&modules) as u8);
+        }
+        self.rent = counter.finish();
+        self.span_level = span_level;
+    }
+
+    /// The cell-level view for cone statistics: gates, then flip-flops, then clock
+    /// buffers (which drive only clock pins, so they have no data edge).
+    pub(crate) fn cone_graph(&self) -> ConeGraph {
+        let n_gates = self.n_gates;
+        let mut roles = vec![CellRole::Logic; n_gates as usize];
+        roles.extend(std::iter::repeat_n(
+            CellRole::Register,
+            self.n_flip_flops as usize,
+        ));
+        roles.extend(std::iter::repeat_n(
+            CellRole::Clock,
+            self.clock_tree.n_buffers as usize,
+        ));
+        // The cell driving `signal`; primary inputs are ports, not cells.
+        let driver = |signal: u32| -> Option<u32> {
+            if signal < self.n_primary_inputs {
+                None
+            } else if signal < self.level_zero() {
+                Some(n_gates + signal - self.n_primary_inputs)
+            } else {
+                Some(signal - self.level_zero())
+            }
+        };
+        let mut gate_of_input = Vec::with_capacity(self.gate_inputs.len());
+        for gate in 0..n_gates {
+            gate_of_input.extend(std::iter::repeat_n(gate, self.function(gate).arity()));
+        }
+        let gate_edges = self
+            .gate_inputs
+            .iter()
+            .zip(gate_of_input.iter())
+            .filter_map(move |(&input, &gate)| driver(input).map(|cell| (cell, gate)));
+        let flip_flop_edges =
+            self.flip_flop_data
+                .iter()
+                .enumerate()
+                .filter_map(move |(flip_flop, &signal)| {
+                    driver(signal).map(|cell| (cell, n_gates + flip_flop as u32))
+                });
+        ConeGraph::new(roles, gate_edges.chain(flip_flop_edges))
     }
 
     /// Number of level-0 signals (primary inputs and flip-flop outputs).
@@ -319,6 +571,14 @@ impl Netlist {
             .map(|position| self.output_of_signal[position].1)
     }
 
+    /// How much longer than a net within one module the net of `signal` is, from the
+    /// hierarchy level it spans.
+    pub(crate) fn span_scale(&self, signal: u32) -> f64 {
+        self.layout
+            .hierarchy
+            .span_scale(usize::from(self.span_level[signal as usize]))
+    }
+
     /// Drive strength index of gate `gate`: sized up with its fan-out, as a sizing tool
     /// would, plus an occasional random upsizing.
     pub(crate) fn gate_drive_index(&self, gate: u32) -> usize {
@@ -344,7 +604,11 @@ impl Netlist {
     /// The level of signal `signal`.
     #[cfg(test)]
     pub(crate) fn level_of(&self, signal: u32) -> u32 {
-        (self.level_start.partition_point(|&start| start <= signal) - 1) as u32
+        if signal < self.level_zero() {
+            0
+        } else {
+            self.layout.gate_place(signal - self.level_zero()).0
+        }
     }
 }
 
@@ -366,6 +630,17 @@ fn validate(config: &GenConfig) -> Result<(), GenError> {
         Some("hub_probability must lie in [0, 1]".to_owned())
     } else if !(0.0..1.0).contains(&config.failing_endpoint_fraction) {
         Some("failing_endpoint_fraction must lie in [0, 1)".to_owned())
+    } else if !(config.rent_exponent > 0.0 && config.rent_exponent < 1.0) {
+        Some(format!(
+            "rent_exponent must lie in (0, 1), not {}",
+            config.rent_exponent
+        ))
+    } else if config.module_size_min < 20 || config.module_size_min > config.module_size_max {
+        Some("module size range must satisfy 20 <= min <= max".to_owned())
+    } else if !(0.0..=1.0).contains(&config.registered_cross_module_fraction) {
+        Some("registered_cross_module_fraction must lie in [0, 1]".to_owned())
+    } else if config.primary_inputs == Some(0) {
+        Some("primary_inputs must be at least 1".to_owned())
     } else if config.name.is_empty()
         || !config
             .name
@@ -407,45 +682,53 @@ fn draw_functions(n_gates: u32, rng: &mut SplitMix64) -> Vec<u8> {
         })
         .collect()
 }
+/// Where the search for a module's oldest unread signal resumes: a segment of
+/// [`Layout::segment_range`] and a signal in it.
+#[derive(Clone, Copy, Debug, Default)]
+struct PendingCursor {
+    segment: u32,
+    signal: u32,
+}
 
 /// State while drawing gate inputs level by level.
 struct StructureBuilder<'a> {
     rng: SplitMix64,
-    level_start: &'a [u32],
+    layout: &'a Layout,
     /// Sinks drawn so far per signal; zero means the signal is still unread.
     fanout_count: Vec<u32>,
-    /// Every signal below this one has at least one sink.
-    pending_cursor: u32,
+    /// Per module: every signal of the module before the cursor has a sink.
+    pending: Vec<PendingCursor>,
     n_hubs: u32,
     hub_probability: f64,
+    registered_fraction: f64,
 }
 
 impl StructureBuilder<'_> {
-    /// Draws the inputs of one gate of `level` and appends them to `inputs`.
-    ///
-    /// The first input comes from the level just below, so every gate of level `l` ends
-    /// a path of exactly `l` gates. The others prefer the oldest unread signal, so that
-    /// every output gets read; otherwise a nearby level (reconvergence), and now and then
-    /// a hub primary input (enable/reset-like nets: the long tail of the fan-out).
-    fn draw_inputs(&mut self, level: u32, arity: usize, inputs: &mut Vec<u32>) {
+    /// Draws the inputs of one gate of `level` in `module` and appends them to `inputs`
+    /// (the rules are in the module documentation).
+    fn draw_inputs(&mut self, module: u32, level: u32, arity: usize, inputs: &mut Vec<u32>) {
         let first_input_position = inputs.len();
-        let below = self.level_start[level as usize - 1];
-        let below_end = self.level_start[level as usize];
-        let first = below + self.rng.below(below_end - below);
+        let first = self.uniform_in_level(module, level - 1);
         self.fanout_count[first as usize] += 1;
         inputs.push(first);
         for _ in 1..arity {
             let mut signal = if self.rng.chance(self.hub_probability) {
                 let draw = self.rng.unit();
                 (f64::from(self.n_hubs) * draw * draw) as u32
-            } else if let Some(pending) = self.next_pending(below_end) {
+            } else if let Some(source) = self
+                .layout
+                .hierarchy
+                .draw_source_module(module, &mut self.rng)
+            {
+                self.cross_module_signal(source, level)
+            } else if let Some(pending) = self.next_pending(module, level) {
                 pending
             } else {
-                self.nearby_signal(level)
+                self.nearby_signal(module, level)
             };
             let mut retries = 0;
             while inputs[first_input_position..].contains(&signal) && retries < 4 {
-                signal = self.nearby_signal(level);
+                signal = self.nearby_signal(module, level);
                 retries += 1;
             }
             self.fanout_count[signal as usize] += 1;
@@ -453,34 +736,111 @@ impl StructureBuilder<'_> {
         }
     }
 
-    /// The oldest signal below `limit` with no sink yet.
-    fn next_pending(&mut self, limit: u32) -> Option<u32> {
-        while self.pending_cursor < limit && self.fanout_count[self.pending_cursor as usize] > 0 {
-            self.pending_cursor += 1;
+    /// The oldest signal of `module` below `level` with no sink yet.
+    fn next_pending(&mut self, module: u32, level: u32) -> Option<u32> {
+        let cursor = &mut self.pending[module as usize];
+        // Segment `s` holds level `s - 1` (segments 0 and 1 both level 0).
+        while cursor.segment <= level {
+            let range = self.layout.segment_range(module, cursor.segment);
+            let mut signal = cursor.signal.max(range.start);
+            while signal < range.end && self.fanout_count[signal as usize] > 0 {
+                signal += 1;
+            }
+            if signal < range.end {
+                cursor.signal = signal;
+                return Some(signal);
+            }
+            cursor.segment += 1;
+            cursor.signal = 0;
         }
-        (self.pending_cursor < limit).then_some(self.pending_cursor)
+        None
     }
 
-    /// A uniform signal of a level below `level`, usually a close one.
-    fn nearby_signal(&mut self, level: u32) -> u32 {
+    /// Every signal of `module` still without a sink, in search order.
+    fn take_unread(&mut self, module: u32) -> Vec<u32> {
+        let cursor = self.pending[module as usize];
+        let last_segment = self.layout.module_depth[module as usize] + 1;
+        let mut unread = Vec::new();
+        for segment in cursor.segment..=last_segment {
+            let range = self.layout.segment_range(module, segment);
+            let start = if segment == cursor.segment {
+                cursor.signal.max(range.start)
+            } else {
+                range.start
+            };
+            unread.extend(
+                (start..range.end).filter(|&signal| self.fanout_count[signal as usize] == 0),
+            );
+        }
+        unread
+    }
+
+    /// A signal of module `source` read by a gate of `level` in another module: a
+    /// flip-flop output, or else a signal of its first few levels of logic.
+    fn cross_module_signal(&mut self, source: u32, level: u32) -> u32 {
+        if level >= 2 && !self.rng.chance(self.registered_fraction) {
+            let highest = (level - 1)
+                .min(self.layout.module_depth[source as usize])
+                .min(SHALLOW_LEVELS);
+            if highest >= 1 {
+                let shallow = self.rng.between(1, highest);
+                return self.uniform_in_level(source, shallow);
+            }
+        }
+        let flip_flops = self.layout.flip_flop_range(source);
+        if flip_flops.is_empty() {
+            self.uniform_in_level(source, 0)
+        } else {
+            self.layout.n_primary_inputs
+                + flip_flops.start
+                + self.rng.below(flip_flops.len() as u32)
+        }
+    }
+
+    /// A uniform signal of `module` at a level below `level`, usually a close one.
+    fn nearby_signal(&mut self, module: u32, level: u32) -> u32 {
         let mut source_level = level - 1;
         while source_level > 0 && self.rng.chance(0.5) {
             source_level -= 1;
         }
-        self.uniform_in_level(source_level)
+        self.uniform_in_level(module, source_level)
     }
 
-    /// A combinational signal biased towards deep levels, for endpoints.
-    fn deep_signal(&mut self, logic_depth: u32) -> u32 {
+    /// A combinational signal of `module` biased towards deep levels, for endpoints.
+    fn deep_signal(&mut self, module: u32) -> u32 {
+        let depth = self.layout.module_depth[module as usize];
+        if depth == 0 {
+            return self.uniform_in_level(module, 0);
+        }
         let draw = self.rng.unit();
-        let back = ((f64::from(logic_depth) * draw * draw) as u32).min(logic_depth - 1);
-        self.uniform_in_level(logic_depth - back)
+        let back = ((f64::from(depth) * draw * draw) as u32).min(depth - 1);
+        self.uniform_in_level(module, depth - back)
     }
 
-    fn uniform_in_level(&mut self, level: u32) -> u32 {
-        let start = self.level_start[level as usize];
-        let end = self.level_start[level as usize + 1];
-        start + self.rng.below(end - start)
+    /// A uniform signal of `module` at `level`. Level 0 is the module's primary inputs
+    /// and flip-flop outputs (any module's, for a module with neither).
+    fn uniform_in_level(&mut self, module: u32, level: u32) -> u32 {
+        let layout = self.layout;
+        if level == 0 {
+            let inputs = layout.input_range(module);
+            let flip_flops = layout.flip_flop_range(module);
+            let count = inputs.len() as u32 + flip_flops.len() as u32;
+            if count == 0 {
+                return self.rng.below(layout.level_zero());
+            }
+            let index = self.rng.below(count);
+            return if index < inputs.len() as u32 {
+                inputs.start + index
+            } else {
+                layout.n_primary_inputs + flip_flops.start + (index - inputs.len() as u32)
+            };
+        }
+        let range = layout.segment_range(module, level + 1);
+        if range.is_empty() {
+            // Only past a module's depth, which no caller asks for.
+            return self.uniform_in_level(module, level - 1);
+        }
+        range.start + self.rng.below(range.len() as u32)
     }
 }
 
@@ -527,7 +887,6 @@ fn build_fanout_csr(
     }
     (fanout_start, fanout_sinks)
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;

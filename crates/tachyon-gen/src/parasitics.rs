@@ -37,14 +37,21 @@ impl WireTotals {
 
 /// Starts the stream of net `net_key` and draws its wire totals. Wire length (so
 /// capacitance) grows like the square root of the fan-out, resistance like its fourth
-/// root (a tree spreads its sinks over branches). Only `sqrt` is used: it is correctly
-/// rounded everywhere, so the bytes do not depend on the platform's libm.
-pub(crate) fn wire_totals(seed: u64, net_key: u64, n_sinks: u32) -> (SplitMix64, WireTotals) {
+/// root (a tree spreads its sinks over branches); both grow in proportion to
+/// `span_scale`, how much farther than within one module the net reaches. Only `sqrt` is
+/// used: it is correctly rounded everywhere, so the bytes do not depend on the
+/// platform's libm.
+pub(crate) fn wire_totals(
+    seed: u64,
+    net_key: u64,
+    n_sinks: u32,
+    span_scale: f64,
+) -> (SplitMix64, WireTotals) {
     let mut rng = SplitMix64::new(mix(seed ^ RC_STREAM, net_key));
     let spread = f64::from(n_sinks.max(1)) + 1.0;
-    let length = spread.sqrt() * (0.4 + 1.2 * rng.unit());
+    let length = spread.sqrt() * (0.4 + 1.2 * rng.unit()) * span_scale;
     let capacitance_ff = 0.6 * length;
-    let resistance_kohm = 0.02 * spread.sqrt().sqrt() * (0.4 + 1.2 * rng.unit());
+    let resistance_kohm = 0.02 * spread.sqrt().sqrt() * (0.4 + 1.2 * rng.unit()) * span_scale;
     let totals = WireTotals {
         capacitance: (capacitance_ff * FIXED_SCALE).round() as u64,
         resistance: ((resistance_kohm * FIXED_SCALE).round() as u64).max(10),
@@ -71,10 +78,12 @@ impl RcTree {
     /// Draws the tree of net `net_key` with `n_sinks` sinks, reusing the buffers.
     ///
     /// Internal nodes form a chain with occasional branches; each sink hangs from one of
-    /// them through a short via. Nets keep at most 100 nodes while they have fewer than
-    /// about 97 sinks; bigger nets need one node per sink and get a few more.
-    pub(crate) fn draw(&mut self, seed: u64, net_key: u64, n_sinks: u32) {
-        let (mut rng, totals) = wire_totals(seed, net_key, n_sinks);
+    /// them through a short via. A longer net (`span_scale` above 1) gets more wire
+    /// nodes, about one per local net's length. Nets keep at most 100 nodes while they
+    /// have fewer than about 97 sinks; bigger nets need one node per sink and get a few
+    /// more.
+    pub(crate) fn draw(&mut self, seed: u64, net_key: u64, n_sinks: u32, span_scale: f64) {
+        let (mut rng, totals) = wire_totals(seed, net_key, n_sinks, span_scale);
         self.internal_parent.clear();
         self.internal_capacitance.clear();
         self.internal_resistance.clear();
@@ -82,7 +91,9 @@ impl RcTree {
         self.sink_capacitance.clear();
         self.sink_resistance.clear();
 
-        let n_internal = if n_sinks <= 1 {
+        // Wire nodes for the reach beyond one module: 0 for a local net.
+        let span_nodes = (2.0 * (span_scale - 1.0)).round() as u32;
+        let n_internal = if n_sinks <= 1 && span_nodes == 0 {
             rng.below(3)
         } else {
             let room = if n_sinks + 2 <= 100 {
@@ -90,7 +101,7 @@ impl RcTree {
             } else {
                 4 + n_sinks / 16
             };
-            (n_sinks / 2 + 1 + rng.below(3)).clamp(1, room.max(1))
+            (n_sinks / 2 + 1 + span_nodes + rng.below(3)).clamp(1, room.max(1))
         };
         self.driver_capacitance = 10 + u64::from(rng.below(200));
         if n_internal == 0 {

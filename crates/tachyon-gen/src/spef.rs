@@ -15,6 +15,10 @@ pub(crate) struct SpefCounts {
     pub(crate) rc_nodes: u64,
 }
 
+/// The clock tree's nets are drawn as nets within one module, as before modules existed:
+/// a clock tree synthesis tool places each buffer near the flip-flops it drives.
+pub(crate) const CLOCK_SPAN_SCALE: f64 = 1.0;
+
 /// The key of the clock port's net in the parasitic streams (signals use their number).
 pub(crate) fn clock_port_net_key(netlist: &Netlist) -> u64 {
     u64::from(netlist.n_signals())
@@ -55,7 +59,12 @@ pub(crate) fn write_spef(
             let is_port = push_sink_pin(&mut net.names, netlist, sink);
             net.end_sink(is_port);
         }
-        tree.draw(seed, u64::from(signal), net.n_sinks());
+        tree.draw(
+            seed,
+            u64::from(signal),
+            net.n_sinks(),
+            netlist.span_scale(signal),
+        );
         net.write(&mut file, &tree, &mut counts);
         file.flush_if_full()?;
     }
@@ -69,7 +78,12 @@ pub(crate) fn write_spef(
             let is_port = push_sink_pin(&mut net.names, netlist, sink);
             net.end_sink(is_port);
         }
-        tree.draw(seed, u64::from(signal), net.n_sinks());
+        tree.draw(
+            seed,
+            u64::from(signal),
+            net.n_sinks(),
+            netlist.span_scale(signal),
+        );
         net.write(&mut file, &tree, &mut counts);
         file.flush_if_full()?;
     }
@@ -92,7 +106,12 @@ fn write_clock_nets(
     net.start_sink();
     net.names.extend_from_slice(b"cb0:A");
     net.end_sink(false);
-    tree.draw(netlist.seed, clock_port_net_key(netlist), 1);
+    tree.draw(
+        netlist.seed,
+        clock_port_net_key(netlist),
+        1,
+        CLOCK_SPAN_SCALE,
+    );
     net.write(file, tree, counts);
 
     let last = clock_tree.depth() - 1;
@@ -124,6 +143,7 @@ fn write_clock_nets(
                 netlist.seed,
                 clock_buffer_net_key(netlist, buffer),
                 net.n_sinks(),
+                CLOCK_SPAN_SCALE,
             );
             net.write(file, tree, counts);
             file.flush_if_full()?;

@@ -22,12 +22,13 @@ fn generate_into(test_name: &str, config: &GenConfig) -> (PathBuf, GenSummary) {
     (dir, summary)
 }
 
-const EXTENSIONS: [&str; 7] = [
+const EXTENSIONS: [&str; 8] = [
     ".v",
     ".spef",
     "_Early.lib",
     "_Late.lib",
     ".timing",
+    ".sdc",
     ".tau2015",
     ".ops",
 ];
@@ -38,7 +39,7 @@ fn same_seed_gives_same_bytes_and_other_seed_differs() {
     let (first_dir, first) = generate_into("determinism_a", &config);
     let (second_dir, second) = generate_into("determinism_b", &config);
     let (third_dir, _) = generate_into("determinism_c", &GenConfig::new(1500, 43));
-    assert_eq!(first.files.len(), 7);
+    assert_eq!(first.files.len(), 8);
     assert_eq!(first.total_bytes(), second.total_bytes());
     for extension in EXTENSIONS {
         let file = format!("gen1500{extension}");
@@ -259,8 +260,15 @@ fn liberty_has_every_cell_and_balanced_groups() {
         assert_eq!(liberty.matches("cell (").count(), 26);
         assert!(liberty.contains("time_unit : \"1ps\";"));
         assert!(liberty.contains("capacitive_load_unit(1,ff);"));
-        assert!(liberty.contains("timing_type : setup_rising;"));
-        assert!(liberty.contains("timing_type : hold_rising;"));
+        // TAU 2015 style: hold checks in the early library, setup checks in the late one.
+        assert_eq!(
+            liberty.contains("timing_type : hold_rising;"),
+            corner == "Early"
+        );
+        assert_eq!(
+            liberty.contains("timing_type : setup_rising;"),
+            corner == "Late"
+        );
         assert!(liberty.contains("timing_type : rising_edge;"));
         assert!(liberty.contains("timing_sense : non_unate;"));
     }

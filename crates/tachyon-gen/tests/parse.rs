@@ -45,6 +45,22 @@ fn project_parsers_read_every_generated_file() {
     let expected_assertions = 1 + 2 * (summary.primary_inputs + 1) + 2 * summary.primary_outputs;
     assert_eq!(timing.len() as u64, expected_assertions);
 
+    // The SDC states the same constraints as the `.timing` file, value for value.
+    let sdc =
+        tachyon_sdc::parse_sdc("gen2000.sdc", &read(&dir, "gen2000.sdc")).expect("SDC parses");
+    assert!(
+        !sdc.commands
+            .iter()
+            .any(|command| matches!(command, tachyon_sdc::SdcCommand::Other { .. })),
+        "every SDC command is in the supported subset"
+    );
+    let mut from_sdc = sdc.to_assertions().expect("complete SDC assertions");
+    let mut from_timing = timing.clone();
+    let key = |assertion: &tachyon_sdc::Assertion| format!("{assertion:?}");
+    from_sdc.sort_by_key(key);
+    from_timing.sort_by_key(key);
+    assert_eq!(from_sdc, from_timing);
+
     let files = tachyon_sdc::parse_tau2015("gen2000.tau2015", &read(&dir, "gen2000.tau2015"))
         .expect(".tau2015 parses");
     assert_eq!(files.verilog, "gen2000.v");
