@@ -18,6 +18,9 @@ pub struct GenArgs {
     /// Design name (file stem).
     #[arg(long)]
     name: Option<String>,
+    /// Rent exponent of the module hierarchy (default 0.6).
+    #[arg(long)]
+    rent: Option<f64>,
 }
 
 pub fn run(args: GenArgs) -> anyhow::Result<()> {
@@ -33,6 +36,9 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
     command.args(["--out", &args.out]);
     if let Some(name) = &args.name {
         command.args(["--name", name]);
+    }
+    if let Some(rent) = args.rent {
+        command.args(["--rent", &rent.to_string()]);
     }
     let status = command.status()?;
     anyhow::ensure!(status.success(), "tachyon gen failed ({status})");

@@ -96,7 +96,8 @@ fn link(libraries: &[PathBuf], verilog: &Path) -> anyhow::Result<TimingGraph> {
     design
         .set_netlist(&netlist)
         .with_context(|| format!("linking {}", verilog.display()))?;
-    Ok(design.build_graph()?)
+    // Cones need the pins, arcs and tests only: no levels (and no loop reports).
+    Ok(design.build_unfinalized_graph()?)
 }
 
 /// No cell: the pin is a port.
@@ -190,27 +191,41 @@ fn cone_graph(graph: &TimingGraph) -> ConeGraph {
 /// arc), marking a driver once all of the pins it feeds are marked.
 fn mark_clock_network(graph: &TimingGraph, cell_of_pin: &[u32], is_clock_pin: &mut [bool]) {
     let n_pins = cell_of_pin.len();
-    // How many of each pin's fan-out arcs lead to pins not (yet) known to be clock pins.
-    let mut unmarked_fanout: Vec<u32> = (0..n_pins)
-        .map(|pin| graph.fanout(PinId(pin as u32)).len() as u32)
-        .collect();
+    // Per pin: its fan-in arcs that a clock walks back through (a CSR), and how many of
+    // its fan-out arcs lead to pins not (yet) known to be clock pins.
+    let walks_back = |arc: &tachyon::graph::Arc| match &arc.kind {
+        ArcKind::Cell(cell_arc) => cell_arc.clock_edge.is_none(),
+        ArcKind::Net { .. } => true,
+    };
+    let mut fanin_start = vec![0u32; n_pins + 1];
+    let mut unmarked_fanout = vec![0u32; n_pins];
+    for arc in graph.arcs() {
+        unmarked_fanout[arc.from.index()] += 1;
+        if walks_back(arc) {
+            fanin_start[arc.to.index() + 1] += 1;
+        }
+    }
+    for pin in 0..n_pins {
+        fanin_start[pin + 1] += fanin_start[pin];
+    }
+    let mut fill = fanin_start.clone();
+    let mut fanin = vec![PinId(0); fanin_start[n_pins] as usize];
+    for arc in graph.arcs().iter().filter(|arc| walks_back(arc)) {
+        fanin[fill[arc.to.index()] as usize] = arc.from;
+        fill[arc.to.index()] += 1;
+    }
     let mut queue: Vec<PinId> = (0..n_pins as u32)
         .map(PinId)
         .filter(|pin| is_clock_pin[pin.index()])
         .collect();
     while let Some(pin) = queue.pop() {
-        for &arc_id in graph.fanin(pin) {
-            let arc = graph.arc(arc_id);
-            if let ArcKind::Cell(cell_arc) = &arc.kind {
-                if cell_arc.clock_edge.is_some() {
-                    continue;
-                }
-            }
-            let from = arc.from.index();
-            unmarked_fanout[from] = unmarked_fanout[from].saturating_sub(1);
-            if unmarked_fanout[from] == 0 && !is_clock_pin[from] {
-                is_clock_pin[from] = true;
-                queue.push(arc.from);
+        let arcs = fanin_start[pin.index()] as usize..fanin_start[pin.index() + 1] as usize;
+        for &from in &fanin[arcs] {
+            let from_index = from.index();
+            unmarked_fanout[from_index] = unmarked_fanout[from_index].saturating_sub(1);
+            if unmarked_fanout[from_index] == 0 && !is_clock_pin[from_index] {
+                is_clock_pin[from_index] = true;
+                queue.push(from);
             }
         }
     }
@@ -233,11 +248,22 @@ fn statistics_json(verilog: &Path, statistics: &ConeStatistics) -> serde_json::V
             )
         })
         .collect();
+    let counts = |distribution: tachyon_gen::CountDistribution| {
+        serde_json::json!({
+            "cells": distribution.cells,
+            "median": distribution.median,
+            "p90": distribution.p90,
+            "mean": distribution.mean,
+            "max": distribution.max,
+        })
+    };
     serde_json::json!({
         "design": verilog.display().to_string(),
         "cells": statistics.cells,
         "registers": statistics.registers,
         "logic": statistics.logic,
         "cones": rows,
+        "fanout": counts(statistics.fanout),
+        "register_depth": counts(statistics.register_depth),
     })
 }

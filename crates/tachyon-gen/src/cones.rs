@@ -18,6 +18,10 @@
 //! timer walks for the check's CPPR), register fan-out (the Q pins), and the fan-in and
 //! fan-out cones of logic cells.
 //!
+//! Beside the cones, [`ConeStatistics`] gives two shape figures over every cell: the
+//! fan-out (data inputs driven per driving cell) and the logic depth in front of each
+//! register (gates on the longest path into its data pin).
+//!
 //! The generator measures its own netlist this way (`tachyon gen` prints it), and
 //! `tachyon cones` builds the same view from any design's Liberty and Verilog.
 
@@ -115,6 +119,21 @@ impl ConeGraph {
                 .collect();
             ConeDistribution::of(sizes, self.n_cells())
         };
+        let fanouts: Vec<u32> = (0..self.n_cells())
+            .map(|cell| self.fanout(cell).len() as u32)
+            .filter(|&fanout| fanout > 0)
+            .collect();
+        let depth = self.logic_depth();
+        let register_depths: Vec<u32> = registers
+            .iter()
+            .map(|&register| {
+                self.fanin(register)
+                    .iter()
+                    .map(|&driver| depth[driver as usize])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
         ConeStatistics {
             cells: self.n_cells(),
             registers: registers.len() as u32,
@@ -123,7 +142,47 @@ impl ConeGraph {
             register_fanout: distribution(&sampled_registers, ConeDirection::FanOut),
             logic_fanin: distribution(&sampled_logic, ConeDirection::FanIn),
             logic_fanout: distribution(&sampled_logic, ConeDirection::FanOut),
+            fanout: CountDistribution::of(fanouts),
+            register_depth: CountDistribution::of(register_depths),
         }
+    }
+
+    /// Per cell, the gates on the longest path of logic ending at its output, the cell
+    /// included (0 for registers). Cells on a combinational loop stay at 0.
+    fn logic_depth(&self) -> Vec<u32> {
+        let n_cells = self.n_cells() as usize;
+        let is_logic = |cell: u32| self.roles[cell as usize] != CellRole::Register;
+        let mut missing: Vec<u32> = (0..self.n_cells())
+            .map(|cell| {
+                if is_logic(cell) {
+                    self.fanin(cell)
+                        .iter()
+                        .filter(|&&driver| is_logic(driver))
+                        .count() as u32
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let mut depth = vec![0u32; n_cells];
+        let mut ready: Vec<u32> = (0..self.n_cells())
+            .filter(|&cell| is_logic(cell) && missing[cell as usize] == 0)
+            .collect();
+        while let Some(cell) = ready.pop() {
+            depth[cell as usize] += 1;
+            for &sink in self.fanout(cell) {
+                if is_logic(sink) {
+                    let cell_depth = depth[cell as usize];
+                    let sink_depth = &mut depth[sink as usize];
+                    *sink_depth = (*sink_depth).max(cell_depth);
+                    missing[sink as usize] -= 1;
+                    if missing[sink as usize] == 0 {
+                        ready.push(sink);
+                    }
+                }
+            }
+        }
+        depth
     }
 
     fn cells_with_role(&self, role: CellRole) -> Vec<u32> {
@@ -245,6 +304,41 @@ impl ConeDistribution {
     }
 }
 
+/// A distribution of counts over cells.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CountDistribution {
+    /// Cells counted.
+    pub cells: u32,
+    /// The median (nearest rank).
+    pub median: u32,
+    /// The 90th percentile (nearest rank).
+    pub p90: u32,
+    /// The mean.
+    pub mean: f64,
+    /// The largest.
+    pub max: u32,
+}
+
+impl CountDistribution {
+    fn of(mut values: Vec<u32>) -> CountDistribution {
+        if values.is_empty() {
+            return CountDistribution::default();
+        }
+        values.sort_unstable();
+        let rank = |fraction: f64| {
+            let position = (fraction * values.len() as f64).ceil() as usize;
+            values[position.clamp(1, values.len()) - 1]
+        };
+        CountDistribution {
+            cells: values.len() as u32,
+            median: rank(0.5),
+            p90: rank(0.9),
+            mean: values.iter().map(|&value| f64::from(value)).sum::<f64>() / values.len() as f64,
+            max: *values.last().unwrap_or(&0),
+        }
+    }
+}
+
 /// Cone sizes of a design: see the module documentation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConeStatistics {
@@ -262,6 +356,10 @@ pub struct ConeStatistics {
     pub logic_fanin: ConeDistribution,
     /// Fan-out cones of logic cells.
     pub logic_fanout: ConeDistribution,
+    /// Data inputs driven per cell, over the cells that drive any.
+    pub fanout: CountDistribution,
+    /// Gates on the longest path into each register's data pins.
+    pub register_depth: CountDistribution,
 }
 
 impl ConeStatistics {
@@ -302,6 +400,16 @@ impl fmt::Display for ConeStatistics {
                 100.0 * distribution.mean,
                 100.0 * distribution.max,
                 distribution.median * f64::from(self.cells)
+            )?;
+        }
+        for (name, distribution) in [
+            ("fan-out per driving cell", self.fanout),
+            ("logic depth at flip-flop D", self.register_depth),
+        ] {
+            writeln!(
+                out,
+                "  {name}: median {}, p90 {}, mean {:.2}, max {}",
+                distribution.median, distribution.p90, distribution.mean, distribution.max
             )?;
         }
         Ok(())
@@ -369,6 +477,12 @@ mod tests {
         assert!((statistics.register_fanin.median - 2.0 / 6.0).abs() < 1e-12);
         assert!((statistics.register_fanin.max - 0.5).abs() < 1e-12);
         assert!((statistics.register_fanin.mean - 2.5 / 6.0).abs() < 1e-12);
+        // g0 -> g1 -> ff0 (two gates); g2 -> ff1 (one).
+        assert_eq!(statistics.register_depth.max, 2);
+        assert_eq!(statistics.register_depth.median, 1);
+        // Five driving cells, one data input each.
+        assert_eq!(statistics.fanout.cells, 5);
+        assert_eq!(statistics.fanout.max, 1);
         let table = statistics.to_string();
         assert!(table.contains("flip-flop D fan-in"), "{table}");
     }

@@ -55,7 +55,9 @@ mod verilog;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub use crate::cones::{CellRole, ConeDirection, ConeDistribution, ConeGraph, ConeStatistics};
+pub use crate::cones::{
+    CellRole, ConeDirection, ConeDistribution, ConeGraph, ConeStatistics, CountDistribution,
+};
 pub use crate::hierarchy::{RentLevel, RentProfile};
 use crate::library::Corner;
 use crate::netlist::Netlist;
