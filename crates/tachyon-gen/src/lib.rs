@@ -11,8 +11,9 @@
 //!   leaves its block with the probability Rent's rule gives for the configured exponent
 //!   (0.6 by default, typical of logic). What crosses modules comes mostly from
 //!   flip-flops (80% by default) or from a module's first three levels of logic, so a
-//!   flip-flop's fan-in cone stays small: at 100K cells, seed 1, its median is 0.3% of
-//!   the cells (see [`cones`] and the crate's README for the measured figures);
+//!   flip-flop's fan-in cone stays about a module's size: at 100K cells, seed 1, its
+//!   median is 0.7% of the cells, at 1M 0.07% (see [`cones`], and the crate's README for
+//!   the figures beside real designs);
 //! - one clock port drives every flip-flop through a balanced tree of clock buffers
 //!   (fan-out 8 to 32 per buffer, so its depth grows with the log of the flip-flop count);
 //!   the flip-flops under one buffer are neighbours, mostly of one module;
@@ -25,9 +26,10 @@
 //!   a module: longer wires stand for buffered ones);
 //! - the libraries are TAU 2015 style: hold checks in `_Early.lib`, setup checks in
 //!   `_Late.lib`, so every timer finds one check per library and pin;
-//! - the clock period is chosen from a quick arrival estimate so that about 10% of the
-//!   endpoints fail setup and the worst setup slack is a few percent of the period below
-//!   zero; a few flip-flops fail hold by some ps;
+//! - the clock period is chosen from a quick arrival estimate (rise and fall apart) so
+//!   that about 10% of the endpoints fail setup; the worst setup slack follows from the
+//!   deepest modules (about -20% of the period at 100K cells); a few flip-flops fail hold
+//!   by some ps;
 //! - data inputs arrive one estimated clock latency after the edge and outputs are
 //!   required one period after that, so port paths look like register paths.
 //!
