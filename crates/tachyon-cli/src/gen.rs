@@ -26,6 +26,20 @@ pub struct GenArgs {
     /// Flip-flops and gates sampled to measure cone sizes (0 skips the measurement).
     #[arg(long, default_value_t = 1000)]
     cone_samples: u32,
+    /// Which flip-flop checks each library holds: `tau` (hold in the early library,
+    /// setup in the late one, as TAU 2015) or `both` (both in each, the library's own
+    /// last: for OpenSTA, which pairs the timing groups of its min and max libraries).
+    #[arg(long, value_enum, default_value = "tau")]
+    check_groups: CheckGroupsArg,
+}
+
+/// The `--check-groups` choices.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CheckGroupsArg {
+    /// Hold in `_Early.lib`, setup in `_Late.lib`.
+    Tau,
+    /// Both checks in both libraries.
+    Both,
 }
 
 /// Rent's rule as measured: terminals per block, level by level, and the fitted exponent.
@@ -68,6 +82,10 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
     }
     config.rent_exponent = args.rent;
     config.cone_samples = args.cone_samples;
+    config.check_groups = match args.check_groups {
+        CheckGroupsArg::Tau => tachyon_gen::CheckGroups::Tau,
+        CheckGroupsArg::Both => tachyon_gen::CheckGroups::Both,
+    };
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let summary = tachyon_gen::generate(&config, &args.out)

@@ -113,6 +113,26 @@ pub struct GenConfig {
     /// How many flip-flops and how many gates [`generate`] samples to measure cone sizes
     /// (0 skips the measurement). Default 1000.
     pub cone_samples: u32,
+    /// Which flip-flop checks each library holds. Default [`CheckGroups::Tau`].
+    pub check_groups: CheckGroups,
+}
+
+/// Which timing checks the two generated libraries hold (the constraint tables are the
+/// same in both, so the analysis is the same either way).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CheckGroups {
+    /// As in the TAU 2015 libraries: the `hold_rising` group only in `_Early.lib`, the
+    /// `setup_rising` group only in `_Late.lib`. OpenTimer and Tachyon read these as
+    /// intended.
+    #[default]
+    Tau,
+    /// Both groups in both libraries, the library's own check last (early: setup then
+    /// hold; late: hold then setup), for timers that pair every timing group of the min
+    /// library with one of the max library, as OpenSTA does (it warns and drops a check
+    /// found in one library only). Timers that keep only the last group per related pin
+    /// still see hold early and setup late; Tachyon takes hold from the early library and
+    /// setup from the late one either way.
+    Both,
 }
 
 impl GenConfig {
@@ -138,6 +158,7 @@ impl GenConfig {
             module_size_max: 2000,
             registered_cross_module_fraction: 0.8,
             cone_samples: 1000,
+            check_groups: CheckGroups::Tau,
         }
     }
 }
@@ -231,12 +252,14 @@ pub fn generate(config: &GenConfig, out_dir: &Path) -> Result<GenSummary, GenErr
     record(verilog::write_verilog(out_dir, &config.name, &netlist)?);
     let (spef_path, spef_bytes, spef_counts) = spef::write_spef(out_dir, &config.name, &netlist)?;
     record((spef_path, spef_bytes));
-    record(library::write_liberty(
-        out_dir,
-        &config.name,
-        Corner::Early,
-    )?);
-    record(library::write_liberty(out_dir, &config.name, Corner::Late)?);
+    for corner in [Corner::Early, Corner::Late] {
+        record(library::write_liberty(
+            out_dir,
+            &config.name,
+            corner,
+            config.check_groups,
+        )?);
+    }
     record(assertions::write_timing(out_dir, config, &netlist, clock)?);
     record(assertions::write_sdc(out_dir, config, &netlist, clock)?);
     record(assertions::write_manifest(out_dir, &config.name)?);

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::text::TextFile;
-use crate::GenError;
+use crate::{CheckGroups, GenError};
 
 /// The combinational functions of the library; each comes in every drive strength.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -321,9 +321,10 @@ pub(crate) fn write_liberty(
     out_dir: &Path,
     design_name: &str,
     corner: Corner,
+    check_groups: CheckGroups,
 ) -> Result<(std::path::PathBuf, u64), GenError> {
     let path = out_dir.join(format!("{design_name}_{}.lib", corner.suffix()));
-    let text = liberty_text(design_name, corner);
+    let text = liberty_text(design_name, corner, check_groups);
     let mut file = TextFile::create(&path)?;
     file.text(&text);
     let bytes = file.finish()?;
@@ -331,7 +332,7 @@ pub(crate) fn write_liberty(
 }
 
 /// The whole Liberty library as text (small: about 25 cells of 7x7 tables).
-fn liberty_text(design_name: &str, corner: Corner) -> String {
+fn liberty_text(design_name: &str, corner: Corner, check_groups: CheckGroups) -> String {
     let mut out = String::with_capacity(256 * 1024);
     // Writing into a String cannot fail, so the results of `writeln!` are ignored.
     let _ = write_header(&mut out, design_name, corner);
@@ -344,7 +345,7 @@ fn liberty_text(design_name: &str, corner: Corner) -> String {
         let _ = write_clock_buffer(&mut out, drive_index, corner);
     }
     for drive_index in 0..FLIP_FLOP_NAMES.len() {
-        let _ = write_flip_flop(&mut out, drive_index, corner);
+        let _ = write_flip_flop(&mut out, drive_index, corner, check_groups);
     }
     out.push_str("}\n");
     out
@@ -420,7 +421,12 @@ fn write_clock_buffer(out: &mut String, drive_index: usize, corner: Corner) -> s
     Ok(())
 }
 
-fn write_flip_flop(out: &mut String, drive_index: usize, corner: Corner) -> std::fmt::Result {
+fn write_flip_flop(
+    out: &mut String,
+    drive_index: usize,
+    corner: Corner,
+    check_groups: CheckGroups,
+) -> std::fmt::Result {
     writeln!(out, "cell ({}) {{", FLIP_FLOP_NAMES[drive_index])?;
     out.push_str("  ff (IQ, IQN) {\n    next_state : \"D\";\n    clocked_on : \"CK\";\n  }\n");
     writeln!(
@@ -431,12 +437,19 @@ fn write_flip_flop(out: &mut String, drive_index: usize, corner: Corner) -> std:
         out,
         "  pin (D) {{\n    direction : input;\n    capacitance : {FLIP_FLOP_DATA_CAPACITANCE:.4};"
     )?;
-    // As in the TAU 2015 libraries: hold in the early library, setup in the late one.
-    // One check per library and pin also suits timers that keep only the last
-    // `timing()` group per related pin (OpenTimer does).
-    match corner {
-        Corner::Early => write_constraint_arc(out, "hold_rising", hold_time)?,
-        Corner::Late => write_constraint_arc(out, "setup_rising", setup_time)?,
+    // The library's own check comes last: it is the one a timer that keeps only the last
+    // group per related pin (OpenTimer) sees.
+    match (corner, check_groups) {
+        (Corner::Early, CheckGroups::Tau) => write_constraint_arc(out, "hold_rising", hold_time)?,
+        (Corner::Late, CheckGroups::Tau) => write_constraint_arc(out, "setup_rising", setup_time)?,
+        (Corner::Early, CheckGroups::Both) => {
+            write_constraint_arc(out, "setup_rising", setup_time)?;
+            write_constraint_arc(out, "hold_rising", hold_time)?;
+        }
+        (Corner::Late, CheckGroups::Both) => {
+            write_constraint_arc(out, "hold_rising", hold_time)?;
+            write_constraint_arc(out, "setup_rising", setup_time)?;
+        }
     }
     out.push_str("  }\n");
     write_output_pin_open(out, "Q", Some("IQ"))?;

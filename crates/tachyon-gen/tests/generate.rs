@@ -275,6 +275,25 @@ fn liberty_has_every_cell_and_balanced_groups() {
 }
 
 #[test]
+fn both_check_layout_puts_each_librarys_own_check_last() {
+    let mut config = GenConfig::new(500, 1);
+    config.check_groups = tachyon_gen::CheckGroups::Both;
+    let (dir, _) = generate_into("liberty_both", &config);
+    for (corner, first, last) in [
+        ("Early", "setup_rising", "hold_rising"),
+        ("Late", "hold_rising", "setup_rising"),
+    ] {
+        let liberty = read(&dir, &format!("gen500_{corner}.lib"));
+        let position = |check: &str| {
+            liberty
+                .find(&format!("timing_type : {check};"))
+                .expect("both checks")
+        };
+        assert!(position(first) < position(last), "{corner}");
+    }
+}
+
+#[test]
 fn rejects_bad_configurations() {
     let dir = scratch_dir("rejects");
     assert!(generate(&GenConfig::new(10, 1), &dir).is_err());
