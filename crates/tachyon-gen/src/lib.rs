@@ -127,11 +127,11 @@ pub enum CheckGroups {
     #[default]
     Tau,
     /// Both groups in both libraries, the library's own check last (early: setup then
-    /// hold; late: hold then setup), for timers that pair every timing group of the min
-    /// library with one of the max library, as OpenSTA does (it warns and drops a check
-    /// found in one library only). Timers that keep only the last group per related pin
-    /// still see hold early and setup late; Tachyon takes hold from the early library and
-    /// setup from the late one either way.
+    /// hold; late: hold then setup), for timers that pair every timing group of one
+    /// library with one of the other, as OpenSTA does (a check in one library only draws
+    /// a warning there, or is missing from its graph). Timers that keep only the last
+    /// group per related pin still see hold early and setup late; Tachyon takes hold from
+    /// the early library and setup from the late one either way.
     Both,
 }
 
