@@ -28,7 +28,7 @@
 //!   `_Late.lib`, so every timer finds one check per library and pin;
 //! - the clock period is chosen from a quick arrival estimate (rise and fall apart) so
 //!   that about 10% of the endpoints fail setup; the worst setup slack follows from the
-//!   deepest modules (about -20% of the period at 100K cells); a few flip-flops fail hold
+//!   deepest modules (about -24% of the period at 100K cells); a few flip-flops fail hold
 //!   by some ps;
 //! - data inputs arrive one estimated clock latency after the edge and outputs are
 //!   required one period after that, so port paths look like register paths.
