@@ -12,7 +12,7 @@ use std::time::Instant;
 use tachyon::report::{Format, WriterOptions, WriterStats};
 use tachyon::{DesignInput, PathSelection, Split, Timer, TimingGroupPolicy};
 
-use crate::peak_memory::{cpu_seconds, peak_resident_bytes};
+use crate::peak_memory::{cpu_seconds, peak_resident_bytes, reset_peak_resident, resident_bytes};
 use crate::progress::Progress;
 
 /// Arguments of `tachyon report`.
@@ -89,6 +89,23 @@ pub struct ReportArgs {
     /// Write per-phase times, the writer's figures and peak memory as JSON here.
     #[arg(long)]
     timings_json: Option<PathBuf>,
+    /// For benchmarks (`cargo xtask bench report`): write the report once per
+    /// `THREADS:WORKGROUP[:WINDOW]` given (each write replaces the last), with the
+    /// figures of each in --timings-json.
+    #[arg(
+        long,
+        hide = true,
+        value_delimiter = ',',
+        value_name = "THREADS:WORKGROUP"
+    )]
+    writer_sweep: Vec<String>,
+}
+
+/// One write of the report and what it cost.
+struct WriteFigures {
+    stats: WriterStats,
+    /// The most memory the process held while writing, over what it held before.
+    extra_resident_bytes: Option<u64>,
 }
 
 /// `--split` values.
@@ -209,35 +226,40 @@ pub fn run(args: ReportArgs, progress: Progress) -> anyhow::Result<()> {
         );
     }
 
-    let format = Format::from(args.format);
     let mut options = WriterOptions::with_threads(
         args.writer_threads
             .unwrap_or_else(rayon::current_num_threads),
     );
     options.workgroup = args.workgroup;
     options.window = args.window;
-    let stats = {
-        let mut out: Box<dyn Write> = match &args.output {
-            Some(path) => Box::new(
-                File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
-            ),
-            None => Box::new(std::io::stdout().lock()),
-        };
-        tachyon::report::write_summary(&mut out, &summary, format, selected.paths.len())?;
-        let bar = progress
-            .beside_output(args.output.is_some())
-            .bar(selected.paths.len() as u64, "writing paths");
-        let on_progress = |written: usize| bar.set_position(written as u64);
-        let stats = timer.write_paths(
-            &mut out,
-            &selected.paths,
-            format,
-            &options,
-            Some(&on_progress),
-        )?;
-        out.flush()?;
-        stats
+    let writes = if args.writer_sweep.is_empty() {
+        vec![options]
+    } else {
+        args.writer_sweep
+            .iter()
+            .map(|text| parse_writer_options(text))
+            .collect::<anyhow::Result<Vec<_>>>()?
     };
+    // The peak so far: the writes below start it afresh to measure themselves.
+    let peak_before_writes = peak_resident_bytes();
+    let mut figures = Vec::new();
+    for options in &writes {
+        let extra_before = resident_bytes().filter(|_| reset_peak_resident());
+        let stats = write_report(
+            &mut timer,
+            &args,
+            &summary,
+            &selected.paths,
+            options,
+            progress,
+        )?;
+        figures.push(WriteFigures {
+            stats,
+            extra_resident_bytes: extra_before
+                .zip(peak_resident_bytes())
+                .map(|(before, peak)| peak.saturating_sub(before)),
+        });
+    }
     if let Some(path) = &args.histogram {
         let title = args
             .design
@@ -252,7 +274,8 @@ pub fn run(args: ReportArgs, progress: Progress) -> anyhow::Result<()> {
         std::fs::write(path, svg).with_context(|| format!("cannot write {}", path.display()))?;
     }
     if let Some(path) = &args.timings_json {
-        write_timings_json(&timer, path, &stats, search_seconds, started)?;
+        let peak = peak_before_writes.max(peak_resident_bytes());
+        write_timings_json(&timer, path, &figures, search_seconds, peak, started)?;
     }
     // As in `tachyon tau`: the process ends here and the system takes the memory back
     // at once, faster than freeing a large design piece by piece.
@@ -260,11 +283,63 @@ pub fn run(args: ReportArgs, progress: Progress) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `THREADS:WORKGROUP[:WINDOW]`.
+fn parse_writer_options(text: &str) -> anyhow::Result<WriterOptions> {
+    let numbers: Vec<usize> = text
+        .split(':')
+        .map(|number| number.parse::<usize>())
+        .collect::<Result<_, _>>()
+        .with_context(|| {
+            format!("--writer-sweep: expected THREADS:WORKGROUP[:WINDOW], found \"{text}\"")
+        })?;
+    match numbers[..] {
+        [threads, workgroup] => Ok(WriterOptions {
+            threads,
+            workgroup,
+            window: 0,
+        }),
+        [threads, workgroup, window] => Ok(WriterOptions {
+            threads,
+            workgroup,
+            window,
+        }),
+        _ => bail!("--writer-sweep: expected THREADS:WORKGROUP[:WINDOW], found \"{text}\""),
+    }
+}
+
+/// Writes the summary and the paths to the output, through the ordered writer split as
+/// `options` says.
+fn write_report(
+    timer: &mut Timer,
+    args: &ReportArgs,
+    summary: &tachyon::report::Summary,
+    paths: &[tachyon::paths::TimingPath],
+    options: &WriterOptions,
+    progress: Progress,
+) -> anyhow::Result<WriterStats> {
+    let format = Format::from(args.format);
+    let mut out: Box<dyn Write> = match &args.output {
+        Some(path) => Box::new(
+            File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+        ),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    tachyon::report::write_summary(&mut out, summary, format, paths.len())?;
+    let bar = progress
+        .beside_output(args.output.is_some())
+        .bar(paths.len() as u64, "writing paths");
+    let on_progress = |written: usize| bar.set_position(written as u64);
+    let stats = timer.write_paths(&mut out, paths, format, options, Some(&on_progress))?;
+    out.flush()?;
+    Ok(stats)
+}
+
 fn write_timings_json(
     timer: &Timer,
     path: &Path,
-    stats: &WriterStats,
+    figures: &[WriteFigures],
     search_seconds: f64,
+    peak_resident: Option<u64>,
     started: Instant,
 ) -> anyhow::Result<()> {
     let phases: serde_json::Map<String, serde_json::Value> = timer
@@ -272,23 +347,38 @@ fn write_timings_json(
         .iter()
         .map(|phase| (phase.phase.to_string(), phase.duration.as_secs_f64().into()))
         .collect();
+    let writes: Vec<serde_json::Value> = figures
+        .iter()
+        .map(|figures| {
+            let stats = &figures.stats;
+            serde_json::json!({
+                "threads": stats.threads,
+                "workgroup": stats.workgroup,
+                "window": stats.window,
+                "paths": stats.items,
+                "bytes": stats.bytes,
+                "collect_seconds": stats.collect_seconds,
+                "write_seconds": stats.write_seconds,
+                "wait_seconds": stats.wait_seconds,
+                "wall_seconds": stats.wall_seconds,
+                "peak_buffered_bytes": stats.peak_buffered_bytes,
+                "extra_resident_bytes": figures.extra_resident_bytes,
+            })
+        })
+        .collect();
+    let last = figures
+        .last()
+        .map(|figures| figures.stats)
+        .unwrap_or_default();
     let document = serde_json::json!({
         "phases": phases,
         "search_seconds": search_seconds,
-        "paths": stats.items,
-        "bytes": stats.bytes,
-        "writer": {
-            "threads": stats.threads,
-            "workgroup": stats.workgroup,
-            "window": stats.window,
-            "collect_seconds": stats.collect_seconds,
-            "write_seconds": stats.write_seconds,
-            "wait_seconds": stats.wait_seconds,
-            "wall_seconds": stats.wall_seconds,
-            "peak_buffered_bytes": stats.peak_buffered_bytes,
-        },
+        "paths": last.items,
+        "bytes": last.bytes,
+        "writer": writes.last(),
+        "writes": writes,
         "seconds": started.elapsed().as_secs_f64(),
-        "peak_rss_bytes": peak_resident_bytes(),
+        "peak_rss_bytes": peak_resident,
         "cpu_user_seconds": cpu_seconds().map(|(user, _)| user),
         "cpu_system_seconds": cpu_seconds().map(|(_, system)| system),
     });

@@ -16,6 +16,7 @@
 pub mod detail;
 pub mod histogram;
 pub mod json;
+pub mod number;
 pub mod summary;
 pub mod tau;
 pub mod text;

@@ -8,6 +8,8 @@ use tachyon_graph::TimingGraph;
 use tachyon_kernels::{Split, Transition};
 use tachyon_paths::{PathKind, TimingPath};
 
+use crate::number::push_fixed3;
+
 /// The path type word of the TAU format: `RAT` for a primary output, `Setup`/`Hold`.
 pub fn tau_path_type(kind: PathKind) -> &'static str {
     match kind {
@@ -41,15 +43,9 @@ pub(crate) fn write_header(out: &mut Vec<u8>, n_paths: usize) {
 
 /// Path `index` (0-based) as a block.
 pub(crate) fn write_path(out: &mut Vec<u8>, graph: &TimingGraph, index: usize, path: &TimingPath) {
-    let _ = writeln!(
-        out,
-        "Path {}: {} {:.3} {} {}",
-        index + 1,
-        tau_path_type(path.kind),
-        path.slack,
-        path.pins.len(),
-        split_letter(path.split)
-    );
+    let _ = write!(out, "Path {}: {} ", index + 1, tau_path_type(path.kind));
+    push_fixed3(out, path.slack, 0);
+    let _ = writeln!(out, " {} {}", path.pins.len(), split_letter(path.split));
     for &(pin, transition) in &path.pins {
         out.extend_from_slice(graph.pin(pin).name.as_bytes());
         out.push(b' ');

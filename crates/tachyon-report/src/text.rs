@@ -14,6 +14,7 @@ use tachyon_kernels::{Split, Transition};
 use tachyon_paths::{PathKind, TimingPath};
 
 use crate::detail::{Capture, PathDetail, ReportDesign, Step};
+use crate::number::push_fixed3;
 use crate::summary::Summary;
 use crate::tau::transition_letter;
 
@@ -56,18 +57,30 @@ impl<'a> Row<'a> {
     }
 
     fn write(&self, out: &mut Vec<u8>) {
-        let _ = match self.fanout {
-            Some(fanout) => write!(out, "{fanout:>6}"),
-            None => write!(out, "{:6}", ""),
-        };
-        for value in [self.cap, self.slew, self.incr, self.time] {
-            let _ = match value {
-                Some(value) => write!(out, " {:>10.3}", tidy(value)),
-                None => write!(out, " {:10}", ""),
-            };
+        self.write_columns(out);
+        out.extend_from_slice(self.description.as_bytes());
+        out.push(b'\n');
+    }
+
+    /// The columns up to the description.
+    fn write_columns(&self, out: &mut Vec<u8>) {
+        match self.fanout {
+            // Writing into a `Vec` cannot fail.
+            Some(fanout) => {
+                let _ = write!(out, "{fanout:>6}");
+            }
+            None => out.extend_from_slice(b"      "),
         }
-        let edge = self.edge.map_or(" ", transition_letter);
-        let _ = writeln!(out, " {edge} {}", self.description);
+        for value in [self.cap, self.slew, self.incr, self.time] {
+            out.push(b' ');
+            match value {
+                Some(value) => push_fixed3(out, tidy(value), 10),
+                None => out.extend_from_slice(b"          "),
+            }
+        }
+        out.push(b' ');
+        out.extend_from_slice(self.edge.map_or(" ", transition_letter).as_bytes());
+        out.push(b' ');
     }
 }
 
@@ -88,17 +101,21 @@ fn edge_short(edge: Transition) -> &'static str {
 }
 
 /// `name (cell)` for an instance pin, `name (in)` / `name (out)` for a port.
-fn pin_description(design: &ReportDesign<'_>, pin: PinId) -> String {
+fn write_pin_description(out: &mut Vec<u8>, design: &ReportDesign<'_>, pin: PinId) {
     let graph_pin = design.graph.pin(pin);
     let what = match graph_pin.kind {
         PinKind::PrimaryInput => "in",
         PinKind::PrimaryOutput => "out",
         PinKind::CellInput | PinKind::CellOutput => design.cells.cell(pin).unwrap_or("?"),
     };
-    format!("{} ({what})", graph_pin.name)
+    out.extend_from_slice(graph_pin.name.as_bytes());
+    out.extend_from_slice(b" (");
+    out.extend_from_slice(what.as_bytes());
+    out.extend_from_slice(b")\n");
 }
 
-fn step_row<'a>(step: &Step, incr: Option<f64>, description: &'a str) -> Row<'a> {
+/// A pin's row: its values, then its description.
+fn write_step(out: &mut Vec<u8>, design: &ReportDesign<'_>, step: &Step, incr: Option<f64>) {
     Row {
         fanout: step.fanout,
         cap: step.load,
@@ -106,8 +123,10 @@ fn step_row<'a>(step: &Step, incr: Option<f64>, description: &'a str) -> Row<'a>
         incr,
         time: Some(step.arrival),
         edge: Some(step.transition),
-        description,
+        description: "",
     }
+    .write_columns(out);
+    write_pin_description(out, design, step.pin);
 }
 
 /// Writes one path (with a blank line after it).
@@ -231,10 +250,9 @@ fn write_arrival(out: &mut Vec<u8>, design: &ReportDesign<'_>, detail: &PathDeta
         .write(out);
     }
     for (position, step) in detail.steps.iter().enumerate() {
-        let description = pin_description(design, step.pin);
         // The start's own increment is in the latency or external delay line above.
         let incr = if position == 0 { Some(0.0) } else { step.incr };
-        step_row(step, incr, &description).write(out);
+        write_step(out, design, step, incr);
     }
     Row::line(None, Some(detail.arrival), "data arrival time").write(out);
 }
@@ -281,13 +299,13 @@ fn write_required(
             .write(out);
             // The timing model has no clock uncertainty.
             Row::line(Some(0.0), Some(time), "clock uncertainty").write(out);
-            let description = pin_description(design, clock_pin);
             Row {
                 time: Some(time),
                 edge: Some(edge),
-                ..Row::line(None, None, &description)
+                ..Row::line(None, None, "")
             }
-            .write(out);
+            .write_columns(out);
+            write_pin_description(out, design, clock_pin);
             let check_line = if hold {
                 "library hold time"
             } else {
@@ -330,7 +348,7 @@ pub fn write_summary(out: &mut Vec<u8>, summary: &Summary) {
     if !summary.worst.is_empty() {
         let _ = writeln!(out);
         let _ = writeln!(out, "Worst endpoints:");
-        let _ = writeln!(out, "{:>12}  {:<6} {}", "slack", "split", "endpoint");
+        let _ = writeln!(out, "{:>12}  {:<6} endpoint", "slack", "split");
         for endpoint in &summary.worst {
             let _ = writeln!(
                 out,

@@ -20,7 +20,7 @@
 //! buffers are written in index order, so the output is byte-identical for any thread
 //! count, workgroup size and window.
 
-use std::io::{self, Write};
+use std::io::{self, IoSlice, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread;
@@ -35,9 +35,18 @@ const READY: u8 = 2;
 /// The item's bytes are written; its slot is free for the item one lap later.
 const WRITTEN: u8 = 3;
 
-/// Output buffer of the writer: buffers of a workgroup or more are written through,
-/// smaller ones are gathered to this size first.
+/// The single-threaded writer formats into a buffer of this size before each write.
 const OUTPUT_BUFFER_BYTES: usize = 1 << 20;
+
+/// The pipelined writer hands the buffers of consecutive workgroups to one vectored
+/// write, up to this many buffers or [`BATCH_BYTES`] bytes: the buffers go to the
+/// file as they are, with no copy into an output buffer (the writing thread is the one
+/// thread every byte passes through).
+const BATCH_BUFFERS: usize = 256;
+const BATCH_BYTES: usize = 16 << 20;
+
+/// Written buffers a collector keeps for its next workgroups.
+const SPARE_BUFFERS: usize = 4;
 
 /// How a report is split among threads (the tuning knobs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,13 +159,12 @@ pub fn write_ordered(
         window: options.window(),
         ..WriterStats::default()
     };
-    let mut out = io::BufWriter::with_capacity(OUTPUT_BUFFER_BYTES, out);
     // With one workgroup there is nothing to overlap.
     if options.collectors() == 0 || n_groups <= 1 {
         stats.threads = 1;
-        write_sequential(&mut out, n_items, workgroup, format, progress, &mut stats)?;
+        write_sequential(out, n_items, workgroup, format, progress, &mut stats)?;
     } else {
-        write_pipelined(&mut out, n_items, options, format, progress, &mut stats)?;
+        write_pipelined(out, n_items, options, format, progress, &mut stats)?;
     }
     let flush_started = Instant::now();
     out.flush()?;
@@ -165,33 +173,62 @@ pub fn write_ordered(
     Ok(stats)
 }
 
-/// The single-threaded writer: format a workgroup, write it, on the calling thread.
+/// The single-threaded writer: format items into one buffer, write it whenever it
+/// holds [`OUTPUT_BUFFER_BYTES`], on the calling thread.
 fn write_sequential(
-    out: &mut impl Write,
+    out: &mut dyn Write,
     n_items: usize,
     workgroup: usize,
     format: &FormatItem<'_>,
     progress: Option<&Progress<'_>>,
     stats: &mut WriterStats,
 ) -> io::Result<()> {
-    let mut buffer = Vec::new();
+    let mut buffer = Vec::with_capacity(OUTPUT_BUFFER_BYTES + OUTPUT_BUFFER_BYTES / 4);
     let mut first = 0;
     while first < n_items {
         let end = (first + workgroup).min(n_items);
         let collect_started = Instant::now();
-        buffer.clear();
         for index in first..end {
             format(index, &mut buffer);
         }
         stats.collect_seconds += collect_started.elapsed().as_secs_f64();
         stats.peak_buffered_bytes = stats.peak_buffered_bytes.max(buffer.len() as u64);
-        let write_started = Instant::now();
-        out.write_all(&buffer)?;
-        stats.write_seconds += write_started.elapsed().as_secs_f64();
-        stats.bytes += buffer.len() as u64;
+        if buffer.len() >= OUTPUT_BUFFER_BYTES || end == n_items {
+            let write_started = Instant::now();
+            out.write_all(&buffer)?;
+            stats.write_seconds += write_started.elapsed().as_secs_f64();
+            stats.bytes += buffer.len() as u64;
+            buffer.clear();
+        }
         first = end;
         if let Some(progress) = progress {
             progress(first);
+        }
+    }
+    Ok(())
+}
+
+/// Writes all of `buffers`, in order, with vectored writes.
+fn write_all_vectored<'a>(
+    out: &mut dyn Write,
+    buffers: impl Iterator<Item = &'a [u8]>,
+) -> io::Result<()> {
+    let mut slices: Vec<IoSlice<'_>> = buffers
+        .filter(|buffer| !buffer.is_empty())
+        .map(IoSlice::new)
+        .collect();
+    let mut slices = slices.as_mut_slice();
+    while !slices.is_empty() {
+        match out.write_vectored(slices) {
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "failed to write the whole report",
+                ))
+            }
+            Ok(written) => IoSlice::advance_slices(&mut slices, written),
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
         }
     }
     Ok(())
@@ -230,9 +267,18 @@ impl Pipeline {
         end <= self.written.load(Ordering::Acquire) + self.status.len()
     }
 
-    /// A collector: claim workgroups until none is left, format each and send it.
-    fn collect(&self, format: &FormatItem<'_>, sender: &mpsc::Sender<(usize, Vec<u8>)>) {
+    /// Collector `collector`: claim workgroups until none is left, format each into a
+    /// buffer (one the writer gave back when there is one) and send it.
+    fn collect(
+        &self,
+        collector: usize,
+        format: &FormatItem<'_>,
+        sender: &mpsc::Sender<Formatted>,
+        returned: &mpsc::Receiver<Vec<u8>>,
+    ) {
         let _stop_on_panic = StopOnPanic(&self.stopped);
+        let mut capacity = 0;
+        let mut spares: Vec<Vec<u8>> = Vec::new();
         loop {
             let group = self.next_group.fetch_add(1, Ordering::Relaxed);
             if group >= self.n_groups {
@@ -255,7 +301,17 @@ impl Pipeline {
             let first = group * self.workgroup;
             let end = (first + self.workgroup).min(self.n_items);
             let started = Instant::now();
-            let mut buffer = Vec::new();
+            // A written buffer back from the writer, so that its memory is not given
+            // back to the system and faulted in again; else one about the size of the
+            // last workgroup's, so it seldom grows. A few spares at most are kept, so
+            // the buffers in all stay about the window's.
+            while let Ok(buffer) = returned.try_recv() {
+                if spares.len() < SPARE_BUFFERS {
+                    spares.push(buffer);
+                }
+            }
+            let mut buffer = spares.pop().unwrap_or_else(|| Vec::with_capacity(capacity));
+            buffer.clear();
             for index in first..end {
                 debug_assert!(matches!(
                     self.slot(index).load(Ordering::Acquire),
@@ -265,6 +321,7 @@ impl Pipeline {
                 format(index, &mut buffer);
                 self.slot(index).store(READY, Ordering::Release);
             }
+            capacity = buffer.len() + buffer.len() / 8;
             self.collect_nanos
                 .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
             let buffered = self
@@ -272,11 +329,24 @@ impl Pipeline {
                 .fetch_add(buffer.len() as u64, Ordering::Relaxed)
                 + buffer.len() as u64;
             self.peak_buffered.fetch_max(buffered, Ordering::Relaxed);
-            if sender.send((group, buffer)).is_err() {
+            let formatted = Formatted {
+                group,
+                collector,
+                buffer,
+            };
+            if sender.send(formatted).is_err() {
                 return;
             }
         }
     }
+}
+
+/// A formatted workgroup on its way to the writer.
+struct Formatted {
+    group: usize,
+    /// Which collector formatted it (the buffer goes back there once written).
+    collector: usize,
+    buffer: Vec<u8>,
 }
 
 /// Sets the stop flag when a collector unwinds, so that the writer and the other
@@ -293,7 +363,7 @@ impl Drop for StopOnPanic<'_> {
 
 /// The pipelined writer: `threads - 1` collectors, the calling thread writes.
 fn write_pipelined(
-    out: &mut impl Write,
+    out: &mut dyn Write,
     n_items: usize,
     options: &WriterOptions,
     format: &FormatItem<'_>,
@@ -315,17 +385,26 @@ fn write_pipelined(
         collect_nanos: AtomicU64::new(0),
     };
     let n_collectors = options.collectors().min(pipeline.n_groups);
-    let (sender, receiver) = mpsc::channel::<(usize, Vec<u8>)>();
+    let (sender, receiver) = mpsc::channel::<Formatted>();
     let result = thread::scope(|scope| {
+        let mut give_back: Vec<mpsc::Sender<Vec<u8>>> = Vec::with_capacity(n_collectors);
         let collectors: Vec<thread::ScopedJoinHandle<'_, ()>> = (0..n_collectors)
-            .map(|_| {
+            .map(|collector| {
                 let sender = sender.clone();
+                let (back, returned) = mpsc::channel::<Vec<u8>>();
+                give_back.push(back);
                 let pipeline = &pipeline;
-                scope.spawn(move || pipeline.collect(format, &sender))
+                scope.spawn(move || pipeline.collect(collector, format, &sender, &returned))
             })
             .collect();
         drop(sender);
-        let result = write_in_order(out, &pipeline, &receiver, &collectors, progress, stats);
+        let writer = Writer {
+            pipeline: &pipeline,
+            receiver: &receiver,
+            give_back: &give_back,
+            collectors: &collectors,
+        };
+        let result = writer.write_in_order(out, progress, stats);
         if result.is_err() {
             pipeline.stopped.store(true, Ordering::Relaxed);
         }
@@ -338,62 +417,94 @@ fn write_pipelined(
     result
 }
 
-/// The writer's loop: workgroup buffers in order, early ones held in a ring until
-/// their turn (a window's worth at most).
-fn write_in_order(
-    out: &mut impl Write,
-    pipeline: &Pipeline,
-    receiver: &mpsc::Receiver<(usize, Vec<u8>)>,
-    collectors: &[thread::ScopedJoinHandle<'_, ()>],
-    progress: Option<&Progress<'_>>,
-    stats: &mut WriterStats,
-) -> io::Result<()> {
-    let ring_len = pipeline.status.len() / pipeline.workgroup + 1;
-    let mut held: Vec<Option<Vec<u8>>> = (0..ring_len).map(|_| None).collect();
-    for group in 0..pipeline.n_groups {
-        let wait_started = Instant::now();
-        let buffer = loop {
-            if let Some(buffer) = held[group % ring_len].take() {
-                break buffer;
-            }
-            match receiver.recv_timeout(Duration::from_millis(100)) {
-                Ok((arrived, buffer)) if arrived == group => break buffer,
-                Ok((arrived, buffer)) => held[arrived % ring_len] = Some(buffer),
-                Err(mpsc::RecvTimeoutError::Timeout)
-                    if !pipeline.stopped.load(Ordering::Relaxed) => {}
-                Err(_) => {
-                    return Err(io::Error::other(
-                        "report writer: a collector thread stopped early",
-                    ))
+/// The writing thread's side of the pipeline.
+struct Writer<'a, 'scope> {
+    pipeline: &'a Pipeline,
+    receiver: &'a mpsc::Receiver<Formatted>,
+    /// Per collector, where its written buffers go back.
+    give_back: &'a [mpsc::Sender<Vec<u8>>],
+    collectors: &'a [thread::ScopedJoinHandle<'scope, ()>],
+}
+
+impl Writer<'_, '_> {
+    /// The writer's loop: workgroup buffers in order, early ones held in a ring until
+    /// their turn (a window's worth at most); each write takes every consecutive
+    /// buffer that has arrived.
+    fn write_in_order(
+        &self,
+        out: &mut dyn Write,
+        progress: Option<&Progress<'_>>,
+        stats: &mut WriterStats,
+    ) -> io::Result<()> {
+        let pipeline = self.pipeline;
+        let ring_len = pipeline.status.len() / pipeline.workgroup + 1;
+        let mut held: Vec<Option<Formatted>> = (0..ring_len).map(|_| None).collect();
+        let mut batch: Vec<Formatted> = Vec::with_capacity(BATCH_BUFFERS);
+        let mut next_group = 0;
+        while next_group < pipeline.n_groups {
+            let wait_started = Instant::now();
+            while held[next_group % ring_len].is_none() {
+                match self.receiver.recv_timeout(Duration::from_millis(100)) {
+                    Ok(formatted) => {
+                        let slot = formatted.group % ring_len;
+                        held[slot] = Some(formatted);
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout)
+                        if !pipeline.stopped.load(Ordering::Relaxed) => {}
+                    Err(_) => {
+                        return Err(io::Error::other(
+                            "report writer: a collector thread stopped early",
+                        ))
+                    }
                 }
             }
-        };
-        stats.wait_seconds += wait_started.elapsed().as_secs_f64();
-        let write_started = Instant::now();
-        out.write_all(&buffer)?;
-        stats.write_seconds += write_started.elapsed().as_secs_f64();
-        stats.bytes += buffer.len() as u64;
-        pipeline
-            .buffered
-            .fetch_sub(buffer.len() as u64, Ordering::Relaxed);
-        drop(buffer);
-        let first = group * pipeline.workgroup;
-        let end = (first + pipeline.workgroup).min(pipeline.n_items);
-        for index in first..end {
-            debug_assert_eq!(pipeline.slot(index).load(Ordering::Acquire), READY);
-            pipeline.slot(index).store(WRITTEN, Ordering::Release);
+            while let Ok(formatted) = self.receiver.try_recv() {
+                let slot = formatted.group % ring_len;
+                held[slot] = Some(formatted);
+            }
+            stats.wait_seconds += wait_started.elapsed().as_secs_f64();
+            let mut batch_bytes = 0;
+            while next_group + batch.len() < pipeline.n_groups
+                && batch.len() < BATCH_BUFFERS
+                && batch_bytes < BATCH_BYTES
+            {
+                let Some(formatted) = held[(next_group + batch.len()) % ring_len].take() else {
+                    break;
+                };
+                batch_bytes += formatted.buffer.len();
+                batch.push(formatted);
+            }
+            let write_started = Instant::now();
+            write_all_vectored(out, batch.iter().map(|formatted| &formatted.buffer[..]))?;
+            stats.write_seconds += write_started.elapsed().as_secs_f64();
+            stats.bytes += batch_bytes as u64;
+            pipeline
+                .buffered
+                .fetch_sub(batch_bytes as u64, Ordering::Relaxed);
+            let first = next_group * pipeline.workgroup;
+            next_group += batch.len();
+            let end = (next_group * pipeline.workgroup).min(pipeline.n_items);
+            for index in first..end {
+                debug_assert_eq!(pipeline.slot(index).load(Ordering::Acquire), READY);
+                pipeline.slot(index).store(WRITTEN, Ordering::Release);
+            }
+            pipeline.written.store(end, Ordering::Release);
+            for formatted in batch.drain(..) {
+                // A collector that has finished no longer takes buffers: this one is
+                // then freed.
+                let _ = self.give_back[formatted.collector].send(formatted.buffer);
+            }
+            // Collectors waiting for the window wake up at once rather than at their
+            // next timeout (an unpark of a running thread is one atomic swap).
+            for collector in self.collectors {
+                collector.thread().unpark();
+            }
+            if let Some(progress) = progress {
+                progress(end);
+            }
         }
-        pipeline.written.store(end, Ordering::Release);
-        // Collectors waiting for the window wake up at once rather than at their
-        // next timeout (an unpark of a running thread is one atomic swap).
-        for collector in collectors {
-            collector.thread().unpark();
-        }
-        if let Some(progress) = progress {
-            progress(end);
-        }
+        Ok(())
     }
-    Ok(())
 }
 
 #[cfg(test)]
