@@ -56,7 +56,7 @@ pub struct BenchArgs {
     gen: Vec<String>,
     /// Timing backend: cpu, gpu or auto.
     #[arg(long, default_value = "cpu")]
-    device: String,
+    pub(crate) device: String,
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub(crate) threads: Option<usize>,

@@ -111,7 +111,7 @@ fn bench_format(
     }
     let mut rows = Vec::new();
     for count in counts(args) {
-        let writes = run_writes(binary, design, format, threads, count, &configs, &output)?;
+        let writes = run_writes(args, binary, design, format, count, &configs, &output)?;
         let bytes = writes.first().map_or(0, |write| write.bytes);
         let disk = disk_seconds(&output, bytes, runs)?;
         rows.push((count, writes, bytes, disk));
@@ -121,7 +121,7 @@ fn bench_format(
     if args.sweep {
         let largest = rows.iter().map(|row| row.0).max().unwrap_or(args.paths);
         let configs = sweep_configs(threads);
-        sweep = run_writes(binary, design, format, threads, largest, &configs, &output)?;
+        sweep = run_writes(args, binary, design, format, largest, &configs, &output)?;
         print_sweep_table(design, format, largest, &sweep);
     }
     let _ = std::fs::remove_file(&output);
@@ -170,19 +170,24 @@ fn sweep_configs(threads: usize) -> Vec<String> {
 
 /// One `tachyon report` process writing the report once per config.
 fn run_writes(
+    args: &BenchArgs,
     binary: &Path,
     design: &Design,
     format: &str,
-    threads: usize,
     count: usize,
     configs: &[String],
     output: &Path,
 ) -> anyhow::Result<Vec<Write>> {
     let timings = output.with_extension("timings.json");
     let started = Instant::now();
-    let status = Command::new(binary)
-        .args(["--threads", &threads.to_string(), "--quiet", "report"])
+    let mut command = Command::new(binary);
+    if let Some(threads) = args.threads {
+        command.args(["--threads", &threads.to_string()]);
+    }
+    let status = command
+        .args(["--quiet", "report"])
         .arg(&design.tau2015)
+        .args(["--device", &args.device])
         .args(["--paths", &count.to_string(), "--format", format, "-o"])
         .arg(output)
         .arg("--timings-json")

@@ -62,7 +62,7 @@ impl Progress {
         let bar = ProgressBar::new(len).with_message(message);
         bar.set_style(
             ProgressStyle::with_template(
-                "{msg} [{bar:40}] {human_pos}/{human_len} ({per_sec}, {eta} left)",
+                "{msg} [{bar:40}] {human_pos}/{human_len} ({elapsed}, {eta} left)",
             )
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),

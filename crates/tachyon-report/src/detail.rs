@@ -13,7 +13,8 @@
 //!   credit is its slack less its pre-CPPR slack (a launch from another branch of the
 //!   clock tree gets another credit than the test's worst path).
 
-use tachyon_graph::{ArcKind, PinId, TestKind, TimingData, TimingGraph};
+use rayon::prelude::*;
+use tachyon_graph::{ArcKind, Net, NetId, PinId, TestKind, TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::{rc, Split, Transition};
 use tachyon_paths::{PathKind, TimingPath};
@@ -52,6 +53,9 @@ pub struct ReportDesign<'a> {
     pub cells: &'a CellNames,
     /// (data pin, test index), sorted.
     tests_by_data: Vec<(u32, u32)>,
+    /// Net loads computed here when the timing has none (see
+    /// [`ReportDesign::with_loads_for`]); NaN for nets not computed.
+    own_net_loads: Vec<[f64; 4]>,
 }
 
 impl<'a> ReportDesign<'a> {
@@ -69,7 +73,41 @@ impl<'a> ReportDesign<'a> {
             data,
             cells,
             tests_by_data,
+            own_net_loads: Vec::new(),
         }
+    }
+
+    /// When the timing has no net loads (the GPU backend leaves the RC pass's values
+    /// on the device), computes the loads of the nets `paths` drive once, in parallel,
+    /// rather than once per pin row.
+    pub fn with_loads_for(mut self, paths: &[TimingPath]) -> Self {
+        if !self.data.net_load.is_empty() {
+            return self;
+        }
+        let graph = self.graph;
+        let mut wanted = vec![false; graph.nets().len()];
+        for path in paths {
+            for &(pin, _) in &path.pins {
+                let graph_pin = graph.pin(pin);
+                if let (true, Some(net)) = (graph_pin.kind.is_driver(), graph_pin.net) {
+                    wanted[net.index()] = true;
+                }
+            }
+        }
+        self.own_net_loads = wanted
+            .par_iter()
+            .enumerate()
+            .with_min_len(4096)
+            .map(|(net, &wanted)| {
+                if !wanted {
+                    return [f64::NAN; 4];
+                }
+                std::array::from_fn(|condition| {
+                    net_load(graph, graph.net(NetId(net as u32)), condition)
+                })
+            })
+            .collect();
+        self
     }
 
     /// The name of the clock: its source port's (TAU 2015 clocks have no other).
@@ -97,27 +135,10 @@ impl<'a> ReportDesign<'a> {
         if let Some(load) = self.data.net_load.get(net_id.index()) {
             return Some(load[condition]);
         }
-        let net = self.graph.net(net_id);
-        let Some(tree) = self.graph.rc_tree(net) else {
-            let mut load = 0.0;
-            for &sink in &net.sinks {
-                load += self.graph.pin(sink).capacitance[condition];
-            }
-            return Some(load);
-        };
-        if tree.parent.is_empty() {
-            return Some(0.0);
+        match self.own_net_loads.get(net_id.index()) {
+            Some(load) if !load[condition].is_nan() => Some(load[condition]),
+            _ => Some(net_load(self.graph, self.graph.net(net_id), condition)),
         }
-        // As `tachyon-gba`'s RC pass does it, so the value is the same.
-        let mut cap = tree.ground_capacitance.to_vec();
-        for &(pin, node) in tree.pin_nodes {
-            if Some(pin) != net.driver {
-                cap[node as usize] += self.graph.pin(pin).capacitance[condition];
-            }
-        }
-        let mut load = vec![0.0; cap.len()];
-        rc::load(tree.parent, &cap, &mut load);
-        Some(load[0])
     }
 
     /// Everything a report says about `path`.
@@ -306,6 +327,30 @@ impl<'a> ReportDesign<'a> {
             capture
         })
     }
+}
+
+/// The load `net`'s driver sees in `condition`, as `tachyon-gba`'s RC pass computes it
+/// (the same operations in the same order, so the same value).
+fn net_load(graph: &TimingGraph, net: &Net, condition: usize) -> f64 {
+    let Some(tree) = graph.rc_tree(net) else {
+        let mut load = 0.0;
+        for &sink in &net.sinks {
+            load += graph.pin(sink).capacitance[condition];
+        }
+        return load;
+    };
+    if tree.parent.is_empty() {
+        return 0.0;
+    }
+    let mut cap = tree.ground_capacitance.to_vec();
+    for &(pin, node) in tree.pin_nodes {
+        if Some(pin) != net.driver {
+            cap[node as usize] += graph.pin(pin).capacitance[condition];
+        }
+    }
+    let mut load = vec![0.0; cap.len()];
+    rc::load(tree.parent, &cap, &mut load);
+    load[0]
 }
 
 fn engine_arrival_of(data: &TimingData, split: Split, pin: PinId, transition: Transition) -> f64 {

@@ -322,3 +322,23 @@ fn a_per_endpoint_limit_keeps_the_worst_paths_of_each_endpoint() {
         assert!((found.slack - expected.slack).abs() < 1e-9);
     }
 }
+
+#[test]
+fn loads_are_the_same_when_the_backend_keeps_them_on_the_device() {
+    let mut timer = timer_of("default/gen300.tau2015");
+    let paths = timer.select_paths(&PathSelection::worst(50)).unwrap().paths;
+    let (graph, data) = timer.timing().unwrap();
+    // The GPU backend's timing has no RC values on the host.
+    let mut without_loads = data.clone();
+    without_loads.net_load = Vec::new();
+    let cells = CellNames::default();
+    let options = WriterOptions::with_threads(2);
+    let write = |data: &tachyon::graph::TimingData| {
+        let design = ReportDesign::new(graph, data, &cells).with_loads_for(&paths);
+        let mut out = Vec::new();
+        tachyon::report::write_paths(&mut out, &design, &paths, Format::Json, &options, None)
+            .unwrap();
+        out
+    };
+    assert!(write(data) == write(&without_loads));
+}

@@ -142,7 +142,12 @@ impl Timer {
             Format::Tau => CellNames::default(),
             Format::Text | Format::Json => self.cell_names_of(graph, paths),
         };
-        let design = ReportDesign::new(graph, data, &cells);
+        let design = match format {
+            Format::Tau => ReportDesign::new(graph, data, &cells),
+            Format::Text | Format::Json => {
+                ReportDesign::new(graph, data, &cells).with_loads_for(paths)
+            }
+        };
         let stats = tachyon_report::write_paths(out, &design, paths, format, options, progress)?;
         self.record("report", started);
         Ok(stats)
