@@ -267,6 +267,51 @@ impl Pipeline {
         end <= self.written.load(Ordering::Acquire) + self.status.len()
     }
 
+    /// Claims the next workgroup for the writing thread itself, if it fits in the
+    /// window now (the writer cannot wait for room: it is what makes room).
+    fn claim_fitting(&self) -> Option<usize> {
+        let mut group = self.next_group.load(Ordering::Relaxed);
+        loop {
+            if group >= self.n_groups || !self.group_fits(group) {
+                return None;
+            }
+            match self.next_group.compare_exchange_weak(
+                group,
+                group + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(group),
+                Err(current) => group = current,
+            }
+        }
+    }
+
+    /// Formats the items of workgroup `group` into `buffer` (emptied first), moving
+    /// their status from collecting to ready.
+    fn format_group(&self, group: usize, buffer: &mut Vec<u8>, format: &FormatItem<'_>) {
+        let first = group * self.workgroup;
+        let end = (first + self.workgroup).min(self.n_items);
+        let started = Instant::now();
+        buffer.clear();
+        for index in first..end {
+            debug_assert!(matches!(
+                self.slot(index).load(Ordering::Acquire),
+                PENDING | WRITTEN
+            ));
+            self.slot(index).store(COLLECTING, Ordering::Relaxed);
+            format(index, buffer);
+            self.slot(index).store(READY, Ordering::Release);
+        }
+        self.collect_nanos
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        let buffered = self
+            .buffered
+            .fetch_add(buffer.len() as u64, Ordering::Relaxed)
+            + buffer.len() as u64;
+        self.peak_buffered.fetch_max(buffered, Ordering::Relaxed);
+    }
+
     /// Collector `collector`: claim workgroups until none is left, format each into a
     /// buffer (one the writer gave back when there is one) and send it.
     fn collect(
@@ -298,9 +343,6 @@ impl Pipeline {
                     thread::park_timeout(Duration::from_micros(200));
                 }
             }
-            let first = group * self.workgroup;
-            let end = (first + self.workgroup).min(self.n_items);
-            let started = Instant::now();
             // A written buffer back from the writer, so that its memory is not given
             // back to the system and faulted in again; else one about the size of the
             // last workgroup's, so it seldom grows. A few spares at most are kept, so
@@ -311,24 +353,8 @@ impl Pipeline {
                 }
             }
             let mut buffer = spares.pop().unwrap_or_else(|| Vec::with_capacity(capacity));
-            buffer.clear();
-            for index in first..end {
-                debug_assert!(matches!(
-                    self.slot(index).load(Ordering::Acquire),
-                    PENDING | WRITTEN
-                ));
-                self.slot(index).store(COLLECTING, Ordering::Relaxed);
-                format(index, &mut buffer);
-                self.slot(index).store(READY, Ordering::Release);
-            }
+            self.format_group(group, &mut buffer, format);
             capacity = buffer.len() + buffer.len() / 8;
-            self.collect_nanos
-                .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
-            let buffered = self
-                .buffered
-                .fetch_add(buffer.len() as u64, Ordering::Relaxed)
-                + buffer.len() as u64;
-            self.peak_buffered.fetch_max(buffered, Ordering::Relaxed);
             let formatted = Formatted {
                 group,
                 collector,
@@ -403,6 +429,7 @@ fn write_pipelined(
             receiver: &receiver,
             give_back: &give_back,
             collectors: &collectors,
+            format,
         };
         let result = writer.write_in_order(out, progress, stats);
         if result.is_err() {
@@ -424,12 +451,19 @@ struct Writer<'a, 'scope> {
     /// Per collector, where its written buffers go back.
     give_back: &'a [mpsc::Sender<Vec<u8>>],
     collectors: &'a [thread::ScopedJoinHandle<'scope, ()>],
+    format: &'a FormatItem<'a>,
 }
+
+/// The `collector` of a workgroup the writing thread formatted itself.
+const WRITER: usize = usize::MAX;
 
 impl Writer<'_, '_> {
     /// The writer's loop: workgroup buffers in order, early ones held in a ring until
     /// their turn (a window's worth at most); each write takes every consecutive
-    /// buffer that has arrived.
+    /// buffer that has arrived. When the next buffer is not there and a workgroup fits
+    /// in the window, the writer formats that workgroup itself rather than wait, so
+    /// that no thread idles (on few cores the pipeline is then never slower than the
+    /// single-threaded writer).
     fn write_in_order(
         &self,
         out: &mut dyn Write,
@@ -440,11 +474,32 @@ impl Writer<'_, '_> {
         let ring_len = pipeline.status.len() / pipeline.workgroup + 1;
         let mut held: Vec<Option<Formatted>> = (0..ring_len).map(|_| None).collect();
         let mut batch: Vec<Formatted> = Vec::with_capacity(BATCH_BUFFERS);
+        let mut own_spares: Vec<Vec<u8>> = Vec::new();
         let mut next_group = 0;
         while next_group < pipeline.n_groups {
-            let wait_started = Instant::now();
             while held[next_group % ring_len].is_none() {
-                match self.receiver.recv_timeout(Duration::from_millis(100)) {
+                match self.receiver.try_recv() {
+                    Ok(formatted) => {
+                        let slot = formatted.group % ring_len;
+                        held[slot] = Some(formatted);
+                        continue;
+                    }
+                    Err(mpsc::TryRecvError::Empty | mpsc::TryRecvError::Disconnected) => {}
+                }
+                if let Some(group) = pipeline.claim_fitting() {
+                    let mut buffer = own_spares.pop().unwrap_or_default();
+                    pipeline.format_group(group, &mut buffer, self.format);
+                    held[group % ring_len] = Some(Formatted {
+                        group,
+                        collector: WRITER,
+                        buffer,
+                    });
+                    continue;
+                }
+                let wait_started = Instant::now();
+                let received = self.receiver.recv_timeout(Duration::from_millis(100));
+                stats.wait_seconds += wait_started.elapsed().as_secs_f64();
+                match received {
                     Ok(formatted) => {
                         let slot = formatted.group % ring_len;
                         held[slot] = Some(formatted);
@@ -458,11 +513,11 @@ impl Writer<'_, '_> {
                     }
                 }
             }
+            // Whatever else has arrived joins this write.
             while let Ok(formatted) = self.receiver.try_recv() {
                 let slot = formatted.group % ring_len;
                 held[slot] = Some(formatted);
             }
-            stats.wait_seconds += wait_started.elapsed().as_secs_f64();
             let mut batch_bytes = 0;
             while next_group + batch.len() < pipeline.n_groups
                 && batch.len() < BATCH_BUFFERS
@@ -490,6 +545,12 @@ impl Writer<'_, '_> {
             }
             pipeline.written.store(end, Ordering::Release);
             for formatted in batch.drain(..) {
+                if formatted.collector == WRITER {
+                    if own_spares.len() < SPARE_BUFFERS {
+                        own_spares.push(formatted.buffer);
+                    }
+                    continue;
+                }
                 // A collector that has finished no longer takes buffers: this one is
                 // then freed.
                 let _ = self.give_back[formatted.collector].send(formatted.buffer);
