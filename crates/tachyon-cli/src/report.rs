@@ -244,6 +244,11 @@ pub fn run(args: ReportArgs, progress: Progress) -> anyhow::Result<()> {
     let peak_before_writes = peak_resident_bytes();
     let mut figures = Vec::new();
     for options in &writes {
+        // A benchmark's writes each start from a fresh file, as `dd` does: truncating
+        // the last one's gigabytes would fall on the next write.
+        if let (false, Some(path)) = (args.writer_sweep.is_empty(), &args.output) {
+            let _ = std::fs::remove_file(path);
+        }
         let extra_before = resident_bytes().filter(|_| reset_peak_resident());
         let stats = write_report(
             &mut timer,
