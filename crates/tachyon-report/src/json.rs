@@ -7,28 +7,14 @@
 //! value the engine does not have is `null`.
 
 use serde::Serialize;
-use tachyon_kernels::{Split, Transition};
 use tachyon_paths::{PathKind, TimingPath};
 
 use crate::detail::{Capture, ReportDesign, Via};
 use crate::summary::Summary;
+use crate::tau::{split_name, transition_letter};
 
 /// The JSON Schema (draft 2020-12) of every line of a JSON report.
 pub const SCHEMA: &str = include_str!("../schema/report.schema.json");
-
-fn split_name(split: Split) -> &'static str {
-    match split {
-        Split::Late => "late",
-        Split::Early => "early",
-    }
-}
-
-fn transition_name(transition: Transition) -> &'static str {
-    match transition {
-        Transition::Rise => "R",
-        Transition::Fall => "F",
-    }
-}
 
 fn finite(value: f64) -> Option<f64> {
     value.is_finite().then_some(value)
@@ -85,7 +71,7 @@ pub fn write_summary(out: &mut Vec<u8>, summary: &Summary, n_paths: usize) {
             .map(|endpoint| EndpointRecord {
                 pin: &endpoint.name,
                 split: split_name(endpoint.split),
-                transition: transition_name(endpoint.transition),
+                transition: transition_letter(endpoint.transition),
                 slack: endpoint.slack,
             })
             .collect(),
@@ -166,7 +152,7 @@ pub(crate) fn write_path(
         .map(|(position, step)| PinRecord {
             pin: name(step.pin),
             cell: design.cells.cell(step.pin),
-            transition: transition_name(step.transition),
+            transition: transition_letter(step.transition),
             via: match step.via {
                 Via::Start => "start",
                 Via::Net => "net",
@@ -187,7 +173,7 @@ pub(crate) fn write_path(
         .and_then(|launch| detail.steps.get(launch))
         .map(|step| LaunchRecord {
             clock_pin: name(step.pin),
-            edge: transition_name(step.transition),
+            edge: transition_letter(step.transition),
             clock_arrival: finite(step.arrival),
         });
     let capture = match &detail.capture {
@@ -205,7 +191,7 @@ pub(crate) fn write_path(
             ..
         } => CaptureRecord::Test {
             clock_pin: name(clock_pin),
-            edge: transition_name(edge),
+            edge: transition_letter(edge),
             edge_time,
             clock_arrival: finite(clock_arrival),
             cppr_credit: finite(credit),

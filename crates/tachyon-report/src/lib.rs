@@ -29,7 +29,7 @@ use tachyon_paths::TimingPath;
 
 pub use detail::{CellNames, PathDetail, ReportDesign};
 pub use summary::Summary;
-pub use tau::{split_letter, tau_path_type, transition_letter};
+pub use tau::{split_letter, split_name, tau_path_type, transition_letter};
 pub use writer::{write_ordered, WriterOptions, WriterStats};
 
 /// A path report format.

@@ -27,6 +27,14 @@ pub fn split_letter(split: Split) -> &'static str {
     }
 }
 
+/// `early` or `late`.
+pub fn split_name(split: Split) -> &'static str {
+    match split {
+        Split::Early => "early",
+        Split::Late => "late",
+    }
+}
+
 /// `R` or `F`.
 pub fn transition_letter(transition: Transition) -> &'static str {
     match transition {

@@ -16,7 +16,7 @@ use tachyon_paths::{PathKind, TimingPath};
 use crate::detail::{Capture, PathDetail, ReportDesign, Step};
 use crate::number::push_fixed3;
 use crate::summary::Summary;
-use crate::tau::transition_letter;
+use crate::tau::{split_name, transition_letter};
 
 /// The rule between the table's parts.
 const RULE: &str =
@@ -354,10 +354,7 @@ pub fn write_summary(out: &mut Vec<u8>, summary: &Summary) {
                 out,
                 "{:>12.3}  {:<6} {} {}",
                 tidy(endpoint.slack),
-                match endpoint.split {
-                    Split::Late => "late",
-                    Split::Early => "early",
-                },
+                split_name(endpoint.split),
                 endpoint.name,
                 transition_letter(endpoint.transition)
             );
