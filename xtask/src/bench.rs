@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: runs the release `tachyon` binary on TAU benchmark folders and
 //! generated designs, several runs each, and prints a table of medians per phase plus
 //! peak memory (and JSON for tracking over time). `cargo xtask bench parse` measures
-//! parser throughput (MB/s) per format instead.
+//! parser throughput (MB/s) per format instead, `cargo xtask bench report` the report
+//! writer (`bench_report`).
 //!
 //! The binary reports its own phase times and peak memory through `--timings-json`, so
 //! every number comes from one process per run and nothing here depends on the engine's
@@ -36,6 +37,9 @@ pub enum BenchKind {
     Flow,
     /// Parser throughput per format.
     Parse,
+    /// The report writer: single-threaded against pipelined, memory against path
+    /// count, the disk's own write speed, the writer's knobs.
+    Report,
 }
 
 /// Arguments of `cargo xtask bench`.
@@ -52,28 +56,39 @@ pub struct BenchArgs {
     gen: Vec<String>,
     /// Timing backend: cpu, gpu or auto.
     #[arg(long, default_value = "cpu")]
-    device: String,
+    pub(crate) device: String,
     /// Worker threads (default: all cores).
     #[arg(long)]
-    threads: Option<usize>,
+    pub(crate) threads: Option<usize>,
     /// Paths to find and report after timing (the paths and report phases; 0 skips them).
     #[arg(long, default_value_t = 1000)]
-    paths: usize,
+    pub(crate) paths: usize,
     /// Runs per design; the table shows medians.
     #[arg(long, default_value_t = 3)]
-    runs: usize,
+    pub(crate) runs: usize,
     /// Also write the results as JSON here.
     #[arg(long)]
-    json: Option<PathBuf>,
-    /// Where generated designs are written (and reused between runs).
+    pub(crate) json: Option<PathBuf>,
+    /// Where generated designs are written (and reused between runs), and for
+    /// `report`, the reports.
     #[arg(long, default_value = "target/bench")]
-    work_dir: PathBuf,
+    pub(crate) work_dir: PathBuf,
+    /// `report`: the formats to measure (tau, text, json).
+    #[arg(long, value_delimiter = ',', default_value = "tau,text")]
+    pub(crate) formats: Vec<String>,
+    /// `report`: path counts for the memory curve (default: --paths divided by 1000,
+    /// 100 and 10, and --paths itself, from 1000 up).
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) counts: Vec<usize>,
+    /// `report`: also sweep the writer's knobs (threads, workgroup, window) at --paths.
+    #[arg(long)]
+    pub(crate) sweep: bool,
 }
 
 /// One design to run: a display name and its `.tau2015` file.
-struct Design {
-    name: String,
-    tau2015: PathBuf,
+pub(crate) struct Design {
+    pub(crate) name: String,
+    pub(crate) tau2015: PathBuf,
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
@@ -82,6 +97,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     match args.kind {
         BenchKind::Flow => bench_flow(&args, &binary, &designs),
         BenchKind::Parse => bench_parse(&args, &binary, &designs),
+        BenchKind::Report => crate::bench_report::run(&args, &binary, &designs),
     }
 }
 
@@ -199,7 +215,7 @@ fn bench_flow(args: &BenchArgs, binary: &Path, designs: &[Design]) -> anyhow::Re
     Ok(())
 }
 
-fn median(mut values: Vec<f64>) -> Option<f64> {
+pub(crate) fn median(mut values: Vec<f64>) -> Option<f64> {
     if values.is_empty() {
         return None;
     }

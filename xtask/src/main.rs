@@ -3,9 +3,11 @@
 //! - `ptx`: compile `tachyon-kernels` to PTX with the nightly nvptx target and write it
 //!   into `crates/tachyon-gpu/ptx/` with a hash of the kernel sources.
 //! - `gen`: write a generated TAU 2015 design.
-//! - `bench`: run the whole flow on TAU benchmarks and generated designs, per phase.
+//! - `bench`: run the whole flow on TAU benchmarks and generated designs, per phase
+//!   (`bench parse`: parser throughput; `bench report`: the report writer).
 
 mod bench;
+mod bench_report;
 mod cli_binary;
 mod gen;
 mod ptx;

@@ -75,7 +75,7 @@ pub fn parse_count(text: &str) -> Result<u64, String> {
         .map_err(|_| format!("expected a count like 1000, 100k or 1m, found \"{text}\""))
 }
 
-pub fn run(args: GenArgs) -> anyhow::Result<()> {
+pub fn run(args: GenArgs, progress: crate::progress::Progress) -> anyhow::Result<()> {
     let mut config = tachyon_gen::GenConfig::new(args.gates, args.seed);
     if let Some(name) = args.name {
         config.name = name;
@@ -88,8 +88,15 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
     };
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
-    let summary = tachyon_gen::generate(&config, &args.out)
-        .with_context(|| format!("generating into {}", args.out.display()))?;
+    let summary = {
+        let _phase = progress.phase(format!(
+            "generating {} into {}",
+            config.name,
+            args.out.display()
+        ));
+        tachyon_gen::generate(&config, &args.out)
+            .with_context(|| format!("generating into {}", args.out.display()))?
+    };
     eprintln!(
         "{}: {} gates ({} flip-flops, {} clock buffers) in {} module{}, {} nets, {} RC nodes, \
          logic depth {}, period {} ps; {:.1} MB in {:.2} s",

@@ -1,11 +1,13 @@
-//! The `tachyon` command: parse files, run TAU 2015 flows, an interactive shell, the
-//! design generator and its cone-size measurement.
+//! The `tachyon` command: timing reports, TAU 2015 flows, an interactive shell, the
+//! parsers, the design generator and its cone-size measurement.
 
 mod cones;
 mod gen;
 mod parse;
 mod paths;
 mod peak_memory;
+mod progress;
+mod report;
 mod shell;
 mod tau;
 
@@ -32,12 +34,19 @@ struct Cli {
     /// Worker threads for the parallel phases (default: all cores).
     #[arg(long, global = true)]
     threads: Option<usize>,
+    /// No progress bars (they are shown on standard error only when it is a terminal),
+    /// and for `parse`, nothing on standard output.
+    #[arg(short, long, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// Time a design and report its summary and worst paths (text, JSON, TAU; SVG
+    /// histogram).
+    Report(report::ReportArgs),
     /// Parse files and print a summary of each (counts, time, MB/s).
     Parse(parse::ParseArgs),
     /// Run a TAU 2015 flow: load the design, run the .ops, print the answers.
@@ -64,12 +73,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
+    let progress = progress::Progress::new(cli.quiet);
     let result = match cli.command {
-        Command::Parse(args) => parse::run(args),
-        Command::Tau(args) => tau::run(args),
-        Command::Shell(args) => shell::run(args),
-        Command::Gen(args) => gen::run(args),
-        Command::Paths(args) => paths::run(args),
+        Command::Report(args) => report::run(args, progress),
+        Command::Parse(args) => parse::run(args, cli.quiet, progress),
+        Command::Tau(args) => tau::run(args, progress),
+        Command::Shell(args) => shell::run(args, progress),
+        Command::Gen(args) => gen::run(args, progress),
+        Command::Paths(args) => paths::run(args, progress),
         Command::Cones(args) => cones::run(args),
     };
     match result {

@@ -21,9 +21,6 @@ pub struct ParseArgs {
     /// Also write the per-file results as JSON here.
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Print nothing on standard output (with --json, for benchmarks).
-    #[arg(long)]
-    quiet: bool,
 }
 
 /// The file formats `tachyon parse` knows.
@@ -109,11 +106,20 @@ struct FileReport {
     summary: String,
 }
 
-pub fn run(args: ParseArgs) -> anyhow::Result<()> {
+/// `quiet` (the global `--quiet`) prints nothing on standard output (with `--json`,
+/// for benchmarks).
+pub fn run(
+    args: ParseArgs,
+    quiet: bool,
+    progress: crate::progress::Progress,
+) -> anyhow::Result<()> {
     let mut reports = Vec::new();
     for path in &args.files {
-        let report = parse_file(path)?;
-        if !args.quiet {
+        let report = {
+            let _phase = progress.phase(format!("parsing {}", path.display()));
+            parse_file(path)?
+        };
+        if !quiet {
             println!(
                 "{}: {}: {}; {:.2} MB in {:.2} ms ({:.1} MB/s)",
                 report.path,

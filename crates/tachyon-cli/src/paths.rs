@@ -78,16 +78,16 @@ pub enum PathsDevice {
     Reference,
 }
 
-pub fn run(args: PathsArgs) -> anyhow::Result<()> {
+pub fn run(args: PathsArgs, progress: crate::progress::Progress) -> anyhow::Result<()> {
     let mut timer = Timer::new();
     timer.set_cppr(!args.no_cppr);
     let started = Instant::now();
-    timer
-        .load_tau2015(&args.design)
+    let inputs = Timer::tau2015_inputs(&args.design)
         .with_context(|| format!("loading {}", args.design.display()))?;
+    crate::report::load(&mut timer, &inputs, progress)?;
     let loaded = started.elapsed();
     let started = Instant::now();
-    timer.update_timing()?;
+    crate::report::update_timing(&mut timer, progress)?;
     let timed = started.elapsed();
     let (graph, data) = timer.timing()?;
     eprintln!(
@@ -213,7 +213,12 @@ pub fn run(args: PathsArgs) -> anyhow::Result<()> {
         let file =
             File::create(output).with_context(|| format!("cannot create {}", output.display()))?;
         let mut out = BufWriter::new(file);
-        tachyon::report::write_tau_paths(&mut out, graph, &paths)?;
+        tachyon::report::write_tau_paths(
+            &mut out,
+            graph,
+            &paths,
+            &tachyon::default_writer_options(),
+        )?;
         out.flush()?;
     }
     Ok(())

@@ -3,10 +3,26 @@
 /// The peak resident set size in bytes (`VmHWM` from `/proc/self/status`), or `None`
 /// where the platform does not say.
 pub fn peak_resident_bytes() -> Option<u64> {
+    status_bytes("VmHWM:")
+}
+
+/// The resident set size in bytes now (`VmRSS`).
+pub fn resident_bytes() -> Option<u64> {
+    status_bytes("VmRSS:")
+}
+
+/// Starts the peak resident set size afresh from the current size (Linux: `5` into
+/// `/proc/self/clear_refs`), so that [`peak_resident_bytes`] then tells the peak of
+/// what follows; false where that cannot be done.
+pub fn reset_peak_resident() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+fn status_bytes(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|line| line.starts_with(field))?;
     let kilobytes: u64 = line
-        .trim_start_matches("VmHWM:")
+        .trim_start_matches(field)
         .trim()
         .trim_end_matches("kB")
         .trim()

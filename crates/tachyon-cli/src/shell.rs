@@ -4,7 +4,9 @@
 //! `read_timing F`, `read_sdc F`, `cppr -enable|-disable`, `update_timing`,
 //! `report_at|report_rat|report_slew|report_slack -pin P [-early|-late] [-rise|-fall]`,
 //! `report_wns [-early|-late]`, `report_tns [-early|-late]`,
-//! `report_timing [-num_paths K] [-early|-late]` (the K worst paths as readable tables),
+//! `report_timing [-num_paths K] [-early|-late]` and OpenSTA-style `report_checks
+//! [-path_delay min|max|min_max] [-group_path_count K] [-endpoint_path_count N]
+//! [-format full|json|tau]` (the worst paths as `tachyon report` writes them),
 //! `report_worst_paths [-pin P] [-numPaths K]` (TAU 2015 format), the TAU 2015 edits
 //! (`insert_gate`, `repower_gate`, `remove_gate`, `insert_net`, `remove_net`,
 //! `connect_pin`, `disconnect_pin`), `help` and `exit`. `#` starts a comment. File names
@@ -29,10 +31,18 @@ const HELP: &str = "commands: read_celllib [-early|-late] F | read_verilog F | r
 read_timing F | read_sdc F | cppr -enable|-disable | update_timing | \
 report_at|report_rat|report_slew|report_slack -pin P [-early|-late] [-rise|-fall] | \
 report_wns|report_tns [-early|-late] | report_timing [-num_paths K] [-early|-late] | \
+report_checks [-path_delay min|max|min_max] [-group_path_count K] [-endpoint_path_count N] \
+[-format full|json|tau] | \
 report_worst_paths [-pin P] [-numPaths K] | insert_gate I C | repower_gate I C | remove_gate I | \
 insert_net N | remove_net N | connect_pin P N | disconnect_pin P | help | exit";
 
-pub fn run(args: ShellArgs) -> anyhow::Result<()> {
+/// Commands that read files or time the design show a spinner while they run.
+fn is_long(line: &str) -> bool {
+    let command = line.split_whitespace().next().unwrap_or("");
+    command.starts_with("read_") || command == "update_timing"
+}
+
+pub fn run(args: ShellArgs, progress: crate::progress::Progress) -> anyhow::Result<()> {
     let mut timer = Timer::new();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -42,6 +52,7 @@ pub fn run(args: ShellArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("cannot read {}", script.display()))?;
             let base_dir = script.parent().unwrap_or(Path::new("."));
             for (line_idx, line) in text.lines().enumerate() {
+                let _phase = is_long(line).then(|| progress.phase(line.trim().to_string()));
                 let keep_going = execute(&mut timer, line, base_dir, &mut out)
                     .with_context(|| format!("{}:{}", script.display(), line_idx + 1))?;
                 if !keep_going {
@@ -53,7 +64,10 @@ pub fn run(args: ShellArgs) -> anyhow::Result<()> {
             let stdin = std::io::stdin();
             for (line_idx, line) in stdin.lock().lines().enumerate() {
                 let line = line?;
-                match execute(&mut timer, &line, Path::new("."), &mut out) {
+                let phase = is_long(&line).then(|| progress.phase(line.trim().to_string()));
+                let result = execute(&mut timer, &line, Path::new("."), &mut out);
+                drop(phase);
+                match result {
                     Ok(true) => {}
                     Ok(false) => break,
                     Err(error) => eprintln!("error: <stdin>:{}: {error:#}", line_idx + 1),
@@ -131,26 +145,8 @@ fn execute(
             "{:.3}",
             timer.total_negative_slack(split_or_late(rest))?
         )?,
-        "report_timing" => {
-            let k = match rest.iter().position(|word| *word == "-num_paths") {
-                Some(position) => {
-                    let value = rest.get(position + 1).copied().unwrap_or("");
-                    value.parse::<usize>().with_context(|| {
-                        format!("report_timing: expected a path count after -num_paths, found \"{value}\"")
-                    })?
-                }
-                None => 1,
-            };
-            let split = if rest.contains(&"-early") {
-                Some(Split::Early)
-            } else if rest.contains(&"-late") {
-                Some(Split::Late)
-            } else {
-                None
-            };
-            let paths = timer.worst_paths(k, split, None, false)?;
-            let (graph, data) = timer.timing()?;
-            tachyon::report::write_path_report(out, graph, data, &paths)?;
+        "report_timing" | "report_checks" => {
+            crate::report::shell_command(timer, command, rest, out)?
         }
         "insert_gate" | "repower_gate" | "remove_gate" | "insert_net" | "remove_net"
         | "connect_pin" | "disconnect_pin" | "report_worst_paths" => {

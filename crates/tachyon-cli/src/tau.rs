@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use tachyon::{Split, Timer, TimingGroupPolicy};
+use tachyon::{DesignInput, Split, Timer, TimingGroupPolicy};
 
 /// Arguments of `tachyon tau`.
 #[derive(clap::Args)]
@@ -31,6 +31,10 @@ pub struct TauArgs {
     /// Write the answers here instead of standard output.
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// Print each query (as `# ` and its `.ops` line) before its answer. Without it
+    /// the answers are exactly the golden format.
+    #[arg(long)]
+    labels: bool,
     /// Timing backend. `auto` takes the GPU for large designs; with no usable GPU,
     /// `gpu` and `auto` time on the CPU (one log line says so). Results are identical.
     #[arg(long, default_value = "auto")]
@@ -74,7 +78,7 @@ pub enum TimingGroups {
     LastPerRelatedPin,
 }
 
-pub fn run(args: TauArgs) -> anyhow::Result<()> {
+pub fn run(args: TauArgs, progress: crate::progress::Progress) -> anyhow::Result<()> {
     let mut timer = Timer::new();
     timer.set_device(args.device.into());
     timer.set_gpu_limit(args.gpus);
@@ -84,14 +88,10 @@ pub fn run(args: TauArgs) -> anyhow::Result<()> {
         TimingGroups::LastPerRelatedPin => TimingGroupPolicy::LastPerRelatedPin,
     });
     let parse_started = Instant::now();
-    timer
-        .load_tau2015(&args.design)
+    let mut inputs = Timer::tau2015_inputs(&args.design)
         .with_context(|| format!("loading {}", args.design.display()))?;
-    if let Some(timing) = &args.timing {
-        timer
-            .read_timing(timing)
-            .with_context(|| format!("reading {}", timing.display()))?;
-    }
+    inputs.extend(args.timing.iter().cloned().map(DesignInput::Timing));
+    crate::report::load(&mut timer, &inputs, progress)?;
     tracing::info!(
         seconds = parse_started.elapsed().as_secs_f64(),
         "design loaded"
@@ -107,12 +107,18 @@ pub fn run(args: TauArgs) -> anyhow::Result<()> {
         return check_cpu(&mut timer, args.runs);
     }
     if args.skip_ops {
-        timer.update_timing()?;
+        crate::report::update_timing(&mut timer, progress)?;
         let wns = timer.worst_negative_slack(Split::Late)?;
         let tns = timer.total_negative_slack(Split::Late)?;
         writeln!(out, "wns_late {wns:.3}\ntns_late {tns:.3}")?;
         if let Some(k) = args.paths {
-            let paths = timer.worst_paths(k, None, None, false)?;
+            let paths = {
+                let _phase = progress.phase(format!("finding the {k} worst paths"));
+                timer.worst_paths(k, None, None, false)?
+            };
+            let _phase = progress
+                .beside_output(args.output.is_some())
+                .phase(format!("writing {} paths", paths.len()));
             timer.write_tau_paths(&mut out, &paths)?;
         }
     } else {
@@ -124,9 +130,24 @@ pub fn run(args: TauArgs) -> anyhow::Result<()> {
             .with_context(|| format!("cannot read {}", ops_path.display()))?;
         let operations = tachyon::sdc::parse_ops(&ops_path.display().to_string(), &text)?;
         let base_dir = ops_path.parent().unwrap_or(Path::new("."));
-        let summary = timer.run_ops(&operations, base_dir, &mut out)?;
-        for notice in &summary.notices {
-            eprintln!("{}: {notice}", ops_path.display());
+        let lines: Vec<&str> = text.lines().collect();
+        let bar = progress
+            .beside_output(args.output.is_some())
+            .bar(operations.len() as u64, "running the .ops");
+        // One operation at a time: the bar moves, and a label can go before an answer.
+        for (index, operation) in operations.iter().enumerate() {
+            if args.labels && operation.kind.is_query() {
+                let line = (operation.line as usize)
+                    .checked_sub(1)
+                    .and_then(|index| lines.get(index))
+                    .map_or("", |line| line.trim());
+                writeln!(out, "# {line}")?;
+            }
+            let summary = timer.run_ops(std::slice::from_ref(operation), base_dir, &mut out)?;
+            for notice in &summary.notices {
+                eprintln!("{}: {notice}", ops_path.display());
+            }
+            bar.set_position(index as u64 + 1);
         }
     }
     out.flush()?;

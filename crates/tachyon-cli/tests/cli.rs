@@ -1,5 +1,7 @@
-//! The `tachyon` binary end to end on the hand-made `testdata/tiny` design: the shell's
-//! reports, the TAU flow with `--paths`, and the error a bad command gives.
+//! The `tachyon` binary end to end on the hand-made `testdata/tiny` design and the
+//! default design: `tachyon report` in each format with its histogram, the shell's
+//! reports, the TAU flow with `--paths` and `--labels`, and the errors bad commands
+//! give.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -77,4 +79,151 @@ fn shell_error_names_the_line_and_what_was_expected() {
         ),
         "{stderr}"
     );
+}
+
+fn default_design() -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/default");
+    root.join("gen300.tau2015").display().to_string()
+}
+
+fn stdout_of(args: &[&str], stdin: &str) -> String {
+    let output = tachyon(args, stdin);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn report_command_writes_the_summary_and_worst_paths() {
+    let text = stdout_of(&["report", &tiny("tiny.tau2015"), "--paths", "2"], "");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn report_command_formats_splits_and_limits() {
+    let design = default_design();
+    let json = stdout_of(
+        &[
+            "report",
+            &design,
+            "--paths",
+            "3",
+            "--split",
+            "late",
+            "--format",
+            "json",
+            "--per-endpoint",
+            "1",
+        ],
+        "",
+    );
+    let lines: Vec<&str> = json.lines().collect();
+    assert_eq!(lines.len(), 4, "{json}");
+    let mut endpoints = std::collections::HashSet::new();
+    for line in &lines[1..] {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(value["split"], "late");
+        assert!(endpoints.insert(value["endpoint"].as_str().unwrap().to_string()));
+    }
+    let tau = stdout_of(&["report", &design, "--paths", "3", "--format", "tau"], "");
+    assert!(
+        tau.starts_with("report_worst_paths 3\nPath 1: Setup -32.091 "),
+        "{tau}"
+    );
+}
+
+#[test]
+fn report_command_writes_files_and_the_histogram() {
+    let folder = std::env::temp_dir().join(format!("tachyon-cli-report-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let report = folder.join("report.txt");
+    let svg = folder.join("slack.svg");
+    let timings = folder.join("timings.json");
+    let stdout = stdout_of(
+        &[
+            "report",
+            &default_design(),
+            "--paths",
+            "10",
+            "-o",
+            &report.display().to_string(),
+            "--histogram",
+            &svg.display().to_string(),
+            "--timings-json",
+            &timings.display().to_string(),
+            "--writer-threads",
+            "3",
+            "--workgroup",
+            "2",
+        ],
+        "",
+    );
+    assert!(stdout.is_empty());
+    let text = std::fs::read_to_string(&report).unwrap();
+    assert_eq!(text.matches("slack (VIOLATED)").count(), 10);
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(picture.contains("WNS -32.091 ps"), "{picture}");
+    let figures: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&timings).unwrap()).unwrap();
+    assert_eq!(figures["paths"], 10);
+    assert_eq!(figures["writer"]["threads"], 3);
+    std::fs::remove_dir_all(&folder).unwrap();
+}
+
+#[test]
+fn report_command_reads_the_files_one_by_one() {
+    let args = [
+        "report",
+        "--early-lib",
+        &tiny("tiny_Early.lib"),
+        "--late-lib",
+        &tiny("tiny_Late.lib"),
+        "--verilog",
+        &tiny("tiny.v"),
+        "--spef",
+        &tiny("tiny.spef"),
+        "--timing",
+        &tiny("tiny.timing"),
+        "--paths",
+        "2",
+    ];
+    let by_files = stdout_of(&args, "");
+    let by_tau = stdout_of(&["report", &tiny("tiny.tau2015"), "--paths", "2"], "");
+    assert_eq!(by_files, by_tau);
+    let output = tachyon(&["report", "--paths", "2"], "");
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no design"));
+}
+
+#[test]
+fn shell_report_checks_lists_min_then_max() {
+    let script = format!(
+        "{}report_checks -path_delay min_max -group_path_count 1 -fields {{slew cap input_pins fanout}} -digits 3\n",
+        load_tiny()
+    );
+    let text = stdout_of(&["shell"], &script);
+    let min = text.find("Path Type: min").expect("a min path");
+    let max = text.find("Path Type: max").expect("a max path");
+    assert!(min < max, "{text}");
+    let output = tachyon(&["shell"], "report_checks -digits 5\n");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("only -digits 3 is supported"));
+}
+
+#[test]
+fn tau_labels_put_each_query_before_its_answer() {
+    let design = default_design();
+    let plain = stdout_of(&["tau", &design], "");
+    let labelled = stdout_of(&["tau", &design, "--labels", "--quiet"], "");
+    let unlabelled: Vec<&str> = labelled
+        .lines()
+        .filter(|line| !line.starts_with("# "))
+        .collect();
+    assert_eq!(unlabelled, plain.lines().collect::<Vec<_>>());
+    let mut lines = labelled.lines();
+    let first = lines.next().unwrap();
+    assert!(first.starts_with("# report_"), "{first}");
+    assert!(labelled.contains("# report_worst_paths -numPaths 10\nreport_worst_paths 10\n"));
 }

@@ -574,6 +574,19 @@ impl Design {
         }
     }
 
+    /// The names of the cells the design's instances use, by cell id (see
+    /// [`Design::instance_cell`]).
+    pub fn cell_names(&self) -> &[String] {
+        &self.cells.names
+    }
+
+    /// The cell id of the live instance called `instance` (an index into
+    /// [`Design::cell_names`]).
+    pub fn instance_cell(&self, instance: &str) -> Option<u32> {
+        let slot = self.live_instance(instance)?;
+        Some(self.instances.slots[slot as usize].cell)
+    }
+
     fn live_instance(&self, name: &str) -> Option<u32> {
         self.instances
             .get(name)

@@ -25,4 +25,7 @@ pub use tachyon_verilog as verilog;
 pub use tachyon_gba::Device;
 pub use tachyon_kernels::{Split, Transition};
 pub use tachyon_link::TimingGroupPolicy;
-pub use timer::{BackendComparison, OpsSummary, PhaseTiming, Timer, TimerError, AUTO_GPU_MIN_PINS};
+pub use timer::{
+    default_writer_options, BackendComparison, DesignInput, OpsSummary, PathSelection, PhaseTiming,
+    SelectedPaths, Timer, TimerError, AUTO_GPU_MIN_PINS,
+};

@@ -1,8 +1,12 @@
 //! The `Timer`: reads a design, keeps it up to date across edits, answers queries.
 
 mod backend;
+mod inputs;
+mod report;
 
 pub use backend::{BackendComparison, AUTO_GPU_MIN_PINS};
+pub use inputs::DesignInput;
+pub use report::{default_writer_options, PathSelection, SelectedPaths};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -214,19 +218,10 @@ impl Timer {
     }
 
     /// Reads the four files a `.tau2015` names (relative to its folder) and the sibling
-    /// `.timing`, if present.
+    /// `.timing`, if present ([`Timer::tau2015_inputs`]).
     pub fn load_tau2015(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
-        let path = path.as_ref();
-        let text = read(path)?;
-        let files = tachyon_sdc::parse_tau2015(&path.display().to_string(), &text)?;
-        let folder = path.parent().unwrap_or(Path::new("."));
-        self.read_celllib(Some(Split::Early), folder.join(&files.early_liberty))?;
-        self.read_celllib(Some(Split::Late), folder.join(&files.late_liberty))?;
-        self.read_verilog(folder.join(&files.verilog))?;
-        self.read_spef(folder.join(&files.spef))?;
-        let timing = path.with_extension("timing");
-        if timing.is_file() {
-            self.read_timing(timing)?;
+        for input in Timer::tau2015_inputs(path)? {
+            self.read_input(&input)?;
         }
         Ok(())
     }
@@ -414,9 +409,9 @@ impl Timer {
     }
 
     /// Runs an `.ops` script: edits apply, each `report_at`/`report_rat`/`report_slack`
-    /// writes one line in the golden format to `out`. `read_spef` paths are relative to
-    /// `base_dir`. `report_worst_paths` is not supported yet: it writes nothing and adds
-    /// a notice.
+    /// writes one line in the golden format to `out`, each `report_worst_paths` its
+    /// block (written by the ordered writer as the paths are formatted). `read_spef`
+    /// paths are relative to `base_dir`.
     pub fn run_ops(
         &mut self,
         operations: &[Operation],
@@ -471,13 +466,14 @@ impl Timer {
                     self.slack(pin, split, transition)
                         .map(|value| Some(format_value(value, 987654.0)))
                 }
-                OperationKind::ReportWorstPaths { pin, num_paths } => self
-                    .worst_paths(*num_paths as usize, None, pin.as_deref(), true)
-                    .and_then(|paths| {
-                        let mut text = Vec::new();
-                        self.write_tau_paths(&mut text, &paths)?;
-                        Ok(Some(String::from_utf8_lossy(&text).trim_end().to_string()))
-                    }),
+                OperationKind::ReportWorstPaths { pin, num_paths } => {
+                    // Written straight to `out` by the ordered writer.
+                    let paths =
+                        self.worst_paths(*num_paths as usize, None, pin.as_deref(), true)?;
+                    self.write_tau_paths(out, &paths)?;
+                    summary.n_answers += 1;
+                    Ok(None)
+                }
             };
             match answer? {
                 Some(line) => {
@@ -587,7 +583,8 @@ impl Timer {
     }
 
     /// Writes `paths` (from [`Timer::worst_paths`]) as a TAU 2015 `report_worst_paths`
-    /// answer; the time spent counts as the `report` phase.
+    /// answer through the ordered writer ([`default_writer_options`]); the time spent
+    /// counts as the `report` phase.
     pub fn write_tau_paths(
         &mut self,
         out: &mut impl Write,
@@ -595,7 +592,7 @@ impl Timer {
     ) -> Result<(), TimerError> {
         let started = Instant::now();
         let (graph, _) = self.timing()?;
-        tachyon_report::write_tau_paths(out, graph, paths)?;
+        tachyon_report::write_tau_paths(out, graph, paths, &default_writer_options())?;
         self.record("report", started);
         Ok(())
     }
