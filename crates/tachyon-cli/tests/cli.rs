@@ -130,7 +130,7 @@ fn report_command_formats_splits_and_limits() {
     }
     let tau = stdout_of(&["report", &design, "--paths", "3", "--format", "tau"], "");
     assert!(
-        tau.starts_with("report_worst_paths 3\nPath 1: Setup -32.091 "),
+        tau.starts_with("report_worst_paths 3\nPath 1: Setup -51.600 "),
         "{tau}"
     );
 }
@@ -165,7 +165,7 @@ fn report_command_writes_files_and_the_histogram() {
     let text = std::fs::read_to_string(&report).unwrap();
     assert_eq!(text.matches("slack (VIOLATED)").count(), 10);
     let picture = std::fs::read_to_string(&svg).unwrap();
-    assert!(picture.contains("WNS -32.091 ps"), "{picture}");
+    assert!(picture.contains("WNS -51.600 ps"), "{picture}");
     let figures: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&timings).unwrap()).unwrap();
     assert_eq!(figures["paths"], 10);
