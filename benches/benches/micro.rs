@@ -4,6 +4,7 @@
 //! `cargo xtask bench`.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use std::cell::Cell;
 use std::path::PathBuf;
 use tachyon_kernels::lut::Lut;
 use tachyon_kernels::rc;
@@ -54,6 +55,10 @@ fn lut_lookup(criterion: &mut Criterion) {
     group.finish();
 }
 
+fn cells(values: &mut [f64]) -> &[Cell<f64>] {
+    Cell::from_mut(values).as_slice_of_cells()
+}
+
 fn rc_passes(criterion: &mut Criterion) {
     let n_nodes = 64;
     let mut random = SplitMix64(11);
@@ -70,18 +75,21 @@ fn rc_passes(criterion: &mut Criterion) {
     let cap: Vec<f64> = (0..n_nodes).map(|_| random.uniform(0.1, 2.0)).collect();
     let mut load = vec![0.0; n_nodes];
     let mut delay = vec![0.0; n_nodes];
-    let mut scratch = vec![0.0; n_nodes];
-    let mut ldelay = vec![0.0; n_nodes];
-    let mut beta = vec![0.0; n_nodes];
+    let mut impulse = vec![0.0; n_nodes];
     let mut group = criterion.benchmark_group("rc");
     group.throughput(Throughput::Elements(n_nodes as u64));
-    group.bench_function("four_passes_64_nodes", |bencher| {
+    group.bench_function("net_passes_64_nodes", |bencher| {
         bencher.iter(|| {
-            rc::load(&parent, black_box(&cap), &mut load);
-            rc::elmore_delay(&parent, &res, &load, &mut delay);
-            rc::load_delay(&parent, &cap, &delay, &mut scratch, &mut ldelay);
-            rc::beta(&parent, &res, &ldelay, &mut beta);
-            beta[n_nodes - 1]
+            rc::net_passes(
+                &parent,
+                &res,
+                black_box(&cap),
+                rc::contiguous,
+                cells(&mut load),
+                cells(&mut delay),
+                cells(&mut impulse),
+            );
+            impulse[n_nodes - 1]
         })
     });
     group.finish();

@@ -34,7 +34,7 @@ pub struct PtxArgs {
 }
 
 /// The kernel entry points the host loads; the PTX must define each of them.
-const ENTRY_POINTS: [&str; 2] = ["rc_nets", "lut_batch"];
+const ENTRY_POINTS: [&str; 2] = ["rc_nets", "forward_level"];
 
 /// The first line of the committed PTX starts with this, followed by the hex hash.
 const HASH_LINE_PREFIX: &str = "// tachyon-kernels sources sha256: ";

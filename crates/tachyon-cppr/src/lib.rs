@@ -3,7 +3,7 @@
 //! A path launched at clock pin L and captured at clock pin C shares the clock path from
 //! the source down to their lowest common ancestor on the clock tree; counting that
 //! shared part both early and late is pessimism, given back as the credit
-//! `credit(LCA(L, C))` (`tachyon_kernels::delay::{setup_credit, hold_credit}`). The
+//! `credit(LCA(L, C))` (`tachyon_kernels::delay::cppr_credit`). The
 //! post-CPPR test slack is `min over L of (slack via L + credit(LCA(L, C)))`, with no
 //! credit for paths from primary inputs.
 //!
@@ -625,7 +625,6 @@ fn arrivals_from(
     split: Split,
     launch: Option<u32>,
 ) -> Vec<[f64; 2]> {
-    let late = split == Split::Late;
     let condition = |transition: Transition| condition_index(split, transition);
     let mut arrival = vec![[f64::NAN; 2]; graph.n_pins() as usize];
     for &pin in graph.topological_order() {
@@ -634,14 +633,7 @@ fn arrivals_from(
         }
         let mut best = [f64::NAN; 2];
         let mut offer = |transition: usize, value: f64| {
-            let current = best[transition];
-            let better = current.is_nan()
-                || if late {
-                    value > current
-                } else {
-                    value < current
-                };
-            if !value.is_nan() && better {
+            if split.is_worse(value, best[transition]) {
                 best[transition] = value;
             }
         };
@@ -705,10 +697,7 @@ fn test_slack(
     arrival: f64,
 ) -> f64 {
     let required = data.tests[test].required_before_cppr[transition.index()];
-    match graph.tests()[test].kind.split() {
-        Split::Late => tachyon_kernels::delay::late_slack(required, arrival),
-        Split::Early => tachyon_kernels::delay::early_slack(arrival, required),
-    }
+    tachyon_kernels::delay::slack(graph.tests()[test].kind.split(), required, arrival)
 }
 
 fn min_into(current: &mut f64, candidate: f64) {

@@ -55,10 +55,11 @@ pub fn update_timing_without_cppr(graph: &TimingGraph) -> TimingData {
     data
 }
 
-/// Merges `candidate` into `current` the way `split` merges (NaN means "none yet").
+/// Merges `candidate` into `current` (NaN means "none yet"): the smaller of the two
+/// when `keep_smaller`, else the larger.
 #[inline]
 pub(crate) fn merge_into(current: &mut f64, candidate: f64, keep_smaller: bool) {
-    *current = tachyon_kernels::propagate::merge(*current, candidate, keep_smaller);
+    *current = tachyon_kernels::condition::merge(*current, candidate, keep_smaller);
 }
 
 #[cfg(test)]

@@ -17,14 +17,10 @@ use cudarc::nvrtc::Ptx;
 use rayon::prelude::*;
 use tachyon_kernels::N_CONDITIONS;
 
-use crate::batch::{BatchError, LutBatch, RcNetBatch, RcNetsOutput};
+use crate::batch::{BatchError, RcNetBatch, RcNetsOutput};
 use crate::device::driver_present;
 use crate::error::{DuringExt, GpuError};
 use crate::ptx::KERNELS_PTX;
-
-/// Threads per block of every launch: a multiple of the warp size that keeps several
-/// blocks resident per multiprocessor.
-const THREADS_PER_BLOCK: u32 = 256;
 
 /// How the `rc_nets` kernel is spread over a GPU.
 ///
@@ -253,7 +249,6 @@ static CONTEXTS: Mutex<Vec<Arc<GpuContext>>> = Mutex::new(Vec::new());
 /// The kernels of the embedded PTX, loaded into one context.
 pub(crate) struct Kernels {
     pub(crate) rc_nets: CudaFunction,
-    pub(crate) lut_batch: CudaFunction,
     pub(crate) forward_level: CudaFunction,
     pub(crate) evaluate_tests: CudaFunction,
     pub(crate) backward_level: CudaFunction,
@@ -481,7 +476,6 @@ impl GpuContext {
         };
         let kernels = Kernels {
             rc_nets: function("rc_nets")?,
-            lut_batch: function("lut_batch")?,
             forward_level: function("forward_level")?,
             evaluate_tests: function("evaluate_tests")?,
             backward_level: function("backward_level")?,
@@ -984,60 +978,5 @@ impl GpuContext {
             ));
         }
         Ok(times)
-    }
-
-    /// Runs many independent NLDM lookups on this GPU: upload, launch, download.
-    pub fn lut_batch(&self, batch: &LutBatch) -> Result<Vec<f64>, GpuError> {
-        const DURING: &str = "uploading LUT queries";
-        let n_queries = batch.n_queries();
-        if n_queries == 0 {
-            return Ok(Vec::new());
-        }
-        let tables = batch.tables();
-        let needed =
-            8 * tables.data().len() as u64 + 12 * tables.n_tables() as u64 + 28 * n_queries as u64;
-        self.ensure_free(DURING, needed)?;
-        let query_table = self.upload(DURING, batch.query_table())?;
-        let x1 = self.upload(DURING, batch.x1())?;
-        let x2 = self.upload(DURING, batch.x2())?;
-        let table_offset = self.upload(DURING, tables.offsets())?;
-        let table_n1 = self.upload(DURING, tables.n1())?;
-        let table_n2 = self.upload(DURING, tables.n2())?;
-        let table_data = self.upload(DURING, tables.data())?;
-        let mut out = self.allocate_poisoned::<f64>(DURING, n_queries as usize)?;
-        let n_tables = tables.n_tables();
-        let table_data_len = tables.data().len() as u64;
-
-        let kernels = self.kernels()?;
-        let mut launch = self.stream.launch_builder(&kernels.lut_batch);
-        launch
-            .arg(&n_queries)
-            .arg(&query_table)
-            .arg(&x1)
-            .arg(&x2)
-            .arg(&n_tables)
-            .arg(&table_offset)
-            .arg(&table_n1)
-            .arg(&table_n2)
-            .arg(&table_data)
-            .arg(&table_data_len)
-            .arg(&mut out);
-        // SAFETY: the arguments match the kernel's signature (`ptx_entry::lut_batch`) in
-        // order and type. `LutBatch::new` checked that every query names an existing table
-        // and that x1/x2 have one value per query; `LutTables::push` laid every table out
-        // inside `table_data`. The buffers were sized from the batch, and `out` is a
-        // separate allocation of `n_queries` values.
-        unsafe { launch.launch(launch_config(n_queries)) }.during("launching lut_batch")?;
-        self.stream
-            .clone_dtoh(&out.slice(0..n_queries as usize))
-            .during("running lut_batch and copying its results back")
-    }
-}
-
-fn launch_config(n_threads: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (n_threads.div_ceil(THREADS_PER_BLOCK), 1, 1),
-        block_dim: (THREADS_PER_BLOCK, 1, 1),
-        shared_mem_bytes: 0,
     }
 }

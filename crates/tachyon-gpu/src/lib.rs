@@ -2,11 +2,10 @@
 //! and backend selection, and typed launchers that upload a batch, run a kernel and
 //! download the results.
 //!
-//! - [`batch`]: the validated flat layouts the kernels work on ([`RcNetBatch`],
-//!   [`LutBatch`]). Validation happens once, on construction, so launches cannot read out
+//! - [`batch`]: the validated flat layouts the kernels work on ([`RcNetBatch`]). Validation happens once, on construction, so launches cannot read out
 //!   of bounds.
 //! - [`twin`]: the CPU twin of every kernel (rayon). It calls the same
-//!   `tachyon_kernels::batch` functions as the GPU, so results are bit-identical.
+//!   `tachyon_kernels` functions as the GPU, so results are bit-identical.
 //! - [`device`]: is there a driver, which GPUs exist, and [`select`] for
 //!   `--device cpu|gpu|auto`.
 //! - [`cppr`]: CPPR grouping passes (the network uploaded once per split, a CUDA graph
@@ -32,7 +31,7 @@ pub mod ptx;
 mod timing;
 pub mod twin;
 
-pub use batch::{BatchError, LutBatch, LutTables, RcNetBatch, RcNetsOutput};
+pub use batch::{BatchError, RcNetBatch, RcNetsOutput};
 pub use context::{DeviceRcNets, GpuContext, RcLaunch};
 pub use device::{devices, driver_present, select, Device, GpuInfo, SelectedBackend};
 pub use error::GpuError;

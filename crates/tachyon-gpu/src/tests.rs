@@ -5,10 +5,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use tachyon_kernels::lut::Lut;
-use tachyon_kernels::{rc, N_CONDITIONS};
+use tachyon_kernels::N_CONDITIONS;
 
-use crate::batch::{BatchError, LutBatch, LutTables, RcNetBatch, RcNetsOutput};
+use crate::batch::{BatchError, RcNetBatch, RcNetsOutput};
 use crate::device::{select, Device, SelectedBackend};
 use crate::{ptx, twin, GpuContext, RcLaunch};
 
@@ -74,104 +73,6 @@ fn test_sizes(random: &mut SplitMix64, n_nets: usize) -> Vec<usize> {
     sizes
 }
 
-/// The RC results of one net and condition through the contiguous reference passes of
-/// `tachyon_kernels::rc`: (load, delay, impulse) per node.
-fn reference_net(batch: &RcNetBatch, net: usize, condition: usize) -> Vec<(f64, f64, f64)> {
-    let offsets = batch.net_offsets();
-    let (start, end) = (offsets[net] as usize, offsets[net + 1] as usize);
-    let n_nodes = end - start;
-    let parent = &batch.parent()[start..end];
-    let res = &batch.res()[start..end];
-    let cap: Vec<f64> = (start..end)
-        .map(|node| batch.cap()[node * N_CONDITIONS + condition])
-        .collect();
-    let mut load = vec![0.0; n_nodes];
-    let mut delay = vec![0.0; n_nodes];
-    let mut scratch = vec![0.0; n_nodes];
-    let mut ldelay = vec![0.0; n_nodes];
-    let mut beta = vec![0.0; n_nodes];
-    rc::load(parent, &cap, &mut load);
-    rc::elmore_delay(parent, res, &load, &mut delay);
-    rc::load_delay(parent, &cap, &delay, &mut scratch, &mut ldelay);
-    rc::beta(parent, res, &ldelay, &mut beta);
-    (0..n_nodes)
-        .map(|node| {
-            (
-                load[node],
-                delay[node],
-                rc::impulse(beta[node], delay[node]),
-            )
-        })
-        .collect()
-}
-
-/// Random tables (axes of 0 to 8 points, ascending) and queries that land on grid
-/// points, inside cells, and outside the axes (extrapolation).
-fn random_lut_batch(random: &mut SplitMix64, n_tables: usize, n_queries: usize) -> LutBatch {
-    let mut tables = LutTables::new();
-    let mut axes = Vec::new();
-    for _ in 0..n_tables {
-        let axis = |random: &mut SplitMix64| {
-            let n_points = random.between(0, 8);
-            let mut point = random.uniform(-1.0, 1.0);
-            (0..n_points)
-                .map(|_| {
-                    point += random.uniform(0.01, 5.0);
-                    point
-                })
-                .collect::<Vec<f64>>()
-        };
-        let index_1 = axis(random);
-        let index_2 = axis(random);
-        let n_values = index_1.len().max(1) * index_2.len().max(1);
-        let values: Vec<f64> = (0..n_values)
-            .map(|_| random.uniform(-100.0, 100.0))
-            .collect();
-        tables
-            .push(&index_1, &index_2, &values)
-            .expect("generated tables are valid");
-        axes.push((index_1, index_2));
-    }
-    let mut query_table = Vec::with_capacity(n_queries);
-    let mut x1 = Vec::with_capacity(n_queries);
-    let mut x2 = Vec::with_capacity(n_queries);
-    let coordinate = |random: &mut SplitMix64, axis: &[f64]| -> f64 {
-        if axis.is_empty() {
-            return random.uniform(-10.0, 10.0);
-        }
-        let (low, high) = (axis[0], axis[axis.len() - 1]);
-        match random.between(0, 3) {
-            0 => axis[random.between(0, axis.len() - 1)],
-            1 => random.uniform(low, high),
-            2 => random.uniform(low - 20.0, low),
-            _ => random.uniform(high, high + 20.0),
-        }
-    };
-    for _ in 0..n_queries {
-        let table = random.between(0, n_tables - 1);
-        query_table.push(table as u32);
-        x1.push(coordinate(random, &axes[table].0));
-        x2.push(coordinate(random, &axes[table].1));
-    }
-    LutBatch::new(tables, query_table, x1, x2).expect("generated queries are valid")
-}
-
-fn direct_lookup(batch: &LutBatch, query: usize) -> f64 {
-    let tables = batch.tables();
-    let table = batch.query_table()[query] as usize;
-    let offset = tables.offsets()[table] as usize;
-    let (n1, n2) = (tables.n1()[table] as usize, tables.n2()[table] as usize);
-    let data = tables.data();
-    let values = n1.max(1) * n2.max(1);
-    Lut {
-        index_1: &data[offset..offset + n1],
-        index_2: &data[offset + n1..offset + n1 + n2],
-        values: &data[offset + n1 + n2..offset + n1 + n2 + values],
-    }
-    .interpolate(batch.x1()[query], batch.x2()[query])
-}
-
-/// Asserts that two float arrays are identical bit for bit, naming the first difference.
 fn assert_bits_equal(what: &str, expected: &[f64], found: &[f64]) {
     assert_eq!(expected.len(), found.len(), "{what}: lengths differ");
     if let Some(index) = (0..expected.len()).find(|&i| expected[i].to_bits() != found[i].to_bits())
@@ -222,7 +123,7 @@ fn embedded_ptx_is_current() {
 
 #[test]
 fn embedded_ptx_defines_every_kernel() {
-    for entry in ["rc_nets", "lut_batch"] {
+    for entry in ["rc_nets", "forward_level"] {
         assert!(
             ptx::KERNELS_PTX.contains(&format!(".entry {entry}(")),
             "the embedded PTX lacks {entry}: run cargo xtask ptx"
@@ -236,47 +137,6 @@ fn embedded_ptx_defines_every_kernel() {
         0,
         "the embedded PTX declares external symbols"
     );
-}
-
-#[test]
-fn twin_rc_nets_matches_the_reference_passes() {
-    let mut random = SplitMix64(1);
-    let sizes = test_sizes(&mut random, 300);
-    let batch = random_nets(&mut random, &sizes);
-    let output = twin::rc_nets(&batch);
-    for net in 0..batch.n_nets() as usize {
-        let start = batch.net_offsets()[net] as usize;
-        for condition in 0..N_CONDITIONS {
-            for (local, (load, delay, impulse)) in reference_net(&batch, net, condition)
-                .into_iter()
-                .enumerate()
-            {
-                let at = (start + local) * N_CONDITIONS + condition;
-                assert_eq!(output.load[at].to_bits(), load.to_bits(), "load, net {net}");
-                assert_eq!(
-                    output.delay[at].to_bits(),
-                    delay.to_bits(),
-                    "delay, net {net}"
-                );
-                assert_eq!(
-                    output.impulse[at].to_bits(),
-                    impulse.to_bits(),
-                    "impulse, net {net}"
-                );
-            }
-        }
-    }
-}
-
-#[test]
-fn twin_lut_batch_matches_direct_lookups() {
-    let mut random = SplitMix64(2);
-    let batch = random_lut_batch(&mut random, 50, 20_000);
-    let found = twin::lut_batch(&batch);
-    let expected: Vec<f64> = (0..batch.n_queries() as usize)
-        .map(|query| direct_lookup(&batch, query))
-        .collect();
-    assert_bits_equal("lut", &expected, &found);
 }
 
 #[test]
@@ -308,24 +168,6 @@ fn invalid_rc_batches_are_errors() {
         }
     );
     assert!(RcNetBatch::new(vec![0, 2, 4], vec![0, 0, 0, 0], vec![0.0; 4], cap(4)).is_ok());
-}
-
-#[test]
-fn invalid_lut_batches_are_errors() {
-    let mut tables = LutTables::new();
-    assert!(matches!(
-        tables.push(&[1.0, 2.0], &[3.0], &[1.0]).unwrap_err(),
-        BatchError::TableValues { expected: 2, .. }
-    ));
-    assert_eq!(tables.push(&[1.0, 2.0], &[], &[5.0, 6.0]), Ok(0));
-    assert!(matches!(
-        LutBatch::new(tables.clone(), vec![0, 1], vec![0.0; 2], vec![0.0; 2]).unwrap_err(),
-        BatchError::NoSuchTable { query: 1, .. }
-    ));
-    assert!(matches!(
-        LutBatch::new(tables, vec![0], vec![0.0; 2], vec![0.0]).unwrap_err(),
-        BatchError::LengthMismatch { array: "x1", .. }
-    ));
 }
 
 #[test]
@@ -380,24 +222,6 @@ fn gpu_rc_nets_is_bit_identical_to_the_cpu_twin() {
 }
 
 #[test]
-fn gpu_lut_batch_is_bit_identical_to_the_cpu_twin() {
-    let Some(gpu) = gpu_or_skip() else {
-        return;
-    };
-    let mut random = SplitMix64(4);
-    for (n_tables, n_queries) in [(1, 1), (20, 1000), (500, 200_000)] {
-        let batch = random_lut_batch(&mut random, n_tables, n_queries);
-        let expected = twin::lut_batch(&batch);
-        let found = gpu.lut_batch(&batch).expect("the GPU runs lut_batch");
-        assert_bits_equal("lut", &expected, &found);
-        println!(
-            "lut_batch on {}: {n_queries} queries bit-identical",
-            gpu.name()
-        );
-    }
-}
-
-#[test]
 fn gpu_handles_empty_batches() {
     let Some(gpu) = gpu_or_skip() else {
         return;
@@ -406,8 +230,6 @@ fn gpu_handles_empty_batches() {
     assert_eq!(gpu.rc_nets(&empty).expect("runs").load.len(), 0);
     let only_empty_nets = RcNetBatch::new(vec![0, 0, 0], vec![], vec![], vec![]).expect("valid");
     assert_eq!(gpu.rc_nets(&only_empty_nets).expect("runs").delay.len(), 0);
-    let no_queries = LutBatch::new(LutTables::new(), vec![], vec![], vec![]).expect("valid");
-    assert!(gpu.lut_batch(&no_queries).expect("runs").is_empty());
 }
 
 #[test]

@@ -212,7 +212,7 @@ impl TimingLayout<'_> {
         check_starts("fanin_start", graph.fanin_start, graph.fanin_arcs.len())?;
         check_starts("fanout_start", graph.fanout_start, graph.fanout_arcs.len())?;
         for (table, &[offset, n1, n2, _]) in graph.tables.iter().enumerate() {
-            let length = tachyon_kernels::batch::lut_storage_len(n1 as usize, n2 as usize);
+            let length = tachyon_kernels::lut::storage_len(n1 as usize, n2 as usize);
             if offset as usize + length > graph.table_data.len() {
                 return Err(BatchError::IndexOutOfRange {
                     array: "table extents",

@@ -26,7 +26,6 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
-pub mod batch;
 pub mod condition;
 pub mod cppr;
 pub mod delay;

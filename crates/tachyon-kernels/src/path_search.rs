@@ -38,6 +38,7 @@
 
 use core::cell::Cell;
 
+use crate::delay::slack;
 use crate::Split;
 
 /// No node, edge or start.
@@ -62,19 +63,6 @@ pub fn launch_effective_arrival(split: Split, clock_arrival: f64, credit: f64) -
     }
 }
 
-/// Whether effective arrival `candidate` is strictly worse (more critical) than
-/// `current` for `split`; a NaN `current` means "none yet".
-#[inline]
-pub fn is_more_critical(split: Split, candidate: f64, current: f64) -> bool {
-    if current.is_nan() {
-        return !candidate.is_nan();
-    }
-    match split {
-        Split::Late => candidate > current,
-        Split::Early => candidate < current,
-    }
-}
-
 /// The deviation cost of an in-arc: how much slack a path gains when it takes the in-arc
 /// whose effective arrival is `via` instead of the most critical one, `best`. Never
 /// negative when `best` is the most critical.
@@ -83,16 +71,6 @@ pub fn deviation_cost(split: Split, best: f64, via: f64) -> f64 {
     match split {
         Split::Late => best - via,
         Split::Early => via - best,
-    }
-}
-
-/// The slack of a path whose effective arrival at its endpoint is `arrival`, against
-/// required time `required` (late: `RAT - AT`; early: `AT - RAT`).
-#[inline]
-pub fn endpoint_slack(split: Split, required: f64, arrival: f64) -> f64 {
-    match split {
-        Split::Late => required - arrival,
-        Split::Early => arrival - required,
     }
 }
 
@@ -218,7 +196,7 @@ pub fn forest_pull(
     for edge in first..end {
         let via = graph.via(edge, &arrival_of);
         // The first of equally critical edges wins, as in the CPU reference.
-        if is_more_critical(split, via, best) {
+        if split.is_worse(via, best) {
             best = via;
             best_edge = edge as u32;
         }
@@ -627,7 +605,7 @@ pub struct Candidate {
 pub fn root_of(inputs: SearchInputs<'_>, endpoint: usize) -> Candidate {
     let node = inputs.endpoints.node[endpoint];
     let split = inputs.graph.split_of(node);
-    let pre = endpoint_slack(
+    let pre = slack(
         split,
         inputs.endpoints.required[endpoint],
         inputs.forest.arrival[node as usize],
@@ -845,20 +823,17 @@ mod tests {
         assert_eq!(deviation_cost(Split::Late, 10.0, 10.0), 0.0);
         assert_eq!(deviation_cost(Split::Late, 10.0, 7.0), 3.0);
         assert_eq!(deviation_cost(Split::Early, 4.0, 7.0), 3.0);
-        assert!(is_more_critical(Split::Late, 11.0, 10.0));
-        assert!(is_more_critical(Split::Early, 9.0, 10.0));
-        assert!(is_more_critical(Split::Early, 9.0, f64::NAN));
     }
 
     #[test]
     fn credit_always_improves_slack() {
-        let late = endpoint_slack(
+        let late = slack(
             Split::Late,
             100.0,
             launch_effective_arrival(Split::Late, 90.0, 5.0),
         );
         assert_eq!(late, 15.0);
-        let early = endpoint_slack(
+        let early = slack(
             Split::Early,
             100.0,
             launch_effective_arrival(Split::Early, 90.0, 5.0),

@@ -1,10 +1,10 @@
 //! GPU entry points (`extern "ptx-kernel"`), compiled only for nvptx64.
 //!
 //! Each entry point computes its thread's index, turns the raw kernel arguments into the
-//! slices of its unit of work and calls the same safe function of [`crate::batch`] that
-//! the CPU twin calls. No formula lives here. The host (`tachyon-gpu`) validates every
+//! slices of its unit of work and calls the same safe function of the kernel crate that
+//! the CPU backend calls. No formula lives here. The host (`tachyon-gpu`) validates every
 //! layout before a launch; the slices built here rely on that validation. Should a bad
-//! layout slip through anyway, the bounds checks of the batch functions end the kernel
+//! layout slip through anyway, the bounds checks of those functions end the kernel
 //! with `trap` (the build uses `panic=immediate-abort`), which the host sees as a launch
 //! error, rather than reading out of bounds.
 #![allow(unsafe_code)]
@@ -14,10 +14,10 @@ use core::cell::Cell;
 use core::slice;
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use crate::batch;
 use crate::cppr;
 use crate::levelize;
 use crate::propagate;
+use crate::rc;
 use crate::{Split, N_CONDITIONS};
 
 /// The global index of the calling thread in a one-dimensional launch, and the number
@@ -47,7 +47,7 @@ fn global_thread_index() -> usize {
 
 /// RC passes for a batch of flattened nets: one work item per (net, condition), item `i`
 /// handling net `i / 4` and condition `i % 4`, so the four threads of a net touch the
-/// same 32 bytes of each interleaved node. Layout: see [`crate::batch`].
+/// same 32 bytes of each interleaved node. Layout: see [`crate::rc`].
 ///
 /// The grid may be smaller than the work: each thread takes every `grid size`-th item
 /// (a grid-stride loop).
@@ -57,7 +57,7 @@ fn global_thread_index() -> usize {
 /// `shared_nodes_per_net` nodes is computed in the block's dynamic shared memory (one
 /// slot per four threads: `load`, `delay` and `impulse`, `3 * 4 * shared_nodes_per_net`
 /// values) and copied out once; larger nets are computed in the global outputs directly.
-/// Both run the same batch function, so the results are identical.
+/// Both run [`rc::net_passes`], so the results are identical.
 ///
 /// # Safety
 ///
@@ -140,11 +140,11 @@ pub unsafe extern "ptx-kernel" fn rc_nets(
                     ),
                 )
             };
-            batch::rc_net_condition(
+            rc::net_passes(
                 parent,
                 res,
                 cap,
-                condition,
+                rc::interleaved(condition),
                 shared_load,
                 shared_delay,
                 shared_impulse,
@@ -157,65 +157,17 @@ pub unsafe extern "ptx-kernel" fn rc_nets(
                 at += N_CONDITIONS;
             }
         } else {
-            batch::rc_net_condition(
+            rc::net_passes(
                 parent,
                 res,
                 cap,
-                condition,
+                rc::interleaved(condition),
                 global_load,
                 global_delay,
                 global_impulse,
             );
         }
         item += n_threads;
-    }
-}
-
-/// Many independent NLDM lookups: one thread per query. Query `q` reads table
-/// `query_table[q]` (described by `table_offset`, `table_n1`, `table_n2` into
-/// `table_data`) at `(x1[q], x2[q])` and writes `out[q]`.
-///
-/// # Safety
-///
-/// `query_table`, `x1`, `x2` and `out` hold `n_queries` values; every `query_table[q]` is
-/// below `n_tables`, the length of `table_offset`, `table_n1` and `table_n2`; every table
-/// lies inside `table_data`, which holds `table_data_len` values. `out` overlaps no input.
-/// The host (`tachyon-gpu`) checks all of this before launching.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn lut_batch(
-    n_queries: u32,
-    query_table: *const u32,
-    x1: *const f64,
-    x2: *const f64,
-    n_tables: u32,
-    table_offset: *const u32,
-    table_n1: *const u32,
-    table_n2: *const u32,
-    table_data: *const f64,
-    table_data_len: u64,
-    out: *mut f64,
-) {
-    let query = global_thread_index();
-    if query >= n_queries as usize {
-        return;
-    }
-    // SAFETY: `query < n_queries`, the length of the per-query arrays; the table
-    // descriptor arrays hold `n_tables` values and `table_data` holds `table_data_len`
-    // values (host-checked), and `out[query]` is written by this thread alone.
-    unsafe {
-        let table = *query_table.add(query) as usize;
-        let table_offsets = slice::from_raw_parts(table_offset, n_tables as usize);
-        let table_n1s = slice::from_raw_parts(table_n1, n_tables as usize);
-        let table_n2s = slice::from_raw_parts(table_n2, n_tables as usize);
-        let data = slice::from_raw_parts(table_data, table_data_len as usize);
-        *out.add(query) = batch::lut_query(
-            data,
-            table_offsets[table] as usize,
-            table_n1s[table] as usize,
-            table_n2s[table] as usize,
-            *x1.add(query),
-            *x2.add(query),
-        );
     }
 }
 

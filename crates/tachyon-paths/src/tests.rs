@@ -13,8 +13,9 @@ use tachyon_graph::{
 use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::{Split, Transition};
 
-use crate::formula::{endpoint_slack, launch_effective_arrival};
 use crate::{worst_paths, PathKind, PathQuery};
+use tachyon_kernels::delay::slack as endpoint_slack;
+use tachyon_kernels::path_search::launch_effective_arrival;
 
 /// A small deterministic generator (SplitMix64), so a proptest seed fixes a design.
 struct Random(u64);
