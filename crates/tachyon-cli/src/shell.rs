@@ -32,8 +32,8 @@ report_wns|report_tns [-early|-late] | report_timing [-num_paths K] [-early|-lat
 report_worst_paths [-pin P] [-numPaths K] | insert_gate I C | repower_gate I C | remove_gate I | \
 insert_net N | remove_net N | connect_pin P N | disconnect_pin P | help | exit";
 
-pub fn run(args: ShellArgs) -> anyhow::Result<()> {
-    let mut timer = Timer::new();
+pub fn run(args: ShellArgs, backend: &crate::BackendArgs) -> anyhow::Result<()> {
+    let mut timer = Timer::with_backend(backend.select(None)?);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match &args.script {

@@ -1,5 +1,6 @@
-//! Graph-based analysis on the CPU: RC trees, delay calculation, forward arrival and
-//! slew propagation, test evaluation, backward required-time propagation.
+//! Graph-based analysis: RC trees, delay calculation, forward arrival and slew
+//! propagation, test evaluation, backward required-time propagation, on the CPU (this
+//! module's phases) and on the GPU ([`gpu`], with the `gpu` feature).
 //!
 //! The phases run in this order, each level by level with rayon (each pin pulls from its
 //! fan-in or fan-out, so results do not depend on thread scheduling):
@@ -18,6 +19,7 @@ mod backward;
 mod compare;
 pub mod flat;
 mod forward;
+#[cfg(feature = "gpu")]
 pub mod gpu;
 mod parasitics;
 mod prefetch;
@@ -31,7 +33,6 @@ pub use compare::{compare, Differences};
 pub use flat::{FlatParasitics, FlatTiming};
 pub use forward::{primary_input_values, propagate_arrivals, propagate_arrivals_flat};
 pub use parasitics::compute_parasitics;
-pub use tachyon_gpu::{devices as gpu_devices, Device, GpuContext, GpuError};
 pub use tests_eval::{
     evaluate_tests, evaluate_tests_flat, finish_tests_without_cppr, slack_before_cppr,
 };

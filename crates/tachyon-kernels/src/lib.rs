@@ -29,6 +29,7 @@ extern crate std;
 pub mod condition;
 pub mod cppr;
 pub mod delay;
+pub mod launch;
 pub mod levelize;
 pub mod lut;
 pub mod math;

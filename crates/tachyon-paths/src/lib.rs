@@ -27,6 +27,9 @@
 
 pub mod flat;
 mod forest;
+#[cfg(feature = "gpu")]
+pub mod gpu;
+pub mod problem;
 mod search;
 
 use tachyon_graph::{PinId, TimingData, TimingGraph};

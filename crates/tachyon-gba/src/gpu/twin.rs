@@ -1,6 +1,7 @@
-//! The CPU twins of the kernels: the same `tachyon_kernels` functions, run over
-//! the batch with rayon. They are the CPU backend of the batch operations and the
-//! reference the GPU results are compared with, bit for bit.
+//! The CPU twins of the kernels that only the GPU half runs (the batch RC pass, the
+//! frontier levelization): the same `tachyon_kernels` functions, run with rayon. Tests
+//! check the GPU's host-prepared layouts through them in CI (no GPU there) and compare
+//! the GPU's results with them bit for bit.
 
 use std::cell::Cell;
 
@@ -8,7 +9,7 @@ use rayon::prelude::*;
 use tachyon_kernels::rc;
 use tachyon_kernels::N_CONDITIONS;
 
-use crate::batch::{RcNetBatch, RcNetsOutput};
+use super::layout::{RcNetBatch, RcNetsOutput};
 
 /// About this many nodes go to one rayon task: large enough to amortise the task, small
 /// enough to balance nets of very different sizes over the cores.
