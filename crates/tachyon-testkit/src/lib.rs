@@ -1,7 +1,7 @@
 //! Test support shared by the crates' test suites (a dev-dependency only).
 //!
 //! - Shared data: golden tests read the benchmarks in `../shared` beside the checkout
-//!   ([`shared_dir`]). When that folder is absent they print that they skipped and
+//!   (or in `$TACHYON_SHARED`, [`shared_dir`]). When that folder is absent they print that they skipped and
 //!   pass, unless `TACHYON_REQUIRE_SHARED=1` (set by `.ci/run`), in which case they fail.
 //! - GPUs: [`gpu_or_skip`] likewise prints "skipped: no GPU" or, with
 //!   `TACHYON_REQUIRE_GPU=1` (set on the GPU machine), fails; [`both_backends!`] runs one
@@ -26,10 +26,13 @@ fn required(name: &str) -> bool {
     std::env::var(name).is_ok_and(|value| value == "1")
 }
 
-/// The `shared` folder beside the checkout, or `None` (after printing why) when it is
+/// The `shared` folder beside the checkout (or where `TACHYON_SHARED` says, for test
+/// binaries run away from their checkout), or `None` (after printing why) when it is
 /// absent. Panics when it is absent and `TACHYON_REQUIRE_SHARED=1`.
 pub fn shared_dir(test_name: &str) -> Option<PathBuf> {
-    let shared = repo_root().join("../shared");
+    let shared = std::env::var_os("TACHYON_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("../shared"));
     if shared.join("tau2015").is_dir() {
         return Some(shared);
     }
