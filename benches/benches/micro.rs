@@ -8,25 +8,8 @@ use std::cell::Cell;
 use std::path::PathBuf;
 use tachyon_kernels::lut::Lut;
 use tachyon_kernels::rc;
-
-/// A small deterministic generator (SplitMix64) so every run sees the same inputs.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut value = self.0;
-        value = (value ^ (value >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        value = (value ^ (value >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        value ^ (value >> 31)
-    }
-
-    /// A value in `[low, high)`.
-    fn uniform(&mut self, low: f64, high: f64) -> f64 {
-        let unit = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        low + (high - low) * unit
-    }
-}
+// A deterministic generator, so every run sees the same inputs.
+use tachyon_testkit::SplitMix64;
 
 fn lut_lookup(criterion: &mut Criterion) {
     let index_1: Vec<f64> = (0..7).map(|step| 5.0 * (1 << step) as f64).collect();
@@ -67,7 +50,7 @@ fn rc_passes(criterion: &mut Criterion) {
             if node == 0 {
                 0
             } else {
-                (random.next_u64() % node as u64) as u32
+                random.below(node) as u32
             }
         })
         .collect();
