@@ -241,7 +241,7 @@ impl FlatGraph {
     }
 
     /// The LCA table of the clock trees ([`ClockLca`]) built on the CPU, step by step
-    /// as the GPU builds it (the twin of `tachyon-gpu`'s build, for tests).
+    /// as the GPU builds it (the twin of the `gpu` module's build, for tests).
     pub fn clock_lca_cpu(&self) -> ClockLcaTable {
         let tree_nodes = &self.tree_nodes;
         let n = tree_nodes.len();
