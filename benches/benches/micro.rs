@@ -4,28 +4,12 @@
 //! `cargo xtask bench`.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use std::cell::Cell;
 use std::path::PathBuf;
 use tachyon_kernels::lut::Lut;
 use tachyon_kernels::rc;
-
-/// A small deterministic generator (SplitMix64) so every run sees the same inputs.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut value = self.0;
-        value = (value ^ (value >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        value = (value ^ (value >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        value ^ (value >> 31)
-    }
-
-    /// A value in `[low, high)`.
-    fn uniform(&mut self, low: f64, high: f64) -> f64 {
-        let unit = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        low + (high - low) * unit
-    }
-}
+// A deterministic generator, so every run sees the same inputs.
+use tachyon_testkit::SplitMix64;
 
 fn lut_lookup(criterion: &mut Criterion) {
     let index_1: Vec<f64> = (0..7).map(|step| 5.0 * (1 << step) as f64).collect();
@@ -54,6 +38,10 @@ fn lut_lookup(criterion: &mut Criterion) {
     group.finish();
 }
 
+fn cells(values: &mut [f64]) -> &[Cell<f64>] {
+    Cell::from_mut(values).as_slice_of_cells()
+}
+
 fn rc_passes(criterion: &mut Criterion) {
     let n_nodes = 64;
     let mut random = SplitMix64(11);
@@ -62,7 +50,7 @@ fn rc_passes(criterion: &mut Criterion) {
             if node == 0 {
                 0
             } else {
-                (random.next_u64() % node as u64) as u32
+                random.below(node) as u32
             }
         })
         .collect();
@@ -70,18 +58,21 @@ fn rc_passes(criterion: &mut Criterion) {
     let cap: Vec<f64> = (0..n_nodes).map(|_| random.uniform(0.1, 2.0)).collect();
     let mut load = vec![0.0; n_nodes];
     let mut delay = vec![0.0; n_nodes];
-    let mut scratch = vec![0.0; n_nodes];
-    let mut ldelay = vec![0.0; n_nodes];
-    let mut beta = vec![0.0; n_nodes];
+    let mut impulse = vec![0.0; n_nodes];
     let mut group = criterion.benchmark_group("rc");
     group.throughput(Throughput::Elements(n_nodes as u64));
-    group.bench_function("four_passes_64_nodes", |bencher| {
+    group.bench_function("net_passes_64_nodes", |bencher| {
         bencher.iter(|| {
-            rc::load(&parent, black_box(&cap), &mut load);
-            rc::elmore_delay(&parent, &res, &load, &mut delay);
-            rc::load_delay(&parent, &cap, &delay, &mut scratch, &mut ldelay);
-            rc::beta(&parent, &res, &ldelay, &mut beta);
-            beta[n_nodes - 1]
+            rc::net_passes(
+                &parent,
+                &res,
+                black_box(&cap),
+                rc::contiguous,
+                cells(&mut load),
+                cells(&mut delay),
+                cells(&mut impulse),
+            );
+            impulse[n_nodes - 1]
         })
     });
     group.finish();

@@ -127,18 +127,7 @@ fn collect_designs(args: &BenchArgs, binary: &Path) -> anyhow::Result<Vec<Design
 }
 
 fn default_tau_folders() -> Vec<PathBuf> {
-    let shared = workspace_root().join("../shared/tau2015");
-    let mut folders: Vec<PathBuf> = std::fs::read_dir(&shared)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|entry| entry.path())
-                .filter(|path| path.is_dir())
-                .collect()
-        })
-        .unwrap_or_default();
-    folders.sort();
-    folders
+    tachyon_testkit::tau2015_benchmarks(&workspace_root().join("../shared"))
 }
 
 /// Generates (once) the design of `size` gates under the work folder.

@@ -38,15 +38,72 @@ struct Cli {
     /// and for `parse`, nothing on standard output.
     #[arg(short, long, global = true)]
     quiet: bool,
+    #[command(flatten)]
+    backend: BackendArgs,
     #[command(subcommand)]
     command: Command,
+}
+
+/// Where timing runs, for every command that times (`tau`, `shell`, `paths`).
+#[derive(clap::Args, Clone)]
+pub struct BackendArgs {
+    /// Timing backend. `gpu` without a usable GPU is an error; `auto` takes the GPU for
+    /// large designs and times on the CPU otherwise, or when no GPU is usable (one log
+    /// line says so). Results are identical.
+    #[arg(long, value_enum, default_value = "auto", global = true)]
+    device: DeviceChoice,
+    /// The most GPUs the GPU backend uses for the CPPR passes (default: all of them).
+    #[arg(long, value_name = "N", global = true)]
+    gpus: Option<usize>,
+}
+
+impl BackendArgs {
+    /// The backend these flags (and the `TACHYON_GPU_*` environment variables) ask
+    /// for, or `device` instead of `--device` when given.
+    pub fn select(&self, device: Option<tachyon::Device>) -> anyhow::Result<tachyon::Backend> {
+        let config = tachyon::BackendConfig {
+            gpu_limit: self.gpus,
+            gpu: gpu_config_from_environment()?,
+        };
+        let device = device.unwrap_or(self.device.into());
+        tachyon::Backend::select(device, &config)
+            .map_err(|error| anyhow::anyhow!("--device {device}: {error}"))
+    }
+}
+
+/// The GPU runtime's switches for measuring, from the environment (only the binary reads
+/// it): `TACHYON_GPU_STAGING=count,MiB` sizes the pinned staging buffers,
+/// `TACHYON_GPU_RELEASE_MEMORY` lets the driver take freed device memory back at each
+/// synchronisation, `TACHYON_GPU_NO_GRAPHS` launches the level sweeps one by one instead
+/// of replaying CUDA graphs, `TACHYON_GPU_SYNC_STEPS` runs an update's steps one after the
+/// other, each waited for, so the debug log times each alone.
+fn gpu_config_from_environment() -> anyhow::Result<tachyon::gpu::GpuConfig> {
+    let set = |name: &str| std::env::var_os(name).is_some();
+    let mut config = tachyon::gpu::GpuConfig {
+        keep_freed_memory: !set("TACHYON_GPU_RELEASE_MEMORY"),
+        use_graphs: !set("TACHYON_GPU_NO_GRAPHS"),
+        sync_steps: set("TACHYON_GPU_SYNC_STEPS"),
+        ..Default::default()
+    };
+    if let Ok(value) = std::env::var("TACHYON_GPU_STAGING") {
+        let parsed = value
+            .split_once(',')
+            .and_then(|(count, mib)| Some((count.trim().parse().ok()?, mib.trim().parse().ok()?)));
+        let Some((count, mib)) = parsed else {
+            anyhow::bail!("TACHYON_GPU_STAGING={value}: expected count,MiB (e.g. 3,32)");
+        };
+        config = config
+            .with_staging(count, mib)
+            .map_err(|error| anyhow::anyhow!("TACHYON_GPU_STAGING={value}: {error}"))?;
+    }
+    Ok(config)
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Time a design and report its summary and worst paths (text, JSON, TAU; SVG
     /// histogram).
-    Report(report::ReportArgs),
+    Report(Box<report::ReportArgs>),
     /// Parse files and print a summary of each (counts, time, MB/s).
     Parse(parse::ParseArgs),
     /// Run a TAU 2015 flow: load the design, run the .ops, print the answers.
@@ -75,12 +132,12 @@ fn main() -> ExitCode {
     }
     let progress = progress::Progress::new(cli.quiet);
     let result = match cli.command {
-        Command::Report(args) => report::run(args, progress),
+        Command::Report(args) => report::run(*args, &cli.backend, progress),
         Command::Parse(args) => parse::run(args, cli.quiet, progress),
-        Command::Tau(args) => tau::run(args, progress),
-        Command::Shell(args) => shell::run(args, progress),
+        Command::Tau(args) => tau::run(args, &cli.backend, progress),
+        Command::Shell(args) => shell::run(args, &cli.backend, progress),
         Command::Gen(args) => gen::run(args, progress),
-        Command::Paths(args) => paths::run(args, progress),
+        Command::Paths(args) => paths::run(args, &cli.backend, progress),
         Command::Cones(args) => cones::run(args),
     };
     match result {
@@ -92,14 +149,14 @@ fn main() -> ExitCode {
     }
 }
 
-/// Which timing backend a command asks for.
+/// The `--device` values.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
 pub enum DeviceChoice {
     /// The CPU backend (rayon).
     Cpu,
     /// The GPU backend.
     Gpu,
-    /// The GPU when present and the design is large enough, else the CPU.
+    /// The GPU for large designs when one is usable, else the CPU.
     Auto,
 }
 

@@ -1,8 +1,9 @@
-//! `tachyon paths <design.tau2015> -k K`: times a design, then finds its `K` worst paths
-//! (post-CPPR unless `--no-cppr`) with the flat search on the CPU or the GPU, or with the
-//! per-endpoint CPU reference, printing how long each step took on standard error. The
-//! flattened graph is built once and shared by every `k` and repeat (as `Timer` does
-//! between timing updates). A measurement entry point that needs no Rust toolchain.
+//! `tachyon paths <design.tau2015> -k K`: times a design on the `--device` backend, then
+//! finds its `K` worst paths (post-CPPR unless `--no-cppr`) with the flat search on that
+//! backend, on the CPU, or with the per-endpoint CPU reference, printing how long each
+//! step took on standard error. The flattened graph is built once and shared by every
+//! `k` and repeat (as `Timer` does between timing updates). A measurement entry point
+//! that needs no Rust toolchain.
 
 use anyhow::Context;
 use std::fs::File;
@@ -26,11 +27,11 @@ pub struct PathsArgs {
     /// Only this split (default: both).
     #[arg(long, value_enum)]
     split: Option<SplitChoice>,
-    /// Where the path search runs; several comma-separated engines run one after the
-    /// other on the same timing and flattened graph (e.g. `--device gpu,cpu`).
-    #[arg(long, value_enum, default_value = "cpu", value_delimiter = ',')]
-    device: Vec<PathsDevice>,
-    /// With `--device cpu`: run the CPU engine in a pool of each of these thread counts
+    /// Which searches run; several comma-separated ones run one after the other on the
+    /// same timing and flattened graph (e.g. `--search backend,cpu`).
+    #[arg(long, value_enum, default_value = "backend", value_delimiter = ',')]
+    search: Vec<Search>,
+    /// With `--search cpu`: run the CPU search in a pool of each of these thread counts
     /// (e.g. `--cpu-threads 16,1`; default: the global `--threads`).
     #[arg(long, value_delimiter = ',')]
     cpu_threads: Vec<usize>,
@@ -67,19 +68,23 @@ pub enum SplitChoice {
     Late,
 }
 
-/// `--device` values.
+/// `--search` values.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
-pub enum PathsDevice {
-    /// The flat search on the CPU (rayon): the engine `Timer` uses on the CPU.
+pub enum Search {
+    /// The flat search on the timing backend (`--device`): what `Timer` runs.
+    Backend,
+    /// The flat search on the CPU (rayon).
     Cpu,
-    /// The flat search on GPU 0.
-    Gpu,
     /// The per-endpoint CPU reference (suffix forests, one best-first queue).
     Reference,
 }
 
-pub fn run(args: PathsArgs, progress: crate::progress::Progress) -> anyhow::Result<()> {
-    let mut timer = Timer::new();
+pub fn run(
+    args: PathsArgs,
+    backend: &crate::BackendArgs,
+    progress: crate::progress::Progress,
+) -> anyhow::Result<()> {
+    let mut timer = Timer::with_backend(backend.select(None)?);
     timer.set_cppr(!args.no_cppr);
     let started = Instant::now();
     let inputs = Timer::tau2015_inputs(&args.design)
@@ -89,6 +94,7 @@ pub fn run(args: PathsArgs, progress: crate::progress::Progress) -> anyhow::Resu
     let started = Instant::now();
     crate::report::update_timing(&mut timer, progress)?;
     let timed = started.elapsed();
+    let timing_backend = timer.backend().clone();
     let (graph, data) = timer.timing()?;
     eprintln!(
         "design {}: {} pins, {} tests; load {:.3} s, timing {:.3} s, {} threads",
@@ -99,16 +105,12 @@ pub fn run(args: PathsArgs, progress: crate::progress::Progress) -> anyhow::Resu
         timed.as_secs_f64(),
         rayon::current_num_threads()
     );
-    let gpu = if args.device.contains(&PathsDevice::Gpu) {
-        Some(tachyon_gpu::GpuContext::open(0).context("opening GPU 0")?)
-    } else {
-        None
-    };
+    let backend = timing_backend.for_design(graph.n_pins()).clone();
     let started = Instant::now();
     let flat = if args
-        .device
+        .search
         .iter()
-        .any(|&device| device != PathsDevice::Reference)
+        .any(|&search| search != Search::Reference)
     {
         Some(Arc::new(FlatGraph::build(graph, data)))
     } else {
@@ -123,10 +125,10 @@ pub fn run(args: PathsArgs, progress: crate::progress::Progress) -> anyhow::Resu
             rayon::current_num_threads()
         );
     }
-    // Each engine to run: the device, and the CPU engine's thread pool.
-    let mut engines: Vec<(PathsDevice, Option<rayon::ThreadPool>)> = Vec::new();
-    for &device in &args.device {
-        if device == PathsDevice::Cpu && !args.cpu_threads.is_empty() {
+    // Each search to run, and the CPU search's thread pool.
+    let mut engines: Vec<(Search, Option<rayon::ThreadPool>)> = Vec::new();
+    for &device in &args.search {
+        if device == Search::Cpu && !args.cpu_threads.is_empty() {
             for &threads in &args.cpu_threads {
                 let pool = rayon::ThreadPoolBuilder::new()
                     .num_threads(threads)
@@ -158,15 +160,20 @@ pub fn run(args: PathsArgs, progress: crate::progress::Progress) -> anyhow::Resu
             });
             let search = || -> anyhow::Result<Vec<TimingPath>> {
                 match (device, &flat) {
-                    (PathsDevice::Reference, _) | (_, None) => {
+                    (Search::Reference, _) | (_, None) => {
                         Ok(tachyon::paths::worst_paths(graph, data, &query))
                     }
-                    (PathsDevice::Gpu, Some(flat)) => {
-                        flat_worst_paths(flat, gpu.as_deref(), graph, data, &query, args.max_level)
+                    (Search::Backend, Some(flat)) => {
+                        flat_worst_paths(flat, &backend, graph, data, &query, args.max_level)
                     }
-                    (PathsDevice::Cpu, Some(flat)) => {
-                        flat_worst_paths(flat, None, graph, data, &query, args.max_level)
-                    }
+                    (Search::Cpu, Some(flat)) => flat_worst_paths(
+                        flat,
+                        &tachyon::Backend::Cpu,
+                        graph,
+                        data,
+                        &query,
+                        args.max_level,
+                    ),
                 }
             };
             for run in 0..args.repeat.max(1) {
@@ -236,12 +243,12 @@ fn print_summary(paths: &[TimingPath]) {
     );
 }
 
-/// The flat search on the GPU (when given) or the CPU, with its phases on standard
-/// error: the query's endpoints, the search (on the GPU: upload, forest, deviation
-/// levels, selection and download) and path recovery (CPU).
+/// The flat search on `backend`, with its phases on standard error: the query's
+/// endpoints, the search (on the GPU: upload, LCA, forest, deviation levels, selection
+/// and download) and path recovery (CPU).
 fn flat_worst_paths(
     flat: &Arc<FlatGraph>,
-    gpu: Option<&tachyon_gpu::GpuContext>,
+    backend: &tachyon::Backend,
     graph: &tachyon::graph::TimingGraph,
     data: &tachyon::graph::TimingData,
     query: &PathQuery,
@@ -251,9 +258,11 @@ fn flat_worst_paths(
     let problem = FlatPaths::for_query(Arc::clone(flat), graph, data, query);
     let endpoints = started.elapsed().as_secs_f64();
     let started = Instant::now();
-    let outcome = match gpu {
-        Some(gpu) => tachyon_gpu::paths::search_paths(gpu, &problem.problem(max_level))?,
-        None => problem.search_cpu(max_level),
+    let outcome = match backend {
+        tachyon::Backend::Gpu(gpu) => {
+            tachyon::paths::gpu::search_paths(gpu.gpu(), &problem.problem(max_level))?
+        }
+        tachyon::Backend::Cpu => problem.search_cpu(max_level),
     };
     let search = started.elapsed().as_secs_f64();
     let started = Instant::now();
@@ -267,7 +276,7 @@ fn flat_worst_paths(
     eprintln!(
         "{}: endpoints {endpoints:.4} s, search {search:.4} s ({}), recover {recover:.4} s; \
          {} deviation levels, {} candidates, {} kept for recovery",
-        gpu.map_or("cpu", |gpu| gpu.name()),
+        backend.describe(),
         phases.join(", "),
         outcome.levels,
         outcome.candidates,

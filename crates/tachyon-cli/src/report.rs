@@ -66,9 +66,6 @@ pub struct ReportArgs {
     /// Worst endpoints listed in the summary.
     #[arg(long, value_name = "N", default_value_t = 10)]
     worst_endpoints: usize,
-    /// Timing backend (as for `tachyon tau`).
-    #[arg(long, default_value = "auto")]
-    device: crate::DeviceChoice,
     /// Turn common path pessimism removal off.
     #[arg(long)]
     no_cppr: bool,
@@ -191,10 +188,13 @@ pub fn update_timing(timer: &mut Timer, progress: Progress) -> anyhow::Result<()
     Ok(())
 }
 
-pub fn run(args: ReportArgs, progress: Progress) -> anyhow::Result<()> {
+pub fn run(
+    args: ReportArgs,
+    backend: &crate::BackendArgs,
+    progress: Progress,
+) -> anyhow::Result<()> {
     let started = Instant::now();
-    let mut timer = Timer::new();
-    timer.set_device(args.device.into());
+    let mut timer = Timer::with_backend(backend.select(None)?);
     timer.set_cppr(!args.no_cppr);
     timer.set_timing_group_policy(match args.timing_groups {
         crate::tau::TimingGroups::All => TimingGroupPolicy::KeepAll,

@@ -42,8 +42,12 @@ fn is_long(line: &str) -> bool {
     command.starts_with("read_") || command == "update_timing"
 }
 
-pub fn run(args: ShellArgs, progress: crate::progress::Progress) -> anyhow::Result<()> {
-    let mut timer = Timer::new();
+pub fn run(
+    args: ShellArgs,
+    backend: &crate::BackendArgs,
+    progress: crate::progress::Progress,
+) -> anyhow::Result<()> {
+    let mut timer = Timer::with_backend(backend.select(None)?);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match &args.script {

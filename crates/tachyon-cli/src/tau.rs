@@ -35,17 +35,11 @@ pub struct TauArgs {
     /// the answers are exactly the golden format.
     #[arg(long)]
     labels: bool,
-    /// Timing backend. `auto` takes the GPU for large designs; with no usable GPU,
-    /// `gpu` and `auto` time on the CPU (one log line says so). Results are identical.
-    #[arg(long, default_value = "auto")]
-    device: crate::DeviceChoice,
-    /// The most GPUs the GPU backend uses for the CPPR passes (default: all of them).
-    #[arg(long, value_name = "N")]
-    gpus: Option<usize>,
     /// After loading, time the design on the GPU and on the CPU (`--runs` times each,
     /// after a warm-up), print per-phase medians and count the values (every
     /// at/rat/slew/slack of every pin and condition, loads, delays, tests) that differ
-    /// bitwise; exits non-zero on any difference. Runs no `.ops`.
+    /// bitwise; exits non-zero on any difference. Runs no `.ops`. Needs a GPU whatever
+    /// `--device` says.
     #[arg(long)]
     check_cpu: bool,
     /// Runs per backend for `--check-cpu`.
@@ -78,10 +72,13 @@ pub enum TimingGroups {
     LastPerRelatedPin,
 }
 
-pub fn run(args: TauArgs, progress: crate::progress::Progress) -> anyhow::Result<()> {
-    let mut timer = Timer::new();
-    timer.set_device(args.device.into());
-    timer.set_gpu_limit(args.gpus);
+pub fn run(
+    args: TauArgs,
+    backend: &crate::BackendArgs,
+    progress: crate::progress::Progress,
+) -> anyhow::Result<()> {
+    let device = args.check_cpu.then_some(tachyon::Device::Gpu);
+    let mut timer = Timer::with_backend(backend.select(device)?);
     timer.set_cppr(!args.no_cppr);
     timer.set_timing_group_policy(match args.timing_groups {
         TimingGroups::All => TimingGroupPolicy::KeepAll,

@@ -40,33 +40,63 @@ fn load_tiny() -> String {
     )
 }
 
+/// The standard output of a run that must succeed (its standard error otherwise).
+fn stdout_of_success(args: &[&str], stdin: &str) -> String {
+    let output = tachyon(args, stdin);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
 #[test]
 fn shell_reports_paths_readable_and_in_tau_format() {
     let script = format!(
         "{}report_wns\nreport_timing -num_paths 2\nreport_worst_paths -numPaths 2\n",
         load_tiny()
     );
-    let output = tachyon(&["shell"], &script);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    insta::assert_snapshot!(String::from_utf8_lossy(&output.stdout));
+    insta::assert_snapshot!(stdout_of_success(&["shell"], &script));
 }
 
 #[test]
 fn tau_flow_lists_the_worst_paths() {
-    let output = tachyon(
-        &["tau", &tiny("tiny.tau2015"), "--skip-ops", "--paths", "3"],
-        "",
+    let args = ["tau", &tiny("tiny.tau2015"), "--skip-ops", "--paths", "3"];
+    insta::assert_snapshot!(stdout_of_success(&args, ""));
+}
+
+/// Every command that times takes the same `--device`: `cpu` and `auto` answer alike,
+/// and `gpu` either times on a GPU (the same answers) or, without one, fails saying so.
+#[test]
+fn every_timing_command_takes_the_same_device_flag() {
+    let design = tiny("tiny.tau2015");
+    let tau = |device: &'static str| {
+        [
+            "tau",
+            design.as_str(),
+            "--skip-ops",
+            "--paths",
+            "3",
+            "--device",
+            device,
+        ]
+    };
+    let on_cpu = stdout_of_success(&tau("cpu"), "");
+    assert_eq!(stdout_of_success(&tau("auto"), ""), on_cpu);
+    let on_gpu = tachyon(&tau("gpu"), "");
+    if on_gpu.status.success() {
+        assert_eq!(String::from_utf8_lossy(&on_gpu.stdout), on_cpu);
+    } else {
+        let stderr = String::from_utf8_lossy(&on_gpu.stderr);
+        assert!(stderr.contains("--device gpu: "), "{stderr}");
+    }
+    let script = format!("{}report_wns\n", load_tiny());
+    assert_eq!(
+        stdout_of_success(&["shell", "--device", "cpu"], &script),
+        stdout_of_success(&["--device", "auto", "shell"], &script)
     );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    insta::assert_snapshot!(String::from_utf8_lossy(&output.stdout));
+    stdout_of_success(&["paths", &design, "-k", "2", "--device", "cpu"], "");
 }
 
 #[test]

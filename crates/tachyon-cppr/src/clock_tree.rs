@@ -7,6 +7,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use tachyon_graph::{ArcKind, PinId, TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
+use tachyon_kernels::delay::{clock_spread, cppr_credit};
 use tachyon_kernels::{Split, Transition};
 
 const NOT_IN_TREE: u32 = u32::MAX;
@@ -180,8 +181,10 @@ impl ClockTree {
         if arrival[condition_index(self.split, transition)].is_nan() {
             return None;
         }
-        let spread = arrival[condition_index(Split::Late, transition)]
-            - arrival[condition_index(Split::Early, transition)];
+        let spread = clock_spread(
+            arrival[condition_index(Split::Late, transition)],
+            arrival[condition_index(Split::Early, transition)],
+        );
         let parent = if pin == self.network.source {
             Some(((pin.index() * 2 + transition.index()) as u32, 0))
         } else {
@@ -341,11 +344,11 @@ impl ClockTree {
 
     /// [`ClockTree::credit`] of `node`, whose root (ancestor at depth 0) is `root`.
     pub fn credit_under(&self, node: u32, root: u32) -> f64 {
-        let spread = self.spread[self.slot(node)];
-        match self.split {
-            Split::Early => spread,
-            Split::Late => spread - self.spread[self.slot(root)],
-        }
+        cppr_credit(
+            self.split,
+            self.spread[self.slot(node)],
+            self.spread[self.slot(root)],
+        )
     }
 
     /// The ancestors of `node` into `path`: `path[d]` is its ancestor at depth `d`, the

@@ -14,9 +14,6 @@ use tachyon_kernels::cppr::{
 };
 use tachyon_kernels::Split;
 
-use tachyon_gpu::cppr::{DeviceGroupShape, GroupShapeLayout};
-use tachyon_gpu::{CpprValues, GpuError};
-
 use crate::clock_tree::{ClockNetwork, ClockTree};
 
 /// Which arrivals start a pass.
@@ -423,6 +420,7 @@ impl NetworkShape {
     }
 
     /// The start points: launching clock nodes, then the primary inputs' slot.
+    #[cfg(feature = "gpu")]
     pub(crate) fn n_starts(&self) -> u32 {
         self.launch_nodes.len() as u32 + 1
     }
@@ -432,18 +430,25 @@ impl NetworkShape {
     }
 
     /// Entries `level_start[l]..level_start[l + 1]` form level `l`.
+    #[cfg(feature = "gpu")]
     pub(crate) fn level_start(&self) -> &[u32] {
         &self.level_start
     }
 
     /// `input_start[e]..input_start[e + 1]` index the inputs of entry `e`.
+    #[cfg(feature = "gpu")]
     pub(crate) fn input_start(&self) -> &[u32] {
         &self.input_start
     }
 
     /// Validates the shape and copies it to the GPU that holds `timing`, where each
     /// split's network is then filled in.
-    pub(crate) fn upload_to(&self, timing: CpprValues<'_>) -> Result<DeviceGroupShape, GpuError> {
+    #[cfg(feature = "gpu")]
+    pub(crate) fn upload_to(
+        &self,
+        timing: tachyon_gba::gpu::ForwardValues<'_>,
+    ) -> Result<crate::gpu::DeviceGroupShape, tachyon_gpu::GpuError> {
+        use crate::gpu::{DeviceGroupShape, GroupShapeLayout};
         // The chunks one after the other, as the GPU reads them.
         let mut inputs = Vec::with_capacity(self.chunks.iter().map(Vec::len).sum());
         inputs.par_extend(self.chunks.par_iter().flatten().copied());
@@ -565,6 +570,7 @@ impl<'a> DataNetwork<'a> {
     }
 
     /// The split whose network this is.
+    #[cfg(feature = "gpu")]
     pub(crate) fn split(&self) -> Split {
         self.split
     }

@@ -3,7 +3,7 @@
 //! A path launched at clock pin L and captured at clock pin C shares the clock path from
 //! the source down to their lowest common ancestor on the clock tree; counting that
 //! shared part both early and late is pessimism, given back as the credit
-//! `credit(LCA(L, C))` (`tachyon_kernels::delay::{setup_credit, hold_credit}`). The
+//! `credit(LCA(L, C))` (`tachyon_kernels::delay::cppr_credit`). The
 //! post-CPPR test slack is `min over L of (slack via L + credit(LCA(L, C)))`, with no
 //! credit for paths from primary inputs.
 //!
@@ -29,13 +29,15 @@
 //! The effective credit (post-CPPR slack minus pre-CPPR slack) is stored per test so
 //! that `tachyon-gba` seeds post-CPPR required times on data pins.
 //!
-//! The passes run on the CPU or on the GPUs ([`PassDevice`]); the host builds the clock
+//! The passes run on the CPU or on the GPUs ([`gpu`]); the host builds the clock
 //! trees, copies each split's values into the data network and combines the passes'
 //! values. What depends on the graph alone (the clock network's pins, the data
 //! network's shape) is [`CpprStructure`], built once for both splits, and on the GPU
 //! while the GPU propagates.
 
 mod clock_tree;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 mod groups;
 
 use std::sync::Arc;
@@ -43,9 +45,6 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use tachyon_gpu::cppr::{DeviceGroupShape, GroupNetworkLayout};
-use tachyon_gpu::CpprValues;
-use tachyon_gpu::{GpuContext, GpuError};
 use tachyon_graph::{ArcKind, PinKind, TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::cppr::EntryGroups;
@@ -53,20 +52,6 @@ use tachyon_kernels::{Split, Transition};
 
 pub use clock_tree::{ClockNetwork, ClockTree};
 use groups::{propagate_groups_into, DataNetwork, NetworkShape, Seeding};
-
-/// Where the grouping passes run. The passes give bit-identical results on either:
-/// both run `tachyon_kernels::cppr::entry_groups` entry by entry in the same order.
-#[derive(Debug, Clone, Copy)]
-pub enum PassDevice<'a> {
-    /// The CPU, each pass parallel level by level (rayon).
-    Cpu,
-    /// These GPUs, the passes of a split shared among them.
-    Gpu(&'a [Arc<GpuContext>]),
-    /// The one GPU that holds the timing data: each split's network is filled in there
-    /// from the network's shape and the arc delays and arrivals already on the device
-    /// (`tachyon_gpu::cppr::run_resident_group_passes`), so no network crosses the bus.
-    GpuResident(CpprValues<'a>),
-}
 
 /// What CPPR needs of the graph alone, before any timing value exists: the clock
 /// network's pins and the data network's shape, shared by both splits. Built once per
@@ -79,6 +64,12 @@ pub struct CpprStructure {
 }
 
 impl CpprStructure {
+    /// The data network's shape (`None` without a clock).
+    #[cfg(feature = "gpu")]
+    pub(crate) fn shape(&self) -> Option<&NetworkShape> {
+        self.parts.as_ref().map(|(_, shape)| shape)
+    }
+
     /// Finds the clock network and compiles the data network's shape of `graph`.
     pub fn build(graph: &TimingGraph) -> CpprStructure {
         let parts = graph.assertions().clock.map(|clock| {
@@ -93,60 +84,27 @@ impl CpprStructure {
     }
 }
 
-/// Where a split's passes run, its network made ready for them.
-#[derive(Clone, Copy)]
-enum PassRunner<'a> {
-    Cpu,
-    Gpu(&'a [Arc<GpuContext>]),
-    /// The GPU holding the timing data, with the shape uploaded there.
-    Resident(CpprValues<'a>, &'a DeviceGroupShape),
-}
-
 /// Fills `tests[..].credit` and `tests[..].slack` with the exact post-CPPR values.
 /// Needs arrivals, arc delays and `required_before_cppr` (`tachyon_gba::evaluate_tests`).
 pub fn apply_cppr(graph: &TimingGraph, data: &mut TimingData) {
-    match apply_cppr_on(graph, data, PassDevice::Cpu) {
-        Ok(()) => {}
-        Err(_) => unreachable!("passes on the CPU cannot fail"),
-    }
+    apply_cppr_with(graph, data, &CpprStructure::build(graph));
 }
 
-/// [`apply_cppr`] with the grouping passes on `device`; fails only on a GPU error.
-pub fn apply_cppr_on(
-    graph: &TimingGraph,
-    data: &mut TimingData,
-    device: PassDevice<'_>,
-) -> Result<(), GpuError> {
-    apply_cppr_with(graph, data, &CpprStructure::build(graph), device)
-}
-
-/// [`apply_cppr_on`] with the structure of `graph` already built.
+/// [`apply_cppr`] with the structure of `graph` already built.
 ///
 /// # Panics
 ///
 /// When `structure` was built for another graph (it checks the pin count).
-pub fn apply_cppr_with(
-    graph: &TimingGraph,
-    data: &mut TimingData,
-    structure: &CpprStructure,
-    device: PassDevice<'_>,
-) -> Result<(), GpuError> {
+pub fn apply_cppr_with(graph: &TimingGraph, data: &mut TimingData, structure: &CpprStructure) {
     let _span = tracing::info_span!("cppr").entered();
-    let started = Instant::now();
-    let post = post_cppr_slacks_with(graph, data, structure, device)?;
-    let slacks_done = started.elapsed();
+    let post = post_cppr_slacks_with(graph, data, structure);
     store(graph, data, &post);
-    tracing::debug!(
-        slacks_ms = slacks_done.as_secs_f64() * 1e3,
-        store_ms = (started.elapsed() - slacks_done).as_secs_f64() * 1e3,
-        "cppr applied"
-    );
-    Ok(())
 }
 
 /// Writes post-CPPR slacks and the credits they imply into `data.tests`, in parallel
 /// (each test reads its data pin's arrival, scattered over the pins).
-fn store(graph: &TimingGraph, data: &mut TimingData, post: &[[f64; 2]]) {
+pub(crate) fn store(graph: &TimingGraph, data: &mut TimingData, post: &[[f64; 2]]) {
+    let started = Instant::now();
     let before: Vec<[f64; 2]> = (0..post.len())
         .into_par_iter()
         .with_min_len(1024)
@@ -172,33 +130,21 @@ fn store(graph: &TimingGraph, data: &mut TimingData, post: &[[f64; 2]]) {
                 }
             }
         });
+    tracing::debug!(
+        store_ms = started.elapsed().as_secs_f64() * 1e3,
+        "cppr slacks stored"
+    );
 }
 
 /// The exact post-CPPR slack of every test per data transition (`+inf` where no path
 /// reaches the data pin), by depth grouping.
 pub fn post_cppr_slacks(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 2]> {
-    match post_cppr_slacks_on(graph, data, PassDevice::Cpu) {
-        Ok(post) => post,
-        Err(_) => unreachable!("passes on the CPU cannot fail"),
-    }
+    post_cppr_slacks_with(graph, data, &CpprStructure::build(graph))
 }
 
-/// [`post_cppr_slacks`] with the grouping passes on `device`.
-pub fn post_cppr_slacks_on(
-    graph: &TimingGraph,
-    data: &TimingData,
-    device: PassDevice<'_>,
-) -> Result<Vec<[f64; 2]>, GpuError> {
-    let started = Instant::now();
-    let structure = CpprStructure::build(graph);
-    tracing::debug!(
-        ms = started.elapsed().as_secs_f64() * 1e3,
-        "cppr structure built"
-    );
-    post_cppr_slacks_with(graph, data, &structure, device)
-}
-
-/// [`post_cppr_slacks_on`] with the structure of `graph` already built.
+/// [`post_cppr_slacks`] with the structure of `graph` already built: the passes on the
+/// CPU, the splits one after the other, so that only one split's network values are
+/// alive at a time (memory), and the passes of both share one arrivals buffer.
 ///
 /// # Panics
 ///
@@ -207,84 +153,61 @@ pub fn post_cppr_slacks_with(
     graph: &TimingGraph,
     data: &TimingData,
     structure: &CpprStructure,
-    device: PassDevice<'_>,
-) -> Result<Vec<[f64; 2]>, GpuError> {
+) -> Vec<[f64; 2]> {
+    let slacks = slacks_by::<std::convert::Infallible>(graph, data, structure, true, |prepare| {
+        let mut arrivals = Vec::new();
+        let mut results = Vec::new();
+        for split in Split::BOTH {
+            if let Some(prepared) = prepare(split) {
+                results.extend(prepared.finish::<std::convert::Infallible>(
+                    graph,
+                    data,
+                    &mut |network, tree, wanted, seedings| {
+                        Ok(cpu_passes(network, tree, wanted, seedings, &mut arrivals))
+                    },
+                )?);
+            }
+        }
+        Ok(results)
+    });
+    match slacks {
+        Ok(slacks) => slacks,
+        Err(never) => match never {},
+    }
+}
+
+/// The post-CPPR slacks of every test, the passes scheduled and run by `schedule`: it
+/// gets the preparation of a split (`None` when the split has no tests; with
+/// `host_values`, the host copies the split's values into its network) and returns
+/// each prepared split's (test, slacks) pairs ([`PreparedSplit::finish`]).
+pub(crate) fn slacks_by<'s, E>(
+    graph: &TimingGraph,
+    data: &TimingData,
+    structure: &'s CpprStructure,
+    host_values: bool,
+    schedule: impl FnOnce(
+        &(dyn Fn(Split) -> Option<PreparedSplit<'s>> + Sync),
+    ) -> Result<Vec<(usize, [f64; 2])>, E>,
+) -> Result<Vec<[f64; 2]>, E> {
     assert_eq!(
         structure.n_pins,
         graph.n_pins(),
         "a CPPR structure serves the graph it was built for"
     );
+    let started = Instant::now();
     let mut post = vec![[f64::INFINITY; 2]; graph.tests().len()];
     let Some((clock, shape)) = &structure.parts else {
         return Ok(post);
     };
-    // Every test belongs to one split. Where the passes fill each split's values in
-    // themselves (the GPU holding the timing data), the host does not.
-    let host_values = !matches!(device, PassDevice::GpuResident(_));
     let prepare = |split| PreparedSplit::new(graph, data, clock, shape, split, host_values);
-    let results = match device {
-        // On the CPU the splits run one after the other, so that only one split's
-        // network values are alive at a time (memory), and the passes of both share
-        // one arrivals buffer.
-        PassDevice::Cpu => {
-            let mut arrivals = Vec::new();
-            let mut results = Vec::new();
-            for split in Split::BOTH {
-                if let Some(prepared) = prepare(split) {
-                    let runner = PassRunner::Cpu;
-                    results.extend(prepared.finish(graph, data, runner, &mut arrivals)?);
-                }
-            }
-            results
-        }
-        // With GPUs, the host prepares the late split while the GPUs run the early
-        // split's passes.
-        PassDevice::Gpu(contexts) => gpu_splits(
-            graph,
-            data,
-            PassRunner::Gpu(contexts),
-            prepare(Split::Early),
-            || prepare(Split::Late),
-        )?,
-        // The shape goes to the GPU while the host prepares the early split.
-        PassDevice::GpuResident(timing) => {
-            let (uploaded, early) =
-                rayon::join(|| shape.upload_to(timing), || prepare(Split::Early));
-            let uploaded = uploaded?;
-            let runner = PassRunner::Resident(timing, &uploaded);
-            gpu_splits(graph, data, runner, early, || prepare(Split::Late))?
-        }
-    };
-    for (test, values) in results {
+    for (test, values) in schedule(&prepare)? {
         post[test] = values;
     }
+    tracing::debug!(
+        slacks_ms = started.elapsed().as_secs_f64() * 1e3,
+        "cppr slacks"
+    );
     Ok(post)
-}
-
-/// Both splits' passes on GPUs (`runner`): the early split's (prepared already) while
-/// the host prepares the late split, then the late split's.
-fn gpu_splits<'a>(
-    graph: &TimingGraph,
-    data: &TimingData,
-    runner: PassRunner<'_>,
-    early: Option<PreparedSplit<'a>>,
-    prepare_late: impl FnOnce() -> Option<PreparedSplit<'a>> + Send,
-) -> Result<Vec<(usize, [f64; 2])>, GpuError> {
-    let (early, late) = match early {
-        Some(early) => {
-            let (early, late) = rayon::join(
-                || early.finish(graph, data, runner, &mut Vec::new()),
-                prepare_late,
-            );
-            (early?, late)
-        }
-        None => (Vec::new(), prepare_late()),
-    };
-    let mut results = early;
-    if let Some(late) = late {
-        results.extend(late.finish(graph, data, runner, &mut Vec::new())?);
-    }
-    Ok(results)
 }
 
 /// How many CPU passes sweep the network together (`propagate_groups_into`). 1M
@@ -292,72 +215,44 @@ fn gpu_splits<'a>(
 /// one at a time 285-290 / 175-178; two 278-328 / 129-140; three 338-377 / 123.
 const CPU_PASSES_SIDE_BY_SIDE: usize = 2;
 
-/// Runs one pass per seeding and returns, per pass, the arrivals of the entries
-/// `wanted`.
-fn run_passes(
+/// Runs one pass per seeding on the CPU and returns, per pass, the arrivals of the
+/// entries `wanted`: two passes side by side at a time (each sweep parallel level by
+/// level) in one buffer, keeping only the wanted entries, so that memory stays at two
+/// passes' arrivals.
+fn cpu_passes(
     network: &DataNetwork<'_>,
     tree: &ClockTree,
     wanted: &[u32],
     seedings: &[Seeding],
-    runner: PassRunner<'_>,
     arrivals: &mut Vec<EntryGroups>,
-) -> Result<Vec<Vec<EntryGroups>>, GpuError> {
-    let start_groups = || -> Vec<Vec<u32>> {
-        seedings
+) -> Vec<Vec<EntryGroups>> {
+    let mut results = Vec::with_capacity(seedings.len());
+    for side_by_side in seedings.chunks(CPU_PASSES_SIDE_BY_SIDE) {
+        let groups: Vec<Vec<u32>> = side_by_side
             .iter()
             .map(|&seeding| network.start_groups(tree, seeding))
-            .collect()
-    };
-    match runner {
-        // Two passes side by side at a time (each sweep parallel level by level) in
-        // one buffer, keeping only the wanted entries, so that memory stays at two
-        // passes' arrivals.
-        PassRunner::Cpu => {
-            let mut results = Vec::with_capacity(seedings.len());
-            for side_by_side in seedings.chunks(CPU_PASSES_SIDE_BY_SIDE) {
-                let groups: Vec<Vec<u32>> = side_by_side
-                    .iter()
-                    .map(|&seeding| network.start_groups(tree, seeding))
-                    .collect();
-                propagate_groups_into(network, &groups, arrivals);
-                let passes = groups.len();
-                results.extend((0..passes).map(|pass| {
-                    wanted
-                        .iter()
-                        .map(|&entry| arrivals[entry as usize * passes + pass])
-                        .collect()
-                }));
-            }
-            Ok(results)
-        }
-        PassRunner::Gpu(contexts) => {
-            let passes = start_groups();
-            let layout = GroupNetworkLayout {
-                late: network.late,
-                level_start: network.shape.level_start(),
-                input_start: network.shape.input_start(),
-                inputs: &network.inputs,
-                n_starts: network.shape.n_starts(),
-                wanted,
-            };
-            tachyon_gpu::cppr::run_group_passes(contexts, &layout, &passes)
-        }
-        PassRunner::Resident(timing, shape) => {
-            let passes = start_groups();
-            tachyon_gpu::cppr::run_resident_group_passes(
-                timing,
-                shape,
-                network.split(),
-                wanted,
-                &passes,
-            )
-        }
+            .collect();
+        propagate_groups_into(network, &groups, arrivals);
+        let passes = groups.len();
+        results.extend((0..passes).map(|pass| {
+            wanted
+                .iter()
+                .map(|&entry| arrivals[entry as usize * passes + pass])
+                .collect()
+        }));
     }
+    results
 }
+
+/// Runs a split's passes, one per seeding, returning per pass the entries `wanted`:
+/// on the CPU ([`cpu_passes`]) or on GPUs (`gpu`).
+pub(crate) type RunPasses<'r, E> = dyn FnMut(&DataNetwork<'_>, &ClockTree, &[u32], &[Seeding]) -> Result<Vec<Vec<EntryGroups>>, E>
+    + Send
+    + 'r;
 
 /// One split's CPPR before its passes: its tests, clock tree, network values and the
 /// passes to run.
-struct PreparedSplit<'a> {
+pub(crate) struct PreparedSplit<'a> {
     split: Split,
     tests: Vec<usize>,
     tree: ClockTree,
@@ -427,14 +322,14 @@ impl<'a> PreparedSplit<'a> {
         })
     }
 
-    /// Runs the passes on `device` and combines them: the split's (test, slacks) pairs.
-    fn finish(
+    /// Runs the passes (`run_passes`) and combines them: the split's (test, slacks)
+    /// pairs.
+    pub(crate) fn finish<E>(
         &self,
         graph: &TimingGraph,
         data: &TimingData,
-        runner: PassRunner<'_>,
-        arrivals: &mut Vec<EntryGroups>,
-    ) -> Result<Vec<(usize, [f64; 2])>, GpuError> {
+        run_passes: &mut RunPasses<'_, E>,
+    ) -> Result<Vec<(usize, [f64; 2])>, E> {
         let [tree_ms, network_ms, prepare_ms] = self.host_ms;
         let started = Instant::now();
         let mut post = vec![[f64::INFINITY; 2]; self.tests.len()];
@@ -445,14 +340,7 @@ impl<'a> PreparedSplit<'a> {
                 .iter()
                 .map(|&depth| Seeding::LaunchesGroupedAtDepth(depth)),
         );
-        let mut results = run_passes(
-            &self.network,
-            &self.tree,
-            &self.wanted,
-            &seedings,
-            runner,
-            arrivals,
-        )?;
+        let mut results = run_passes(&self.network, &self.tree, &self.wanted, &seedings)?;
         let passes_done = started.elapsed();
         let passes: Vec<(u32, Vec<EntryGroups>)> = self
             .distinct
@@ -625,7 +513,6 @@ fn arrivals_from(
     split: Split,
     launch: Option<u32>,
 ) -> Vec<[f64; 2]> {
-    let late = split == Split::Late;
     let condition = |transition: Transition| condition_index(split, transition);
     let mut arrival = vec![[f64::NAN; 2]; graph.n_pins() as usize];
     for &pin in graph.topological_order() {
@@ -634,14 +521,7 @@ fn arrivals_from(
         }
         let mut best = [f64::NAN; 2];
         let mut offer = |transition: usize, value: f64| {
-            let current = best[transition];
-            let better = current.is_nan()
-                || if late {
-                    value > current
-                } else {
-                    value < current
-                };
-            if !value.is_nan() && better {
+            if split.is_worse(value, best[transition]) {
                 best[transition] = value;
             }
         };
@@ -705,10 +585,7 @@ fn test_slack(
     arrival: f64,
 ) -> f64 {
     let required = data.tests[test].required_before_cppr[transition.index()];
-    match graph.tests()[test].kind.split() {
-        Split::Late => tachyon_kernels::delay::late_slack(required, arrival),
-        Split::Early => tachyon_kernels::delay::early_slack(arrival, required),
-    }
+    tachyon_kernels::delay::slack(graph.tests()[test].kind.split(), required, arrival)
 }
 
 fn min_into(current: &mut f64, candidate: f64) {

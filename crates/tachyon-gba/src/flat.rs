@@ -4,11 +4,10 @@
 
 use rayon::prelude::*;
 
+use crate::parasitics::{lumped_load, sink_sources, tree_pin_caps};
 use crate::prefetch::{prefetch_net, NETS_AHEAD};
-use tachyon_graph::{
-    ArcKind, Csr, FastMap, Net, PinId, PinKind, TableId, TestKind, TimingGraph, Unateness,
-};
-use tachyon_kernels::batch::{lut_storage_len, lut_values_len};
+use tachyon_graph::{ArcKind, Csr, Net, PinKind, TableId, TestKind, TimingGraph, Unateness};
+use tachyon_kernels::lut::{storage_len, values_len};
 use tachyon_kernels::propagate::{
     ArcDescriptor, FlatGraph, TableDescriptor, TestDescriptor, ARC_CELL, ARC_EDGE_SHIFT, ARC_LATE,
     ARC_UNATENESS_SHIFT, NONE, TEST_EDGE_FALL, TEST_HOLD, UNATE_NEGATIVE, UNATE_NON,
@@ -270,7 +269,7 @@ impl Levels {
     }
 }
 
-/// Every table of the graph's store, laid out as `tachyon_kernels::batch` describes.
+/// Every table of the graph's store, laid out as `tachyon_kernels::lut` describes.
 /// Values beyond the axes' product are dropped and missing ones read as NaN (a table the
 /// Liberty reader let through short), so a lookup never leaves its table.
 fn flatten_tables(graph: &TimingGraph) -> (Vec<TableDescriptor>, Vec<f64>) {
@@ -284,10 +283,10 @@ fn flatten_tables(graph: &TimingGraph) -> (Vec<TableDescriptor>, Vec<f64>) {
             n2 as u32,
             u32::from(table.primary_is_index_2),
         ]);
-        data.reserve(lut_storage_len(n1, n2));
+        data.reserve(storage_len(n1, n2));
         data.extend_from_slice(&table.index_1);
         data.extend_from_slice(&table.index_2);
-        let n_values = lut_values_len(n1, n2);
+        let n_values = values_len(n1, n2);
         data.extend(
             (0..n_values).map(|value| table.values.get(value).copied().unwrap_or(f64::NAN)),
         );
@@ -300,7 +299,7 @@ fn flatten_tables(graph: &TimingGraph) -> (Vec<TableDescriptor>, Vec<f64>) {
 #[derive(Debug, Clone, Default)]
 pub struct FlatParasitics {
     /// RC trees of the nets with parasitics, in net order (layout:
-    /// `tachyon_kernels::batch`): offsets, local parents, resistances, interleaved caps.
+    /// `tachyon_kernels::rc`): offsets, local parents, resistances, interleaved caps.
     pub net_offsets: Vec<u32>,
     pub parent: Vec<u32>,
     pub res: Vec<f64>,
@@ -421,6 +420,7 @@ impl FlatParasitics {
             .into_par_iter()
             .map(|(_, chunk_nets, first_node, parent, res, cap, lumped)| {
                 let mut sources = Vec::new();
+                let mut net_sources = Vec::new();
                 let mut local = 0usize;
                 for (index, (net, lumped)) in chunk_nets.iter().zip(lumped).enumerate() {
                     prefetch_net(
@@ -439,6 +439,7 @@ impl FlatParasitics {
                         &mut cap[local * 4..(local + n_nodes) * 4],
                         lumped,
                         &mut sources,
+                        &mut net_sources,
                     );
                     local += n_nodes;
                 }
@@ -493,9 +494,9 @@ impl FlatParasitics {
 }
 
 /// Fills one net's nodes (`base` is its first batch node) or lumped load, and appends
-/// `(sink pin, source node)` for each sink entry in order: a sink's first entry takes the
-/// node of its last tree entry, repeated entries and sinks outside the tree take none,
-/// exactly what `compute_parasitics` stores.
+/// `(sink pin, source node)` for each sink entry in order, by the rules the CPU pass
+/// follows ([`lumped_load`], [`tree_pin_caps`], [`sink_sources`]), so both store the
+/// same values.
 #[allow(clippy::too_many_arguments)]
 fn fill_net(
     graph: &TimingGraph,
@@ -506,15 +507,11 @@ fn fill_net(
     cap: &mut [f64],
     lumped: &mut [f64; 4],
     sources: &mut Vec<(u32, u32)>,
+    net_sources: &mut Vec<u32>,
 ) {
     let Some(tree) = graph.rc_tree(net) else {
-        for &sink in &net.sinks {
-            let capacitance = graph.pin(sink).capacitance;
-            for (total, pin_capacitance) in lumped.iter_mut().zip(capacitance) {
-                *total += pin_capacitance;
-            }
-            sources.push((sink.0, NONE));
-        }
+        *lumped = lumped_load(graph, net);
+        sources.extend(net.sinks.iter().map(|sink| (sink.0, NONE)));
         return;
     };
     parent.copy_from_slice(tree.parent);
@@ -522,44 +519,19 @@ fn fill_net(
     for (node, &ground) in tree.ground_capacitance.iter().enumerate() {
         cap[node * 4..node * 4 + 4].copy_from_slice(&[ground; 4]);
     }
-    for &(pin, node) in tree.pin_nodes {
-        if Some(pin) != net.driver {
-            let capacitance = graph.pin(pin).capacitance;
-            for (condition, pin_capacitance) in capacitance.iter().enumerate() {
-                cap[node as usize * 4 + condition] += pin_capacitance;
-            }
+    for (node, pin_capacitance) in tree_pin_caps(graph, net, &tree) {
+        for (condition, pin_capacitance) in pin_capacitance.iter().enumerate() {
+            cap[node * 4 + condition] += pin_capacitance;
         }
     }
-    // The last tree entry of a pin wins; small nets scan, large ones hash.
-    const SCAN_LIMIT: usize = 16;
-    let mut node_map: FastMap<u32, u32> = FastMap::default();
-    if net.sinks.len() > SCAN_LIMIT {
-        for &(pin, node) in tree.pin_nodes {
-            node_map.insert(pin.0, node);
-        }
-    }
-    let node_of = |pin: PinId| {
-        if net.sinks.len() > SCAN_LIMIT {
-            node_map.get(&pin.0).copied()
-        } else {
-            tree.pin_nodes
-                .iter()
-                .rev()
-                .find(|(other, _)| *other == pin)
-                .map(|&(_, node)| node)
-        }
-    };
-    let mut seen: FastMap<u32, ()> = FastMap::default();
-    for (entry, &sink) in net.sinks.iter().enumerate() {
-        let first = if net.sinks.len() > SCAN_LIMIT {
-            seen.insert(sink.0, ()).is_none()
-        } else {
-            !net.sinks[..entry].contains(&sink)
-        };
-        let source = match (first, node_of(sink)) {
-            (true, Some(node)) => base + node,
-            _ => NONE,
-        };
-        sources.push((sink.0, source));
-    }
+    sink_sources(net, &tree, net_sources);
+    sources.extend(
+        net.sinks
+            .iter()
+            .zip(net_sources.iter())
+            .map(|(sink, &node)| {
+                let source = if node == NONE { NONE } else { base + node };
+                (sink.0, source)
+            }),
+    );
 }

@@ -1,5 +1,6 @@
-//! Graph-based analysis on the CPU: RC trees, delay calculation, forward arrival and
-//! slew propagation, test evaluation, backward required-time propagation.
+//! Graph-based analysis: RC trees, delay calculation, forward arrival and slew
+//! propagation, test evaluation, backward required-time propagation, on the CPU (this
+//! module's phases) and on the GPU ([`gpu`], with the `gpu` feature).
 //!
 //! The phases run in this order, each level by level with rayon (each pin pulls from its
 //! fan-in or fan-out, so results do not depend on thread scheduling):
@@ -18,6 +19,7 @@ mod backward;
 mod compare;
 pub mod flat;
 mod forward;
+#[cfg(feature = "gpu")]
 pub mod gpu;
 mod parasitics;
 mod prefetch;
@@ -30,8 +32,7 @@ pub use backward::{
 pub use compare::{compare, Differences};
 pub use flat::{FlatParasitics, FlatTiming};
 pub use forward::{primary_input_values, propagate_arrivals, propagate_arrivals_flat};
-pub use parasitics::compute_parasitics;
-pub use tachyon_gpu::{devices as gpu_devices, Device, GpuContext, GpuError};
+pub use parasitics::{compute_parasitics, net_load};
 pub use tests_eval::{
     evaluate_tests, evaluate_tests_flat, finish_tests_without_cppr, slack_before_cppr,
 };
@@ -55,10 +56,11 @@ pub fn update_timing_without_cppr(graph: &TimingGraph) -> TimingData {
     data
 }
 
-/// Merges `candidate` into `current` the way `split` merges (NaN means "none yet").
+/// Merges `candidate` into `current` (NaN means "none yet"): the smaller of the two
+/// when `keep_smaller`, else the larger.
 #[inline]
 pub(crate) fn merge_into(current: &mut f64, candidate: f64, keep_smaller: bool) {
-    *current = tachyon_kernels::propagate::merge(*current, candidate, keep_smaller);
+    *current = tachyon_kernels::condition::merge(*current, candidate, keep_smaller);
 }
 
 #[cfg(test)]

@@ -1,7 +1,10 @@
 //! Phase 1: RC tree passes per net.
 
+use std::cell::Cell;
+
 use rayon::prelude::*;
-use tachyon_graph::{Net, TimingData, TimingGraph};
+use tachyon_graph::{FastMap, Net, RcTreeRef, TimingData, TimingGraph};
+use tachyon_kernels::propagate::NONE;
 
 use crate::prefetch::{prefetch_net, NETS_AHEAD};
 use crate::store;
@@ -53,16 +56,14 @@ pub fn compute_parasitics(graph: &TimingGraph, data: &mut TimingData) {
 const CHUNK: usize = 256;
 
 /// Per-node work arrays, reused from net to net by one thread (a million nets
-/// allocating six arrays each spent more time in the allocator than in the passes).
+/// allocating arrays each spent more time in the allocator than in the passes).
 #[derive(Default)]
 struct Scratch {
     cap: Vec<f64>,
     load: Vec<f64>,
     delay: Vec<f64>,
-    sum: Vec<f64>,
-    ldelay: Vec<f64>,
-    beta: Vec<f64>,
-    slot_of_pin: Vec<Option<usize>>,
+    impulse: Vec<f64>,
+    sources: Vec<u32>,
 }
 
 /// The RC passes of one net: returns its driver load and appends one entry per sink to
@@ -73,89 +74,123 @@ fn net_parasitics(
     scratch: &mut Scratch,
     sinks: &mut Vec<SinkValues>,
 ) -> [f64; 4] {
-    let Some(tree) = graph.rc_tree(net) else {
-        // A lumped net: the driver sees the sum of the sink pin caps, no wire delay.
-        let mut load = [0.0; 4];
-        for &sink in &net.sinks {
-            let capacitance = graph.pin(sink).capacitance;
-            for (total, pin_capacitance) in load.iter_mut().zip(capacitance) {
-                *total += pin_capacitance;
-            }
-        }
-        sinks.extend(
-            net.sinks
-                .iter()
-                .map(|sink| (sink.index(), [0.0; 4], [0.0; 4])),
-        );
-        return load;
-    };
-    let n_nodes = tree.parent.len();
-    let mut root_load = [0.0; 4];
     let first_sink = sinks.len();
     sinks.extend(
         net.sinks
             .iter()
             .map(|sink| (sink.index(), [0.0; 4], [0.0; 4])),
     );
+    let Some(tree) = graph.rc_tree(net) else {
+        // A lumped net: no wire delay.
+        return lumped_load(graph, net);
+    };
     let per_pin = &mut sinks[first_sink..];
-    // Where each tree pin's values go: its first entry in `per_pin` (found once per net,
-    // not once per condition: hub nets have thousands of sinks).
     let Scratch {
         cap,
         load,
         delay,
-        sum: scratch,
-        ldelay,
-        beta,
-        slot_of_pin,
+        impulse,
+        sources,
     } = scratch;
-    slot_of_pin.clear();
-    if net.sinks.len() <= 16 {
-        slot_of_pin.extend(
-            tree.pin_nodes
-                .iter()
-                .map(|(pin, _)| per_pin.iter().position(|entry| entry.0 == pin.index())),
-        );
-    } else {
-        let mut first: tachyon_graph::FastMap<usize, usize> = tachyon_graph::FastMap::default();
-        for (position, entry) in per_pin.iter().enumerate() {
-            first.entry(entry.0).or_insert(position);
-        }
-        slot_of_pin.extend(
-            tree.pin_nodes
-                .iter()
-                .map(|(pin, _)| first.get(&pin.index()).copied()),
-        );
-    }
-    for array in [
-        &mut *cap,
-        &mut *load,
-        &mut *delay,
-        &mut *scratch,
-        &mut *ldelay,
-        &mut *beta,
-    ] {
+    sink_sources(net, &tree, sources);
+    let n_nodes = tree.parent.len();
+    for array in [&mut *cap, &mut *load, &mut *delay, &mut *impulse] {
         array.clear();
         array.resize(n_nodes, 0.0);
     }
+    let mut root_load = [0.0; 4];
     for (condition, root) in root_load.iter_mut().enumerate() {
         cap.copy_from_slice(tree.ground_capacitance);
-        for &(pin, node) in tree.pin_nodes {
-            if Some(pin) != net.driver {
-                cap[node as usize] += graph.pin(pin).capacitance[condition];
-            }
+        for (node, pin_capacitance) in tree_pin_caps(graph, net, &tree) {
+            cap[node] += pin_capacitance[condition];
         }
-        rc::load(tree.parent, cap, load);
-        rc::elmore_delay(tree.parent, tree.resistance, load, delay);
-        rc::load_delay(tree.parent, cap, delay, scratch, ldelay);
-        rc::beta(tree.parent, tree.resistance, ldelay, beta);
+        rc::net_passes(
+            tree.parent,
+            tree.resistance,
+            cap,
+            rc::contiguous,
+            Cell::from_mut(&mut load[..]).as_slice_of_cells(),
+            Cell::from_mut(&mut delay[..]).as_slice_of_cells(),
+            Cell::from_mut(&mut impulse[..]).as_slice_of_cells(),
+        );
         *root = if n_nodes > 0 { load[0] } else { 0.0 };
-        for (&(_, node), slot) in tree.pin_nodes.iter().zip(slot_of_pin.iter()) {
-            if let Some(entry) = slot.map(|slot| &mut per_pin[slot]) {
-                entry.1[condition] = delay[node as usize];
-                entry.2[condition] = rc::impulse(beta[node as usize], delay[node as usize]);
+        for (entry, &source) in per_pin.iter_mut().zip(sources.iter()) {
+            if source != NONE {
+                entry.1[condition] = delay[source as usize];
+                entry.2[condition] = impulse[source as usize];
             }
         }
     }
     root_load
+}
+
+/// The load `net`'s driver sees in each condition, computed as [`compute_parasitics`]
+/// computes it (the same function, so the same bits): for readers that need a few nets'
+/// loads when the backend kept the RC pass's values on the device.
+pub fn net_load(graph: &TimingGraph, net: &Net) -> [f64; 4] {
+    let mut sinks = Vec::with_capacity(net.sinks.len());
+    net_parasitics(graph, net, &mut Scratch::default(), &mut sinks)
+}
+
+/// The load a lumped net's driver sees (a net without an RC tree): the sum of its sink
+/// pin caps, in sink order.
+pub(crate) fn lumped_load(graph: &TimingGraph, net: &Net) -> [f64; 4] {
+    let mut load = [0.0; 4];
+    for &sink in &net.sinks {
+        let capacitance = graph.pin(sink).capacitance;
+        for (total, pin_capacitance) in load.iter_mut().zip(capacitance) {
+            *total += pin_capacitance;
+        }
+    }
+    load
+}
+
+/// The pin caps an RC tree's nodes carry besides their ground caps: each pin of the
+/// tree but the driver, as (node, the pin's caps), in the tree's order.
+pub(crate) fn tree_pin_caps<'a>(
+    graph: &'a TimingGraph,
+    net: &'a Net,
+    tree: &RcTreeRef<'a>,
+) -> impl Iterator<Item = (usize, [f64; 4])> + 'a {
+    tree.pin_nodes
+        .iter()
+        .filter(move |&&(pin, _)| Some(pin) != net.driver)
+        .map(move |&(pin, node)| (node as usize, graph.pin(pin).capacitance))
+}
+
+/// Per sink entry of `net`, the node of `tree` its wire delay and impulse come from
+/// ([`NONE`]: zeros), into `sources`: a sink's first entry takes the node of the pin's
+/// last tree entry; its repeated entries, and sinks outside the tree, take none.
+pub(crate) fn sink_sources(net: &Net, tree: &RcTreeRef<'_>, sources: &mut Vec<u32>) {
+    sources.clear();
+    // Small nets scan; large ones hash (hub nets have thousands of sinks).
+    const SCAN_LIMIT: usize = 16;
+    if net.sinks.len() <= SCAN_LIMIT {
+        for (entry, &sink) in net.sinks.iter().enumerate() {
+            let first = !net.sinks[..entry].contains(&sink);
+            let node = tree
+                .pin_nodes
+                .iter()
+                .rev()
+                .find(|(pin, _)| *pin == sink)
+                .map(|&(_, node)| node);
+            sources.push(match (first, node) {
+                (true, Some(node)) => node,
+                _ => NONE,
+            });
+        }
+        return;
+    }
+    let mut node_of: FastMap<u32, u32> = FastMap::default();
+    for &(pin, node) in tree.pin_nodes {
+        node_of.insert(pin.0, node);
+    }
+    let mut seen: FastMap<u32, ()> = FastMap::default();
+    for &sink in &net.sinks {
+        let first = seen.insert(sink.0, ()).is_none();
+        sources.push(match (first, node_of.get(&sink.0)) {
+            (true, Some(&node)) => node,
+            _ => NONE,
+        });
+    }
 }

@@ -3,9 +3,9 @@
 use rayon::prelude::*;
 use tachyon_graph::{TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
-use tachyon_kernels::delay::{early_slack, late_slack};
+use tachyon_kernels::delay::slack;
 use tachyon_kernels::propagate::evaluate_test;
-use tachyon_kernels::{Split, Transition};
+use tachyon_kernels::Transition;
 
 use crate::flat::FlatTiming;
 
@@ -55,10 +55,7 @@ pub fn slack_before_cppr(
     let required = data.tests[test_index].required_before_cppr[data_transition.index()];
     let split = test.kind.split();
     let arrival = data.arrival[test.data.index()][condition_index(split, data_transition)];
-    match split {
-        Split::Late => late_slack(required, arrival),
-        Split::Early => early_slack(arrival, required),
-    }
+    slack(split, required, arrival)
 }
 
 /// Sets every test's credit to 0 and its slack to the pre-CPPR slack.

@@ -1,12 +1,9 @@
-//! Device discovery and backend selection (`--device cpu|gpu|auto`).
+//! Device discovery: is there a driver, which GPUs exist.
 
 use std::fmt;
-use std::str::FromStr;
-use std::sync::Arc;
 
 use cudarc::driver::result;
 
-use crate::context::GpuContext;
 use crate::error::{DuringExt, GpuError};
 
 /// Whether the CUDA driver library (libcuda) can be loaded. Everything else in this crate
@@ -85,70 +82,4 @@ pub fn devices() -> Result<Vec<GpuInfo>, GpuError> {
         });
     }
     Ok(found)
-}
-
-/// The backend a user asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Device {
-    /// The CPU backend, even where a GPU exists.
-    Cpu,
-    /// The first GPU; an error when there is none.
-    Gpu,
-    /// The first GPU when one is usable, else the CPU (with one log line saying why).
-    #[default]
-    Auto,
-}
-
-impl FromStr for Device {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text.to_ascii_lowercase().as_str() {
-            "cpu" => Ok(Device::Cpu),
-            "gpu" => Ok(Device::Gpu),
-            "auto" => Ok(Device::Auto),
-            other => Err(format!(
-                "unknown device `{other}`: expected cpu, gpu or auto"
-            )),
-        }
-    }
-}
-
-impl fmt::Display for Device {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(match self {
-            Device::Cpu => "cpu",
-            Device::Gpu => "gpu",
-            Device::Auto => "auto",
-        })
-    }
-}
-
-/// The backend chosen by [`select`].
-#[derive(Debug, Clone)]
-pub enum SelectedBackend {
-    Cpu,
-    Gpu(Arc<GpuContext>),
-}
-
-impl SelectedBackend {
-    pub fn is_gpu(&self) -> bool {
-        matches!(self, SelectedBackend::Gpu(_))
-    }
-}
-
-/// Chooses the backend for `requested`. `Gpu` fails when no GPU is usable; `Auto` then
-/// falls back to the CPU and logs one line saying why.
-pub fn select(requested: Device) -> Result<SelectedBackend, GpuError> {
-    match requested {
-        Device::Cpu => Ok(SelectedBackend::Cpu),
-        Device::Gpu => Ok(SelectedBackend::Gpu(GpuContext::open(0)?)),
-        Device::Auto => match GpuContext::open(0) {
-            Ok(context) => Ok(SelectedBackend::Gpu(context)),
-            Err(reason) => {
-                tracing::info!("no usable GPU ({reason}); using the CPU backend");
-                Ok(SelectedBackend::Cpu)
-            }
-        },
-    }
 }

@@ -1,4 +1,4 @@
-//! The errors of the GPU host side.
+//! The errors of the GPU runtime.
 
 use cudarc::driver::DriverError;
 
@@ -16,6 +16,11 @@ pub enum GpuError {
         during: &'static str,
         source: DriverError,
     },
+    #[error("CUDA driver error while launching {kernel}: {source}")]
+    Launch {
+        kernel: &'static str,
+        source: DriverError,
+    },
     #[error(
         "GPU {ordinal} is out of memory while {during}: {needed} bytes needed, \
          {free} bytes free of {total}"
@@ -27,16 +32,45 @@ pub enum GpuError {
         free: u64,
         total: u64,
     },
-    #[error("invalid timing layout: {0}")]
-    Layout(#[from] crate::batch::BatchError),
-    #[error("the RC pass was asked for before the parasitics were uploaded")]
-    NoParasitics,
-    #[error("a CPPR network shape was uploaded to another GPU than the timing data")]
-    ShapeOnAnotherGpu,
-    #[error("the timing graph has a cycle: only {levelized} of {n_pins} pins could be levelized")]
-    NotAcyclic { levelized: u32, n_pins: u32 },
+    #[error("invalid layout: {0}")]
+    Layout(#[from] LayoutError),
     #[error("the embedded PTX lacks the kernel `{name}`: run cargo xtask ptx")]
     MissingKernel { name: &'static str },
+    #[error("a launch of {kernel} writes an array that another of its arrays overlaps")]
+    OverlappingArrays { kernel: &'static str },
+    #[error("{what} is on another GPU")]
+    OtherGpu { what: &'static str },
+}
+
+/// Why arrays do not describe a valid layout for the kernels (checked on the host
+/// before any kernel reads them).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LayoutError {
+    #[error("{array} holds {found} values, expected {expected}")]
+    LengthMismatch {
+        array: &'static str,
+        expected: usize,
+        found: usize,
+    },
+    #[error("{what}: {count} is more than a layout can hold ({limit})")]
+    TooLarge {
+        what: &'static str,
+        count: usize,
+        limit: usize,
+    },
+    #[error("{array}[{position}] is {value}, expected below {limit}")]
+    IndexOutOfRange {
+        array: &'static str,
+        position: usize,
+        value: u32,
+        limit: usize,
+    },
+    #[error("{array} must be ascending from 0 and end at {end}")]
+    BadStarts { array: &'static str, end: usize },
+    #[error("the graph has a cycle: only {levelized} of {n_items} items could be levelized")]
+    NotAcyclic { levelized: u32, n_items: u32 },
+    #[error("the {what} were asked for before they were uploaded")]
+    Missing { what: &'static str },
 }
 
 /// Attaches what was being done to a driver error.

@@ -1,45 +1,46 @@
-//! The GPU host side of Tachyon: the embedded PTX of `tachyon-kernels`, device discovery
-//! and backend selection, and typed launchers that upload a batch, run a kernel and
-//! download the results.
+//! The GPU runtime of Tachyon: everything about running kernels, nothing about timing.
 //!
-//! - [`batch`]: the validated flat layouts the kernels work on ([`RcNetBatch`],
-//!   [`LutBatch`]). Validation happens once, on construction, so launches cannot read out
-//!   of bounds.
-//! - [`twin`]: the CPU twin of every kernel (rayon). It calls the same
-//!   `tachyon_kernels::batch` functions as the GPU, so results are bit-identical.
-//! - [`device`]: is there a driver, which GPUs exist, and [`select`] for
-//!   `--device cpu|gpu|auto`.
-//! - [`cppr`]: CPPR grouping passes (the network uploaded once per split, a CUDA graph
-//!   of its level launches replayed per pass, passes shared among GPUs).
-//! - [`GpuContext`]: one per device, created on demand and cached; it loads the PTX lazily,
-//!   once, and owns the launchers.
+//! - [`GpuContext`]: one per device, opened on demand and cached for the process, with
+//!   its stream, a second stream for downloads, and the device's memory pool kept warm.
+//! - [`device`]: is there a driver, which GPUs exist.
+//! - [`DeviceBuffer`]: typed arrays in device memory ([`GpuContext::allocate`],
+//!   [`GpuContext::upload`], [`GpuContext::download`], ...): large transfers pass
+//!   through pinned staging buffers copied by all host cores.
+//! - [`GpuContext::launch`]: typed, safe launches. Each kernel's arguments are one
+//!   `#[repr(C)]` struct of `tachyon_kernels::launch`, shared with the entry point; the
+//!   registry loads every kernel of the embedded PTX once ([`ptx`] holds it, refreshed
+//!   by `cargo xtask ptx`; a test fails when it is stale).
+//! - [`GpuContext::run_replayed`]: sequences of launches captured as CUDA graphs.
+//! - [`check`]: the checks engines run on their layouts before any kernel reads them.
+//! - [`GpuConfig`]: the switches for measuring, filled by the binary.
 //!
-//! `cudarc` loads the CUDA driver at run time (`dynamic-loading`), so this crate builds,
-//! links and runs on machines without CUDA; only [`GpuContext::open`] needs a GPU, and it
-//! reports a missing driver or device as an error, never a panic.
+//! The engines own their GPU halves (`tachyon-gba`, `tachyon-cppr`, `tachyon-paths`'
+//! `gpu` modules) on top of this crate. `cudarc` loads the CUDA driver at run time
+//! (`dynamic-loading`), so this crate builds, links and runs on machines without CUDA;
+//! [`GpuContext::open`] reports a missing driver or device as an error, never a panic.
 
 // The one crate allowed to use `unsafe` (besides the kernel entry points): raw device
-// memory and kernel launches. Every block says why it is sound.
+// memory, transfers and kernel launches. Every block says why it is sound.
 #![allow(unsafe_code)]
 
-pub mod batch;
+mod buffer;
+pub mod check;
+mod config;
 mod context;
-pub mod cppr;
 pub mod device;
 mod error;
-pub mod paths;
+mod launch;
 pub mod ptx;
-mod timing;
-pub mod twin;
+mod transfer;
 
-pub use batch::{BatchError, LutBatch, LutTables, RcNetBatch, RcNetsOutput};
-pub use context::{DeviceRcNets, GpuContext, RcLaunch};
-pub use device::{devices, driver_present, select, Device, GpuInfo, SelectedBackend};
-pub use error::GpuError;
-pub use timing::{
-    sync_steps, CpprValues, DeviceTiming, ForwardResults, ParasiticsLayout, TimingLayout,
-    WireOutputs,
-};
+pub use buffer::DeviceBuffer;
+pub use config::{GpuConfig, STAGING_BUFFERS, STAGING_BYTES};
+pub use context::{Event, GpuContext};
+pub use device::{devices, driver_present, GpuInfo};
+pub use error::{GpuError, LayoutError};
+pub use launch::{LaunchShape, Replay};
+pub use tachyon_kernels::launch as abi;
+pub use transfer::PieceCheck;
 
 #[cfg(test)]
 mod tests;

@@ -8,7 +8,9 @@ pub const KERNELS_PTX: &str = include_str!("../ptx/kernels.ptx");
 /// The SHA-256 of the kernel sources, as this crate's build script computed it.
 pub const KERNEL_SOURCES_SHA256: &str = env!("TACHYON_KERNEL_SOURCES_SHA256");
 
-const HASH_LINE_PREFIX: &str = "// tachyon-kernels sources sha256: ";
+/// The first line of the embedded PTX: this prefix, then the hex hash of the kernel
+/// sources it was built from (`cargo xtask ptx` writes it).
+pub const HASH_LINE_PREFIX: &str = "// tachyon-kernels sources sha256: ";
 
 /// The kernel-source hash recorded in the header of the embedded PTX, if it has one.
 pub fn embedded_sources_hash() -> Option<&'static str> {
@@ -26,4 +28,41 @@ pub fn is_current() -> Option<bool> {
         return None;
     }
     Some(embedded_sources_hash() == Some(KERNEL_SOURCES_SHA256))
+}
+
+/// The kernel entry points of the embedded PTX with the size in bytes of each one's
+/// single parameter (`None` for an entry point that does not take exactly one
+/// `.param .align 8 .b8 name_param_0[size]`).
+pub fn entry_points() -> Vec<(&'static str, Option<usize>)> {
+    entry_points_of(KERNELS_PTX)
+}
+
+/// [`entry_points`] of any PTX text (`cargo xtask ptx` checks the PTX it writes).
+pub fn entry_points_of(ptx: &str) -> Vec<(&str, Option<usize>)> {
+    let mut found = Vec::new();
+    let mut lines = ptx.lines();
+    while let Some(line) = lines.next() {
+        let Some(rest) = line.trim_start().strip_prefix(".visible .entry ") else {
+            continue;
+        };
+        let Some(name) = rest.strip_suffix('(') else {
+            continue;
+        };
+        let mut parameters = Vec::new();
+        for parameter in lines.by_ref() {
+            let parameter = parameter.trim();
+            if parameter.starts_with(')') {
+                break;
+            }
+            parameters.push(parameter);
+        }
+        let size = match parameters.as_slice() {
+            [only] => only
+                .rsplit_once('[')
+                .and_then(|(_, size)| size.trim_end_matches([']', ',']).parse().ok()),
+            _ => None,
+        };
+        found.push((name, size));
+    }
+    found
 }

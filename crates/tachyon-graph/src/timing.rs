@@ -102,10 +102,7 @@ impl TimingData {
     pub fn slack_at(&self, pin: PinId, split: Split, transition: Transition) -> Option<f64> {
         let arrival = self.arrival_at(pin, split, transition)?;
         let required = self.required_at(pin, split, transition)?;
-        Some(match split {
-            Split::Early => tachyon_kernels::delay::early_slack(arrival, required),
-            Split::Late => tachyon_kernels::delay::late_slack(required, arrival),
-        })
+        Some(tachyon_kernels::delay::slack(split, required, arrival))
     }
 }
 

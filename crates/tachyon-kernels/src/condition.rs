@@ -35,35 +35,11 @@ impl Split {
         self as usize
     }
 
-    /// The value that means "no arrival" for this split when merging: an early arrival
-    /// is a minimum (start at +inf), a late arrival a maximum (start at -inf).
+    /// Whether arrival `candidate` is worse (more critical) than `current` in this
+    /// split: later for late, earlier for early ([`beats`]).
     #[inline]
-    pub fn worst_start(self) -> f64 {
-        match self {
-            Split::Early => f64::INFINITY,
-            Split::Late => f64::NEG_INFINITY,
-        }
-    }
-
-    /// Merges two arrival times the way this split does (min for early, max for late).
-    #[inline]
-    pub fn merge(self, a: f64, b: f64) -> f64 {
-        match self {
-            Split::Early => {
-                if b < a {
-                    b
-                } else {
-                    a
-                }
-            }
-            Split::Late => {
-                if b > a {
-                    b
-                } else {
-                    a
-                }
-            }
-        }
+    pub fn is_worse(self, candidate: f64, current: f64) -> bool {
+        beats(candidate, current, self == Split::Early)
     }
 }
 
@@ -88,4 +64,53 @@ impl Transition {
 #[inline]
 pub fn condition_index(split: Split, transition: Transition) -> usize {
     split.index() * 2 + transition.index()
+}
+
+/// Whether `candidate` beats `current` when the smaller value wins (`keep_smaller`) or
+/// the larger one: strictly, a NaN `current` ("none yet") is beaten by any number, and
+/// a NaN `candidate` beats nothing. The one comparison behind every "worse of two
+/// arrivals" (and "tighter of two required times") of both backends.
+#[inline]
+pub fn beats(candidate: f64, current: f64, keep_smaller: bool) -> bool {
+    !candidate.is_nan()
+        && (current.is_nan()
+            || if keep_smaller {
+                candidate < current
+            } else {
+                candidate > current
+            })
+}
+
+/// Merges `candidate` into `current` (NaN means "none yet"): the smaller of the two when
+/// `keep_smaller`, else the larger; a NaN candidate changes nothing.
+#[inline]
+pub fn merge(current: f64, candidate: f64, keep_smaller: bool) -> f64 {
+    if beats(candidate, current, keep_smaller) {
+        candidate
+    } else {
+        current
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_keeps_the_defined_extreme() {
+        assert_eq!(merge(f64::NAN, 3.0, true), 3.0);
+        assert_eq!(merge(2.0, f64::NAN, true), 2.0);
+        assert_eq!(merge(2.0, 1.0, true), 1.0);
+        assert_eq!(merge(2.0, 1.0, false), 2.0);
+        assert!(merge(f64::NAN, f64::NAN, false).is_nan());
+    }
+
+    #[test]
+    fn worse_arrivals_are_later_when_late_and_earlier_when_early() {
+        assert!(Split::Late.is_worse(11.0, 10.0));
+        assert!(!Split::Late.is_worse(10.0, 10.0));
+        assert!(Split::Early.is_worse(9.0, 10.0));
+        assert!(Split::Early.is_worse(9.0, f64::NAN));
+        assert!(!Split::Early.is_worse(f64::NAN, 9.0));
+    }
 }

@@ -13,7 +13,7 @@
 //! A network's [`ShapeInput`]s are the same for both splits; [`fill_input`] gives each
 //! the values it adds in one split (on the host, and on the GPU in `cppr_fill`).
 
-use crate::condition::condition_index;
+use crate::condition::{beats, condition_index};
 use crate::{Split, Transition};
 
 /// "No group": an empty [`Top2`] slot, or a launch that a pass does not seed.
@@ -163,9 +163,11 @@ impl Top2 {
         groups: [NO_GROUP; 2],
     };
 
+    /// Whether arrival `a` is better than `b` (kept before it): [`beats`] as the split
+    /// orders arrivals.
     #[inline]
     fn better(late: bool, a: f64, b: f64) -> bool {
-        b.is_nan() || if late { a > b } else { a < b }
+        beats(a, b, !late)
     }
 
     /// Offers `value` of `group` (NaN values are ignored).

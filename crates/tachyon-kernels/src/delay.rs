@@ -7,6 +7,7 @@
 //! table uses comes from its template's `variable_1`/`variable_2`; both occur.
 
 use crate::lut::Lut;
+use crate::Split;
 
 /// The value of `table` at (`primary`, `secondary`).
 ///
@@ -35,36 +36,33 @@ pub fn hold_required_time(clock_arrival_late: f64, hold: f64, credit: f64) -> f6
     clock_arrival_late + hold - credit
 }
 
-/// Late slack: how much later the signal could arrive, `RAT_late - AT_late`.
+/// The slack of an arrival against a required time: late `RAT - AT` (how much later
+/// the signal could arrive), early `AT - RAT` (how much earlier it could).
 #[inline]
-pub fn late_slack(required: f64, arrival: f64) -> f64 {
-    required - arrival
+pub fn slack(split: Split, required: f64, arrival: f64) -> f64 {
+    match split {
+        Split::Late => required - arrival,
+        Split::Early => arrival - required,
+    }
 }
 
-/// Early slack: how much earlier the signal could arrive, `AT_early - RAT_early`.
+/// The late-early spread of a clock node's arrivals: the pessimism a path through it
+/// counts when its launch and capture share the node.
 #[inline]
-pub fn early_slack(arrival: f64, required: f64) -> f64 {
-    arrival - required
+pub fn clock_spread(arrival_late: f64, arrival_early: f64) -> f64 {
+    arrival_late - arrival_early
 }
 
-/// The CPPR credit of a hold test whose launch and capture clock paths meet at a common
-/// point: the late-early spread accumulated up to that point.
+/// The CPPR credit of a common point of a test's launch and capture clock paths, from
+/// the point's [`clock_spread`] and that of its clock source: a hold (early) test gets
+/// the spread; a setup (late) test the spread less the source's (the source's own
+/// early/late assertion is a real difference between two clock edges, not pessimism).
 #[inline]
-pub fn hold_credit(common_arrival_late: f64, common_arrival_early: f64) -> f64 {
-    common_arrival_late - common_arrival_early
-}
-
-/// The CPPR credit of a setup test: the spread at the common point less the spread
-/// already present at the clock source (the source's own early/late assertion is a real
-/// difference between two clock edges, not pessimism).
-#[inline]
-pub fn setup_credit(
-    common_arrival_late: f64,
-    common_arrival_early: f64,
-    source_arrival_late: f64,
-    source_arrival_early: f64,
-) -> f64 {
-    (common_arrival_late - common_arrival_early) - (source_arrival_late - source_arrival_early)
+pub fn cppr_credit(split: Split, common_spread: f64, source_spread: f64) -> f64 {
+    match split {
+        Split::Early => common_spread,
+        Split::Late => common_spread - source_spread,
+    }
 }
 
 #[cfg(test)]
@@ -87,9 +85,12 @@ mod tests {
     fn checks_and_slacks() {
         assert_eq!(setup_required_time(10.0, 100.0, 5.0, 2.0), 107.0);
         assert_eq!(hold_required_time(12.0, 3.0, 2.0), 13.0);
-        assert_eq!(late_slack(107.0, 100.0), 7.0);
-        assert_eq!(early_slack(10.0, 13.0), -3.0);
-        assert_eq!(hold_credit(12.0, 10.0), 2.0);
-        assert_eq!(setup_credit(12.0, 10.0, 1.0, 0.5), 1.5);
+        assert_eq!(slack(Split::Late, 107.0, 100.0), 7.0);
+        assert_eq!(slack(Split::Early, 13.0, 10.0), -3.0);
+        assert_eq!(
+            cppr_credit(Split::Early, clock_spread(12.0, 10.0), 0.5),
+            2.0
+        );
+        assert_eq!(cppr_credit(Split::Late, clock_spread(12.0, 10.0), 0.5), 1.5);
     }
 }

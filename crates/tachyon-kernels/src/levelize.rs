@@ -3,7 +3,7 @@
 //! fan-in are level 0). Each pin waits for its fan-in arcs; a frontier pin releases the
 //! heads of its fan-out arcs, and a head released by its last arc joins the next
 //! frontier. The GPU runs one launch per frontier (`levelize_*` kernels); the CPU twin
-//! (`tachyon-gpu`'s `twin::levelize`) runs the same steps with rayon. The levels'
+//! (`tachyon-gba`'s `gpu::twin::levelize`) runs the same steps with rayon. The levels'
 //! contents are deterministic, their order within a level is not (and nothing read from
 //! a level depends on it).
 

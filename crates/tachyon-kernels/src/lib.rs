@@ -26,10 +26,10 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
-pub mod batch;
 pub mod condition;
 pub mod cppr;
 pub mod delay;
+pub mod launch;
 pub mod levelize;
 pub mod lut;
 pub mod math;

@@ -6,6 +6,13 @@
 //! clamping). A 1xN or Nx1 table interpolates along its one axis; a 1x1 table is a
 //! constant. Which physical quantity goes on which axis is the caller's business (the
 //! template's `variable_1`/`variable_2`).
+//!
+//! # Tables stored flat
+//!
+//! The backends keep every table in one flat `f64` array: a table at `offset` with axis
+//! lengths `n1` and `n2` stores `index_1` (`n1` values), then `index_2` (`n2` values),
+//! then `max(n1, 1) * max(n2, 1)` row-major values ([`values_len`], [`storage_len`]).
+//! [`Lut::in_flat`] is the one decoder of that layout.
 
 /// A borrowed NLDM table.
 #[derive(Debug, Clone, Copy)]
@@ -14,6 +21,35 @@ pub struct Lut<'a> {
     pub index_2: &'a [f64],
     /// Row-major values, `index_1.len() * index_2.len()` of them (at least one).
     pub values: &'a [f64],
+}
+
+/// The number of values of a table with axis lengths `n1` and `n2`.
+#[inline]
+pub fn values_len(n1: usize, n2: usize) -> usize {
+    n1.max(1) * n2.max(1)
+}
+
+/// The number of `f64` a table with axis lengths `n1` and `n2` takes in a flat table
+/// array: both axes and the values.
+#[inline]
+pub fn storage_len(n1: usize, n2: usize) -> usize {
+    n1 + n2 + values_len(n1, n2)
+}
+
+impl<'a> Lut<'a> {
+    /// The table stored at `table_data[offset..]` with axis lengths `n1` and `n2` (see
+    /// the module documentation). Panics (traps on the GPU) when it does not lie inside
+    /// `table_data`; the backends check their layouts before any lookup.
+    #[inline]
+    pub fn in_flat(table_data: &'a [f64], offset: usize, n1: usize, n2: usize) -> Lut<'a> {
+        let index_2_start = offset + n1;
+        let values_start = index_2_start + n2;
+        Lut {
+            index_1: &table_data[offset..index_2_start],
+            index_2: &table_data[index_2_start..values_start],
+            values: &table_data[values_start..values_start + values_len(n1, n2)],
+        }
+    }
 }
 
 /// Index `i` of the segment `[axis[i], axis[i + 1]]` used for `x`: the last segment
@@ -138,6 +174,29 @@ mod tests {
             values: &[7.5],
         };
         assert_eq!(constant.interpolate(1.0, 2.0), 7.5);
+    }
+
+    #[test]
+    fn flat_tables_decode_with_their_offset_and_axes() {
+        // A padding value in front shows that the offset is honoured; then a constant
+        // (no axes) and a 1 x 2 row stored with n1 = 1.
+        let mut data = std::vec![99.0];
+        data.extend_from_slice(&AXIS_1);
+        data.extend_from_slice(&AXIS_2);
+        data.extend_from_slice(&VALUES);
+        assert_eq!(storage_len(3, 2), data.len() - 1);
+        let flat = Lut::in_flat(&data, 1, 3, 2);
+        for (x1, x2) in [(3.0, 15.0), (0.0, 10.0), (6.0, 30.0), (1.5, -4.0)] {
+            assert_eq!(
+                flat.interpolate(x1, x2).to_bits(),
+                table().interpolate(x1, x2).to_bits()
+            );
+        }
+        let data = [7.5, 0.0, 0.0, 10.0, 1.0, 2.0];
+        assert_eq!(storage_len(0, 0), 1);
+        assert_eq!(Lut::in_flat(&data, 0, 0, 0).interpolate(3.0, 4.0), 7.5);
+        assert_eq!(storage_len(1, 2), 5);
+        assert_eq!(Lut::in_flat(&data, 1, 1, 2).interpolate(123.0, 5.0), 1.5);
     }
 
     #[test]

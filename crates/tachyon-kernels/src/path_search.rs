@@ -1,6 +1,7 @@
 //! The per-item work of the level-synchronous top-k path search, shared by the GPU entry
-//! points (`ptx_paths`) and the CPU twin (`tachyon-paths`' `flat` module), plus the
-//! per-path formulas the CPU reference search uses too.
+//! points (`ptx_paths`) and the CPU search (`tachyon-paths`' `flat` module), plus the
+//! per-path formulas the CPU reference search uses too. The host side of the search
+//! (the problem, the outcome, the selection) is `tachyon-paths`' `problem` module.
 //!
 //! # Layout
 //!
@@ -38,6 +39,7 @@
 
 use core::cell::Cell;
 
+use crate::delay::slack;
 use crate::Split;
 
 /// No node, edge or start.
@@ -62,19 +64,6 @@ pub fn launch_effective_arrival(split: Split, clock_arrival: f64, credit: f64) -
     }
 }
 
-/// Whether effective arrival `candidate` is strictly worse (more critical) than
-/// `current` for `split`; a NaN `current` means "none yet".
-#[inline]
-pub fn is_more_critical(split: Split, candidate: f64, current: f64) -> bool {
-    if current.is_nan() {
-        return !candidate.is_nan();
-    }
-    match split {
-        Split::Late => candidate > current,
-        Split::Early => candidate < current,
-    }
-}
-
 /// The deviation cost of an in-arc: how much slack a path gains when it takes the in-arc
 /// whose effective arrival is `via` instead of the most critical one, `best`. Never
 /// negative when `best` is the most critical.
@@ -83,16 +72,6 @@ pub fn deviation_cost(split: Split, best: f64, via: f64) -> f64 {
     match split {
         Split::Late => best - via,
         Split::Early => via - best,
-    }
-}
-
-/// The slack of a path whose effective arrival at its endpoint is `arrival`, against
-/// required time `required` (late: `RAT - AT`; early: `AT - RAT`).
-#[inline]
-pub fn endpoint_slack(split: Split, required: f64, arrival: f64) -> f64 {
-    match split {
-        Split::Late => required - arrival,
-        Split::Early => arrival - required,
     }
 }
 
@@ -218,7 +197,7 @@ pub fn forest_pull(
     for edge in first..end {
         let via = graph.via(edge, &arrival_of);
         // The first of equally critical edges wins, as in the CPU reference.
-        if is_more_critical(split, via, best) {
+        if split.is_worse(via, best) {
             best = via;
             best_edge = edge as u32;
         }
@@ -627,7 +606,7 @@ pub struct Candidate {
 pub fn root_of(inputs: SearchInputs<'_>, endpoint: usize) -> Candidate {
     let node = inputs.endpoints.node[endpoint];
     let split = inputs.graph.split_of(node);
-    let pre = endpoint_slack(
+    let pre = slack(
         split,
         inputs.endpoints.required[endpoint],
         inputs.forest.arrival[node as usize],
@@ -750,92 +729,6 @@ pub fn compacted_parent(parent: u32, offsets: &[u32]) -> u32 {
     }
 }
 
-/// The host side of the search that every driver (the CPU twin, the GPU) shares.
-#[cfg(not(target_arch = "nvptx64"))]
-pub mod host {
-    use super::{ClockTrees, Endpoints, PathGraph, RADIX_BINS};
-    use std::vec::Vec;
-
-    /// A flattened path problem (see the module documentation of `path_search`).
-    #[derive(Clone, Copy)]
-    pub struct PathProblem<'a> {
-        pub graph: PathGraph<'a>,
-        pub trees: ClockTrees<'a>,
-        pub endpoints: Endpoints<'a>,
-        /// The nodes of the clock trees (ascending) and their largest depth, for the
-        /// LCA table ([`super::ClockLca`]).
-        pub tree_nodes: &'a [u32],
-        pub tree_max_depth: u32,
-        /// Level `l` of the forest is `level_nodes[level_offsets[l]..level_offsets[l + 1]]`.
-        pub level_offsets: &'a [u32],
-        pub level_nodes: &'a [u32],
-        /// How many paths.
-        pub k: usize,
-        /// Stop after this many deviation levels (`None`: exact).
-        pub max_level: Option<u32>,
-        /// The threshold never exceeds this (just below 0 for negative paths only).
-        pub threshold_cap: f64,
-    }
-
-    /// What a search returns: the forest's best in-edges; the endpoint, parent,
-    /// deviation node and edge of the candidates recovery needs (those whose post-CPPR
-    /// slack is within the final threshold and their ancestors, in generation order,
-    /// parents renumbered; see `compacted_parent`); and the selected candidates among
-    /// them (best first, at most `k`) with their post-CPPR slacks.
-    #[derive(Debug, Clone, Default)]
-    pub struct SearchOutcome {
-        pub best_edge: Vec<u32>,
-        pub endpoint: Vec<u32>,
-        pub parent: Vec<u32>,
-        pub node: Vec<u32>,
-        pub edge: Vec<u32>,
-        pub selected: Vec<u32>,
-        pub selected_slack: Vec<f64>,
-        /// Deviation levels expanded.
-        pub levels: u32,
-        /// Candidates generated in all (the outcome keeps only the selected ones and
-        /// their ancestors).
-        pub candidates: u64,
-        /// Seconds per phase, in order.
-        pub phases: Vec<(&'static str, f64)>,
-    }
-
-    /// The bin of a radix-select histogram holding the key of rank `rank` (0-based)
-    /// among the counted keys, and that key's rank within the bin; `None` when fewer
-    /// keys were counted.
-    pub fn pick_bin(histogram: &[u32], rank: u64) -> Option<(usize, u64)> {
-        let mut below = 0u64;
-        for (bin, &count) in histogram.iter().enumerate().take(RADIX_BINS) {
-            if below + count as u64 > rank {
-                return Some((bin, rank - below));
-            }
-            below += count as u64;
-        }
-        None
-    }
-
-    /// The selected candidates of a compacted outcome: those whose key is at most
-    /// `limit`, ordered and cut as [`order_selected`] does.
-    pub fn select_at_most(keys: &[u64], limit: u64, k: usize) -> Vec<(u64, u32)> {
-        let mut selected: Vec<(u64, u32)> = keys
-            .iter()
-            .enumerate()
-            .filter(|(_, &key)| key <= limit)
-            .map(|(index, &key)| (key, index as u32))
-            .collect();
-        order_selected(&mut selected, k);
-        selected
-    }
-
-    /// Keeps the first `k` of the selected candidates, ordered by (post-CPPR key,
-    /// index), and drops those whose post-CPPR slack is not finite.
-    pub fn order_selected(selected: &mut Vec<(u64, u32)>, k: usize) {
-        selected.sort_unstable();
-        selected.retain(|&(key, _)| super::key_value(key).is_finite());
-        selected.truncate(k);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -845,20 +738,17 @@ mod tests {
         assert_eq!(deviation_cost(Split::Late, 10.0, 10.0), 0.0);
         assert_eq!(deviation_cost(Split::Late, 10.0, 7.0), 3.0);
         assert_eq!(deviation_cost(Split::Early, 4.0, 7.0), 3.0);
-        assert!(is_more_critical(Split::Late, 11.0, 10.0));
-        assert!(is_more_critical(Split::Early, 9.0, 10.0));
-        assert!(is_more_critical(Split::Early, 9.0, f64::NAN));
     }
 
     #[test]
     fn credit_always_improves_slack() {
-        let late = endpoint_slack(
+        let late = slack(
             Split::Late,
             100.0,
             launch_effective_arrival(Split::Late, 90.0, 5.0),
         );
         assert_eq!(late, 15.0);
-        let early = endpoint_slack(
+        let early = slack(
             Split::Early,
             100.0,
             launch_effective_arrival(Split::Early, 90.0, 5.0),

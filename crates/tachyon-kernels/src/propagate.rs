@@ -11,8 +11,8 @@
 //! CSR arrays of arc indices (`fanin_arcs[fanin_start[p]..fanin_start[p + 1]]`). An arc
 //! is `[from, to, flags, delay_rise, delay_fall, slew_rise, slew_fall, 0]` (see the
 //! `ARC_*` constants; tables by output transition, [`NONE`] when missing). A table is
-//! `[offset, n1, n2, primary_is_index_2]` into `table_data`, laid out as in
-//! [`crate::batch`] (`index_1`, `index_2`, then the values). A test is
+//! `[offset, n1, n2, primary_is_index_2]` into `table_data`, laid out as [`crate::lut`]
+//! describes (`index_1`, `index_2`, then the values). A test is
 //! `[clock, data, flags, constraint_rise, constraint_fall, 0]` (`TEST_*` constants).
 //!
 //! Per-pin values are `[f64; 4]` by condition ([`crate::CONDITIONS`]). Arc delays are
@@ -25,8 +25,7 @@
 
 use core::cell::Cell;
 
-use crate::batch::lut_values_len;
-use crate::condition::condition_index;
+use crate::condition::{condition_index, merge};
 use crate::delay::{hold_required_time, nldm_lookup, setup_required_time};
 use crate::lut::Lut;
 use crate::rc;
@@ -117,23 +116,6 @@ impl PinValues for [Cell<[f64; 4]>] {
     }
 }
 
-/// Merges `candidate` into `current` (NaN means "none yet"): keeps the smaller of the
-/// two when `keep_smaller`, else the larger; a NaN candidate changes nothing.
-#[inline]
-pub fn merge(current: f64, candidate: f64, keep_smaller: bool) -> f64 {
-    if candidate.is_nan() {
-        return current;
-    }
-    if current.is_nan()
-        || (keep_smaller && candidate < current)
-        || (!keep_smaller && candidate > current)
-    {
-        candidate
-    } else {
-        current
-    }
-}
-
 /// The value of table `table` at (`primary`, `secondary`), as
 /// [`crate::delay::nldm_lookup`] on the table's own slices.
 #[inline]
@@ -145,14 +127,7 @@ pub fn table_lookup(
     secondary: f64,
 ) -> f64 {
     let [offset, n1, n2, primary_is_index_2] = tables[table as usize];
-    let (offset, n1, n2) = (offset as usize, n1 as usize, n2 as usize);
-    let index_2_start = offset + n1;
-    let values_start = index_2_start + n2;
-    let lut = Lut {
-        index_1: &table_data[offset..index_2_start],
-        index_2: &table_data[index_2_start..values_start],
-        values: &table_data[values_start..values_start + lut_values_len(n1, n2)],
-    };
+    let lut = Lut::in_flat(table_data, offset as usize, n1 as usize, n2 as usize);
     nldm_lookup(&lut, primary_is_index_2 != 0, primary, secondary)
 }
 
@@ -387,7 +362,7 @@ pub fn backward_pin<V: PinValues + ?Sized>(
 }
 
 /// The wire delay and impulse of a pin after the RC pass: the values of RC node
-/// `source` (interleaved by condition, as [`crate::batch`]), or zeros for [`NONE`] (a
+/// `source` (interleaved by condition, as in a batch of [`crate::rc`]), or zeros for [`NONE`] (a
 /// driver, a lumped net, or a pin missing from its net's tree).
 #[inline]
 pub fn gather_wire(source: u32, node_delay: &[f64], node_impulse: &[f64]) -> ([f64; 4], [f64; 4]) {
@@ -419,15 +394,6 @@ pub fn gather_load(root: u32, node_load: &[f64], lumped: [f64; 4]) -> [f64; 4] {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn merge_keeps_the_defined_extreme() {
-        assert_eq!(merge(f64::NAN, 3.0, true), 3.0);
-        assert_eq!(merge(2.0, f64::NAN, true), 2.0);
-        assert_eq!(merge(2.0, 1.0, true), 1.0);
-        assert_eq!(merge(2.0, 1.0, false), 2.0);
-        assert!(merge(f64::NAN, f64::NAN, false).is_nan());
-    }
 
     #[test]
     fn arc_flags_decode() {

@@ -1,258 +1,137 @@
 //! GPU entry points of the top-k path search, compiled only for nvptx64.
 //!
-//! Each entry point turns its raw arguments into slices and calls the safe function of
-//! [`crate::path_search`] that the CPU twin (`tachyon-paths`' `flat` module) calls too;
-//! no formula lives here. Every kernel is a grid-stride loop over its items. The host
-//! (`tachyon-gpu`'s `paths` module) sizes every buffer from the same counts it passes
-//! here; out-of-range indices trap (bounds-checked slices) rather than read stray memory.
+//! Each entry point takes its argument struct ([`crate::launch`]), turns the views into
+//! slices and calls the safe function of [`crate::path_search`] that the CPU search
+//! (`tachyon-paths`) calls too; no formula lives here. Every kernel is a grid-stride
+//! loop over its items. As in `ptx_entry`, every `unsafe` block turns views into
+//! slices, relying on the runtime having made them from live buffers with no written
+//! view overlapping another, and on the kernel keeping one writer per written element
+//! (or atomics); an out-of-range index traps.
 #![allow(unsafe_code)]
 
-use core::arch::nvptx;
-use core::cell::Cell;
-use core::slice;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::Ordering;
 
+use crate::launch::{
+    CandidateArrays, LcaEnterArgs, LcaLocalIndexArgs, LcaParentArgs, LcaPlaceArgs, LcaRankJumpArgs,
+    LcaRootInitArgs, LcaRootJumpArgs, LcaSuccessorArgs, LcaTableLevelArgs, PathGraphArrays,
+    PathsChunkOffsetsArgs, PathsChunkSumsArgs, PathsCompactArgs, PathsCountArgs, PathsExpandArgs,
+    PathsFlagAtMostArgs, PathsForestLevelArgs, PathsGatherArgs, PathsHistogramArgs,
+    PathsMarkKeptArgs, PathsRootsArgs, SearchArrays,
+};
 use crate::path_search::{
     self, lca, CandidateCells, ClockLca, ClockTrees, Endpoints, Forest, ForestCells, PathGraph,
     SearchInputs,
 };
+use crate::ptx_entry::global_thread_index_and_count;
 
-/// The calling thread's global index and the number of threads of the grid.
-#[inline]
-fn thread_and_stride() -> (usize, usize) {
-    // SAFETY: the special registers are readable by every thread of every launch.
-    let (block, block_size, thread, grid_size) = unsafe {
-        (
-            nvptx::_block_idx_x(),
-            nvptx::_block_dim_x(),
-            nvptx::_thread_idx_x(),
-            nvptx::_grid_dim_x(),
-        )
-    };
-    (
-        block as usize * block_size as usize + thread as usize,
-        grid_size as usize * block_size as usize,
-    )
-}
-
-/// A read-only slice of `len` elements at `pointer`.
+/// The graph every search kernel reads.
 ///
 /// # Safety
 ///
-/// `pointer` addresses `len` initialised elements that nothing writes during the launch.
+/// As the module says.
 #[inline]
-unsafe fn input<'a, T>(pointer: *const T, len: u32) -> &'a [T] {
-    // SAFETY: guaranteed by the caller.
-    unsafe { slice::from_raw_parts(pointer, len as usize) }
-}
-
-/// A slice of `len` cells at `pointer`, for elements several threads may write (each a
-/// different element) while others read elements no thread writes in this launch.
-///
-/// # Safety
-///
-/// `pointer` addresses `len` elements of device memory.
-#[inline]
-unsafe fn cells<'a, T>(pointer: *mut T, len: u32) -> &'a [Cell<T>] {
-    // SAFETY: guaranteed by the caller; `Cell<T>` has the layout of `T`.
-    unsafe { slice::from_raw_parts(pointer as *const Cell<T>, len as usize) }
-}
-
-/// The graph arguments every search kernel takes.
-///
-/// # Safety
-///
-/// As for [`input`]: `edge_start` holds `n_nodes + 1` values, the edge arrays `n_edges`.
-#[inline]
-unsafe fn graph<'a>(
-    nodes_per_split: u32,
-    n_nodes: u32,
-    n_edges: u32,
-    edge_start: *const u32,
-    edge_from: *const u32,
-    edge_launch: *const u32,
-    edge_value: *const f64,
-) -> PathGraph<'a> {
-    // SAFETY: guaranteed by the caller.
+unsafe fn graph(arrays: &PathGraphArrays<'static>) -> PathGraph<'static> {
+    // SAFETY: the module's contract.
     unsafe {
         PathGraph {
-            nodes_per_split,
-            edge_start: input(edge_start, n_nodes + 1),
-            edge_from: input(edge_from, n_edges),
-            edge_launch: input(edge_launch, n_edges),
-            edge_value: input(edge_value, n_edges),
+            nodes_per_split: arrays.nodes_per_split,
+            edge_start: arrays.edge_start.get(),
+            edge_from: arrays.edge_from.get(),
+            edge_launch: arrays.edge_launch.get(),
+            edge_value: arrays.edge_value.get(),
         }
     }
 }
 
-/// One topological level of the forest: thread items are `level_nodes[0..n_level]`.
+/// One topological level of the forest: thread items are the level's nodes, whose edges
+/// come only from nodes of earlier levels (done by earlier launches).
 ///
 /// # Safety
 ///
-/// Graph arrays as in [`graph`]; `level_nodes` holds `n_level` node indices below
-/// `n_nodes`, whose edges come only from nodes of earlier levels (done by earlier
-/// launches); the forest arrays hold `n_nodes` values.
+/// As the module says; the level's nodes are distinct.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn paths_forest_level(
-    n_level: u32,
-    level_nodes: *const u32,
-    nodes_per_split: u32,
-    n_nodes: u32,
-    n_edges: u32,
-    edge_start: *const u32,
-    edge_from: *const u32,
-    edge_launch: *const u32,
-    edge_value: *const f64,
-    arrival: *mut f64,
-    best_edge: *mut u32,
-    start: *mut u32,
-) {
-    // SAFETY: the host sizes every buffer as documented above; this level's nodes are
-    // written by one thread each and read by none, earlier levels are only read.
+pub unsafe extern "ptx-kernel" fn paths_forest_level(args: PathsForestLevelArgs<'static>) {
+    // SAFETY: the module's contract: this level's nodes are written by one thread each
+    // and read by none, earlier levels are only read.
     let (graph, level_nodes, forest) = unsafe {
         (
-            graph(
-                nodes_per_split,
-                n_nodes,
-                n_edges,
-                edge_start,
-                edge_from,
-                edge_launch,
-                edge_value,
-            ),
-            input(level_nodes, n_level),
+            graph(&args.graph),
+            args.level_nodes.get(),
             ForestCells {
-                arrival: cells(arrival, n_nodes),
-                best_edge: cells(best_edge, n_nodes),
-                start: cells(start, n_nodes),
+                arrival: args.arrival.cells(),
+                best_edge: args.best_edge.cells(),
+                start: args.start.cells(),
             },
         )
     };
-    let (mut item, stride) = thread_and_stride();
-    while item < n_level as usize {
+    let (mut item, stride) = global_thread_index_and_count();
+    while item < level_nodes.len() {
         path_search::forest_node(graph, level_nodes[item] as usize, forest);
         item += stride;
     }
 }
 
-/// Raw pointers of the read-only search inputs (one struct so the kernels stay short).
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct RawSearchInputs {
-    pub nodes_per_split: u32,
-    pub n_nodes: u32,
-    pub n_edges: u32,
-    pub n_endpoints: u32,
-    pub edge_start: *const u32,
-    pub edge_from: *const u32,
-    pub edge_launch: *const u32,
-    pub edge_value: *const f64,
-    pub arrival: *const f64,
-    pub best_edge: *const u32,
-    pub start: *const u32,
-    pub tree_parent: *const u32,
-    pub tree_depth: *const u32,
-    pub tree_credit: *const f64,
-    pub endpoint_node: *const u32,
-    pub endpoint_required: *const f64,
-    pub endpoint_bound: *const f64,
-    pub endpoint_capture: *const u32,
-    pub endpoint_launches: *const u32,
-    /// The LCA table (`lca_positions == 0`: none, common points by walking up).
-    pub n_tree: u32,
-    pub lca_positions: u32,
-    pub lca_local_of: *const u32,
-    pub lca_tree_nodes: *const u32,
-    pub lca_first: *const u32,
-    pub lca_root: *const u32,
-    pub lca_table: *const u64,
-}
-
-/// Raw pointers of the candidate arrays (`capacity` elements each).
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct RawCandidates {
-    pub capacity: u32,
-    pub endpoint: *mut u32,
-    pub parent: *mut u32,
-    pub node: *mut u32,
-    pub edge: *mut u32,
-    pub tail: *mut u32,
-    pub pre: *mut f64,
-    pub post_key: *mut u64,
-}
-
+/// The read-only inputs of the candidate kernels.
+///
 /// # Safety
 ///
-/// Every pointer of `raw` addresses the number of elements its count says (the forest
-/// and tree arrays `n_nodes`, the endpoint arrays `n_endpoints`; with an LCA table,
-/// `lca_local_of` `n_nodes`, the other LCA arrays `n_tree` and the table
-/// `lca_positions` per level), none written during the launch.
+/// As the module says; nothing writes them during the launch.
 #[inline]
-unsafe fn search_inputs<'a>(raw: &RawSearchInputs) -> SearchInputs<'a> {
-    // SAFETY: guaranteed by the caller.
+unsafe fn search_inputs(raw: &SearchArrays<'static>) -> SearchInputs<'static> {
+    // SAFETY: the module's contract.
     unsafe {
         SearchInputs {
-            graph: graph(
-                raw.nodes_per_split,
-                raw.n_nodes,
-                raw.n_edges,
-                raw.edge_start,
-                raw.edge_from,
-                raw.edge_launch,
-                raw.edge_value,
-            ),
+            graph: graph(&raw.graph),
             forest: Forest {
-                arrival: input(raw.arrival, raw.n_nodes),
-                best_edge: input(raw.best_edge, raw.n_nodes),
-                start: input(raw.start, raw.n_nodes),
+                arrival: raw.arrival.get(),
+                best_edge: raw.best_edge.get(),
+                start: raw.start.get(),
             },
             trees: ClockTrees {
-                parent: input(raw.tree_parent, raw.n_nodes),
-                depth: input(raw.tree_depth, raw.n_nodes),
-                credit: input(raw.tree_credit, raw.n_nodes),
+                parent: raw.tree_parent.get(),
+                depth: raw.tree_depth.get(),
+                credit: raw.tree_credit.get(),
                 lca: if raw.lca_positions == 0 {
                     ClockLca::EMPTY
                 } else {
                     ClockLca {
-                        local_of: input(raw.lca_local_of, raw.n_nodes),
-                        tree_nodes: input(raw.lca_tree_nodes, raw.n_tree),
-                        first: input(raw.lca_first, raw.n_tree),
-                        root: input(raw.lca_root, raw.n_tree),
-                        table: input(
-                            raw.lca_table,
-                            raw.lca_positions * lca::levels(raw.lca_positions),
-                        ),
+                        local_of: raw.lca_local_of.get(),
+                        tree_nodes: raw.lca_tree_nodes.get(),
+                        first: raw.lca_first.get(),
+                        root: raw.lca_root.get(),
+                        table: raw.lca_table.get(),
                         positions: raw.lca_positions,
                     }
                 },
             },
             endpoints: Endpoints {
-                node: input(raw.endpoint_node, raw.n_endpoints),
-                required: input(raw.endpoint_required, raw.n_endpoints),
-                bound: input(raw.endpoint_bound, raw.n_endpoints),
-                capture: input(raw.endpoint_capture, raw.n_endpoints),
-                launches: input(raw.endpoint_launches, raw.n_endpoints),
+                node: raw.endpoint_node.get(),
+                required: raw.endpoint_required.get(),
+                bound: raw.endpoint_bound.get(),
+                capture: raw.endpoint_capture.get(),
+                launches: raw.endpoint_launches.get(),
             },
         }
     }
 }
 
+/// The candidate arrays as cells.
+///
 /// # Safety
 ///
-/// Every pointer of `raw` addresses `raw.capacity` elements of device memory.
+/// As the module says.
 #[inline]
-unsafe fn candidate_cells<'a>(raw: &RawCandidates) -> CandidateCells<'a> {
-    // SAFETY: guaranteed by the caller.
+unsafe fn candidate_cells(raw: &CandidateArrays<'static>) -> CandidateCells<'static> {
+    // SAFETY: the module's contract.
     unsafe {
         CandidateCells {
-            endpoint: cells(raw.endpoint, raw.capacity),
-            parent: cells(raw.parent, raw.capacity),
-            node: cells(raw.node, raw.capacity),
-            edge: cells(raw.edge, raw.capacity),
-            tail: cells(raw.tail, raw.capacity),
-            pre: cells(raw.pre, raw.capacity),
-            post_key: cells(raw.post_key, raw.capacity),
+            endpoint: raw.endpoint.cells(),
+            parent: raw.parent.cells(),
+            node: raw.node.cells(),
+            edge: raw.edge.cells(),
+            tail: raw.tail.cells(),
+            pre: raw.pre.cells(),
+            post_key: raw.post_key.cells(),
         }
     }
 }
@@ -261,94 +140,82 @@ unsafe fn candidate_cells<'a>(raw: &RawCandidates) -> CandidateCells<'a> {
 ///
 /// # Safety
 ///
-/// As for [`search_inputs`] and [`candidate_cells`], `n_endpoints <= capacity`.
+/// As the module says; each thread writes only its own candidate.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn paths_roots(raw: RawSearchInputs, out: RawCandidates) {
-    // SAFETY: see the function's contract; each thread writes only its own candidate.
-    let (inputs, out) = unsafe { (search_inputs(&raw), candidate_cells(&out)) };
-    let (mut item, stride) = thread_and_stride();
-    while item < raw.n_endpoints as usize {
+pub unsafe extern "ptx-kernel" fn paths_roots(args: PathsRootsArgs<'static>) {
+    // SAFETY: the module's contract.
+    let (inputs, out) = unsafe {
+        (
+            search_inputs(&args.search),
+            candidate_cells(&args.candidates),
+        )
+    };
+    let (mut item, stride) = global_thread_index_and_count();
+    while item < inputs.endpoints.node.len() {
         path_search::root_candidate(inputs, item, out);
         item += stride;
     }
 }
 
 /// Counts the kept children of candidates `first..first + n`: `counts[i]` for candidate
-/// `first + i`.
+/// `first + i`, `n` the length of `counts`.
 ///
 /// # Safety
 ///
-/// As for [`search_inputs`]; the candidate arrays hold at least `first + n` elements
-/// (only read), `counts` holds `n`.
+/// As the module says; each thread writes only its own count.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn paths_count(
-    raw: RawSearchInputs,
-    candidates: RawCandidates,
-    first: u32,
-    n: u32,
-    threshold: f64,
-    counts: *mut u32,
-) {
-    // SAFETY: see the function's contract; each thread writes only its own count.
+pub unsafe extern "ptx-kernel" fn paths_count(args: PathsCountArgs<'static>) {
+    // SAFETY: the module's contract.
     let (inputs, candidates, counts) = unsafe {
         (
-            search_inputs(&raw),
-            candidate_cells(&candidates),
-            cells(counts, n),
+            search_inputs(&args.search),
+            candidate_cells(&args.candidates),
+            args.counts.cells(),
         )
     };
-    let (mut item, stride) = thread_and_stride();
-    while item < n as usize {
-        let index = first as usize + item;
+    let (mut item, stride) = global_thread_index_and_count();
+    while item < counts.len() {
+        let index = args.first as usize + item;
         counts[item].set(path_search::count_children(
             inputs,
             candidates.tail[index].get(),
             candidates.endpoint[index].get(),
             candidates.pre[index].get(),
-            threshold,
+            args.threshold,
         ));
         item += stride;
     }
 }
 
 /// Writes the kept children of candidates `first..first + n`, those of candidate
-/// `first + i` from position `base + offsets[i]` on.
+/// `first + i` from position `base + offsets[i]` on, `n` the length of `offsets`.
 ///
 /// # Safety
 ///
-/// As for [`paths_count`], with `offsets` the exclusive prefix sums of the counts that
-/// launch wrote under the same threshold, and `base + offsets[n - 1] + counts[n - 1]`
-/// at most the capacity. Children land after `first + n`, so no thread writes what
-/// another reads.
+/// `offsets` holds the exclusive prefix sums of the counts `paths_count` wrote under the
+/// same threshold, and the children fit the candidate arrays. Children land after
+/// `first + n`, so no thread writes what another reads.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn paths_expand(
-    raw: RawSearchInputs,
-    candidates: RawCandidates,
-    first: u32,
-    n: u32,
-    threshold: f64,
-    offsets: *const u32,
-    base: u32,
-) {
-    // SAFETY: see the function's contract.
+pub unsafe extern "ptx-kernel" fn paths_expand(args: PathsExpandArgs<'static>) {
+    // SAFETY: the module's contract and the function's.
     let (inputs, out, offsets) = unsafe {
         (
-            search_inputs(&raw),
-            candidate_cells(&candidates),
-            input(offsets, n),
+            search_inputs(&args.search),
+            candidate_cells(&args.candidates),
+            args.offsets.get(),
         )
     };
-    let (mut item, stride) = thread_and_stride();
-    while item < n as usize {
-        let index = first as usize + item;
+    let (mut item, stride) = global_thread_index_and_count();
+    while item < offsets.len() {
+        let index = args.first as usize + item;
         path_search::expand_children(
             inputs,
             index as u32,
             out.tail[index].get(),
             out.endpoint[index].get(),
             out.pre[index].get(),
-            threshold,
-            base as usize + offsets[item] as usize,
+            args.threshold,
+            args.base as usize + offsets[item] as usize,
             out,
         );
         item += stride;
@@ -359,14 +226,14 @@ pub unsafe extern "ptx-kernel" fn paths_expand(
 ///
 /// # Safety
 ///
-/// `counts` holds `n` values, `sums` `ceil(n / SCAN_CHUNK)`.
+/// As the module says.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn paths_chunk_sums(counts: *const u32, n: u32, sums: *mut u32) {
-    let n_chunks = (n as usize).div_ceil(path_search::SCAN_CHUNK) as u32;
-    // SAFETY: see the function's contract.
-    let (counts, sums) = unsafe { (input(counts, n), cells(sums, n_chunks)) };
-    let (mut chunk, stride) = thread_and_stride();
-    while chunk < n_chunks as usize {
+pub unsafe extern "ptx-kernel" fn paths_chunk_sums(args: PathsChunkSumsArgs<'static>) {
+    // SAFETY: the module's contract.
+    let (counts, sums) = unsafe { (args.counts.get(), args.sums.cells()) };
+    let n_chunks = counts.len().div_ceil(path_search::SCAN_CHUNK);
+    let (mut chunk, stride) = global_thread_index_and_count();
+    while chunk < n_chunks {
         sums[chunk].set(path_search::chunk_sum(counts, chunk));
         chunk += stride;
     }
@@ -377,51 +244,35 @@ pub unsafe extern "ptx-kernel" fn paths_chunk_sums(counts: *const u32, n: u32, s
 ///
 /// # Safety
 ///
-/// `counts` and `offsets` hold `n` values, `bases` `ceil(n / SCAN_CHUNK)`.
+/// As the module says.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn paths_chunk_offsets(
-    counts: *const u32,
-    n: u32,
-    bases: *const u32,
-    offsets: *mut u32,
-) {
-    let n_chunks = (n as usize).div_ceil(path_search::SCAN_CHUNK) as u32;
-    // SAFETY: see the function's contract.
+pub unsafe extern "ptx-kernel" fn paths_chunk_offsets(args: PathsChunkOffsetsArgs<'static>) {
+    // SAFETY: the module's contract.
     let (counts, bases, offsets) =
-        unsafe { (input(counts, n), input(bases, n_chunks), cells(offsets, n)) };
-    let (mut chunk, stride) = thread_and_stride();
-    while chunk < n_chunks as usize {
+        unsafe { (args.counts.get(), args.bases.get(), args.offsets.cells()) };
+    let n_chunks = counts.len().div_ceil(path_search::SCAN_CHUNK);
+    let (mut chunk, stride) = global_thread_index_and_count();
+    while chunk < n_chunks {
         path_search::chunk_offsets(counts, chunk, bases[chunk], offsets);
         chunk += stride;
     }
 }
 
-/// One radix-select pass: counts, per bin of digit `shift`, the keys of `keys[0..n]`
-/// that agree with `prefix` above that digit.
+/// One radix-select pass: counts, per bin of digit `shift`, the keys that agree with
+/// `prefix` above that digit.
 ///
 /// # Safety
 ///
-/// `keys` holds `n` values; `histogram` holds `RADIX_BINS` counters, zeroed before.
+/// `histogram` holds `RADIX_BINS` counters, zeroed before; only touched atomically.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn paths_histogram(
-    keys: *const u64,
-    n: u32,
-    shift: u32,
-    prefix: u64,
-    histogram: *mut u32,
-) {
-    // SAFETY: see the function's contract; the counters are only touched atomically.
-    let (keys, histogram) = unsafe {
-        (
-            input(keys, n),
-            slice::from_raw_parts(histogram as *const AtomicU32, path_search::RADIX_BINS),
-        )
-    };
-    let (mut item, stride) = thread_and_stride();
-    while item < n as usize {
+pub unsafe extern "ptx-kernel" fn paths_histogram(args: PathsHistogramArgs<'static>) {
+    // SAFETY: the module's contract and the function's.
+    let (keys, histogram) = unsafe { (args.keys.get(), args.histogram.atomics()) };
+    let (mut item, stride) = global_thread_index_and_count();
+    while item < keys.len() {
         let key = keys[item];
-        if path_search::radix_matches(key, shift, prefix) {
-            histogram[path_search::radix_bin(key, shift)].fetch_add(1, Ordering::Relaxed);
+        if path_search::radix_matches(key, args.shift, args.prefix) {
+            histogram[path_search::radix_bin(key, args.shift)].fetch_add(1, Ordering::Relaxed);
         }
         item += stride;
     }
@@ -431,19 +282,14 @@ pub unsafe extern "ptx-kernel" fn paths_histogram(
 ///
 /// # Safety
 ///
-/// `keys` and `flags` hold `n` values.
+/// As the module says.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn paths_flag_at_most(
-    keys: *const u64,
-    n: u32,
-    limit: u64,
-    flags: *mut u32,
-) {
-    // SAFETY: see the function's contract.
-    let (keys, flags) = unsafe { (input(keys, n), cells(flags, n)) };
-    let (mut item, stride) = thread_and_stride();
-    while item < n as usize {
-        flags[item].set(u32::from(keys[item] <= limit));
+pub unsafe extern "ptx-kernel" fn paths_flag_at_most(args: PathsFlagAtMostArgs<'static>) {
+    // SAFETY: the module's contract.
+    let (keys, flags) = unsafe { (args.keys.get(), args.flags.cells()) };
+    let (mut item, stride) = global_thread_index_and_count();
+    while item < flags.len() {
+        flags[item].set(u32::from(keys[item] <= args.limit));
         item += stride;
     }
 }
@@ -452,26 +298,14 @@ pub unsafe extern "ptx-kernel" fn paths_flag_at_most(
 ///
 /// # Safety
 ///
-/// `flags` and `offsets` hold `n` values (offsets the exclusive prefix sums of the
-/// flags), `selected` the sum of the flags.
+/// `offsets` holds the exclusive prefix sums of the flags (distinct per flagged item).
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn paths_gather(
-    flags: *const u32,
-    offsets: *const u32,
-    n: u32,
-    n_selected: u32,
-    selected: *mut u32,
-) {
-    // SAFETY: see the function's contract; offsets are distinct per flagged item.
-    let (flags, offsets, selected) = unsafe {
-        (
-            input(flags, n),
-            input(offsets, n),
-            cells(selected, n_selected),
-        )
-    };
-    let (mut item, stride) = thread_and_stride();
-    while item < n as usize {
+pub unsafe extern "ptx-kernel" fn paths_gather(args: PathsGatherArgs<'static>) {
+    // SAFETY: the module's contract and the function's.
+    let (flags, offsets, selected) =
+        unsafe { (args.flags.get(), args.offsets.get(), args.selected.cells()) };
+    let (mut item, stride) = global_thread_index_and_count();
+    while item < flags.len() {
         if flags[item] == 1 {
             selected[offsets[item] as usize].set(item as u32);
         }
@@ -479,33 +313,20 @@ pub unsafe extern "ptx-kernel" fn paths_gather(
     }
 }
 
-/// Marks the candidates path recovery needs: each of the `n_selected` candidates in
-/// `selected` and its ancestors get `kept[c] = 1`. A thread stops at a candidate
-/// already marked: whoever marked it marks the rest of that chain.
+/// Marks the candidates path recovery needs: each selected candidate and its ancestors
+/// get `kept[c] = 1`. A thread stops at a candidate already marked: whoever marked it
+/// marks the rest of that chain.
 ///
 /// # Safety
 ///
-/// `selected` holds `n_selected` candidate indices below `n`; `parent` holds `n`
-/// values (`NONE` or an index below `n`), `kept` `n` counters, zeroed before the launch
-/// and only updated atomically.
+/// `kept` is zeroed before the launch and only updated atomically.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn paths_mark_kept(
-    selected: *const u32,
-    n_selected: u32,
-    parent: *const u32,
-    n: u32,
-    kept: *mut u32,
-) {
-    // SAFETY: see the function's contract; `AtomicU32` has the layout of `u32`.
-    let (selected, parent, kept) = unsafe {
-        (
-            input(selected, n_selected),
-            input(parent, n),
-            slice::from_raw_parts(kept as *const AtomicU32, n as usize),
-        )
-    };
-    let (mut item, stride) = thread_and_stride();
-    while item < n_selected as usize {
+pub unsafe extern "ptx-kernel" fn paths_mark_kept(args: PathsMarkKeptArgs<'static>) {
+    // SAFETY: the module's contract and the function's.
+    let (selected, parent, kept) =
+        unsafe { (args.selected.get(), args.parent.get(), args.kept.atomics()) };
+    let (mut item, stride) = global_thread_index_and_count();
+    while item < selected.len() {
         let mut current = selected[item];
         while current != path_search::NONE && kept[current as usize].swap(1, Ordering::Relaxed) == 0
         {
@@ -520,39 +341,26 @@ pub unsafe extern "ptx-kernel" fn paths_mark_kept(
 ///
 /// # Safety
 ///
-/// The candidate arrays of `candidates` hold at least `n` elements (only read), `kept`
-/// and `offsets` `n` values (offsets the exclusive prefix sums of `kept`, and every
-/// kept candidate's parent kept); the output arrays hold `n_kept` elements, the sum of
-/// `kept`.
+/// `offsets` holds the exclusive prefix sums of `kept`, and every kept candidate's
+/// parent is kept.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "ptx-kernel" fn paths_compact(
-    candidates: RawCandidates,
-    kept: *const u32,
-    offsets: *const u32,
-    n: u32,
-    n_kept: u32,
-    out_endpoint: *mut u32,
-    out_parent: *mut u32,
-    out_node: *mut u32,
-    out_edge: *mut u32,
-    out_key: *mut u64,
-) {
-    // SAFETY: see the function's contract; each kept candidate has its own offset.
+pub unsafe extern "ptx-kernel" fn paths_compact(args: PathsCompactArgs<'static>) {
+    // SAFETY: the module's contract and the function's: each kept candidate has its own
+    // offset.
     let (from, kept, offsets, endpoint, parent, node, edge, key) = unsafe {
         (
-            candidate_cells(&candidates),
-            input(kept, n),
-            input(offsets, n),
-            cells(out_endpoint, n_kept),
-            cells(out_parent, n_kept),
-            cells(out_node, n_kept),
-            cells(out_edge, n_kept),
-            cells(out_key, n_kept),
+            candidate_cells(&args.candidates),
+            args.kept.get(),
+            args.offsets.get(),
+            args.out_endpoint.cells(),
+            args.out_parent.cells(),
+            args.out_node.cells(),
+            args.out_edge.cells(),
+            args.out_key.cells(),
         )
     };
-    let (mut item, stride) = thread_and_stride();
-    while item < n as usize {
+    let (mut item, stride) = global_thread_index_and_count();
+    while item < kept.len() {
         if kept[item] == 1 {
             let at = offsets[item] as usize;
             endpoint[at].set(from.endpoint[item].get());
@@ -571,24 +379,20 @@ pub unsafe extern "ptx-kernel" fn paths_compact(
 // The LCA table of the clock trees (see `path_search::ClockLca` and `path_search::lca`):
 // local numbers, parents and child counts, children in slots, the walk's successor arcs,
 // list ranking by pointer jumping, tour keys and first positions, sparse-table levels,
-// roots by pointer jumping.
+// roots by pointer jumping. `n` is the number of tree nodes.
 
 /// `local_of[tree_nodes[i]] = i`.
 ///
 /// # Safety
 ///
-/// `tree_nodes` holds `n` distinct node indices below `n_nodes`; `local_of` `n_nodes`.
+/// The tree nodes are distinct.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn lca_local_index(
-    tree_nodes: *const u32,
-    n: u32,
-    n_nodes: u32,
-    local_of: *mut u32,
-) {
-    // SAFETY: see the function's contract; each thread writes a distinct element.
-    let (tree_nodes, local_of) = unsafe { (input(tree_nodes, n), cells(local_of, n_nodes)) };
-    let (mut item, stride) = thread_and_stride();
-    while item < n as usize {
+pub unsafe extern "ptx-kernel" fn lca_local_index(args: LcaLocalIndexArgs<'static>) {
+    // SAFETY: the module's contract and the function's: each thread writes a distinct
+    // element.
+    let (tree_nodes, local_of) = unsafe { (args.tree_nodes.get(), args.local_of.cells()) };
+    let (mut item, stride) = global_thread_index_and_count();
+    while item < tree_nodes.len() {
         local_of[tree_nodes[item] as usize].set(item as u32);
         item += stride;
     }
@@ -599,33 +403,26 @@ pub unsafe extern "ptx-kernel" fn lca_local_index(
 ///
 /// # Safety
 ///
-/// `tree_nodes` holds `n` tree nodes, `tree_parent` and `local_of` `n_nodes` values
-/// (`local_of` filled by `lca_local_index`), `parent` and `counts` `n + 1`.
+/// `local_of` was filled by `lca_local_index`; the counters are only updated
+/// atomically.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn lca_parent(
-    tree_nodes: *const u32,
-    n: u32,
-    tree_parent: *const u32,
-    local_of: *const u32,
-    n_nodes: u32,
-    parent: *mut u32,
-    counts: *mut u32,
-) {
-    // SAFETY: see the function's contract; counters are only updated atomically.
+pub unsafe extern "ptx-kernel" fn lca_parent(args: LcaParentArgs<'static>) {
+    // SAFETY: the module's contract and the function's.
     let (tree_nodes, tree_parent, local_of, parent, counts) = unsafe {
         (
-            input(tree_nodes, n),
-            input(tree_parent, n_nodes),
-            input(local_of, n_nodes),
-            cells(parent, n + 1),
-            slice::from_raw_parts(counts as *const AtomicU32, n as usize + 1),
+            args.tree_nodes.get(),
+            args.tree_parent.get(),
+            args.local_of.get(),
+            args.parent.cells(),
+            args.counts.atomics(),
         )
     };
-    let (mut item, stride) = thread_and_stride();
+    let n = tree_nodes.len();
+    let (mut item, stride) = global_thread_index_and_count();
     if item == 0 {
-        parent[n as usize].set(path_search::NONE);
+        parent[n].set(path_search::NONE);
     }
-    while item < n as usize {
+    while item < n {
         let up = lca::local_parent(tree_nodes, tree_parent, local_of, item);
         parent[item].set(up);
         counts[up as usize].fetch_add(1, Ordering::Relaxed);
@@ -637,30 +434,23 @@ pub unsafe extern "ptx-kernel" fn lca_parent(
 ///
 /// # Safety
 ///
-/// `parent` holds `n + 1` values, `child_start` `n + 2` (exclusive sums of the child
-/// counts, the last `n`), `cursor` `n + 1` zeroed counters, `children` and `slot` `n`.
+/// `child_start` holds the exclusive sums of the child counts (`n + 2` values, the last
+/// `n`), `cursor` `n + 1` zeroed counters, only updated atomically.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn lca_place(
-    parent: *const u32,
-    n: u32,
-    child_start: *const u32,
-    cursor: *mut u32,
-    children: *mut u32,
-    slot: *mut u32,
-) {
-    // SAFETY: see the function's contract; each slot is taken by one thread (the atomic
-    // cursor), each `slot[i]` written by thread `i`.
+pub unsafe extern "ptx-kernel" fn lca_place(args: LcaPlaceArgs<'static>) {
+    // SAFETY: the module's contract and the function's: each slot is taken by one
+    // thread (the atomic cursor), each `slot[i]` written by thread `i`.
     let (parent, child_start, cursor, children, slot) = unsafe {
         (
-            input(parent, n + 1),
-            input(child_start, n + 2),
-            slice::from_raw_parts(cursor as *const AtomicU32, n as usize + 1),
-            cells(children, n),
-            cells(slot, n),
+            args.parent.get(),
+            args.child_start.get(),
+            args.cursor.atomics(),
+            args.children.cells(),
+            args.slot.cells(),
         )
     };
-    let (mut item, stride) = thread_and_stride();
-    while item < n as usize {
+    let (mut item, stride) = global_thread_index_and_count();
+    while item < slot.len() {
         let up = parent[item] as usize;
         let at = child_start[up] + cursor[up].fetch_add(1, Ordering::Relaxed);
         children[at as usize].set(item as u32);
@@ -673,30 +463,22 @@ pub unsafe extern "ptx-kernel" fn lca_place(
 ///
 /// # Safety
 ///
-/// As for `lca_place`, its outputs filled; `next` and `rank` hold `2n` values.
+/// The outputs of `lca_place` are filled.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn lca_successor(
-    parent: *const u32,
-    n: u32,
-    child_start: *const u32,
-    children: *const u32,
-    slot: *const u32,
-    next: *mut u32,
-    rank: *mut u32,
-) {
-    // SAFETY: see the function's contract; thread `a` writes arc `a` only.
+pub unsafe extern "ptx-kernel" fn lca_successor(args: LcaSuccessorArgs<'static>) {
+    // SAFETY: the module's contract; thread `a` writes arc `a` only.
     let (parent, child_start, children, slot, next, rank) = unsafe {
         (
-            input(parent, n + 1),
-            input(child_start, n + 2),
-            input(children, n),
-            input(slot, n),
-            cells(next, 2 * n),
-            cells(rank, 2 * n),
+            args.parent.get(),
+            args.child_start.get(),
+            args.children.get(),
+            args.slot.get(),
+            args.next.cells(),
+            args.rank.cells(),
         )
     };
-    let (mut item, stride) = thread_and_stride();
-    while item < 2 * n as usize {
+    let (mut item, stride) = global_thread_index_and_count();
+    while item < next.len() {
         let after = lca::successor(item, parent, child_start, children, slot);
         next[item].set(after);
         rank[item].set(u32::from(after != path_search::NONE));
@@ -708,26 +490,20 @@ pub unsafe extern "ptx-kernel" fn lca_successor(
 ///
 /// # Safety
 ///
-/// All four arrays hold `n_arcs` values; inputs and outputs are distinct buffers.
+/// As the module says.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn lca_rank_jump(
-    n_arcs: u32,
-    next_in: *const u32,
-    rank_in: *const u32,
-    next_out: *mut u32,
-    rank_out: *mut u32,
-) {
-    // SAFETY: see the function's contract.
+pub unsafe extern "ptx-kernel" fn lca_rank_jump(args: LcaRankJumpArgs<'static>) {
+    // SAFETY: the module's contract.
     let (next_in, rank_in, next_out, rank_out) = unsafe {
         (
-            input(next_in, n_arcs),
-            input(rank_in, n_arcs),
-            cells(next_out, n_arcs),
-            cells(rank_out, n_arcs),
+            args.next_in.get(),
+            args.rank_in.get(),
+            args.next_out.cells(),
+            args.rank_out.cells(),
         )
     };
-    let (mut item, stride) = thread_and_stride();
-    while item < n_arcs as usize {
+    let (mut item, stride) = global_thread_index_and_count();
+    while item < next_out.len() {
         let (after, rank) = lca::jump(item, next_in, rank_in);
         next_out[item].set(after);
         rank_out[item].set(rank);
@@ -735,42 +511,32 @@ pub unsafe extern "ptx-kernel" fn lca_rank_jump(
     }
 }
 
-/// The tour: the key of every position (level 0 of the table) and every node's first
-/// position.
+/// The tour: the key of every position (level 0 of the table, `2n + 1` keys) and every
+/// node's first position.
 ///
 /// # Safety
 ///
-/// `rank` holds the final ranks of the `2n` arcs, `parent` `n + 1` values,
-/// `tree_nodes` `n`, `tree_depth` `n_nodes`; `table` `2n + 1` keys, `first` `n`.
+/// `rank` holds the final ranks of the `2n` arcs (a permutation), so each position is
+/// written by one thread (position 0 by thread 0).
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "ptx-kernel" fn lca_enter(
-    n: u32,
-    rank: *const u32,
-    parent: *const u32,
-    tree_nodes: *const u32,
-    tree_depth: *const u32,
-    n_nodes: u32,
-    table: *mut u64,
-    first: *mut u32,
-) {
-    // SAFETY: see the function's contract; the ranks are a permutation, so each
-    // position is written by one thread (position 0 by thread 0).
+pub unsafe extern "ptx-kernel" fn lca_enter(args: LcaEnterArgs<'static>) {
+    // SAFETY: the module's contract and the function's.
     let (rank, parent, tree_nodes, tree_depth, table, first) = unsafe {
         (
-            input(rank, 2 * n),
-            input(parent, n + 1),
-            input(tree_nodes, n),
-            input(tree_depth, n_nodes),
-            cells(table, 2 * n + 1),
-            cells(first, n),
+            args.rank.get(),
+            args.parent.get(),
+            args.tree_nodes.get(),
+            args.tree_depth.get(),
+            args.table.cells(),
+            args.first.cells(),
         )
     };
-    let (mut item, stride) = thread_and_stride();
+    let n = tree_nodes.len();
+    let (mut item, stride) = global_thread_index_and_count();
     if item == 0 {
-        table[0].set(lca::key(n as usize, tree_nodes, tree_depth));
+        table[0].set(lca::key(n, tree_nodes, tree_depth));
     }
-    while item < 2 * n as usize {
+    while item < 2 * n {
         let (position, key) = lca::enter(item, rank[item], parent, tree_nodes, tree_depth);
         table[position].set(key);
         if item % 2 == 0 {
@@ -780,24 +546,18 @@ pub unsafe extern "ptx-kernel" fn lca_enter(
     }
 }
 
-/// Level `level >= 1` of the sparse table from level `level - 1`.
+/// Level `level >= 1` of the sparse table (`row`) from level `level - 1` (`previous`).
 ///
 /// # Safety
 ///
-/// `table` holds at least `(level + 1) * positions` keys, level `level - 1` written.
+/// As the module says.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn lca_table_level(table: *mut u64, positions: u32, level: u32) {
-    // SAFETY: see the function's contract; the two rows do not overlap.
-    let (row, out) = unsafe {
-        let previous = table.add(((level - 1) * positions) as usize);
-        (
-            input(previous as *const u64, positions),
-            cells(table.add((level * positions) as usize), positions),
-        )
-    };
-    let (mut item, stride) = thread_and_stride();
-    while item < positions as usize {
-        out[item].set(lca::table_entry(row, level, item));
+pub unsafe extern "ptx-kernel" fn lca_table_level(args: LcaTableLevelArgs<'static>) {
+    // SAFETY: the module's contract (the runtime checked that the two rows are apart).
+    let (previous, row) = unsafe { (args.previous.get(), args.row.cells()) };
+    let (mut item, stride) = global_thread_index_and_count();
+    while item < row.len() {
+        row[item].set(lca::table_entry(previous, args.level, item));
         item += stride;
     }
 }
@@ -806,15 +566,20 @@ pub unsafe extern "ptx-kernel" fn lca_table_level(table: *mut u64, positions: u3
 ///
 /// # Safety
 ///
-/// `parent` holds `n + 1` values, `up` `n`.
+/// As the module says.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn lca_root_init(parent: *const u32, n: u32, up: *mut u32) {
-    // SAFETY: see the function's contract.
-    let (parent, up) = unsafe { (input(parent, n + 1), cells(up, n)) };
-    let (mut item, stride) = thread_and_stride();
-    while item < n as usize {
+pub unsafe extern "ptx-kernel" fn lca_root_init(args: LcaRootInitArgs<'static>) {
+    // SAFETY: the module's contract.
+    let (parent, up) = unsafe { (args.parent.get(), args.up.cells()) };
+    let n = up.len();
+    let (mut item, stride) = global_thread_index_and_count();
+    while item < n {
         let above = parent[item];
-        up[item].set(if above == n { item as u32 } else { above });
+        up[item].set(if above as usize == n {
+            item as u32
+        } else {
+            above
+        });
         item += stride;
     }
 }
@@ -823,13 +588,13 @@ pub unsafe extern "ptx-kernel" fn lca_root_init(parent: *const u32, n: u32, up: 
 ///
 /// # Safety
 ///
-/// `up_in` and `up_out` hold `n` values, distinct buffers.
+/// As the module says.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn lca_root_jump(n: u32, up_in: *const u32, up_out: *mut u32) {
-    // SAFETY: see the function's contract.
-    let (up_in, up_out) = unsafe { (input(up_in, n), cells(up_out, n)) };
-    let (mut item, stride) = thread_and_stride();
-    while item < n as usize {
+pub unsafe extern "ptx-kernel" fn lca_root_jump(args: LcaRootJumpArgs<'static>) {
+    // SAFETY: the module's contract.
+    let (up_in, up_out) = unsafe { (args.up_in.get(), args.up_out.cells()) };
+    let (mut item, stride) = global_thread_index_and_count();
+    while item < up_out.len() {
         up_out[item].set(lca::root_jump(item, up_in));
         item += stride;
     }

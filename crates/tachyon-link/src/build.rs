@@ -51,6 +51,60 @@ enum BoundItem {
     Test { clock: u32, data: u32, test: Test },
 }
 
+/// Instances per parallel work item while pins, arcs and tests are written.
+const INSTANCES_PER_CHUNK: usize = 1024;
+
+/// The cells bound and the live instances in name order.
+struct BoundInstances {
+    /// Per cell, its binding (`None`: a cell no library has).
+    bindings: Vec<Option<CellBinding>>,
+    /// Per instance slot, its cell.
+    cell_of: Vec<u32>,
+    /// The live instances' slots in name order.
+    order: Vec<u32>,
+    /// Their pins in all.
+    n_pins: usize,
+}
+
+impl BoundInstances {
+    /// The binding of the live instance in `slot` (checked bound by
+    /// [`Design::bind_instances`]).
+    fn binding_of(&self, slot: u32) -> &CellBinding {
+        self.bindings[self.cell_of[slot as usize] as usize]
+            .as_ref()
+            .expect("live instances are bound")
+    }
+}
+
+/// The graph's pins: the ports', the instances' (in name order), and where each
+/// instance's pins start among them.
+struct GraphPins {
+    ports: Vec<PinId>,
+    instances: Vec<PinId>,
+    /// Per instance slot, its first pin's position in `instances`.
+    instance_start: Vec<u32>,
+}
+
+impl GraphPins {
+    /// Pin `position` of the instance in `slot`.
+    fn instance_pin(&self, slot: u32, position: usize) -> PinId {
+        self.instances[self.instance_start[slot as usize] as usize + position]
+    }
+}
+
+/// The pins each net slot connects: `row_pins[row_start[net]..row_start[net + 1]]`.
+struct NetConnections {
+    row_start: Vec<u32>,
+    row_pins: Vec<PinId>,
+}
+
+impl NetConnections {
+    fn of(&self, slot: u32) -> &[PinId] {
+        &self.row_pins
+            [self.row_start[slot as usize] as usize..self.row_start[slot as usize + 1] as usize]
+    }
+}
+
 impl Design {
     /// Builds the finalized timing graph of the current state.
     pub fn build_graph(&self) -> Result<TimingGraph, LinkError> {
@@ -60,20 +114,55 @@ impl Design {
     }
 
     /// Builds the timing graph of the current state without finalizing it (the caller
-    /// runs [`TimingGraph::finalize`], e.g. to time levelization on its own).
+    /// runs [`TimingGraph::finalize`], e.g. to time levelization on its own): the cells
+    /// bound, the pins, the cell arcs and tests, the nets' connections, the nets with
+    /// their RC trees and net arcs, the assertions.
     pub fn build_unfinalized_graph(&self) -> Result<TimingGraph, LinkError> {
         let _span = tracing::info_span!("link").entered();
         let started = std::time::Instant::now();
         let mut marks = Vec::new();
         let mut mark = |step: &'static str| marks.push((step, started.elapsed()));
         let mut graph = TimingGraph::new(self.shared_tables.clone());
-        let mut load: FastMap<&str, f64> = FastMap::default();
-        for assertion in &self.assertions {
-            if let Assertion::Load { pin, capacitance } = assertion {
-                load.insert(pin.as_str(), *capacitance);
+        let instances = self.bind_instances()?;
+        mark("bindings");
+        let net_order = self.nets.in_name_order(|net| net.alive);
+        // (The arcs come as one vector below, with their own room.)
+        graph.reserve(self.ports.len() + instances.n_pins, net_order.len(), 0);
+        let pins = self.add_pins(&mut graph, &instances);
+        mark("pins");
+        self.add_cell_arcs_and_tests(&mut graph, &instances, &pins);
+        mark("cell arcs");
+        let connections = self.connections(&instances, &pins)?;
+        mark("connections");
+        let mut nets = self.nets_of(&graph, &net_order, &connections, &mut mark);
+        drop(connections);
+        mark("nets");
+        let pin_of_key = |key: &PinKey| -> Option<PinId> {
+            match key {
+                PinKey::Port(port) => Some(pins.ports[*port as usize]),
+                PinKey::Instance { instance, pin } => {
+                    if !self.instances.slots[*instance as usize].alive {
+                        return None;
+                    }
+                    let position = instances.binding_of(*instance).pin_position(*pin)?;
+                    Some(pins.instance_pin(*instance, position))
+                }
+                PinKey::Name(name) => graph.pin_by_name(name),
             }
-        }
-        // Each distinct cell is bound once; instances reuse the binding.
+        };
+        let rc = self.flatten_trees(&graph, &net_order, &mut nets, &pin_of_key);
+        mark("rc trees");
+        graph.add_nets_with_arcs(nets, rc);
+        mark("net arcs");
+        graph.set_assertions(self.graph_assertions(&graph)?);
+        mark("assertions");
+        tracing::debug!(steps = ?marks, "graph built");
+        Ok(graph)
+    }
+
+    /// Binds each distinct cell once (instances reuse the binding) and lists the live
+    /// instances in name order; an instance of an unknown cell is an error.
+    fn bind_instances(&self) -> Result<BoundInstances, LinkError> {
         let bindings: Vec<Option<CellBinding>> = self
             .cells
             .names
@@ -81,7 +170,7 @@ impl Design {
             .map(|cell| self.bind_cell(cell))
             .collect();
         let order = self.instances.in_name_order(|instance| instance.alive);
-        let mut n_instance_pins = 0;
+        let mut n_pins = 0;
         for &slot in &order {
             let instance = &self.instances.slots[slot as usize];
             let Some(binding) = &bindings[instance.cell as usize] else {
@@ -90,30 +179,42 @@ impl Design {
                     cell: self.cells.names[instance.cell as usize].clone(),
                 });
             };
-            n_instance_pins += binding.pins.len();
+            n_pins += binding.pins.len();
         }
-        mark("bindings");
-        let net_order = self.nets.in_name_order(|net| net.alive);
-        // (The arcs come as one vector below, with their own room.)
-        graph.reserve(self.ports.len() + n_instance_pins, net_order.len(), 0);
-        // Ports, then instance pins.
-        let binding_of = |slot: u32| {
-            bindings[self.instances.slots[slot as usize].cell as usize]
-                .as_ref()
-                .expect("checked above")
-        };
-        // The pins are written in place, chunk by chunk of instances, into one vector
-        // that the graph adopts (collecting per-chunk vectors and appending them copied
-        // every pin once more, into fresh memory). The placeholder fill faults the
-        // memory in on all threads.
-        const INSTANCES_PER_CHUNK: usize = 1024;
+        let cell_of: Vec<u32> = self
+            .instances
+            .slots
+            .par_iter()
+            .with_min_len(1 << 14)
+            .map(|slot| slot.cell)
+            .collect();
+        Ok(BoundInstances {
+            bindings,
+            cell_of,
+            order,
+            n_pins,
+        })
+    }
+
+    /// The ports' pins (their `load` assertion as capacitance), then the instances' pins
+    /// in name order, each instance's in its cell's order. The pins are written in
+    /// place, chunk by chunk of instances, into one vector that the graph adopts
+    /// (collecting per-chunk vectors and appending them copied every pin once more, into
+    /// fresh memory). The placeholder fill faults the memory in on all threads.
+    fn add_pins(&self, graph: &mut TimingGraph, instances: &BoundInstances) -> GraphPins {
+        let mut load: FastMap<&str, f64> = FastMap::default();
+        for assertion in &self.assertions {
+            if let Assertion::Load { pin, capacitance } = assertion {
+                load.insert(pin.as_str(), *capacitance);
+            }
+        }
         let placeholder = Pin {
             name: String::new(),
             kind: PinKind::PrimaryInput,
             net: None,
             capacitance: [0.0; 4],
         };
-        let mut all_pins: Vec<Pin> = (0..self.ports.len() + n_instance_pins)
+        let mut all_pins: Vec<Pin> = (0..self.ports.len() + instances.n_pins)
             .into_par_iter()
             .with_min_len(1 << 14)
             .map(|_| placeholder.clone())
@@ -128,14 +229,19 @@ impl Design {
                 capacitance: [capacitance; 4],
             };
         }
-        let mut chunk_places = Vec::with_capacity(order.len().div_ceil(INSTANCES_PER_CHUNK));
-        for chunk in order.chunks(INSTANCES_PER_CHUNK) {
-            let n_pins: usize = chunk.iter().map(|&slot| binding_of(slot).pins.len()).sum();
+        let mut chunk_places =
+            Vec::with_capacity(instances.order.len().div_ceil(INSTANCES_PER_CHUNK));
+        for chunk in instances.order.chunks(INSTANCES_PER_CHUNK) {
+            let n_pins: usize = chunk
+                .iter()
+                .map(|&slot| instances.binding_of(slot).pins.len())
+                .sum();
             let (places, tail) = rest.split_at_mut(n_pins);
             chunk_places.push(places);
             rest = tail;
         }
-        order
+        instances
+            .order
             .par_chunks(INSTANCES_PER_CHUNK)
             .zip(chunk_places)
             .for_each(|(chunk, places)| {
@@ -143,7 +249,7 @@ impl Design {
                 for &slot in chunk {
                     let instance = &self.instances.slots[slot as usize];
                     for (&(pin_name, kind, capacitance), place) in
-                        binding_of(slot).pins.iter().zip(places.by_ref())
+                        instances.binding_of(slot).pins.iter().zip(places.by_ref())
                     {
                         let pin_name = &self.pin_names.names[pin_name as usize];
                         let mut name =
@@ -161,26 +267,44 @@ impl Design {
                 }
             });
         let mut instance_pins = graph.add_pins(all_pins);
-        mark("pins");
-        let port_pins: Vec<PinId> = instance_pins.drain(..self.ports.len()).collect();
-        // Cell arcs and tests, instance by instance: counted per chunk of instances from
-        // the bindings, then written in place in parallel, as the pins are (one thread
-        // pushing them took 30-125 ms at 1M gates on 2 cores).
+        let ports = instance_pins.drain(..self.ports.len()).collect();
+        // Each instance's first pin among the instance pins.
         let mut instance_start: Vec<u32> = vec![0; self.instances.slots.len()];
-        let mut chunk_items = Vec::with_capacity(order.len().div_ceil(INSTANCES_PER_CHUNK));
-        let mut position = 0usize;
-        for chunk in order.chunks(INSTANCES_PER_CHUNK) {
-            let (mut n_arcs, mut n_tests) = (0, 0);
-            for &slot in chunk {
-                let binding = binding_of(slot);
-                instance_start[slot as usize] = position as u32;
-                position += binding.pins.len();
-                let binding_arcs = binding.n_arcs();
-                n_arcs += binding_arcs;
-                n_tests += binding.items.len() - binding_arcs;
-            }
-            chunk_items.push((n_arcs, n_tests));
+        let mut position = 0u32;
+        for &slot in &instances.order {
+            instance_start[slot as usize] = position;
+            position += instances.binding_of(slot).pins.len() as u32;
         }
+        GraphPins {
+            ports,
+            instances: instance_pins,
+            instance_start,
+        }
+    }
+
+    /// Cell arcs and tests, instance by instance: counted per chunk of instances from
+    /// the bindings, then written in place in parallel, as the pins are (one thread
+    /// pushing them took 30-125 ms at 1M gates on 2 cores).
+    fn add_cell_arcs_and_tests(
+        &self,
+        graph: &mut TimingGraph,
+        instances: &BoundInstances,
+        pins: &GraphPins,
+    ) {
+        let chunk_items: Vec<(usize, usize)> = instances
+            .order
+            .chunks(INSTANCES_PER_CHUNK)
+            .map(|chunk| {
+                let (mut n_arcs, mut n_tests) = (0, 0);
+                for &slot in chunk {
+                    let binding = instances.binding_of(slot);
+                    let binding_arcs = binding.n_arcs();
+                    n_arcs += binding_arcs;
+                    n_tests += binding.items.len() - binding_arcs;
+                }
+                (n_arcs, n_tests)
+            })
+            .collect();
         let arc_placeholder = Arc {
             from: PinId(0),
             to: PinId(0),
@@ -197,7 +321,7 @@ impl Design {
         let n_tests: usize = chunk_items.iter().map(|&(_, tests)| tests).sum();
         // Room for the net arcs too, which follow the cell arcs: about one per instance
         // pin, so twice the instance pins covers both.
-        let mut arcs: Vec<Arc> = Vec::with_capacity(n_arcs.max(n_instance_pins * 2));
+        let mut arcs: Vec<Arc> = Vec::with_capacity(n_arcs.max(instances.n_pins * 2));
         arcs.par_extend(
             (0..n_arcs)
                 .into_par_iter()
@@ -213,16 +337,17 @@ impl Design {
             chunk_places.push((chunk_arcs, chunk_tests));
             (arcs_rest, tests_rest) = (arcs_tail, tests_tail);
         }
-        order
+        instances
+            .order
             .par_chunks(INSTANCES_PER_CHUNK)
             .zip(chunk_places)
             .for_each(|(chunk, (arc_places, test_places))| {
                 let (mut arc_places, mut test_places) =
                     (arc_places.iter_mut(), test_places.iter_mut());
                 for &slot in chunk {
-                    let binding = binding_of(slot);
-                    let start = instance_start[slot as usize] as usize;
-                    let pins = &instance_pins[start..start + binding.pins.len()];
+                    let binding = instances.binding_of(slot);
+                    let start = pins.instance_start[slot as usize] as usize;
+                    let pins = &pins.instances[start..start + binding.pins.len()];
                     for item in &binding.items {
                         match item {
                             BoundItem::Arc { from, to, arc } => {
@@ -247,36 +372,29 @@ impl Design {
             });
         graph.add_arcs(arcs);
         graph.add_tests(tests);
-        mark("cell arcs");
-        // The pin of a key, if the graph has it.
-        let pin_of_key = |key: &PinKey| -> Option<PinId> {
-            match key {
-                PinKey::Port(port) => Some(port_pins[*port as usize]),
-                PinKey::Instance { instance, pin } => {
-                    let state = &self.instances.slots[*instance as usize];
-                    if !state.alive {
-                        return None;
-                    }
-                    let position = binding_of(*instance).pin_position(*pin)?;
-                    Some(instance_pins[instance_start[*instance as usize] as usize + position])
-                }
-                PinKey::Name(name) => graph.pin_by_name(name),
-            }
-        };
+    }
+
+    /// The pins each net slot connects, grouped by net (CSR over the net slots); a
+    /// connection to a pin its cell lacks is an error naming it.
+    fn connections(
+        &self,
+        instances: &BoundInstances,
+        pins: &GraphPins,
+    ) -> Result<NetConnections, LinkError> {
         // Connections as (net slot, pin), then grouped by net.
-        let mut connected: Vec<(u32, PinId)> = Vec::with_capacity(n_instance_pins);
+        let mut connected: Vec<(u32, PinId)> = Vec::with_capacity(instances.n_pins);
         for (index, port) in self.ports.iter().enumerate() {
             // A repeated port name is one pin with one connection.
             let first = self.ports[..index]
                 .iter()
                 .all(|other| other.name != port.name);
             if let (Some(net), true) = (port.net, first) {
-                connected.push((net, port_pins[index]));
+                connected.push((net, pins.ports[index]));
             }
         }
-        for &slot in &order {
+        for &slot in &instances.order {
             let instance = &self.instances.slots[slot as usize];
-            let binding = binding_of(slot);
+            let binding = instances.binding_of(slot);
             for &(pin, net) in &instance.connections {
                 let Some(position) = binding.pin_position(pin) else {
                     // Every connection names a pin of its cell: report which does not.
@@ -284,10 +402,7 @@ impl Design {
                     self.require_pin(&name)?;
                     continue;
                 };
-                connected.push((
-                    net,
-                    instance_pins[instance_start[slot as usize] as usize + position],
-                ));
+                connected.push((net, pins.instance_pin(slot, position)));
             }
         }
         let n_slots = self.nets.slots.len();
@@ -304,12 +419,21 @@ impl Design {
             row_pins[fill[net as usize] as usize] = pin;
             fill[net as usize] += 1;
         }
-        drop(connected);
-        drop(fill);
-        mark("connections");
-        // Per net (in name order): its pins in name order, the first driver among them,
-        // and its flattened RC tree; independent per net.
-        let graph_ref = &graph;
+        Ok(NetConnections {
+            row_start,
+            row_pins,
+        })
+    }
+
+    /// The nets of slots `net_order` (in name order): each net's pins in name order,
+    /// the first driver among them; independent per net, so in parallel.
+    fn nets_of(
+        &self,
+        graph: &TimingGraph,
+        net_order: &[u32],
+        connections: &NetConnections,
+        mark: &mut impl FnMut(&'static str),
+    ) -> Vec<Net> {
         // Each pin's first 8 name bytes as a number that orders as the names do where
         // they differ: sorting a net's pins by name then rarely reads the names (a
         // cache miss or two each).
@@ -320,21 +444,17 @@ impl Design {
             .map(|pin| tachyon_graph::name_prefix(&pin.name))
             .collect();
         mark("prefixes");
-        let mut nets: Vec<Net> = net_order
+        net_order
             .par_iter()
             .map_init(Vec::new, |pins, &slot| {
-                let row = &row_pins
-                    [row_start[slot as usize] as usize..row_start[slot as usize + 1] as usize];
                 pins.clear();
-                pins.extend_from_slice(row);
+                pins.extend_from_slice(connections.of(slot));
                 pins.sort_by(|&a, &b| {
                     name_prefix[a.index()]
                         .cmp(&name_prefix[b.index()])
-                        .then_with(|| by_name(graph_ref, a, b))
+                        .then_with(|| by_name(graph, a, b))
                 });
-                let driver = pins
-                    .iter()
-                    .position(|&pin| graph_ref.pin(pin).kind.is_driver());
+                let driver = pins.iter().position(|&pin| graph.pin(pin).kind.is_driver());
                 let sinks: Vec<PinId> = pins
                     .iter()
                     .enumerate()
@@ -348,17 +468,7 @@ impl Design {
                     parasitics: None,
                 }
             })
-            .collect();
-        drop(row_pins);
-        mark("nets");
-        let rc = self.flatten_trees(graph_ref, &net_order, &mut nets, &pin_of_key);
-        mark("rc trees");
-        graph.add_nets_with_arcs(nets, rc);
-        mark("net arcs");
-        graph.set_assertions(self.graph_assertions(&graph)?);
-        mark("assertions");
-        tracing::debug!(steps = ?marks, "graph built");
-        Ok(graph)
+            .collect()
     }
 
     /// The RC trees of `nets` (the nets of slots `net_order`) flattened from their

@@ -8,8 +8,8 @@
 //! adds the endpoints of one query (the same list as the reference, with the engine's
 //! slack as a bound). [`FlatPaths::search_cpu`] runs the search on the CPU with rayon,
 //! calling the same per-item functions as the GPU kernels in the same order, so both
-//! return the same [`SearchOutcome`] bit for bit; `tachyon-gpu`'s `paths` module runs
-//! it on a GPU. [`FlatPaths::recover`] turns an outcome into [`TimingPath`]s.
+//! return the same [`SearchOutcome`] bit for bit; the [`crate::gpu`] module runs it on
+//! a GPU. [`FlatPaths::recover`] turns an outcome into [`TimingPath`]s.
 //!
 //! CPPR enters after the fact: the forest holds pre-CPPR arrivals (one forest for all
 //! endpoints), and each path's post-CPPR slack is its pre-CPPR slack plus the credit of
@@ -25,7 +25,6 @@ use std::time::Instant;
 use rayon::prelude::*;
 use tachyon_cppr::ClockTree;
 use tachyon_graph::{PinId, TimingData, TimingGraph};
-use tachyon_kernels::path_search::host::{select_at_most, PathProblem, SearchOutcome};
 use tachyon_kernels::path_search::{
     self, compacted_parent, key_value, lca, ordered_key, Candidate, ClockLca, ClockTrees,
     Endpoints, Forest, PathGraph, SearchInputs, INPUT_START, NONE,
@@ -33,6 +32,7 @@ use tachyon_kernels::path_search::{
 use tachyon_kernels::{Split, Transition};
 
 use crate::forest::{for_each_in_arc, ForestInputs, InArc};
+use crate::problem::{select_at_most, PathProblem, SearchOutcome};
 use crate::search::{build_trees, collect_endpoints, push_clock_path};
 use crate::{PathKind, PathQuery, TimingPath};
 
@@ -241,7 +241,7 @@ impl FlatGraph {
     }
 
     /// The LCA table of the clock trees ([`ClockLca`]) built on the CPU, step by step
-    /// as the GPU builds it (the twin of `tachyon-gpu`'s build, for tests).
+    /// as the GPU builds it (the twin of the `gpu` module's build, for tests).
     pub fn clock_lca_cpu(&self) -> ClockLcaTable {
         let tree_nodes = &self.tree_nodes;
         let n = tree_nodes.len();

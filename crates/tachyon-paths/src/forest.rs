@@ -10,7 +10,7 @@ use tachyon_graph::{ArcKind, PinId, PinKind, TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::{Split, Transition};
 
-use crate::formula::{deviation_cost, is_more_critical, launch_effective_arrival};
+use tachyon_kernels::path_search::{deviation_cost, launch_effective_arrival};
 
 /// Where an in-arc of a forest node comes from.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -159,7 +159,7 @@ impl Forest {
             // (stable by deviation) puts it first.
             let mut best = f64::NAN;
             for &(_, via) in &candidates {
-                if is_more_critical(split, via, best) {
+                if split.is_worse(via, best) {
                     best = via;
                 }
             }

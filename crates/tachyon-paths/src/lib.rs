@@ -21,12 +21,15 @@
 //! queue small and the forests lazy: an endpoint's forest is built when its first path
 //! comes up, in parallel batches.
 //!
-//! The per-formula pieces are in [`formula`], free of `std` so a GPU version can reuse
-//! them.
+//! The per-path formulas (deviation cost, effective launch arrival, slack) are in
+//! `tachyon_kernels::path_search` and `tachyon_kernels::delay`, shared with the flat
+//! search on the CPU and the GPU.
 
 pub mod flat;
 mod forest;
-pub mod formula;
+#[cfg(feature = "gpu")]
+pub mod gpu;
+pub mod problem;
 mod search;
 
 use tachyon_graph::{PinId, TimingData, TimingGraph};

@@ -10,8 +10,8 @@ use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::{Split, Transition};
 
 use crate::forest::{Forest, ForestInputs, ForestSpec, Origin};
-use crate::formula::endpoint_slack;
 use crate::{PathKind, PathQuery, TimingPath};
+use tachyon_kernels::delay::slack as endpoint_slack;
 
 /// One endpoint and transition, with a lower bound of its best path's slack.
 #[derive(Debug, Clone, Copy)]

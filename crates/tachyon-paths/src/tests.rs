@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc as Shared;
+use tachyon_testkit::SplitMix64;
 
 use proptest::prelude::*;
 use tachyon_cppr::ClockTree;
@@ -13,22 +14,16 @@ use tachyon_graph::{
 use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::{Split, Transition};
 
-use crate::formula::{endpoint_slack, launch_effective_arrival};
 use crate::{worst_paths, PathKind, PathQuery};
+use tachyon_kernels::delay::slack as endpoint_slack;
+use tachyon_kernels::path_search::launch_effective_arrival;
 
-/// A small deterministic generator (SplitMix64), so a proptest seed fixes a design.
-struct Random(u64);
+/// A random design's draws (SplitMix64, so a proptest seed fixes a design).
+struct Random(SplitMix64);
 
 impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        self.0.below(n.max(1))
     }
     /// A value in [low, high) on a 1/8 grid, so that sums are exact and ties happen.
     fn value(&mut self, low: f64, high: f64) -> f64 {
@@ -100,7 +95,7 @@ impl Builder {
 
 /// A random design with a clock tree, flip-flops, logic, tests and outputs.
 fn random_design(seed: u64) -> (TimingGraph, TimingData) {
-    let mut random = Random(seed);
+    let mut random = Random(SplitMix64(seed));
     let mut builder = Builder {
         pins: Vec::new(),
         arcs: Vec::new(),
@@ -533,17 +528,13 @@ fn flat_search_with_a_level_limit_returns_paths_of_few_deviations() {
 /// same slacks) and so the reference's path list. Says "skipped" without a GPU (fails
 /// instead under `TACHYON_REQUIRE_GPU=1`).
 #[test]
+#[cfg(feature = "gpu")]
 fn gpu_search_equals_the_twin_and_the_reference() {
-    let gpu = match tachyon_gpu::GpuContext::open(0) {
-        Ok(gpu) => gpu,
-        Err(error) => {
-            assert!(
-                std::env::var("TACHYON_REQUIRE_GPU").as_deref() != Ok("1"),
-                "a GPU is required: {error}"
-            );
-            println!("gpu_search_equals_the_twin_and_the_reference: skipped: {error}");
-            return;
-        }
+    let opened = tachyon_gpu::GpuContext::open(0, &tachyon_gpu::GpuConfig::default());
+    let Some(gpu) =
+        tachyon_testkit::gpu_or_skip("gpu_search_equals_the_twin_and_the_reference", opened)
+    else {
+        return;
     };
     let mut checked = 0;
     for seed in 0..30 {
@@ -556,7 +547,7 @@ fn gpu_search_equals_the_twin_and_the_reference() {
                 };
                 let flat = crate::flat::FlatPaths::build(&graph, &data, &query);
                 let twin = flat.search_cpu(None);
-                let on_gpu = tachyon_gpu::paths::search_paths(&gpu, &flat.problem(None))
+                let on_gpu = crate::gpu::search_paths(&gpu, &flat.problem(None))
                     .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
                 assert_eq!(twin.selected, on_gpu.selected, "seed {seed} k {k}");
                 let twin_bits: Vec<u64> = twin.selected_slack.iter().map(|s| s.to_bits()).collect();

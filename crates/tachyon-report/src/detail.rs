@@ -14,9 +14,9 @@
 //!   clock tree gets another credit than the test's worst path).
 
 use rayon::prelude::*;
-use tachyon_graph::{ArcKind, Net, NetId, PinId, TestKind, TimingData, TimingGraph};
+use tachyon_graph::{ArcKind, NetId, PinId, TestKind, TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
-use tachyon_kernels::{rc, Split, Transition};
+use tachyon_kernels::{Split, Transition};
 use tachyon_paths::{PathKind, TimingPath};
 
 /// The library cell of each pin's instance, by pin index.
@@ -102,9 +102,7 @@ impl<'a> ReportDesign<'a> {
                 if !wanted {
                     return [f64::NAN; 4];
                 }
-                std::array::from_fn(|condition| {
-                    net_load(graph, graph.net(NetId(net as u32)), condition)
-                })
+                tachyon_gba::net_load(graph, graph.net(NetId(net as u32)))
             })
             .collect();
         self
@@ -137,7 +135,7 @@ impl<'a> ReportDesign<'a> {
         }
         match self.own_net_loads.get(net_id.index()) {
             Some(load) if !load[condition].is_nan() => Some(load[condition]),
-            _ => Some(net_load(self.graph, self.graph.net(net_id), condition)),
+            _ => Some(tachyon_gba::net_load(self.graph, self.graph.net(net_id))[condition]),
         }
     }
 
@@ -327,30 +325,6 @@ impl<'a> ReportDesign<'a> {
             capture
         })
     }
-}
-
-/// The load `net`'s driver sees in `condition`, as `tachyon-gba`'s RC pass computes it
-/// (the same operations in the same order, so the same value).
-fn net_load(graph: &TimingGraph, net: &Net, condition: usize) -> f64 {
-    let Some(tree) = graph.rc_tree(net) else {
-        let mut load = 0.0;
-        for &sink in &net.sinks {
-            load += graph.pin(sink).capacitance[condition];
-        }
-        return load;
-    };
-    if tree.parent.is_empty() {
-        return 0.0;
-    }
-    let mut cap = tree.ground_capacitance.to_vec();
-    for &(pin, node) in tree.pin_nodes {
-        if Some(pin) != net.driver {
-            cap[node as usize] += graph.pin(pin).capacitance[condition];
-        }
-    }
-    let mut load = vec![0.0; cap.len()];
-    rc::load(tree.parent, &cap, &mut load);
-    load[0]
 }
 
 fn engine_arrival_of(data: &TimingData, split: Split, pin: PinId, transition: Transition) -> f64 {

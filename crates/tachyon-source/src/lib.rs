@@ -65,14 +65,13 @@ pub struct ParseError {
 impl ParseError {
     /// Builds an error at byte `offset` of `text`, describing the token found there.
     pub fn at(file: &str, text: &str, offset: usize, expected: impl Into<String>) -> Self {
-        let LineColumn { line, column } = line_column(text, offset);
-        ParseError {
-            file: file.to_string(),
-            line,
-            column,
-            expected: expected.into(),
-            found: describe_token_at(text, offset),
-        }
+        ParseError::with_found(
+            file,
+            text,
+            offset,
+            expected,
+            describe_token_at(text, offset),
+        )
     }
 
     /// Builds an error at byte `offset` with an explicit description of what was found

@@ -13,33 +13,21 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use tachyon_spef::{parse_spef, parse_spef_with, ParseOptions};
+use tachyon_testkit::SplitMix64;
 
-/// SplitMix64: a small deterministic generator, so the file is the same on every run.
-struct SplitMix64(u64);
+/// A number in `low..=high` from `random` (SplitMix64: the file is the same on every run).
+fn in_range(random: &mut SplitMix64, low: u64, high: u64) -> u64 {
+    low + random.next_u64() % (high - low + 1)
+}
 
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut mixed = self.0;
-        mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        mixed ^ (mixed >> 31)
-    }
-
-    /// A number in `low..=high`.
-    fn range(&mut self, low: u64, high: u64) -> u64 {
-        low + self.next() % (high - low + 1)
-    }
-
-    /// A value with four decimals in `(0, scale]`.
-    fn value(&mut self, scale: u64) -> String {
-        let ten_thousandths = self.range(1, scale * 10_000);
-        format!(
-            "{}.{:04}",
-            ten_thousandths / 10_000,
-            ten_thousandths % 10_000
-        )
-    }
+/// A value with four decimals in `(0, scale]`.
+fn value(random: &mut SplitMix64, scale: u64) -> String {
+    let ten_thousandths = in_range(random, 1, scale * 10_000);
+    format!(
+        "{}.{:04}",
+        ten_thousandths / 10_000,
+        ten_thousandths % 10_000
+    )
 }
 
 fn synthesize(target_bytes: usize) -> String {
@@ -65,15 +53,17 @@ fn synthesize(target_bytes: usize) -> String {
     text.push('\n');
     let mut nodes: Vec<String> = Vec::new();
     for net in 1..=n_nets {
-        let driver = n_nets + random.range(1, n_instances);
-        let n_sinks = random.range(1, 4);
-        let n_internal = random.range(2, 50).saturating_sub(1 + n_sinks).max(1);
+        let driver = n_nets + in_range(&mut random, 1, n_instances);
+        let n_sinks = in_range(&mut random, 1, 4);
+        let n_internal = in_range(&mut random, 2, 50)
+            .saturating_sub(1 + n_sinks)
+            .max(1);
         nodes.clear();
         nodes.push(format!("*{driver}:Z"));
         let mut connections = format!("*CONN\n*I *{driver}:Z O\n");
         let mut sinks = Vec::new();
         for _ in 0..n_sinks {
-            let sink = n_nets + random.range(1, n_instances);
+            let sink = n_nets + in_range(&mut random, 1, n_instances);
             let _ = writeln!(connections, "*I *{sink}:A I");
             sinks.push(format!("*{sink}:A"));
         }
@@ -84,14 +74,14 @@ fn synthesize(target_bytes: usize) -> String {
         let mut caps = String::from("*CAP\n");
         let mut total = 0u64;
         for (index, node) in nodes.iter().enumerate() {
-            let value = random.value(1);
+            let value = value(&mut random, 1);
             total += 1;
             let _ = writeln!(caps, "{} {node} {value}", index + 1);
         }
         let mut resistors = String::from("*RES\n");
         for index in 1..nodes.len() {
-            let parent = random.range(0, index as u64 - 1) as usize;
-            let value = random.value(1);
+            let parent = in_range(&mut random, 0, index as u64 - 1) as usize;
+            let value = value(&mut random, 1);
             let _ = writeln!(
                 resistors,
                 "{index} {} {} {value}",
@@ -101,7 +91,7 @@ fn synthesize(target_bytes: usize) -> String {
         let _ = write!(
             text,
             "*D_NET *{net} {total}.{:04}\n{connections}{caps}{resistors}*END\n\n",
-            random.range(0, 9999)
+            in_range(&mut random, 0, 9999)
         );
     }
     text

@@ -1,6 +1,10 @@
 //! Tachyon static timing analysis: the [`Timer`] API and re-exports of the component
 //! crates.
 //!
+//! Timing runs on the CPU or a GPU ([`Backend`], chosen once with [`Backend::select`]);
+//! the GPU backend needs the `gpu` cargo feature (on by default), without which this
+//! crate builds no CUDA code at all.
+//!
 //! ```no_run
 //! use tachyon::{Split, Timer, Transition};
 //! let mut timer = Timer::new();
@@ -8,6 +12,7 @@
 //! let slack = timer.slack("out", Split::Late, Transition::Rise).unwrap();
 //! ```
 
+mod backend;
 mod timer;
 
 pub use tachyon_cppr as cppr;
@@ -22,10 +27,14 @@ pub use tachyon_sdc as sdc;
 pub use tachyon_spef as spef;
 pub use tachyon_verilog as verilog;
 
-pub use tachyon_gba::Device;
+/// The GPU runtime (with the `gpu` feature): its configuration, errors and contexts.
+#[cfg(feature = "gpu")]
+pub use tachyon_gpu as gpu;
+
+pub use backend::{Backend, BackendConfig, Device, GpuBackend, AUTO_GPU_MIN_PINS};
 pub use tachyon_kernels::{Split, Transition};
 pub use tachyon_link::TimingGroupPolicy;
 pub use timer::{
     default_writer_options, BackendComparison, DesignInput, OpsSummary, PathSelection, PhaseTiming,
-    SelectedPaths, Timer, TimerError, AUTO_GPU_MIN_PINS,
+    SelectedPaths, Timer, TimerError,
 };

@@ -1,11 +1,12 @@
 //! The `Timer`: reads a design, keeps it up to date across edits, answers queries.
 
-mod backend;
+mod gpu_phases;
 mod inputs;
+mod phases;
 mod report;
 
-pub use backend::{BackendComparison, AUTO_GPU_MIN_PINS};
 pub use inputs::DesignInput;
+pub use phases::BackendComparison;
 pub use report::{default_writer_options, PathSelection, SelectedPaths};
 
 use std::io::Write;
@@ -17,6 +18,8 @@ use tachyon_kernels::{Split, Transition};
 use tachyon_link::{Design, LinkError, TimingGroupPolicy};
 use tachyon_sdc::{Operation, OperationKind};
 use tachyon_source::ParseError;
+
+use crate::Backend;
 
 /// Everything a [`Timer`] call can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -38,9 +41,16 @@ pub enum TimerError {
     /// The design does not link.
     #[error(transparent)]
     Link(#[from] LinkError),
-    /// The GPU backend failed (out of memory, a driver error).
+    /// The GPU backend failed (no usable GPU, out of memory, a driver error).
+    #[cfg(feature = "gpu")]
     #[error(transparent)]
-    Gpu(#[from] tachyon_gba::GpuError),
+    Gpu(#[from] tachyon_gpu::GpuError),
+    /// The GPU backend was asked for in a build without the `gpu` cargo feature.
+    #[error("this build of tachyon has no GPU support (its `gpu` cargo feature is off)")]
+    NoGpuSupport,
+    /// Comparing the backends needs a timer on the GPU backend.
+    #[error("comparing the backends needs the GPU backend")]
+    NeedsGpuBackend,
     /// Writing query answers failed.
     #[error("writing answers: {0}")]
     Write(#[from] std::io::Error),
@@ -73,10 +83,8 @@ pub struct Timer {
     timing: Option<(TimingGraph, TimingData)>,
     cppr: bool,
     phases: Vec<PhaseTiming>,
-    device: tachyon_gba::Device,
-    /// The most GPUs the GPU backend's CPPR passes share (`None`: all).
-    gpu_limit: Option<usize>,
-    gpu_fallback_logged: bool,
+    /// Where timing runs, chosen once ([`Backend::select`]).
+    backend: Backend,
     /// The flattened graph of the path search, built by the first path query after a
     /// timing update and shared by the next ones.
     path_graph: Option<std::sync::Arc<tachyon_paths::flat::FlatGraph>>,
@@ -96,24 +104,33 @@ fn read(path: &Path) -> Result<String, TimerError> {
 }
 
 impl Timer {
-    /// An empty timer with CPPR enabled.
+    /// An empty timer with CPPR enabled, timing on the CPU.
     pub fn new() -> Timer {
+        Timer::with_backend(Backend::Cpu)
+    }
+
+    /// An empty timer with CPPR enabled, timing on `backend` (from
+    /// [`Backend::select`]).
+    pub fn with_backend(backend: Backend) -> Timer {
         Timer {
             design: Design::new(),
             timing: None,
             cppr: true,
             phases: Vec::new(),
-            device: tachyon_gba::Device::Cpu,
-            gpu_limit: None,
-            gpu_fallback_logged: false,
+            backend,
             path_graph: None,
         }
+    }
+
+    /// Where timing runs.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
     }
 
     fn record(&mut self, phase: &'static str, started: Instant) {
         let elapsed = started.elapsed();
         tracing::debug!(phase, ms = elapsed.as_secs_f64() * 1e3, "step recorded");
-        backend::add_phase(&mut self.phases, phase, elapsed);
+        phases::add_phase(&mut self.phases, phase, elapsed);
     }
 
     /// Per-phase durations so far, in first-seen order: `parse` (the parsers only),
@@ -245,11 +262,11 @@ impl Timer {
         let started = Instant::now();
         graph.finalize();
         self.record("levelize", started);
-        let backend = self.backend_for(graph.n_pins())?;
         let mut phases = std::mem::take(&mut self.phases);
-        let values = backend::HostValues::Results;
-        let data = self.run_phases(&graph, &backend, values, &mut |phase, elapsed| {
-            backend::add_phase(&mut phases, phase, elapsed)
+        let backend = self.backend.for_design(graph.n_pins());
+        let values = phases::HostValues::Results;
+        let data = self.run_phases(&graph, backend, values, &mut |phase, elapsed| {
+            phases::add_phase(&mut phases, phase, elapsed)
         });
         self.phases = phases;
         let data = data?;
@@ -529,9 +546,9 @@ impl Timer {
     /// The `k` paths of smallest slack (post-CPPR when CPPR is on), smallest first:
     /// of `split` only when given, ending at pin `endpoint` only when given, negative
     /// slacks only when `only_negative` (what `report_worst_paths` lists). Found by the
-    /// flat search (`tachyon_paths::flat`) on the timing backend's device: the GPU when
-    /// the timer times on it, else the CPU with rayon; both exact, the same paths as the
-    /// per-endpoint reference `tachyon_paths::worst_paths`.
+    /// flat search (`tachyon_paths::flat`) on the timing backend: the GPU when the
+    /// timer times the design there, else the CPU with rayon; both exact, the same paths
+    /// as the per-endpoint reference `tachyon_paths::worst_paths`.
     pub fn worst_paths(
         &mut self,
         k: usize,
@@ -541,14 +558,12 @@ impl Timer {
     ) -> Result<Vec<tachyon_paths::TimingPath>, TimerError> {
         self.update_timing()?;
         let started = Instant::now();
-        let n_pins = match &self.timing {
-            Some((graph, _)) if k > 0 => graph.n_pins(),
-            _ => return Ok(Vec::new()),
-        };
-        let backend = self.backend_for(n_pins)?;
         let Some((graph, data)) = &self.timing else {
             return Ok(Vec::new());
         };
+        if k == 0 {
+            return Ok(Vec::new());
+        }
         let endpoint = match endpoint {
             Some(name) => Some(
                 graph
@@ -571,12 +586,7 @@ impl Timer {
             })
             .clone();
         let problem = tachyon_paths::flat::FlatPaths::for_query(flat, graph, data, &query);
-        let outcome = match &backend {
-            backend::Backend::Gpu(context) => {
-                tachyon_gpu::paths::search_paths(context, &problem.problem(None))?
-            }
-            backend::Backend::Cpu => problem.search_cpu(None),
-        };
+        let outcome = gpu_phases::search_paths(self.backend.for_design(graph.n_pins()), &problem)?;
         let paths = problem.recover(&outcome);
         self.record("paths", started);
         Ok(paths)

@@ -1,31 +1,29 @@
 //! The GPU backend gives bit-identical results to the CPU backend: every arrival, slew,
 //! required time, slack, load, wire and arc delay and test value, on every shared TAU
 //! 2015 benchmark and on a generated design. Prints "skipped" where no GPU is usable
-//! (the CI machines); it runs on the GPU machine.
+//! (the CI machines) and fails there under `TACHYON_REQUIRE_GPU=1` (the GPU machine).
+#![cfg(feature = "gpu")]
 
 use std::path::Path;
-use std::sync::Arc;
 
-use tachyon::cppr::PassDevice;
-use tachyon::gba::GpuContext;
-use tachyon::Timer;
+use tachyon::cppr::gpu::GpuPasses;
+use tachyon::cppr::CpprStructure;
+use tachyon::{Backend, BackendConfig, Device, Timer};
+use tachyon_testkit::{gpu_or_skip, tau2015_benchmarks, tau2015_file, GeneratedDesign};
 
-/// Every GPU of the machine (the CPPR passes are shared among them).
-fn all_gpus() -> Vec<Arc<GpuContext>> {
-    let count = tachyon::gba::gpu_devices().map_or(1, |found| found.len().max(1));
-    (0..count as u32)
-        .map(|ordinal| GpuContext::open(ordinal).unwrap())
-        .collect()
-}
-
-/// The CPPR passes on every GPU of the machine give the CPU's post-CPPR slacks bit
-/// for bit.
-fn compare_cppr(tau2015: &Path) {
+/// The CPPR passes shared among every GPU of the machine (each given its network by the
+/// host) give the CPU's post-CPPR slacks bit for bit.
+fn compare_cppr(tau2015: &Path, backend: &Backend) {
+    let Backend::Gpu(gpu) = backend else {
+        unreachable!("the test runs on the GPU backend");
+    };
     let mut timer = Timer::new();
     timer.load_tau2015(tau2015).unwrap();
     let (graph, data) = timer.timing().unwrap();
-    let gpus = all_gpus();
-    let on_gpus = tachyon::cppr::post_cppr_slacks_on(graph, data, PassDevice::Gpu(&gpus)).unwrap();
+    let structure = CpprStructure::build(graph);
+    let passes = GpuPasses::Shared(gpu.cppr_gpus());
+    let on_gpus =
+        tachyon::cppr::gpu::post_cppr_slacks_with(graph, data, &structure, passes).unwrap();
     let on_cpu = tachyon::cppr::post_cppr_slacks(graph, data);
     let differ = on_gpus
         .iter()
@@ -36,14 +34,16 @@ fn compare_cppr(tau2015: &Path) {
     println!(
         "{}: CPPR on {} GPU(s): {} test slacks compared, {differ} differ",
         tau2015.display(),
-        gpus.len(),
+        gpu.cppr_gpus().len(),
         on_cpu.len() * 2
     );
     assert_eq!(differ, 0, "{}", tau2015.display());
 }
 
-fn compare(tau2015: &Path) {
-    let mut timer = Timer::new();
+/// A whole update on each backend (the GPU's CPPR passes on the GPU that holds the
+/// timing data), every value compared.
+fn compare(tau2015: &Path, backend: &Backend) {
+    let mut timer = Timer::with_backend(backend.clone());
     timer.load_tau2015(tau2015).unwrap();
     let comparison = timer.compare_backends(1).unwrap();
     let differences = &comparison.differences;
@@ -58,22 +58,18 @@ fn compare(tau2015: &Path) {
 
 #[test]
 fn gpu_results_equal_cpu_results_bit_for_bit() {
-    if let Err(reason) = GpuContext::open(0) {
-        println!("skipped: no usable GPU ({reason})");
+    let opened = Backend::select(Device::Gpu, &BackendConfig::default());
+    let Some(backend) = gpu_or_skip("gpu_results_equal_cpu_results_bit_for_bit", opened) else {
         return;
-    }
-    let folder = std::env::temp_dir().join(format!("tachyon-gpu-equals-{}", std::process::id()));
-    let config = tachyon_gen::GenConfig::new(3000, 5);
-    tachyon_gen::generate(&config, &folder).unwrap();
-    compare(&folder.join(format!("{}.tau2015", config.name)));
-    compare_cppr(&folder.join(format!("{}.tau2015", config.name)));
-    std::fs::remove_dir_all(&folder).ok();
+    };
+    let generated = GeneratedDesign::new("gpu-equals-cpu", 3000, 5);
+    compare(generated.tau2015(), &backend);
+    compare_cppr(generated.tau2015(), &backend);
     let Some(shared) = tachyon_testkit::shared_dir("gpu_equals_cpu") else {
         return;
     };
-    for folder in tachyon_testkit::tau2015_benchmarks(&shared) {
-        let name = folder.file_name().unwrap().to_string_lossy().to_string();
-        compare(&folder.join(format!("{name}.tau2015")));
-        compare_cppr(&folder.join(format!("{name}.tau2015")));
+    for folder in tau2015_benchmarks(&shared) {
+        compare(&tau2015_file(&folder), &backend);
+        compare_cppr(&tau2015_file(&folder), &backend);
     }
 }

@@ -1,35 +1,35 @@
 //! The GPU's host-prepared layouts, run through the kernels' CPU twins, against the CPU
-//! backend on a generated design: the frontier levelization puts every pin in the
+//! backend on generated designs (no GPU needed, so these run in CI): the frontier levelization puts every pin in the
 //! level the graph's own levelization gives it (primary inputs first), and the RC path
 //! (flat RC layout, batch RC pass, per-pin and per-net gathers) gives bit for bit what
 //! `compute_parasitics` stores.
 
-use std::collections::BTreeSet;
-use std::path::PathBuf;
+#![cfg(feature = "gpu")]
 
+use std::collections::BTreeSet;
+
+use tachyon::gba::gpu::{twin, RcNetBatch, TimingLayout};
 use tachyon::gba::{compute_parasitics, FlatParasitics, FlatTiming};
 use tachyon::graph::TimingData;
 use tachyon::kernels::propagate::{gather_load, gather_wire, NONE};
 use tachyon::Timer;
+use tachyon_testkit::GeneratedDesign;
 
-/// A timer loaded with a generated design of `gates` gates, and the design's folder.
-fn generated_timer(test: &str, gates: u64, seed: u64) -> (Timer, PathBuf) {
-    let folder = std::env::temp_dir().join(format!("tachyon-{test}-{}", std::process::id()));
-    let config = tachyon_gen::GenConfig::new(gates, seed);
-    tachyon_gen::generate(&config, &folder).unwrap();
+/// A timer loaded with a generated design of `gates` gates, and the design (removed
+/// when dropped).
+fn generated_timer(test: &str, gates: u64, seed: u64) -> (Timer, GeneratedDesign) {
+    let design = GeneratedDesign::new(test, gates, seed);
     let mut timer = Timer::new();
-    timer
-        .load_tau2015(folder.join(format!("{}.tau2015", config.name)))
-        .unwrap();
-    (timer, folder)
+    timer.load_tau2015(design.tau2015()).unwrap();
+    (timer, design)
 }
 
 #[test]
 fn frontier_levels_equal_the_graph_levels() {
-    let (mut timer, folder) = generated_timer("levelize", 2000, 11);
+    let (mut timer, _design) = generated_timer("levelize", 2000, 11);
     let (graph, _) = timer.timing().unwrap();
     let flat = FlatTiming::build(graph);
-    let (level_start, level_pins) = tachyon_gpu::twin::levelize(
+    let (level_start, level_pins) = twin::levelize(
         &flat.fanin_start,
         &flat.fanout_start,
         &flat.fanout_arcs,
@@ -46,13 +46,12 @@ fn frontier_levels_equal_the_graph_levels() {
     }
     let n_inputs = flat.primary_inputs.len();
     assert_eq!(&level_pins[..n_inputs], flat.primary_inputs.as_slice());
-    std::fs::remove_dir_all(&folder).ok();
 }
 
 #[test]
 fn flat_rc_twin_equals_compute_parasitics() {
     // Enough nets for several of the layout's chunks of 4096 nets.
-    let (mut timer, folder) = generated_timer("rc-twin", 20000, 5);
+    let (mut timer, _design) = generated_timer("rc-twin", 20000, 5);
     let (graph, _) = timer.timing().unwrap();
     let mut reference = TimingData::new(
         graph.n_pins() as usize,
@@ -63,9 +62,9 @@ fn flat_rc_twin_equals_compute_parasitics() {
     compute_parasitics(graph, &mut reference);
 
     let flat = FlatParasitics::build(graph);
-    let batch = tachyon_gpu::RcNetBatch::new(flat.net_offsets, flat.parent, flat.res, flat.cap)
-        .expect("a valid batch");
-    let nodes = tachyon_gpu::twin::rc_nets(&batch);
+    let batch =
+        RcNetBatch::new(flat.net_offsets, flat.parent, flat.res, flat.cap).expect("a valid batch");
+    let nodes = twin::rc_nets(&batch);
     let bits = |values: [f64; 4]| values.map(f64::to_bits);
     let mut n_sources = 0;
     for pin in 0..graph.n_pins() as usize {
@@ -91,7 +90,6 @@ fn flat_rc_twin_equals_compute_parasitics() {
         graph.nets().len() > 2 * 4096,
         "the nets span several chunks"
     );
-    std::fs::remove_dir_all(&folder).ok();
 }
 
 /// The GPU's backward seeds (a list of the seeded pins) are the CPU's dense seeds, bit
@@ -100,7 +98,7 @@ fn flat_rc_twin_equals_compute_parasitics() {
 #[test]
 fn seed_list_equals_the_dense_seeds() {
     use tachyon::gba::{required_seed_list, required_seeds};
-    let (mut timer, folder) = generated_timer("seeds", 3000, 7);
+    let (mut timer, _design) = generated_timer("seeds", 3000, 7);
     let (graph, data) = timer.timing().unwrap();
     let dense = required_seeds(graph, data);
     let list = required_seed_list(graph, data);
@@ -121,7 +119,6 @@ fn seed_list_equals_the_dense_seeds() {
         "the design has seeded pins"
     );
     assert_eq!(listed, expected);
-    std::fs::remove_dir_all(&folder).ok();
 }
 
 /// The layout checks that guard every GPU kernel run on the CPU too (they run while the
@@ -129,8 +126,8 @@ fn seed_list_equals_the_dense_seeds() {
 /// first bad test are named, whichever thread finds an error first.
 #[test]
 fn timing_layout_checks_name_the_first_bad_arc_and_test() {
-    use tachyon_gpu::{BatchError, TimingLayout};
-    let (mut timer, folder) = generated_timer("layout-checks", 2000, 3);
+    use tachyon::gpu::LayoutError;
+    let (mut timer, _design) = generated_timer("layout-checks", 2000, 3);
     let (graph, _) = timer.timing().unwrap();
     let flat = FlatTiming::build(graph);
     let layout = |flat: &FlatTiming| {
@@ -149,7 +146,7 @@ fn timing_layout_checks_name_the_first_bad_arc_and_test() {
     bad_arcs.arcs[first][1] = n_pins;
     bad_arcs.arcs[last][0] = n_pins + 7;
     match layout(&bad_arcs) {
-        Err(BatchError::IndexOutOfRange { array, value, .. }) => {
+        Err(LayoutError::IndexOutOfRange { array, value, .. }) => {
             assert_eq!((array, value), ("arc pins", n_pins));
         }
         other => panic!("expected the first bad arc, got {other:?}"),
@@ -159,10 +156,9 @@ fn timing_layout_checks_name_the_first_bad_arc_and_test() {
     bad_tests.tests[1][0] = n_pins + 1;
     bad_tests.tests[last][1] = n_pins + 2;
     match layout(&bad_tests) {
-        Err(BatchError::IndexOutOfRange { array, value, .. }) => {
+        Err(LayoutError::IndexOutOfRange { array, value, .. }) => {
             assert_eq!((array, value), ("test pins", n_pins + 1));
         }
         other => panic!("expected the first bad test, got {other:?}"),
     }
-    std::fs::remove_dir_all(&folder).ok();
 }

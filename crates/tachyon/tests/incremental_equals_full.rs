@@ -4,21 +4,27 @@
 //! a full re-time, later incremental) honest.
 
 use tachyon::sdc::parse_ops;
-use tachyon::{Split, Timer, TimingGroupPolicy, Transition};
+use tachyon::{Backend, Split, Timer, TimingGroupPolicy, Transition};
 
 /// Benchmarks with many kinds of edits (gate insertion and removal, resizing, pin moves,
 /// SPEF changes) that stay quick in the dev profile.
 const BENCHMARKS: &[&str] = &["c17", "s27", "s344", "c432", "simple"];
 
-fn loaded(tau2015: &std::path::Path) -> Timer {
-    let mut timer = Timer::new();
+fn loaded(tau2015: &std::path::Path, backend: &Backend) -> Timer {
+    let mut timer = Timer::with_backend(backend.clone());
     timer.set_timing_group_policy(TimingGroupPolicy::LastPerRelatedPin);
     timer.load_tau2015(tau2015).expect("loads");
     timer
 }
 
-#[test]
-fn edited_timer_equals_a_fresh_timer_with_the_same_edits() {
+tachyon_testkit::both_backends! {
+    /// On each backend.
+    fn edited_timer_equals_a_fresh_timer_with_the_same_edits(backend) {
+        edited_equals_fresh(&backend);
+    }
+}
+
+fn edited_equals_fresh(backend: &Backend) {
     let Some(shared) = tachyon_testkit::shared_dir("incremental_equals_full") else {
         return;
     };
@@ -29,7 +35,7 @@ fn edited_timer_equals_a_fresh_timer_with_the_same_edits() {
         let operations = parse_ops(&ops_path.display().to_string(), &text).expect("parses");
         let tau2015 = folder.join(format!("{name}.tau2015"));
 
-        let mut edited = loaded(&tau2015);
+        let mut edited = loaded(&tau2015, backend);
         edited
             .run_ops(&operations, &folder, &mut std::io::sink())
             .expect("runs");
@@ -39,7 +45,7 @@ fn edited_timer_equals_a_fresh_timer_with_the_same_edits() {
             .filter(|operation| !operation.kind.is_query())
             .cloned()
             .collect();
-        let mut fresh = loaded(&tau2015);
+        let mut fresh = loaded(&tau2015, backend);
         fresh
             .run_ops(&edits_only, &folder, &mut std::io::sink())
             .expect("runs");

@@ -1,12 +1,13 @@
 //! Runs every TAU 2015 benchmark's `.ops` (edits included) and compares each
 //! `report_at`/`report_rat`/`report_slack` answer with the golden `.output` within
 //! 0.01 ps. `report_worst_paths` blocks are skipped. Set `TACHYON_GOLDEN_FILTER=name`
-//! to run only benchmarks whose name contains it.
+//! to run only benchmarks whose name contains it. Runs on the CPU backend and, where a
+//! GPU is usable, on the GPU backend.
 
 use std::path::Path;
 
 use tachyon::sdc::{parse_ops, OperationKind};
-use tachyon::{Timer, TimingGroupPolicy};
+use tachyon::{Backend, Timer, TimingGroupPolicy};
 
 const TOLERANCE_PS: f64 = 0.01;
 
@@ -40,7 +41,7 @@ fn golden_value(text: &str) -> Option<f64> {
     (value.is_finite() && value.abs() < 987000.0).then_some(value)
 }
 
-fn run_benchmark(folder: &Path) -> Option<Comparison> {
+fn run_benchmark(folder: &Path, backend: &Backend) -> Option<Comparison> {
     let name = folder.file_name()?.to_str()?.to_string();
     let ops_path = folder.join(format!("{name}.ops"));
     let output_path = folder.join(format!("{name}.output"));
@@ -52,7 +53,7 @@ fn run_benchmark(folder: &Path) -> Option<Comparison> {
     let golden_text = std::fs::read_to_string(&output_path).unwrap();
     let golden: Vec<&str> = golden_text.lines().collect();
 
-    let mut timer = Timer::new();
+    let mut timer = Timer::with_backend(backend.clone());
     // The goldens come from a timer that keeps one timing group per related pin.
     timer.set_timing_group_policy(TimingGroupPolicy::LastPerRelatedPin);
     timer
@@ -121,8 +122,15 @@ fn run_benchmark(folder: &Path) -> Option<Comparison> {
     Some(comparison)
 }
 
-#[test]
-fn tau2015_goldens_match() {
+tachyon_testkit::both_backends! {
+    /// Every benchmark's answers within the tolerance (or its known deviation), timed on
+    /// each backend.
+    fn tau2015_goldens_match(backend) {
+        goldens_match(&backend);
+    }
+}
+
+fn goldens_match(backend: &Backend) {
     let Some(shared) = tachyon_testkit::shared_dir("tau2015_goldens_match") else {
         return;
     };
@@ -137,7 +145,7 @@ fn tau2015_goldens_match() {
         if !name.contains(&filter) {
             continue;
         }
-        let Some(comparison) = run_benchmark(&folder) else {
+        let Some(comparison) = run_benchmark(&folder, backend) else {
             continue;
         };
         println!(

@@ -4,13 +4,14 @@
 //! compares each path block with the golden: type, E/L, slack within 0.01 ps, pin
 //! count and pin list exactly. Paths of equal slack (within the tolerance) may come in
 //! either order. Also checks that the most critical path of every test has exactly the
-//! engine's post-CPPR test slack.
+//! engine's post-CPPR test slack. The goldens are checked on the CPU backend and, where
+//! a GPU is usable, on the GPU backend (the GPU's path search).
 
 use std::path::Path;
 
 use tachyon::graph::TestKind;
 use tachyon::sdc::{parse_ops, OperationKind};
-use tachyon::{Timer, Transition};
+use tachyon::{Backend, Timer, Transition};
 use tachyon_paths::{worst_paths, PathKind, PathQuery};
 
 const TOLERANCE_PS: f64 = 0.01;
@@ -97,7 +98,7 @@ fn blocks_match(got: &[Block], want: &[Block]) -> Result<(), String> {
 }
 
 /// (queries compared, queries matching, first mismatches).
-fn run_benchmark(folder: &Path) -> Option<(usize, usize, Vec<String>)> {
+fn run_benchmark(folder: &Path, backend: &Backend) -> Option<(usize, usize, Vec<String>)> {
     let name = folder.file_name()?.to_str()?.to_string();
     let ops_path = folder.join(format!("{name}.ops"));
     let output_path = folder.join(format!("{name}.output"));
@@ -108,7 +109,7 @@ fn run_benchmark(folder: &Path) -> Option<(usize, usize, Vec<String>)> {
     let operations = parse_ops(&ops_path.display().to_string(), &ops_text).unwrap();
     let golden_text = std::fs::read_to_string(&output_path).ok()?;
     let golden: Vec<&str> = golden_text.lines().collect();
-    let mut timer = Timer::new();
+    let mut timer = Timer::with_backend(backend.clone());
     timer
         .load_tau2015(folder.join(format!("{name}.tau2015")))
         .unwrap_or_else(|error| panic!("{name}: {error}"));
@@ -136,15 +137,22 @@ fn run_benchmark(folder: &Path) -> Option<(usize, usize, Vec<String>)> {
     Some((compared, matching, mismatches))
 }
 
-#[test]
-fn worst_paths_match_the_goldens() {
+tachyon_testkit::both_backends! {
+    /// The paths of every benchmark's `report_worst_paths`, timed and searched on each
+    /// backend.
+    fn worst_paths_match_the_goldens(backend) {
+        paths_match(&backend);
+    }
+}
+
+fn paths_match(backend: &Backend) {
     let Some(shared) = tachyon_testkit::shared_dir("tau2015_paths") else {
         return;
     };
     let mut total = (0, 0);
     let mut all_mismatches = Vec::new();
     for folder in tachyon_testkit::tau2015_benchmarks(&shared) {
-        let Some((compared, matching, mismatches)) = run_benchmark(&folder) else {
+        let Some((compared, matching, mismatches)) = run_benchmark(&folder, backend) else {
             continue;
         };
         println!(

@@ -1,24 +1,36 @@
-//! CPPR grouping passes on the GPU (the scheme: `tachyon-cppr`). One split's compiled
-//! data network is uploaded once; every pass then only changes the groups of the start
-//! points, replays the per-level launches (captured once into a CUDA graph) and brings
-//! back the entries the tests read. With several GPUs the passes are shared among them,
-//! each GPU holding its own copy of the network. The per-entry step is
+//! The GPU half of CPPR: the grouping passes on one or several GPUs (the scheme: the
+//! crate's documentation). One split's compiled data network is uploaded once; every
+//! pass then only changes the groups of the start points, replays the per-level
+//! launches (captured once into a CUDA graph) and brings back the entries the tests
+//! read. With several GPUs the passes are shared among them, each GPU holding its own
+//! copy of the network; on the GPU that holds the timing data the network is filled in
+//! there from its shape (`cppr_fill`). The per-entry step is
 //! `tachyon_kernels::cppr::entry_groups`, the function the CPU passes run.
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
+use tachyon_gba::gpu::ForwardValues;
+use tachyon_gpu::abi::{CpprFillArgs, CpprGatherArgs, CpprLevelArgs};
+use tachyon_gpu::check::{check_indices, check_length, check_starts};
+use tachyon_gpu::{DeviceBuffer, GpuContext, GpuError, LaunchShape, LayoutError, Replay};
+use tachyon_graph::{TimingData, TimingGraph};
 use tachyon_kernels::cppr::{
     EntryGroups, GroupInput, ShapeInput, INPUT_CELL, INPUT_LAUNCH, INPUT_NET, INPUT_NET_CELL,
     INPUT_SEED,
 };
 use tachyon_kernels::Split;
 
-use crate::batch::{check_length, BatchError};
-use crate::context::{CapturedGraph, GpuContext};
-use crate::error::{DuringExt, GpuError};
-use crate::timing::{check_indices, check_starts, grid, CpprValues};
+use crate::groups::{DataNetwork, Seeding};
+use crate::{ClockTree, CpprStructure, PreparedSplit};
+
+/// Threads per block of the per-entry launches.
+const THREADS_PER_BLOCK: u32 = 128;
+
+/// A launch of a thread per item.
+fn per_item(n_items: usize) -> LaunchShape {
+    LaunchShape::per_item(n_items, THREADS_PER_BLOCK)
+}
 
 /// One split's compiled data network (layout: `tachyon_kernels::cppr`).
 #[derive(Debug, Clone, Copy)]
@@ -45,7 +57,7 @@ impl GroupNetworkLayout<'_> {
 
     /// Checks every index, and that each entry reads only entries of earlier levels
     /// (so the entries of a level can be computed at the same time).
-    pub fn validate(&self) -> Result<(), BatchError> {
+    pub fn validate(&self) -> Result<(), LayoutError> {
         validate_network(
             self.level_start,
             self.input_start,
@@ -74,10 +86,10 @@ fn validate_network(
     n_inputs: usize,
     n_starts: u32,
     kind_source: impl Fn(usize) -> (u32, u32) + Sync,
-) -> Result<(), BatchError> {
+) -> Result<(), LayoutError> {
     let n_entries = input_start.len().saturating_sub(1);
     if n_entries >= u32::MAX as usize || n_inputs >= u32::MAX as usize {
-        return Err(BatchError::TooLarge {
+        return Err(LayoutError::TooLarge {
             what: "CPPR network entries or inputs",
             count: n_entries.max(n_inputs),
             limit: u32::MAX as usize - 1,
@@ -86,7 +98,7 @@ fn validate_network(
     check_starts("input_start", input_start, n_inputs)?;
     let ascending = level_start.windows(2).all(|pair| pair[0] <= pair[1]);
     if !ascending || level_start.last() != Some(&(n_entries as u32)) {
-        return Err(BatchError::BadStarts {
+        return Err(LayoutError::BadStarts {
             array: "level_start",
             end: n_entries,
         });
@@ -108,7 +120,7 @@ fn validate_network(
                 if (source as usize) < limit {
                     return Ok(());
                 }
-                Err(BatchError::IndexOutOfRange {
+                Err(LayoutError::IndexOutOfRange {
                     array: "CPPR input sources",
                     position,
                     value: source,
@@ -118,173 +130,240 @@ fn validate_network(
     })
 }
 
-/// `values` as the 64-bit words the GPU copies (both element types are `repr(C)` with
-/// 8-byte alignment and no padding).
-fn as_words<T: Copy>(values: &[T]) -> &[u64] {
-    debug_assert!(std::mem::size_of::<T>() % 8 == 0 && std::mem::align_of::<T>() == 8);
-    // SAFETY: `T` (`GroupInput`, `EntryGroups`) is 8-aligned, a multiple of 8 bytes
-    // long and has no padding, so its bytes are initialised 64-bit words.
-    unsafe {
-        std::slice::from_raw_parts(
-            values.as_ptr().cast::<u64>(),
-            std::mem::size_of_val(values) / 8,
-        )
-    }
-}
-
-/// `values` as writable 64-bit words.
-fn as_words_mut(values: &mut [EntryGroups]) -> &mut [u64] {
-    // SAFETY: as in `as_words`; any bits are a valid `f64` or `u32`, so writing words
-    // cannot make an invalid `EntryGroups`.
-    unsafe {
-        std::slice::from_raw_parts_mut(
-            values.as_mut_ptr().cast::<u64>(),
-            std::mem::size_of_val(values) / 8,
-        )
-    }
-}
-
 const UPLOADING: &str = "uploading the CPPR network";
 
 /// A network on one GPU, with the buffers of a pass.
 struct DeviceGroupNetwork {
-    context: Arc<GpuContext>,
-    late: u32,
-    n_entries: u32,
-    n_inputs: u32,
-    n_starts: u32,
-    n_wanted: u32,
+    gpu: Arc<GpuContext>,
+    late: bool,
     level_start: Vec<u32>,
-    input_start: CudaSlice<u32>,
-    inputs: CudaSlice<u64>,
-    wanted: CudaSlice<u32>,
-    start_group: CudaSlice<u32>,
-    arrivals: CudaSlice<u64>,
-    out: CudaSlice<u64>,
+    input_start: DeviceBuffer<u32>,
+    inputs: DeviceBuffer<GroupInput>,
+    wanted: DeviceBuffer<u32>,
+    start_group: DeviceBuffer<u32>,
+    arrivals: DeviceBuffer<EntryGroups>,
+    out: DeviceBuffer<EntryGroups>,
     /// The level launches, captured on the first pass.
-    levels: Option<CapturedGraph>,
+    levels: Replay,
 }
 
 impl DeviceGroupNetwork {
+    /// Copies a validated `layout` to `gpu`.
     fn upload(
-        context: &Arc<GpuContext>,
+        gpu: &Arc<GpuContext>,
         layout: &GroupNetworkLayout<'_>,
     ) -> Result<DeviceGroupNetwork, GpuError> {
-        context.ensure_free(UPLOADING, layout.device_bytes())?;
-        let input_start = context.upload(UPLOADING, layout.input_start)?;
-        let inputs = context.upload(UPLOADING, as_words(layout.inputs))?;
+        gpu.ensure_free(UPLOADING, layout.device_bytes())?;
         DeviceGroupNetwork::on_device(
-            context,
+            gpu,
             layout.late,
             layout.level_start,
-            (input_start, layout.n_entries()),
-            (inputs, layout.inputs.len()),
+            gpu.upload(UPLOADING, layout.input_start)?,
+            gpu.upload(UPLOADING, layout.inputs)?,
             layout.n_starts,
             layout.wanted,
         )
     }
 
-    /// A network whose `input_start` (for `n_entries` entries) and `inputs` (`n_inputs`
-    /// of them, as words) are on the device already, with the buffers of a pass.
+    /// A network whose `input_start` and `inputs` are on the device already, with the
+    /// buffers of a pass.
     fn on_device(
-        context: &Arc<GpuContext>,
+        gpu: &Arc<GpuContext>,
         late: bool,
         level_start: &[u32],
-        (input_start, n_entries): (CudaSlice<u32>, usize),
-        (inputs, n_inputs): (CudaSlice<u64>, usize),
+        input_start: DeviceBuffer<u32>,
+        inputs: DeviceBuffer<GroupInput>,
         n_starts: u32,
         wanted: &[u32],
     ) -> Result<DeviceGroupNetwork, GpuError> {
-        let words_per_entry = std::mem::size_of::<EntryGroups>() / 8;
-        // Entries before the first level are never written: they must read as empty,
-        // which all-ones bytes are (NaN values, `NO_GROUP` groups).
-        let arrivals = context.allocate_poisoned(UPLOADING, n_entries * words_per_entry)?;
+        let n_entries = input_start.len().saturating_sub(1);
         Ok(DeviceGroupNetwork {
-            context: Arc::clone(context),
-            late: u32::from(late),
-            n_entries: n_entries as u32,
-            n_inputs: n_inputs as u32,
-            n_starts,
-            n_wanted: wanted.len() as u32,
+            gpu: Arc::clone(gpu),
+            late,
             level_start: level_start.to_vec(),
             input_start,
             inputs,
-            wanted: context.upload(UPLOADING, wanted)?,
-            start_group: context.allocate_poisoned(UPLOADING, n_starts as usize)?,
-            arrivals,
-            out: context.allocate_poisoned(UPLOADING, wanted.len() * words_per_entry)?,
-            levels: None,
+            wanted: gpu.upload(UPLOADING, wanted)?,
+            start_group: gpu.allocate(UPLOADING, n_starts as usize)?,
+            // Entries before the first level are never written: they must read as
+            // empty, which all-ones bytes are (NaN values, `NO_GROUP` groups).
+            arrivals: gpu.allocate(UPLOADING, n_entries)?,
+            out: gpu.allocate(UPLOADING, wanted.len())?,
+            levels: Replay::default(),
         })
     }
 
     /// Queues one launch per non-empty level.
-    fn launch_levels(&mut self) -> Result<(), GpuError> {
-        let kernels = self.context.kernels()?;
-        let stream = self.context.stream();
-        for level in 0..self.level_start.len().saturating_sub(1) {
-            let (first, last) = (self.level_start[level], self.level_start[level + 1]);
+    fn launch_levels(&self) -> Result<(), GpuError> {
+        for level in self.level_start.windows(2) {
+            let (first, last) = (level[0], level[1]);
             if first == last {
                 continue;
             }
-            let n_level = last - first;
-            let mut launch = stream.launch_builder(&kernels.cppr_level);
-            launch
-                .arg(&first)
-                .arg(&n_level)
-                .arg(&self.late)
-                .arg(&self.n_entries)
-                .arg(&self.input_start)
-                .arg(&self.n_inputs)
-                .arg(&self.inputs)
-                .arg(&self.n_starts)
-                .arg(&self.start_group)
-                .arg(&mut self.arrivals);
-            // SAFETY: matches `ptx_entry::cppr_level`; `GroupNetworkLayout::validate`
-            // checked the starts, every input's source (entries of earlier levels,
-            // start points below `n_starts`), and the buffers were sized from those
-            // counts; each entry of the level has one writer.
-            unsafe { launch.launch(grid(n_level)) }.during("launching cppr_level")?;
+            self.gpu.launch(
+                per_item((last - first) as usize),
+                CpprLevelArgs {
+                    first,
+                    n_level: last - first,
+                    late: u32::from(self.late),
+                    input_start: self.input_start.view(),
+                    inputs: self.inputs.view(),
+                    start_group: self.start_group.view(),
+                    arrivals: self.arrivals.cells(),
+                },
+            )?;
         }
         Ok(())
     }
 
-    /// The level launches as a CUDA graph, captured on first use: a pass changes only
-    /// the contents of `start_group`, so one graph replays every pass.
-    fn replay_levels(&mut self) -> Result<(), GpuError> {
-        if self.levels.is_none() {
-            let context = Arc::clone(&self.context);
-            self.levels = context.capture(|| self.launch_levels())?;
-        }
-        match &self.levels {
-            Some(graph) => graph.launch(),
-            // Nothing was captured: there is no level to run.
-            None => Ok(()),
-        }
-    }
-
-    /// Runs one pass seeded by `start_group` and returns the wanted entries.
+    /// Runs one pass seeded by `start_group` and returns the wanted entries. A pass
+    /// changes only the contents of `start_group`, so one captured graph of the level
+    /// launches replays every pass.
     fn pass(&mut self, start_group: &[u32]) -> Result<Vec<EntryGroups>, GpuError> {
-        check_length("start_group", self.n_starts as usize, start_group.len())
-            .map_err(GpuError::Layout)?;
-        self.context
-            .copy_to_device(start_group, &mut self.start_group)?;
-        self.replay_levels()?;
-        let kernels = self.context.kernels()?;
-        let mut launch = self.context.stream().launch_builder(&kernels.cppr_gather);
-        launch
-            .arg(&self.n_wanted)
-            .arg(&self.wanted)
-            .arg(&self.n_entries)
-            .arg(&self.arrivals)
-            .arg(&mut self.out);
-        // SAFETY: matches `ptx_entry::cppr_gather`; the wanted entries were checked
-        // against `n_entries` and `out` holds `n_wanted` entries.
-        unsafe { launch.launch(grid(self.n_wanted)) }.during("launching cppr_gather")?;
-        let mut result = vec![tachyon_kernels::cppr::EMPTY_ENTRY; self.n_wanted as usize];
-        self.context
-            .copy_to_host(&self.out, as_words_mut(&mut result))?;
-        Ok(result)
+        check_length("start_group", self.start_group.len(), start_group.len())?;
+        self.gpu.write(&self.start_group, 0, start_group)?;
+        let mut levels = std::mem::take(&mut self.levels);
+        let ran = self.gpu.run_replayed(&mut levels, || self.launch_levels());
+        self.levels = levels;
+        ran?;
+        self.gpu.launch(
+            per_item(self.wanted.len()),
+            CpprGatherArgs {
+                wanted: self.wanted.view(),
+                arrivals: self.arrivals.view(),
+                out: self.out.cells(),
+            },
+        )?;
+        self.gpu.download(&self.out, 0..self.out.len())
     }
+}
+
+/// Where the grouping passes run on GPUs.
+#[derive(Debug, Clone, Copy)]
+pub enum GpuPasses<'a> {
+    /// These GPUs share each split's passes, each GPU with its own copy of the network
+    /// (filled on the host).
+    Shared(&'a [Arc<GpuContext>]),
+    /// The one GPU that holds the timing data: each split's network is filled in there
+    /// from the network's shape and the forward phase's values, so no network crosses
+    /// the bus.
+    Resident(ForwardValues<'a>),
+}
+
+/// [`crate::apply_cppr_with`] with the grouping passes on GPUs.
+pub fn apply_cppr_with(
+    graph: &TimingGraph,
+    data: &mut TimingData,
+    structure: &CpprStructure,
+    gpus: GpuPasses<'_>,
+) -> Result<(), GpuError> {
+    let _span = tracing::info_span!("cppr").entered();
+    let post = post_cppr_slacks_with(graph, data, structure, gpus)?;
+    crate::store(graph, data, &post);
+    Ok(())
+}
+
+/// [`crate::post_cppr_slacks_with`] with the grouping passes on GPUs: the early split's
+/// passes while the host prepares the late split.
+pub fn post_cppr_slacks_with(
+    graph: &TimingGraph,
+    data: &TimingData,
+    structure: &CpprStructure,
+    gpus: GpuPasses<'_>,
+) -> Result<Vec<[f64; 2]>, GpuError> {
+    let host_values = matches!(gpus, GpuPasses::Shared(_));
+    crate::slacks_by(graph, data, structure, host_values, |prepare| match gpus {
+        GpuPasses::Shared(gpus) => {
+            let run = |network: &DataNetwork<'_>,
+                       tree: &ClockTree,
+                       wanted: &[u32],
+                       seedings: &[Seeding]| {
+                shared_passes(gpus, network, tree, wanted, seedings)
+            };
+            both_splits(graph, data, prepare(Split::Early), prepare, &run)
+        }
+        GpuPasses::Resident(values) => {
+            let Some(shape) = structure.shape() else {
+                return Ok(Vec::new());
+            };
+            // The shape goes to the GPU while the host prepares the early split.
+            let (uploaded, early) =
+                rayon::join(|| shape.upload_to(values), || prepare(Split::Early));
+            let uploaded = uploaded?;
+            let run = |network: &DataNetwork<'_>,
+                       tree: &ClockTree,
+                       wanted: &[u32],
+                       seedings: &[Seeding]| {
+                let passes = start_groups(network, tree, seedings);
+                run_resident_group_passes(values, &uploaded, network.split(), wanted, &passes)
+            };
+            both_splits(graph, data, early, prepare, &run)
+        }
+    })
+}
+
+/// A split's passes on the GPUs: one per seeding, each returning the entries `wanted`.
+type GpuRun<'r> = dyn Fn(&DataNetwork<'_>, &ClockTree, &[u32], &[Seeding]) -> Result<Vec<Vec<EntryGroups>>, GpuError>
+    + Sync
+    + 'r;
+
+/// Both splits' passes: the early split's (`early`, prepared already) while the host
+/// prepares the late split, then the late split's.
+fn both_splits<'s>(
+    graph: &TimingGraph,
+    data: &TimingData,
+    early: Option<PreparedSplit<'s>>,
+    prepare: &(dyn Fn(Split) -> Option<PreparedSplit<'s>> + Sync),
+    run: &GpuRun<'_>,
+) -> Result<Vec<(usize, [f64; 2])>, GpuError> {
+    let finish = |prepared: &PreparedSplit<'_>| {
+        prepared.finish(graph, data, &mut |network, tree, wanted, seedings| {
+            run(network, tree, wanted, seedings)
+        })
+    };
+    let (mut results, late) = match early {
+        Some(early) => {
+            let (early, late) = rayon::join(|| finish(&early), || prepare(Split::Late));
+            (early?, late)
+        }
+        None => (Vec::new(), prepare(Split::Late)),
+    };
+    if let Some(late) = late {
+        results.extend(finish(&late)?);
+    }
+    Ok(results)
+}
+
+/// The start groups of one pass per seeding.
+fn start_groups(
+    network: &DataNetwork<'_>,
+    tree: &ClockTree,
+    seedings: &[Seeding],
+) -> Vec<Vec<u32>> {
+    seedings
+        .iter()
+        .map(|&seeding| network.start_groups(tree, seeding))
+        .collect()
+}
+
+/// A split's passes shared among `gpus`, its network uploaded from the host.
+fn shared_passes(
+    gpus: &[Arc<GpuContext>],
+    network: &DataNetwork<'_>,
+    tree: &ClockTree,
+    wanted: &[u32],
+    seedings: &[Seeding],
+) -> Result<Vec<Vec<EntryGroups>>, GpuError> {
+    let passes = start_groups(network, tree, seedings);
+    let layout = GroupNetworkLayout {
+        late: network.late,
+        level_start: network.shape.level_start(),
+        input_start: network.shape.input_start(),
+        inputs: &network.inputs,
+        n_starts: network.shape.n_starts(),
+        wanted,
+    };
+    run_group_passes(gpus, &layout, &passes)
 }
 
 /// A pass's index and the entries it brought back.
@@ -292,31 +371,31 @@ type PassResult = (usize, Vec<EntryGroups>);
 
 /// Runs one pass per element of `passes` (each the groups of the `layout.n_starts`
 /// start points) and returns, per pass, the entries `layout.wanted`. The passes are
-/// shared among `contexts` (one thread per GPU, each with its own copy of the
-/// network); results come back in the order of `passes` and do not depend on how many
-/// GPUs ran them.
+/// shared among `gpus` (one thread per GPU, each with its own copy of the network);
+/// results come back in the order of `passes` and do not depend on how many GPUs ran
+/// them.
 pub fn run_group_passes(
-    contexts: &[Arc<GpuContext>],
+    gpus: &[Arc<GpuContext>],
     layout: &GroupNetworkLayout<'_>,
     passes: &[Vec<u32>],
 ) -> Result<Vec<Vec<EntryGroups>>, GpuError> {
     let started = std::time::Instant::now();
-    layout.validate().map_err(GpuError::Layout)?;
+    layout.validate()?;
     let validated = started.elapsed();
-    let n_gpus = contexts.len().min(passes.len()).max(1);
-    let Some(first) = contexts.first() else {
+    let n_gpus = gpus.len().min(passes.len()).max(1);
+    let Some(first) = gpus.first() else {
         return Err(GpuError::NoDevice);
     };
-    let run_share = |context: &Arc<GpuContext>, share: usize| {
+    let run_share = |gpu: &Arc<GpuContext>, share: usize| {
         let started = std::time::Instant::now();
-        let mut network = DeviceGroupNetwork::upload(context, layout)?;
+        let mut network = DeviceGroupNetwork::upload(gpu, layout)?;
         let uploaded = started.elapsed();
         let results = (share..passes.len())
             .step_by(n_gpus)
             .map(|pass| Ok((pass, network.pass(&passes[pass])?)))
             .collect::<Result<Vec<_>, GpuError>>();
         tracing::debug!(
-            gpu = context.ordinal(),
+            gpu = gpu.ordinal(),
             validate_ms = validated.as_secs_f64() * 1e3,
             upload_ms = uploaded.as_secs_f64() * 1e3,
             passes_ms = (started.elapsed() - uploaded).as_secs_f64() * 1e3,
@@ -328,10 +407,10 @@ pub fn run_group_passes(
         vec![run_share(first, 0)]
     } else {
         std::thread::scope(|scope| {
-            let handles: Vec<_> = contexts[..n_gpus]
+            let handles: Vec<_> = gpus[..n_gpus]
                 .iter()
                 .enumerate()
-                .map(|(share, context)| scope.spawn(move || run_share(context, share)))
+                .map(|(share, gpu)| scope.spawn(move || run_share(gpu, share)))
                 .collect();
             handles
                 .into_iter()
@@ -372,26 +451,24 @@ impl GroupShapeLayout<'_> {
     }
 }
 
-/// A network's shape on the GPU that holds the timing data ([`CpprValues`]),
+/// A network's shape on the GPU that holds the timing data ([`ForwardValues`]),
 /// validated once: each split's network is filled in there from the arc delays and
 /// arrivals the forward phase left on the device, so no network crosses the bus.
 pub struct DeviceGroupShape {
-    context: Arc<GpuContext>,
-    n_entries: usize,
-    n_inputs: usize,
+    gpu: Arc<GpuContext>,
     n_starts: u32,
     level_start: Vec<u32>,
-    input_start: CudaSlice<u32>,
-    inputs: CudaSlice<u32>,
-    launch_nodes: CudaSlice<u32>,
+    input_start: DeviceBuffer<u32>,
+    inputs: DeviceBuffer<ShapeInput>,
+    launch_nodes: DeviceBuffer<u32>,
 }
 
 impl std::fmt::Debug for DeviceGroupShape {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter
             .debug_struct("DeviceGroupShape")
-            .field("n_entries", &self.n_entries)
-            .field("n_inputs", &self.n_inputs)
+            .field("n_entries", &self.input_start.len().saturating_sub(1))
+            .field("n_inputs", &self.inputs.len())
             .finish_non_exhaustive()
     }
 }
@@ -400,7 +477,7 @@ impl DeviceGroupShape {
     /// Validates `layout` (as [`GroupNetworkLayout::validate`] does: the fill keeps
     /// every input's kind and source) and copies it to the GPU that holds `timing`.
     pub fn upload(
-        timing: CpprValues<'_>,
+        timing: ForwardValues<'_>,
         layout: &GroupShapeLayout<'_>,
     ) -> Result<DeviceGroupShape, GpuError> {
         let n_starts = layout.n_starts();
@@ -410,95 +487,67 @@ impl DeviceGroupShape {
             layout.inputs.len(),
             n_starts,
             |position| (layout.inputs[position].kind, layout.inputs[position].source),
-        )
-        .map_err(GpuError::Layout)?;
-        let context = timing.context;
+        )?;
+        let gpu = timing.gpu;
         let bytes = std::mem::size_of_val(layout.input_start)
             + std::mem::size_of_val(layout.inputs)
             + std::mem::size_of_val(layout.launch_nodes);
-        context.ensure_free(UPLOADING, bytes as u64)?;
+        gpu.ensure_free(UPLOADING, bytes as u64)?;
         Ok(DeviceGroupShape {
-            context: Arc::clone(context),
-            n_entries: layout.input_start.len().saturating_sub(1),
-            n_inputs: layout.inputs.len(),
+            gpu: Arc::clone(gpu),
             n_starts,
             level_start: layout.level_start.to_vec(),
-            input_start: context.upload(UPLOADING, layout.input_start)?,
-            inputs: context.upload(UPLOADING, shape_words(layout.inputs))?,
-            launch_nodes: context.upload(UPLOADING, layout.launch_nodes)?,
+            input_start: gpu.upload(UPLOADING, layout.input_start)?,
+            inputs: gpu.upload(UPLOADING, layout.inputs)?,
+            launch_nodes: gpu.upload(UPLOADING, layout.launch_nodes)?,
         })
     }
 }
 
-/// `inputs` as the 32-bit words the GPU copies.
-fn shape_words(inputs: &[ShapeInput]) -> &[u32] {
-    // SAFETY: `ShapeInput` is `repr(C)`, five `u32`s with no padding, so its bytes are
-    // initialised 32-bit words, 4-aligned.
-    unsafe {
-        std::slice::from_raw_parts(
-            inputs.as_ptr().cast::<u32>(),
-            std::mem::size_of_val(inputs) / 4,
-        )
-    }
-}
-
-/// [`run_group_passes`] on the GPU that holds `timing`, the network of `split` filled in there
-/// from `shape` (uploaded to the same GPU) by `cppr_fill`: one pass per element of
-/// `passes`, each bringing back the entries `wanted`.
+/// [`run_group_passes`] on the GPU that holds `timing`, the network of `split` filled
+/// in there from `shape` (uploaded to the same GPU) by `cppr_fill`: one pass per
+/// element of `passes`, each bringing back the entries `wanted`.
 pub fn run_resident_group_passes(
-    timing: CpprValues<'_>,
+    timing: ForwardValues<'_>,
     shape: &DeviceGroupShape,
     split: Split,
     wanted: &[u32],
     passes: &[Vec<u32>],
 ) -> Result<Vec<Vec<EntryGroups>>, GpuError> {
     const DURING: &str = "filling the CPPR network";
-    check_indices("wanted entries", wanted, shape.n_entries).map_err(GpuError::Layout)?;
-    let values = timing;
-    if !Arc::ptr_eq(values.context, &shape.context) {
-        return Err(GpuError::ShapeOnAnotherGpu);
+    let n_entries = shape.input_start.len().saturating_sub(1);
+    check_indices("wanted entries", wanted, n_entries)?;
+    if !Arc::ptr_eq(timing.gpu, &shape.gpu) {
+        return Err(GpuError::OtherGpu {
+            what: "a CPPR network shape",
+        });
     }
-    let context = &shape.context;
-    let words_per_input = std::mem::size_of::<GroupInput>() / 8;
-    context.ensure_free(
+    let gpu = &shape.gpu;
+    gpu.ensure_free(
         DURING,
-        (shape.n_inputs * words_per_input * 8
-            + shape.n_entries * std::mem::size_of::<EntryGroups>()) as u64,
+        (shape.inputs.len() * std::mem::size_of::<GroupInput>()
+            + n_entries * std::mem::size_of::<EntryGroups>()) as u64,
     )?;
-    let mut inputs: CudaSlice<u64> =
-        context.allocate_poisoned(DURING, shape.n_inputs * words_per_input)?;
-    let kernels = context.kernels()?;
-    let split_index = split.index() as u32;
-    let n_inputs = shape.n_inputs as u32;
-    let n_launches = shape.n_starts - 1;
-    let mut launch = context.stream().launch_builder(&kernels.cppr_fill);
-    launch
-        .arg(&split_index)
-        .arg(&n_inputs)
-        .arg(&shape.inputs)
-        .arg(&values.n_arcs)
-        .arg(values.arc_delay)
-        .arg(&values.n_pins)
-        .arg(values.arrival)
-        .arg(values.slew)
-        .arg(&n_launches)
-        .arg(&shape.launch_nodes)
-        .arg(&mut inputs);
-    // SAFETY: matches `ptx_entry::cppr_fill`: `shape.inputs` holds `n_inputs` shape
-    // inputs and `inputs` room for as many network inputs; the timing buffers hold
-    // `n_arcs` and `n_pins` values of four conditions; `launch_nodes` holds the start
-    // points but the primary inputs' slot.
-    unsafe { launch.launch(grid(n_inputs)) }.during("launching cppr_fill")?;
-    let input_start = context
-        .stream()
-        .clone_dtod(&shape.input_start)
-        .during(DURING)?;
+    let inputs = gpu.allocate::<GroupInput>(DURING, shape.inputs.len())?;
+    gpu.launch(
+        per_item(shape.inputs.len()),
+        CpprFillArgs {
+            split: split.index() as u32,
+            shape: shape.inputs.view(),
+            arc_delay: timing.arc_delay.view(),
+            arrival: timing.arrival.view(),
+            slew: timing.slew.view(),
+            launch_nodes: shape.launch_nodes.view(),
+            out: inputs.cells(),
+        },
+    )?;
+    let input_start = gpu.duplicate(DURING, &shape.input_start)?;
     let mut network = DeviceGroupNetwork::on_device(
-        context,
+        gpu,
         split == Split::Late,
         &shape.level_start,
-        (input_start, shape.n_entries),
-        (inputs, shape.n_inputs),
+        input_start,
+        inputs,
         shape.n_starts,
         wanted,
     )?;
@@ -578,17 +627,5 @@ mod tests {
         let mut layout = small_network(&inputs);
         layout.wanted = &[4];
         assert!(layout.validate().is_err());
-    }
-
-    #[test]
-    fn entry_groups_travel_as_words() {
-        let mut groups = [tachyon_kernels::cppr::EMPTY_ENTRY; 2];
-        groups[1][0].insert(true, 3.5, 7);
-        let words = as_words(&groups).to_vec();
-        assert_eq!(words.len(), 12);
-        let mut back = [tachyon_kernels::cppr::EMPTY_ENTRY; 2];
-        as_words_mut(&mut back).copy_from_slice(&words);
-        assert_eq!(back[1][0].values[0], 3.5);
-        assert_eq!(back[1][0].groups, [7, tachyon_kernels::cppr::NO_GROUP]);
     }
 }

@@ -6,47 +6,25 @@
 //! levels from the seeds the host computes with [`crate::required_seed_list`], exactly
 //! as the CPU backend does.
 //!
-//! Measured (`tachyon tau --check-cpu --runs 5`, 3 at 5M; medians, ms, CPU backend on
-//! all cores / GPU backend, transfers included; `flatten` is the flat arrays both
-//! backends share, plus the CPU's timing data; 0 values differ in every run). H100 with
-//! 16 cores, 2026-11-23, binary 6e71ca8:
-//!
-//! | gates | flatten     | rc          | propagate   | cppr         | gpu layout + upload | total        |
-//! |-------|-------------|-------------|-------------|--------------|---------------------|--------------|
-//! | 1k    | 0.41 / 0.32 | 0.26 / 0.05 | 1.2 / 3.5   | 0.64 / 3.9   | 2.3                 | 2.3 / 10.2   |
-//! | 10k   | 1.4 / 1.0   | 0.82 / 0.09 | 12.5 / 7.6  | 10.1 / 9.2   | 4.4                 | 25.0 / 22.4  |
-//! | 100k  | 4.8 / 2.3   | 7.6 / 0.58  | 29.4 / 12.1 | 32.3 / 13.5  | 9.5                 | 74.5 / 38.9  |
-//! | 1M    | 36 / 25     | 115 / 3.9   | 199 / 61    | 161 / 46     | 50                  | 491 / 184    |
-//! | 5M    | 247 / 120   | 797 / 12    | 880 / 308   | 1044 / 274   | 441                 | 2995 / 1137  |
-//!
-//! (The day before, with the RC values downloaded, the timing data filled before the
-//! downloads, the layout checks in a second pass and the RC layout beside the graph's
-//! copy alone: 1M 535 / 285, 5M 2851 / 1374. Leases of the same machine kind differ by
-//! up to 2x for the same binary, so figures compare only within one lease: at 1M,
-//! alternated with that binary, the GPU took 183-240 ms against 250-290.)
-//!
-//! One 1M update, each step alone (`TACHYON_GPU_SYNC_STEPS`): the flat arrays 17 ms;
-//! the graph copied with its checks 20 ms and levelized on the GPU 3 ms; the RC layout
-//! 32 ms (in an update it runs beside both); the trees copied 12 ms; the forward levels
-//! and tests 5 ms, their results (385 MB) back in 20-35 ms; CPPR 47 ms (per split: the
-//! clock tree 3-5, preparing the passes 4-5, the GPU's fill and six passes 10-15,
-//! combining 2); the backward seeds 9 ms, levels 5 ms, required times back 3 ms. The
-//! CPPR structure is built on a host thread during the upload and the forward phase.
-//!
-//! The level sweeps replay CUDA graphs captured at their first run. A graph is replayed
-//! once per update here (the device graph is rebuilt per update), so it saves little:
-//! 1M propagate 62.5 ms with graphs, 59.4 ms launching level by level (medians of 5,
-//! within run-to-run spread).
-//!
-//! The downloads of the forward results run on the context's copy stream while its main
-//! stream computes: the arrivals, slews and delays while the tests are evaluated.
+//! The downloads of the forward results run on the runtime's copy stream while its
+//! main stream computes: the arrivals, slews and delays while the tests are evaluated.
+//! Figures and the history of this pipeline: `docs/PERFORMANCE.md`.
+
+mod device;
+mod layout;
+mod rc;
+pub mod twin;
+
+#[cfg(test)]
+mod tests;
+
+pub use device::{DeviceTiming, ForwardResults, ForwardValues, WireOutputs};
+pub use layout::{ParasiticsLayout, RcNetBatch, RcNetsOutput, TimingLayout, MAX_NETS};
+pub use rc::{rc_nets, DeviceRcNets, RcLaunch};
 
 use std::sync::Arc;
 
-use tachyon_gpu::{
-    sync_steps, DeviceTiming, GpuContext, GpuError, ParasiticsLayout, RcNetBatch, TimingLayout,
-    WireOutputs,
-};
+use tachyon_gpu::{GpuContext, GpuError};
 use tachyon_graph::{TimingData, TimingGraph};
 
 use crate::flat::{FlatParasitics, FlatTiming};
@@ -64,11 +42,11 @@ impl std::fmt::Debug for GpuTiming {
 }
 
 impl GpuTiming {
-    /// Uploads `flat` (from [`FlatTiming::build`] of `graph`) to the GPU of `context`,
-    /// validated while it is copied, and levelizes it there. Fails with an
-    /// out-of-memory error saying how many bytes are needed when it does not fit.
+    /// Uploads `flat` (from [`FlatTiming::build`] of `graph`) to `gpu`, validated while
+    /// it is copied, and levelizes it there. Fails with an out-of-memory error saying
+    /// how many bytes are needed when it does not fit.
     pub fn upload_graph(
-        context: &Arc<GpuContext>,
+        gpu: &Arc<GpuContext>,
         graph: &TimingGraph,
         flat: &FlatTiming,
     ) -> Result<GpuTiming, GpuError> {
@@ -78,9 +56,7 @@ impl GpuTiming {
             tests: &flat.tests,
             n_nets: graph.nets().len() as u32,
         };
-        let mut device = DeviceTiming::upload(context, &layout)?;
-        // A diagnostics switch for measuring what the graphs save (results are equal).
-        device.set_use_graphs(std::env::var_os("TACHYON_GPU_NO_GRAPHS").is_none());
+        let device = DeviceTiming::upload(gpu, &layout)?;
         Ok(GpuTiming { device })
     }
 
@@ -100,15 +76,16 @@ impl GpuTiming {
         })
     }
 
-    /// The timing data on the device (CPPR fills its networks from it there).
-    pub fn device(&self) -> &DeviceTiming {
-        &self.device
+    /// The forward phase's values on the device (CPPR fills its networks from them
+    /// there).
+    pub fn forward_values(&self) -> ForwardValues<'_> {
+        self.device.forward_values()
     }
 
     /// The RC pass (and the gathers after it); waits for it, so that it can be timed.
     pub fn parasitics(&mut self) -> Result<(), GpuError> {
         self.device.run_parasitics()?;
-        self.device.synchronize()
+        self.device.gpu().synchronize()
     }
 
     /// The forward levels and the test evaluation, after [`GpuTiming::parasitics`]; then
@@ -151,20 +128,16 @@ impl GpuTiming {
             queued_ms,
             swept_ms,
             downloaded_ms = started.elapsed().as_secs_f64() * 1e3,
-            "gpu forward: sweep and tests queued, done (with TACHYON_GPU_SYNC_STEPS), results downloaded"
+            "gpu forward: sweep and tests queued, done (with sync steps), results downloaded"
         );
         Ok(())
     }
 
-    /// With `TACHYON_GPU_SYNC_STEPS` set (a diagnostics switch), waits for the queued
-    /// work so that the debug log can tell kernel time from transfer time; it costs the
-    /// overlap of the two, so figures are taken without it. Returns whether it waited.
+    /// With [`tachyon_gpu::GpuConfig::sync_steps`], waits for the queued work so that
+    /// the debug log can tell kernel time from transfer time (figures are taken
+    /// without it). Returns whether it waited.
     fn sync_for_log(&self) -> Result<bool, GpuError> {
-        if !sync_steps() {
-            return Ok(false);
-        }
-        self.device.synchronize()?;
-        Ok(true)
+        self.device.gpu().sync_step()
     }
 
     /// The backward levels from the seeds of `data`'s tests (credits filled) and output
@@ -183,7 +156,7 @@ impl GpuTiming {
             seeds_ms,
             swept_ms,
             downloaded_ms = started.elapsed().as_secs_f64() * 1e3,
-            "gpu backward: sweep done (with TACHYON_GPU_SYNC_STEPS), required times downloaded"
+            "gpu backward: sweep done (with sync steps), required times downloaded"
         );
         Ok(())
     }

@@ -1,14 +1,15 @@
-//! The CPU twins of the kernels: the same `tachyon_kernels::batch` functions, run over
-//! the batch with rayon. They are the CPU backend of the batch operations and the
-//! reference the GPU results are compared with, bit for bit.
+//! The CPU twins of the kernels that only the GPU half runs (the batch RC pass, the
+//! frontier levelization): the same `tachyon_kernels` functions, run with rayon. Tests
+//! check the GPU's host-prepared layouts through them in CI (no GPU there) and compare
+//! the GPU's results with them bit for bit.
 
 use std::cell::Cell;
 
 use rayon::prelude::*;
-use tachyon_kernels::batch;
+use tachyon_kernels::rc;
 use tachyon_kernels::N_CONDITIONS;
 
-use crate::batch::{LutBatch, RcNetBatch, RcNetsOutput};
+use super::layout::{RcNetBatch, RcNetsOutput};
 
 /// About this many nodes go to one rayon task: large enough to amortise the task, small
 /// enough to balance nets of very different sizes over the cores.
@@ -71,38 +72,19 @@ pub fn rc_nets_into(batch: &RcNetBatch, output: &mut RcNetsOutput) {
             for net in nets {
                 let (start, end) = (offsets[net] as usize, offsets[net + 1] as usize);
                 let local = (start - task_start) * N_CONDITIONS..(end - task_start) * N_CONDITIONS;
-                batch::rc_net(
-                    &batch.parent()[start..end],
-                    &batch.res()[start..end],
-                    &batch.cap()[start * N_CONDITIONS..end * N_CONDITIONS],
-                    &task_load[local.clone()],
-                    &task_delay[local.clone()],
-                    &task_impulse[local],
-                );
+                for condition in 0..N_CONDITIONS {
+                    rc::net_passes(
+                        &batch.parent()[start..end],
+                        &batch.res()[start..end],
+                        &batch.cap()[start * N_CONDITIONS..end * N_CONDITIONS],
+                        rc::interleaved(condition),
+                        &task_load[local.clone()],
+                        &task_delay[local.clone()],
+                        &task_impulse[local.clone()],
+                    );
+                }
             }
         });
-}
-
-/// The CPU twin of the `lut_batch` kernel.
-pub fn lut_batch(batch: &LutBatch) -> Vec<f64> {
-    let tables = batch.tables();
-    batch
-        .query_table()
-        .par_iter()
-        .zip(batch.x1().par_iter().zip(batch.x2().par_iter()))
-        .with_min_len(4096)
-        .map(|(&table, (&x1, &x2))| {
-            let table = table as usize;
-            batch::lut_query(
-                tables.data(),
-                tables.offsets()[table] as usize,
-                tables.n1()[table] as usize,
-                tables.n2()[table] as usize,
-                x1,
-                x2,
-            )
-        })
-        .collect()
 }
 
 /// The CPU twin of the levelization kernels: the levels of the graph given by its

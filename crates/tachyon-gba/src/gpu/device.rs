@@ -1,0 +1,545 @@
+//! A timing graph on the GPU: uploaded once, validated while it is copied, levelized
+//! there frontier by frontier (`tachyon_kernels::levelize`), then the RC pass, the
+//! forward levels and the test evaluation, and (after CPPR) the backward levels, every
+//! value staying on the device between phases. The per-pin arithmetic is
+//! `tachyon_kernels::propagate`, the functions the CPU backend runs.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use tachyon_gpu::abi::{
+    BackwardLevelArgs, EvaluateTestsArgs, FillArgs, ForwardLevelArgs, GatherParasiticsArgs,
+    LevelSweep, LevelizeExcludeArgs, LevelizeFrontierArgs, LevelizeSourcesArgs, LevelizeWaitsArgs,
+    ScatterQuadsArgs,
+};
+use tachyon_gpu::check::{check_indices, check_length};
+use tachyon_gpu::{DeviceBuffer, Event, GpuContext, GpuError, LaunchShape, LayoutError, Replay};
+use tachyon_kernels::propagate::{ArcDescriptor, TableDescriptor, TestDescriptor};
+
+use super::layout::{ParasiticsLayout, TimingLayout};
+use super::rc::{DeviceRcNets, RcLaunch};
+
+/// Threads per block of the per-pin (and per-entry) launches.
+pub(crate) const THREADS_PER_BLOCK: u32 = 128;
+
+/// A launch of a thread per item.
+pub(crate) fn per_item(n_items: usize) -> LaunchShape {
+    LaunchShape::per_item(n_items, THREADS_PER_BLOCK)
+}
+
+/// The parasitics on the GPU.
+struct DeviceParasitics {
+    rc: DeviceRcNets,
+    pin_source: DeviceBuffer<u32>,
+    net_root: DeviceBuffer<u32>,
+    net_lumped: DeviceBuffer<[f64; 4]>,
+}
+
+/// What [`DeviceTiming::download_forward`] brings back: per pin, arc and test.
+#[derive(Debug, Clone, Default)]
+pub struct ForwardResults {
+    pub arrival: Vec<[f64; 4]>,
+    pub slew: Vec<[f64; 4]>,
+    pub arc_delay: Vec<[f64; 4]>,
+    /// The tests' required times before CPPR, by data transition; `None` when the
+    /// design has no clock (no test was evaluated).
+    pub test_required: Option<Vec<[f64; 2]>>,
+}
+
+/// Where [`DeviceTiming::download_forward`] puts the RC pass's values: per net, per pin.
+#[derive(Debug)]
+pub struct WireOutputs<'a> {
+    pub net_load: &'a mut [[f64; 4]],
+    pub wire_delay: &'a mut [[f64; 4]],
+    pub wire_impulse: &'a mut [[f64; 4]],
+}
+
+/// The values of the forward phase on the GPU that holds them, which CPPR fills its
+/// networks from there (`tachyon-cppr`'s `gpu` module): per arc and pin, `[f64; 4]`.
+#[derive(Debug, Clone, Copy)]
+pub struct ForwardValues<'a> {
+    pub gpu: &'a Arc<GpuContext>,
+    pub arc_delay: &'a DeviceBuffer<[f64; 4]>,
+    pub arrival: &'a DeviceBuffer<[f64; 4]>,
+    pub slew: &'a DeviceBuffer<[f64; 4]>,
+}
+
+/// Which way a sweep visits the levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Order {
+    Forward,
+    Backward,
+}
+
+/// A timing graph on the GPU with its values.
+pub struct DeviceTiming {
+    gpu: Arc<GpuContext>,
+    n_pins: usize,
+    n_primary_inputs: usize,
+    /// The level starts of all pins (one more than the levels), the primary inputs at
+    /// the head of level 0; the forward sweep skips them.
+    level_start: Vec<u32>,
+    tests_evaluated: bool,
+    fanin_start: DeviceBuffer<u32>,
+    fanin_arcs: DeviceBuffer<u32>,
+    fanout_start: DeviceBuffer<u32>,
+    fanout_arcs: DeviceBuffer<u32>,
+    arcs: DeviceBuffer<ArcDescriptor>,
+    pin_net: DeviceBuffer<u32>,
+    tables: DeviceBuffer<TableDescriptor>,
+    table_data: DeviceBuffer<f64>,
+    tests: DeviceBuffer<TestDescriptor>,
+    /// All pins by level, computed on the GPU ([`DeviceTiming::levelize`]).
+    level_pins: DeviceBuffer<u32>,
+    /// Set by [`DeviceTiming::upload_parasitics`].
+    parasitics: Option<DeviceParasitics>,
+    net_load: DeviceBuffer<[f64; 4]>,
+    wire_delay: DeviceBuffer<[f64; 4]>,
+    wire_impulse: DeviceBuffer<[f64; 4]>,
+    arrival: DeviceBuffer<[f64; 4]>,
+    slew: DeviceBuffer<[f64; 4]>,
+    arc_delay: DeviceBuffer<[f64; 4]>,
+    test_required: DeviceBuffer<[f64; 2]>,
+    seed: DeviceBuffer<[f64; 4]>,
+    required: DeviceBuffer<[f64; 4]>,
+    /// Recorded on the main stream after the last writes of the per-net and per-pin
+    /// parasitics results, and after the forward levels: the copy stream waits on them
+    /// to download those results while the main stream computes on.
+    parasitics_done: Event,
+    levels_done: Event,
+    /// The level sweeps as CUDA graphs (captured on first use, then replayed).
+    forward_replay: Replay,
+    backward_replay: Replay,
+}
+
+impl DeviceTiming {
+    /// Validates `layout`, checks that it fits the GPU's free memory (an
+    /// [`GpuError::OutOfMemory`] saying how much is needed otherwise), uploads it and
+    /// levelizes it on the GPU.
+    pub fn upload(
+        gpu: &Arc<GpuContext>,
+        layout: &TimingLayout<'_>,
+    ) -> Result<DeviceTiming, GpuError> {
+        const DURING: &str = "uploading the timing graph";
+        let started = Instant::now();
+        gpu.ensure_free(DURING, layout.device_bytes())?;
+        // The layout is validated while it is copied, the long index arrays piece by
+        // piece by the threads that copy them (a second pass over them took 11 ms alone
+        // at 1M gates on 16 cores, 30-35 ms beside the other host work): copies of
+        // unchecked indices are harmless as long as no kernel reads them, and the first
+        // kernel (levelization) runs only once every check has passed.
+        let ms_since = |instant: Instant| instant.elapsed().as_secs_f64() * 1e3;
+        let validate = || (layout.validate_all_but_long_arrays(), ms_since(started));
+        let copy = || Self::copy_layout(gpu, layout).map(|timing| (timing, ms_since(started)));
+        let (validated, copied) = if gpu.config().sync_steps {
+            let validated = validate();
+            (validated, copy())
+        } else {
+            rayon::join(validate, copy)
+        };
+        let (validation, validated_ms) = validated;
+        validation.map_err(GpuError::Layout)?;
+        let (mut timing, copied_ms) = copied?;
+        let levelize_started = Instant::now();
+        timing.level_start = timing.levelize(layout.primary_inputs)?;
+        tracing::debug!(
+            levels = timing.level_start.len() - 1,
+            validated_ms,
+            copied_ms,
+            ms = levelize_started.elapsed().as_secs_f64() * 1e3,
+            "levelized on the GPU (validated while copied)"
+        );
+        // Until the first passes record them, the events stand behind the allocations'
+        // fills, so a download on the copy stream never reads a buffer being filled.
+        gpu.record(&timing.parasitics_done)?;
+        gpu.record(&timing.levels_done)?;
+        Ok(timing)
+    }
+
+    /// The device buffers of `layout`: its arrays copied (the long index arrays checked
+    /// piece by piece), the per-pin and per-arc results allocated.
+    fn copy_layout(
+        gpu: &Arc<GpuContext>,
+        layout: &TimingLayout<'_>,
+    ) -> Result<DeviceTiming, GpuError> {
+        const DURING: &str = "uploading the timing graph";
+        let graph = &layout.graph;
+        let (n_pins, n_nets) = (layout.n_pins(), layout.n_nets());
+        Ok(DeviceTiming {
+            gpu: Arc::clone(gpu),
+            n_pins,
+            n_primary_inputs: layout.primary_inputs.len(),
+            level_start: Vec::new(),
+            tests_evaluated: false,
+            fanin_start: gpu.upload(DURING, graph.fanin_start)?,
+            fanin_arcs: gpu.upload_checked(DURING, graph.fanin_arcs, &|first, piece| {
+                layout.check_arc_ids("fanin_arcs", first, piece)
+            })?,
+            fanout_start: gpu.upload(DURING, graph.fanout_start)?,
+            fanout_arcs: gpu.upload_checked(DURING, graph.fanout_arcs, &|first, piece| {
+                layout.check_arc_ids("fanout_arcs", first, piece)
+            })?,
+            arcs: gpu.upload_checked(DURING, graph.arcs, &|first, piece| {
+                layout.check_arcs(first, piece)
+            })?,
+            pin_net: gpu.upload_checked(DURING, graph.pin_net, &|first, piece| {
+                layout.check_pin_nets(first, piece)
+            })?,
+            tables: gpu.upload(DURING, graph.tables)?,
+            table_data: gpu.upload(DURING, graph.table_data)?,
+            tests: gpu.upload(DURING, layout.tests)?,
+            level_pins: gpu.allocate(DURING, n_pins)?,
+            parasitics: None,
+            net_load: gpu.allocate(DURING, n_nets)?,
+            wire_delay: gpu.allocate(DURING, n_pins)?,
+            wire_impulse: gpu.allocate(DURING, n_pins)?,
+            arrival: gpu.allocate(DURING, n_pins)?,
+            slew: gpu.allocate(DURING, n_pins)?,
+            arc_delay: gpu.allocate(DURING, graph.arcs.len())?,
+            test_required: gpu.allocate(DURING, layout.tests.len())?,
+            seed: gpu.allocate(DURING, n_pins)?,
+            required: gpu.allocate(DURING, n_pins)?,
+            parasitics_done: gpu.new_event()?,
+            levels_done: gpu.new_event()?,
+            forward_replay: Replay::default(),
+            backward_replay: Replay::default(),
+        })
+    }
+
+    /// Validates and uploads the parasitics of the graph (replacing any uploaded before).
+    pub fn upload_parasitics(&mut self, layout: &ParasiticsLayout<'_>) -> Result<(), GpuError> {
+        const DURING: &str = "uploading the parasitics";
+        layout.validate(self.n_pins, self.net_load.len())?;
+        self.parasitics = None;
+        self.gpu.ensure_free(DURING, layout.device_bytes())?;
+        self.parasitics = Some(DeviceParasitics {
+            rc: DeviceRcNets::upload(&self.gpu, layout.rc)?,
+            pin_source: self.gpu.upload(DURING, layout.pin_source)?,
+            net_root: self.gpu.upload(DURING, layout.net_root)?,
+            net_lumped: self.gpu.upload(DURING, layout.net_lumped)?,
+        });
+        Ok(())
+    }
+
+    /// What CPPR fills its networks from on this GPU: the forward phase's values.
+    pub fn forward_values(&self) -> ForwardValues<'_> {
+        ForwardValues {
+            gpu: &self.gpu,
+            arc_delay: &self.arc_delay,
+            arrival: &self.arrival,
+            slew: &self.slew,
+        }
+    }
+
+    /// The GPU this timing lives on.
+    pub fn gpu(&self) -> &Arc<GpuContext> {
+        &self.gpu
+    }
+
+    /// Levelizes the uploaded graph on the GPU, frontier by frontier: every pin goes
+    /// into `level_pins`, level by level, the primary inputs first (they head level 0).
+    /// Returns the level starts (one more than the levels). Each frontier costs one
+    /// launch and a 4-byte read of its successor's size.
+    fn levelize(&mut self, primary_inputs: &[u32]) -> Result<Vec<u32>, GpuError> {
+        const DURING: &str = "levelizing the graph";
+        let gpu = &self.gpu;
+        let n_pins = self.n_pins;
+        let n_inputs = primary_inputs.len();
+        let remaining = gpu.allocate::<u32>(DURING, n_pins)?;
+        let counter = gpu.allocate::<u32>(DURING, 1)?;
+        gpu.launch(
+            per_item(n_pins),
+            LevelizeWaitsArgs {
+                fanin_start: self.fanin_start.view(),
+                remaining: remaining.cells(),
+            },
+        )?;
+        gpu.write(&self.level_pins, 0, primary_inputs)?;
+        if n_inputs > 0 {
+            gpu.launch(
+                per_item(n_inputs),
+                LevelizeExcludeArgs {
+                    pins: self.level_pins.view().slice(0..n_inputs),
+                    remaining: remaining.cells(),
+                },
+            )?;
+        }
+        let read_counter =
+            || -> Result<usize, GpuError> { Ok(gpu.download(&counter, 0..1)?[0] as usize) };
+        gpu.zero(&counter, 0..1)?;
+        gpu.launch(
+            per_item(n_pins),
+            LevelizeSourcesArgs {
+                remaining: remaining.view(),
+                out: self.level_pins.cells().slice(n_inputs..n_pins),
+                counter: counter.cells(),
+            },
+        )?;
+        let mut level_start = vec![0u32];
+        let mut start = 0;
+        let mut count = n_inputs + read_counter()?;
+        while count > 0 {
+            let next = start + count;
+            level_start.push(next as u32);
+            gpu.zero(&counter, 0..1)?;
+            gpu.launch(
+                per_item(count),
+                LevelizeFrontierArgs {
+                    frontier: self.level_pins.view().slice(start..next),
+                    fanout_start: self.fanout_start.view(),
+                    fanout_arcs: self.fanout_arcs.view(),
+                    arcs: self.arcs.view(),
+                    remaining: remaining.cells(),
+                    out: self.level_pins.cells().slice(next..n_pins),
+                    counter: counter.cells(),
+                },
+            )?;
+            start = next;
+            count = read_counter()?;
+        }
+        if start != n_pins {
+            return Err(GpuError::Layout(LayoutError::NotAcyclic {
+                levelized: start as u32,
+                n_items: n_pins as u32,
+            }));
+        }
+        Ok(level_start)
+    }
+
+    /// The RC pass and the gathers that give every net its driver load and every pin
+    /// its wire delay and impulse. Returns once queued.
+    pub fn run_parasitics(&mut self) -> Result<(), GpuError> {
+        let parasitics = self
+            .parasitics
+            .as_ref()
+            .ok_or(LayoutError::Missing { what: "parasitics" })?;
+        parasitics.rc.launch(RcLaunch::default())?;
+        self.gpu.launch(
+            per_item(self.n_pins.max(self.net_load.len())),
+            GatherParasiticsArgs {
+                pin_source: parasitics.pin_source.view(),
+                net_root: parasitics.net_root.view(),
+                net_lumped: parasitics.net_lumped.view(),
+                node_load: parasitics.rc.load.view(),
+                node_delay: parasitics.rc.delay.view(),
+                node_impulse: parasitics.rc.impulse.view(),
+                net_load: self.net_load.cells(),
+                wire_delay: self.wire_delay.cells(),
+                wire_impulse: self.wire_impulse.cells(),
+            },
+        )?;
+        self.gpu.record(&self.parasitics_done)
+    }
+
+    /// The forward levels and the test evaluation (`period`: the clock's, `None` when the
+    /// design has none, so no test is evaluated), after [`DeviceTiming::run_parasitics`].
+    /// `primary_inputs` are the `(pin, arrival, slew)` of every primary input, each pin
+    /// once. Returns once everything is queued.
+    pub fn run_forward(
+        &mut self,
+        primary_inputs: &[(u32, [f64; 4], [f64; 4])],
+        period: Option<f64>,
+    ) -> Result<(), GpuError> {
+        self.fill_no_value(&self.arrival)?;
+        self.fill_no_value(&self.slew)?;
+        self.fill_no_value(&self.arc_delay)?;
+        let pins: Vec<u32> = primary_inputs.iter().map(|entry| entry.0).collect();
+        let arrivals: Vec<[f64; 4]> = primary_inputs.iter().map(|entry| entry.1).collect();
+        let slews: Vec<[f64; 4]> = primary_inputs.iter().map(|entry| entry.2).collect();
+        self.scatter(&pins, &arrivals, &self.arrival)?;
+        self.scatter(&pins, &slews, &self.slew)?;
+        self.sweep(Order::Forward)?;
+        self.gpu.record(&self.levels_done)?;
+        self.tests_evaluated = false;
+        if let (Some(period), true) = (period, !self.tests.is_empty()) {
+            self.gpu.launch(
+                per_item(self.tests.len()),
+                EvaluateTestsArgs {
+                    tests: self.tests.view(),
+                    period,
+                    arrival: self.arrival.view(),
+                    slew: self.slew.view(),
+                    tables: self.tables.view(),
+                    table_data: self.table_data.view(),
+                    required: self.test_required.cells(),
+                },
+            )?;
+            self.tests_evaluated = true;
+        }
+        Ok(())
+    }
+
+    /// Runs the levels of one sweep: captured as a CUDA graph on first use and replayed
+    /// (every launch reads and writes buffers allocated at upload, so one graph serves
+    /// every run), or launch by launch where the configuration says so.
+    fn sweep(&mut self, order: Order) -> Result<(), GpuError> {
+        let slot = match order {
+            Order::Forward => &mut self.forward_replay,
+            Order::Backward => &mut self.backward_replay,
+        };
+        let mut replay = std::mem::take(slot);
+        let ran = self
+            .gpu
+            .run_replayed(&mut replay, || self.launch_levels(order));
+        match order {
+            Order::Forward => self.forward_replay = replay,
+            Order::Backward => self.backward_replay = replay,
+        }
+        ran
+    }
+
+    /// Queues one launch per non-empty level of the sweep in `order`: forward over the
+    /// levels without the primary inputs (fan-in), backward over all pins (fan-out).
+    fn launch_levels(&self, order: Order) -> Result<(), GpuError> {
+        let n_levels = self.level_start.len().saturating_sub(1);
+        let level = |level: usize| {
+            let first = (self.level_start[level] as usize).max(self.n_primary_inputs);
+            let last = (self.level_start[level + 1] as usize).max(self.n_primary_inputs);
+            let (csr_start, csr_arcs) = match order {
+                Order::Forward => (&self.fanin_start, &self.fanin_arcs),
+                Order::Backward => (&self.fanout_start, &self.fanout_arcs),
+            };
+            let pins = match order {
+                Order::Forward => first..last,
+                Order::Backward => {
+                    self.level_start[level] as usize..self.level_start[level + 1] as usize
+                }
+            };
+            LevelSweep {
+                pins: self.level_pins.view().slice(pins),
+                csr_start: csr_start.view(),
+                csr_arcs: csr_arcs.view(),
+                arcs: self.arcs.view(),
+            }
+        };
+        let launch = |level: LevelSweep<'_>| -> Result<(), GpuError> {
+            if level.pins.is_empty() {
+                return Ok(());
+            }
+            let shape = per_item(level.pins.len());
+            match order {
+                Order::Forward => self.gpu.launch(
+                    shape,
+                    ForwardLevelArgs {
+                        level,
+                        pin_net: self.pin_net.view(),
+                        net_load: self.net_load.view(),
+                        tables: self.tables.view(),
+                        table_data: self.table_data.view(),
+                        wire_delay: self.wire_delay.view(),
+                        wire_impulse: self.wire_impulse.view(),
+                        arrival: self.arrival.cells(),
+                        slew: self.slew.cells(),
+                        arc_delay: self.arc_delay.cells(),
+                    },
+                ),
+                Order::Backward => self.gpu.launch(
+                    shape,
+                    BackwardLevelArgs {
+                        level,
+                        arc_delay: self.arc_delay.view(),
+                        seed: self.seed.view(),
+                        required: self.required.cells(),
+                    },
+                ),
+            }
+        };
+        match order {
+            Order::Forward => (0..n_levels).try_for_each(|index| launch(level(index))),
+            Order::Backward => (0..n_levels)
+                .rev()
+                .try_for_each(|index| launch(level(index))),
+        }
+    }
+
+    /// Copies the results of [`DeviceTiming::run_forward`] back (waits for them), and
+    /// the RC pass's values into `wire` when given (each array as long as the layout's
+    /// count). The parasitics results are final before the forward levels start, and
+    /// the arrivals, slews and delays before the tests are evaluated, so they come back
+    /// on the copy stream while the main stream still computes; the test results come
+    /// last.
+    pub fn download_forward(
+        &self,
+        wire: Option<WireOutputs<'_>>,
+    ) -> Result<ForwardResults, GpuError> {
+        let gpu = &self.gpu;
+        if let Some(wire) = wire {
+            let copy = |from: &DeviceBuffer<[f64; 4]>, to: &mut [[f64; 4]]| {
+                check_length("download", from.len(), to.len())?;
+                gpu.download_into_after(&self.parasitics_done, from, to)
+            };
+            copy(&self.net_load, wire.net_load)?;
+            copy(&self.wire_delay, wire.wire_delay)?;
+            copy(&self.wire_impulse, wire.wire_impulse)?;
+        }
+        let after_levels = |buffer: &DeviceBuffer<[f64; 4]>| {
+            gpu.download_after(&self.levels_done, buffer, buffer.len())
+        };
+        let arrival = after_levels(&self.arrival)?;
+        let slew = after_levels(&self.slew)?;
+        let arc_delay = after_levels(&self.arc_delay)?;
+        let test_required = if self.tests_evaluated {
+            Some(gpu.download(&self.test_required, 0..self.test_required.len())?)
+        } else {
+            None
+        };
+        Ok(ForwardResults {
+            arrival,
+            slew,
+            arc_delay,
+            test_required,
+        })
+    }
+
+    /// The backward levels from `seeds` (`(pin, required)`, each pin once; every other
+    /// pin starts with no value), after [`DeviceTiming::run_forward`].
+    pub fn run_backward(&mut self, seeds: &[(u32, [f64; 4])]) -> Result<(), GpuError> {
+        self.fill_no_value(&self.seed)?;
+        let pins: Vec<u32> = seeds.iter().map(|entry| entry.0).collect();
+        let values: Vec<[f64; 4]> = seeds.iter().map(|entry| entry.1).collect();
+        self.scatter(&pins, &values, &self.seed)?;
+        self.sweep(Order::Backward)
+    }
+
+    /// Copies the required times back (waits for the backward levels).
+    pub fn download_required(&self) -> Result<Vec<[f64; 4]>, GpuError> {
+        self.gpu.download(&self.required, 0..self.n_pins)
+    }
+
+    /// Sets every value of `buffer` to the canonical NaN ("no value").
+    fn fill_no_value(&self, buffer: &DeviceBuffer<[f64; 4]>) -> Result<(), GpuError> {
+        let out = buffer.cells().flatten();
+        self.gpu.launch(
+            per_item(out.len()),
+            FillArgs {
+                out,
+                value: f64::NAN,
+            },
+        )
+    }
+
+    /// Writes `values[i]` to pin `pins[i]` of `target` (each pin once).
+    fn scatter(
+        &self,
+        pins: &[u32],
+        values: &[[f64; 4]],
+        target: &DeviceBuffer<[f64; 4]>,
+    ) -> Result<(), GpuError> {
+        const DURING: &str = "uploading per-pin values";
+        if pins.is_empty() {
+            return Ok(());
+        }
+        check_length("scattered values", pins.len(), values.len())?;
+        check_indices("scattered pins", pins, target.len())?;
+        let index = self.gpu.upload(DURING, pins)?;
+        let values = self.gpu.upload(DURING, values)?;
+        self.gpu.launch(
+            per_item(pins.len()),
+            ScatterQuadsArgs {
+                index: index.view(),
+                values: values.view(),
+                out: target.cells(),
+            },
+        )
+    }
+}

@@ -1,0 +1,464 @@
+//! Allocation and transfers: buffers allocated from the device's pool and filled with
+//! 0xFF bytes (a NaN for floats, so a value a kernel forgot to write cannot pass for a
+//! result); uploads and downloads, transfers of 1 MiB or more passing through a ring of
+//! pinned staging buffers, the host copying one with all its cores while the DMA engine
+//! fills or empties the others.
+
+use std::mem::MaybeUninit;
+use std::ops::Range;
+use std::sync::{Arc, PoisonError};
+
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{result, CudaEvent, CudaStream, PinnedHostSlice};
+use rayon::prelude::*;
+use tachyon_kernels::launch::DeviceCopy;
+
+use crate::buffer::DeviceBuffer;
+use crate::context::{Event, GpuContext};
+use crate::error::{DuringExt, GpuError, LayoutError};
+
+/// Transfers below this size go straight from pageable memory: staging them would cost
+/// more in synchronisation than it saves.
+const STAGED_MIN_BYTES: usize = 1 << 20;
+
+/// Bytes each host thread copies into or out of a staging buffer at a time.
+const HOST_COPY_BYTES: usize = 1 << 20;
+
+/// Page-locked host buffers that large transfers pass through, so that the DMA engine
+/// copies at full speed without the driver staging pageable memory itself, and so that
+/// the host copies one buffer (with all its cores) while the GPU copies the others.
+/// H100, 1M gates, the forward downloads (about 600 MB), two runs each: 2 of 16 MiB
+/// took 26-105 ms, 3 of 32 MiB 19-21 ms (20-61 ms in a later run); 2 or 4 of 64 MiB took
+/// 23-24 ms but their pinning made the first upload 60-100 ms slower.
+pub(crate) struct Staging {
+    buffers: Vec<PinnedHostSlice<u8>>,
+    /// Recorded on the stream after the transfer that last used each buffer.
+    done: Vec<CudaEvent>,
+    /// Bytes of each buffer.
+    bytes: usize,
+}
+
+/// A check of one piece of an array, given the position of its first item.
+pub type PieceCheck<'a, T> = dyn Fn(usize, &[T]) -> Result<(), LayoutError> + Sync + 'a;
+
+/// Puts one piece of an array (given the position of its first item) into its staging
+/// bytes.
+type PieceFill<'a, T> = dyn FnMut(usize, &[T], &mut [u8]) + 'a;
+
+/// Which stream a download is queued on.
+#[derive(Clone, Copy)]
+enum On<'a> {
+    /// The main stream, behind everything queued.
+    Main,
+    /// The copy stream, behind `event` (recorded on the main stream), while the main
+    /// stream computes on.
+    CopyAfter(&'a Event),
+}
+
+impl GpuContext {
+    /// A new buffer of `len` values, every byte set to 0xFF.
+    pub fn allocate<T: DeviceCopy>(
+        &self,
+        during: &'static str,
+        len: usize,
+    ) -> Result<DeviceBuffer<T>, GpuError> {
+        let bytes = DeviceBuffer::<T>::bytes_of(len).max(1);
+        // SAFETY: the memory is uninitialised until the memset below fills every byte;
+        // the buffers hold plain data, for which any bytes are valid.
+        let memory = unsafe { self.stream.alloc::<u8>(bytes) }
+            .map_err(|error| self.allocation_error(during, bytes as u64, error))?;
+        let buffer = DeviceBuffer::new(memory, len);
+        // SAFETY: the address starts the `bytes` bytes just allocated on this stream, and
+        // the memset is queued on the same stream.
+        unsafe { result::memset_d8_async(buffer.address, 0xFF, bytes, self.stream.cu_stream()) }
+            .during("filling a buffer")?;
+        Ok(buffer)
+    }
+
+    /// Copies `data` to a new buffer.
+    pub fn upload<T: DeviceCopy>(
+        &self,
+        during: &'static str,
+        data: &[T],
+    ) -> Result<DeviceBuffer<T>, GpuError> {
+        let buffer = self.allocate::<T>(during, data.len())?;
+        self.write(&buffer, 0, data)?;
+        Ok(buffer)
+    }
+
+    /// [`GpuContext::upload`] that also runs `check` on every piece of `data` as it
+    /// copies it (`check(first, piece)`, `first` the position of the piece's first
+    /// item), on the host threads that copy the piece, while it is in their caches: one
+    /// pass over the data instead of two. The copy completes either way; the first
+    /// failing piece's error, in order, is returned after it as a layout error, before
+    /// any kernel can read the buffer.
+    pub fn upload_checked<T: DeviceCopy>(
+        &self,
+        during: &'static str,
+        data: &[T],
+        check: &PieceCheck<'_, T>,
+    ) -> Result<DeviceBuffer<T>, GpuError> {
+        let buffer = self.allocate::<T>(during, data.len())?;
+        if std::mem::size_of_val(data) < STAGED_MIN_BYTES {
+            check(0, data).map_err(GpuError::Layout)?;
+            self.write(&buffer, 0, data)?;
+            return Ok(buffer);
+        }
+        let mut first_error = None;
+        self.write_staged(&buffer, 0, data, &mut |first, piece, staged| {
+            if let Err(error) = parallel_copy_checked(staged, first, piece, check) {
+                first_error.get_or_insert(error);
+            }
+        })?;
+        match first_error {
+            Some(error) => Err(GpuError::Layout(error)),
+            None => Ok(buffer),
+        }
+    }
+
+    /// Queues a copy of `data` into `buffer` from value `first` on; returns once `data`
+    /// is no longer needed (the last piece may still be in flight).
+    ///
+    /// # Panics
+    ///
+    /// When `data` does not fit there.
+    pub fn write<T: DeviceCopy>(
+        &self,
+        buffer: &DeviceBuffer<T>,
+        first: usize,
+        data: &[T],
+    ) -> Result<(), GpuError> {
+        assert!(
+            first + data.len() <= buffer.len(),
+            "write: {} values from {first} do not fit a buffer of {}",
+            data.len(),
+            buffer.len()
+        );
+        if std::mem::size_of_val(data) >= STAGED_MIN_BYTES {
+            return self.write_staged(buffer, first, data, &mut |_, piece, staged| {
+                parallel_copy(staged, as_bytes(piece))
+            });
+        }
+        if !data.is_empty() {
+            let target = buffer.address + DeviceBuffer::<T>::bytes_of(first) as u64;
+            // SAFETY: `target` lies inside `buffer` with room for `data` (checked above);
+            // the copy from pageable memory returns once the driver has taken the bytes.
+            unsafe { result::memcpy_htod_async(target, as_bytes(data), self.stream.cu_stream()) }
+                .during("copying to the GPU")?;
+        }
+        Ok(())
+    }
+
+    /// Sets the values `range` of `buffer` to zero bytes.
+    pub fn zero<T: DeviceCopy>(
+        &self,
+        buffer: &DeviceBuffer<T>,
+        range: Range<usize>,
+    ) -> Result<(), GpuError> {
+        assert!(range.start <= range.end && range.end <= buffer.len());
+        let bytes = DeviceBuffer::<T>::bytes_of(range.len());
+        if bytes == 0 {
+            return Ok(());
+        }
+        let start = buffer.address + DeviceBuffer::<T>::bytes_of(range.start) as u64;
+        // SAFETY: the range lies inside the buffer; queued on its stream.
+        unsafe { result::memset_d8_async(start, 0, bytes, self.stream.cu_stream()) }
+            .during("clearing a buffer")
+    }
+
+    /// A new buffer holding a copy of `source`.
+    pub fn duplicate<T: DeviceCopy>(
+        &self,
+        during: &'static str,
+        source: &DeviceBuffer<T>,
+    ) -> Result<DeviceBuffer<T>, GpuError> {
+        let copy = self.allocate::<T>(during, source.len())?;
+        let bytes = DeviceBuffer::<T>::bytes_of(source.len());
+        if bytes > 0 {
+            // SAFETY: both buffers hold `bytes` bytes and are distinct allocations; the
+            // copy is queued on their stream.
+            unsafe {
+                result::memcpy_dtod_async(
+                    copy.address,
+                    source.address,
+                    bytes,
+                    self.stream.cu_stream(),
+                )
+            }
+            .during(during)?;
+        }
+        Ok(copy)
+    }
+
+    /// The values `range` of `buffer` as a new vector, after the work queued so far
+    /// (waits for it).
+    pub fn download<T: DeviceCopy>(
+        &self,
+        buffer: &DeviceBuffer<T>,
+        range: Range<usize>,
+    ) -> Result<Vec<T>, GpuError> {
+        self.download_vec(On::Main, buffer, range)
+    }
+
+    /// The first `len` values of `buffer` as a new vector, copied on the copy stream
+    /// once `event` has fired, while the main stream computes on (waits for the copy).
+    pub fn download_after<T: DeviceCopy>(
+        &self,
+        event: &Event,
+        buffer: &DeviceBuffer<T>,
+        len: usize,
+    ) -> Result<Vec<T>, GpuError> {
+        self.download_vec(On::CopyAfter(event), buffer, 0..len)
+    }
+
+    /// Copies the first `target.len()` values of `buffer` into `target` on the copy
+    /// stream once `event` has fired (waits for the copy).
+    pub fn download_into_after<T: DeviceCopy>(
+        &self,
+        event: &Event,
+        buffer: &DeviceBuffer<T>,
+        target: &mut [T],
+    ) -> Result<(), GpuError> {
+        // SAFETY: the copy writes the bytes of `T` values (plain data, valid for any
+        // bytes) and never de-initialises a byte.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(
+                target.as_mut_ptr().cast::<MaybeUninit<u8>>(),
+                std::mem::size_of_val(target),
+            )
+        };
+        self.copy_to_host(On::CopyAfter(event), buffer, 0, bytes)
+    }
+
+    /// The values `range` of `buffer` as a new vector, written once by the copy: filling
+    /// the vector first cost 17-58 ms for the 500 MB of results of 1M gates, zeroing
+    /// memory the allocator reused on one thread.
+    fn download_vec<T: DeviceCopy>(
+        &self,
+        on: On<'_>,
+        buffer: &DeviceBuffer<T>,
+        range: Range<usize>,
+    ) -> Result<Vec<T>, GpuError> {
+        let len = range.len();
+        let mut values = Vec::<T>::with_capacity(len);
+        let room = &mut values.spare_capacity_mut()[..len];
+        // SAFETY: `room` is `len` elements of the vector's spare capacity, seen as their
+        // bytes; writing any bytes there is sound.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(
+                room.as_mut_ptr().cast::<MaybeUninit<u8>>(),
+                std::mem::size_of_val(room),
+            )
+        };
+        self.copy_to_host(on, buffer, range.start, bytes)?;
+        // SAFETY: the copy wrote every byte of the first `len` elements, and `T` is
+        // plain data, valid for any bytes.
+        unsafe { values.set_len(len) };
+        Ok(values)
+    }
+
+    /// Copies `target.len()` bytes of `source` from value `first` on into `target` and
+    /// waits for them. Large copies go through the pinned staging buffers, the GPU
+    /// filling one while the host empties another.
+    fn copy_to_host<T: DeviceCopy>(
+        &self,
+        on: On<'_>,
+        source: &DeviceBuffer<T>,
+        first: usize,
+        target: &mut [MaybeUninit<u8>],
+    ) -> Result<(), GpuError> {
+        const DURING: &str = "copying from the GPU";
+        let start = DeviceBuffer::<T>::bytes_of(first);
+        assert!(
+            start + target.len() <= DeviceBuffer::<T>::bytes_of(source.len()),
+            "download: past the end of the buffer"
+        );
+        let stream: &Arc<CudaStream> = match on {
+            On::Main => &self.stream,
+            On::CopyAfter(event) => {
+                self.copy_stream.wait(&event.0).during(DURING)?;
+                &self.copy_stream
+            }
+        };
+        let cu_stream = stream.cu_stream();
+        let pointer = source.address + start as u64;
+        let total = target.len();
+        if total < STAGED_MIN_BYTES {
+            if total > 0 {
+                // SAFETY: `pointer` has `total` bytes of `source` after it, and `target`
+                // has room for them; the host waits for the copy before returning.
+                unsafe {
+                    cudarc::driver::sys::cuMemcpyDtoHAsync_v2(
+                        target.as_mut_ptr().cast(),
+                        pointer,
+                        total,
+                        cu_stream,
+                    )
+                }
+                .result()
+                .during(DURING)?;
+                stream.synchronize().during(DURING)?;
+            }
+            return Ok(());
+        }
+        self.with_staging(|staging| {
+            let (count, bytes) = (staging.buffers.len(), staging.bytes);
+            let n_chunks = total.div_ceil(bytes);
+            let chunk_range = |index: usize| index * bytes..((index + 1) * bytes).min(total);
+            let queue = |staging: &mut Staging, index: usize| -> Result<(), GpuError> {
+                let slot = index % count;
+                let range = chunk_range(index);
+                // The buffer's last transfer may have been queued on another stream.
+                stream.wait(&staging.done[slot]).during(DURING)?;
+                let buffer = staging.buffers[slot].as_mut_slice().during(DURING)?;
+                // SAFETY: `pointer + range.start` lies inside `source` with `range.len()`
+                // bytes after it; the host reads the page-locked buffer only after
+                // `done[slot]`, recorded right after, has fired.
+                unsafe {
+                    result::memcpy_dtoh_async(
+                        &mut buffer[..range.len()],
+                        pointer + range.start as u64,
+                        cu_stream,
+                    )
+                }
+                .during(DURING)?;
+                staging.done[slot].record(stream).during(DURING)
+            };
+            // Every buffer in flight; each one emptied is refilled with the chunk
+            // `count` places on.
+            for index in 0..count.min(n_chunks) {
+                queue(staging, index)?;
+            }
+            for index in 0..n_chunks {
+                let slot = index % count;
+                staging.done[slot].synchronize().during(DURING)?;
+                let range = chunk_range(index);
+                let buffer = staging.buffers[slot].as_slice().during(DURING)?;
+                parallel_copy_out(&mut target[range.clone()], &buffer[..range.len()]);
+                if index + count < n_chunks {
+                    queue(staging, index + count)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// The staged copy of [`GpuContext::write`], with `fill(first, piece, staged)`
+    /// putting each piece of `data` (its items from position `first`) into its pinned
+    /// staging bytes.
+    fn write_staged<T: DeviceCopy>(
+        &self,
+        buffer: &DeviceBuffer<T>,
+        first: usize,
+        data: &[T],
+        fill: &mut PieceFill<'_, T>,
+    ) -> Result<(), GpuError> {
+        const DURING: &str = "copying to the GPU";
+        let base = buffer.address + DeviceBuffer::<T>::bytes_of(first) as u64;
+        let stream = self.stream.cu_stream();
+        self.with_staging(|staging| {
+            // Whole items per staging buffer.
+            let item_bytes = std::mem::size_of::<T>().max(1);
+            let items_per_chunk = (staging.bytes / item_bytes).max(1);
+            for (index, piece) in data.chunks(items_per_chunk).enumerate() {
+                let slot = index % staging.buffers.len();
+                // The copy that last read this buffer must be done before it is refilled.
+                staging.done[slot].synchronize().during(DURING)?;
+                let pinned = staging.buffers[slot].as_mut_slice().during(DURING)?;
+                let pinned = &mut pinned[..std::mem::size_of_val(piece)];
+                fill(index * items_per_chunk, piece, pinned);
+                let offset = (index * items_per_chunk * item_bytes) as u64;
+                // SAFETY: `base + offset` lies inside `buffer` (the caller checked that
+                // `data` fits) with room for the piece; the source is page-locked and
+                // stays untouched until `done[slot]`, recorded right after, has fired.
+                unsafe { result::memcpy_htod_async(base + offset, &*pinned, stream) }
+                    .during(DURING)?;
+                staging.done[slot].record(&self.stream).during(DURING)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Runs `transfer` with the staging buffers, allocating them on first use.
+    fn with_staging<R>(
+        &self,
+        transfer: impl FnOnce(&mut Staging) -> Result<R, GpuError>,
+    ) -> Result<R, GpuError> {
+        const DURING: &str = "allocating pinned staging buffers";
+        let mut staging = self.staging.lock().unwrap_or_else(PoisonError::into_inner);
+        if staging.is_none() {
+            let (count, bytes) = (self.config().staging_buffers, self.config().staging_bytes);
+            let pinned = || {
+                // SAFETY: the buffers are only read after a transfer wrote them (the
+                // host copy or a device-to-host copy fills every byte it then reads).
+                // Flags 0 (not write-combined): the host also reads them back.
+                unsafe { self.context.alloc_pinned_with_flags::<u8>(bytes, 0) }.during(DURING)
+            };
+            let event = || {
+                let flags = Some(CUevent_flags::CU_EVENT_DISABLE_TIMING);
+                self.context.new_event(flags).during(DURING)
+            };
+            *staging = Some(Staging {
+                buffers: (0..count).map(|_| pinned()).collect::<Result<_, _>>()?,
+                done: (0..count).map(|_| event()).collect::<Result<_, _>>()?,
+                bytes,
+            });
+        }
+        match staging.as_mut() {
+            Some(staging) => transfer(staging),
+            None => unreachable!("the staging buffers were just allocated"),
+        }
+    }
+}
+
+/// Copies `from` into `to` (of equal length) with every core of the host: one thread
+/// cannot keep up with the DMA engine.
+fn parallel_copy(to: &mut [u8], from: &[u8]) {
+    to.par_chunks_mut(HOST_COPY_BYTES)
+        .zip(from.par_chunks(HOST_COPY_BYTES))
+        .for_each(|(to, from)| to.copy_from_slice(from));
+}
+
+/// [`parallel_copy`] of `items` (from position `first` of their array) into `to`,
+/// running `check` on each piece a thread copies; the first failing piece's error in
+/// order.
+fn parallel_copy_checked<T: DeviceCopy>(
+    to: &mut [u8],
+    first: usize,
+    items: &[T],
+    check: &PieceCheck<'_, T>,
+) -> Result<(), LayoutError> {
+    let items_per_piece = (HOST_COPY_BYTES / std::mem::size_of::<T>().max(1)).max(1);
+    let piece_bytes = items_per_piece * std::mem::size_of::<T>();
+    let results: Vec<Result<(), LayoutError>> = to
+        .par_chunks_mut(piece_bytes.max(1))
+        .zip(items.par_chunks(items_per_piece))
+        .enumerate()
+        .map(|(index, (to, piece))| {
+            to.copy_from_slice(as_bytes(piece));
+            check(first + index * items_per_piece, piece)
+        })
+        .collect();
+    results.into_iter().collect()
+}
+
+/// [`parallel_copy`] into memory that need not be initialised.
+fn parallel_copy_out(to: &mut [MaybeUninit<u8>], from: &[u8]) {
+    assert_eq!(to.len(), from.len(), "parallel_copy_out: lengths differ");
+    to.par_chunks_mut(HOST_COPY_BYTES)
+        .zip(from.par_chunks(HOST_COPY_BYTES))
+        .for_each(|(to, from)| {
+            // SAFETY: the chunks have the same length (equal slices cut alike), and a
+            // shared and an exclusive borrow cannot overlap.
+            unsafe {
+                std::ptr::copy_nonoverlapping(from.as_ptr(), to.as_mut_ptr().cast(), from.len())
+            }
+        });
+}
+
+/// `data` as its bytes.
+fn as_bytes<T: DeviceCopy>(data: &[T]) -> &[u8] {
+    // SAFETY: `DeviceCopy` types are plain data without padding, so every byte of the
+    // slice is initialised; the byte slice borrows `data`.
+    unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) }
+}

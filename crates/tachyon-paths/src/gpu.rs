@@ -1,0 +1,742 @@
+//! The GPU half of the flat path search: the driver of the `paths_*` and `lca_*`
+//! kernels. The algorithm and its exactness argument are in
+//! `tachyon_kernels::path_search`; the flattened problem comes from [`crate::flat`],
+//! which also runs the same search on the CPU and recovers the paths from a
+//! [`SearchOutcome`]. This module only moves data and launches kernels, in these steps
+//! (each timed, in [`SearchOutcome::phases`]):
+//!
+//! 1. `upload`: the problem;
+//! 2. `lca`: with CPPR, the LCA table of the clock trees (Euler tour and sparse table,
+//!    [`DeviceLca`]), which the search then uses for every common point instead of
+//!    walking up the clock tree;
+//! 3. `forest`: one `paths_forest_level` launch per topological level;
+//! 4. `search`: `paths_roots` (level 0), then per deviation level the threshold by
+//!    radix select (`paths_histogram`, four 16-bit digits, the bins read back to pick
+//!    the digit), `paths_count` over the level's candidates, the prefix sum ([`Scan`])
+//!    and `paths_expand`;
+//! 5. `select+download`: the final selection (`paths_flag_at_most`, prefix sum,
+//!    `paths_gather`), the candidates recovery needs (the selected ones and their
+//!    ancestors: `paths_mark_kept`, prefix sum, `paths_compact`) and their download with
+//!    the forest's best in-edges.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use tachyon_gpu::abi::{
+    CandidateArrays, LcaEnterArgs, LcaLocalIndexArgs, LcaParentArgs, LcaPlaceArgs, LcaRankJumpArgs,
+    LcaRootInitArgs, LcaRootJumpArgs, LcaSuccessorArgs, LcaTableLevelArgs, PathGraphArrays,
+    PathsChunkOffsetsArgs, PathsChunkSumsArgs, PathsCompactArgs, PathsCountArgs, PathsExpandArgs,
+    PathsFlagAtMostArgs, PathsForestLevelArgs, PathsGatherArgs, PathsHistogramArgs,
+    PathsMarkKeptArgs, PathsRootsArgs, SearchArrays,
+};
+use tachyon_gpu::{DeviceBuffer, GpuContext, GpuError, LaunchShape};
+use tachyon_kernels::path_search::{
+    key_value, lca as lca_steps, ordered_key, NONE, RADIX_BINS, RADIX_BITS, SCAN_CHUNK,
+};
+
+use crate::problem::{pick_bin, select_at_most, PathProblem, SearchOutcome};
+
+/// Bytes of device memory per candidate (five `u32`, one `f64`, one `u64` key, plus a
+/// count and an offset while it is a parent).
+const CANDIDATE_BYTES: u64 = 5 * 4 + 8 + 8 + 8;
+
+/// The launch shape of the search kernels: grid-stride loops over their items.
+fn shape(n_items: usize) -> LaunchShape {
+    LaunchShape::grid_stride(n_items, 256, 65_535)
+}
+
+/// The seconds of each step of a search, in order.
+struct Phases {
+    phases: Vec<(&'static str, f64)>,
+    started: Instant,
+}
+
+impl Phases {
+    fn new() -> Phases {
+        Phases {
+            phases: Vec::new(),
+            started: Instant::now(),
+        }
+    }
+
+    /// Ends step `name` once the GPU has finished its work.
+    fn done(&mut self, gpu: &GpuContext, name: &'static str) -> Result<(), GpuError> {
+        gpu.synchronize()?;
+        self.phases
+            .push((name, self.started.elapsed().as_secs_f64()));
+        self.started = Instant::now();
+        Ok(())
+    }
+}
+
+/// Runs the search of `problem` on `gpu` (see the module documentation).
+pub fn search_paths(
+    gpu: &Arc<GpuContext>,
+    problem: &PathProblem<'_>,
+) -> Result<SearchOutcome, GpuError> {
+    let mut phases = Phases::new();
+    let uploaded = Uploaded::upload(gpu, problem)?;
+    phases.done(gpu, "upload")?;
+    let lca = uploaded.lca(gpu, problem)?;
+    phases.done(gpu, "lca")?;
+    uploaded.forest(gpu, problem)?;
+    phases.done(gpu, "forest")?;
+    let inputs = uploaded.search_arrays(lca.as_ref());
+    let mut candidates = Candidates::allocate(gpu, problem)?;
+    let (threshold, levels) = candidates.deviation_levels(gpu, problem, inputs)?;
+    phases.done(gpu, "search")?;
+    let outcome = candidates.select_and_download(gpu, problem, &uploaded, threshold, levels)?;
+    phases.done(gpu, "select+download")?;
+    tracing::debug!(levels, candidates = candidates.end, "GPU path search done");
+    Ok(SearchOutcome {
+        phases: phases.phases,
+        ..outcome
+    })
+}
+
+/// The problem on the device, with the forest's arrays.
+struct Uploaded {
+    nodes_per_split: u32,
+    edge_start: DeviceBuffer<u32>,
+    edge_from: DeviceBuffer<u32>,
+    edge_launch: DeviceBuffer<u32>,
+    edge_value: DeviceBuffer<f64>,
+    tree_parent: DeviceBuffer<u32>,
+    tree_depth: DeviceBuffer<u32>,
+    tree_credit: DeviceBuffer<f64>,
+    endpoint_node: DeviceBuffer<u32>,
+    endpoint_required: DeviceBuffer<f64>,
+    endpoint_bound: DeviceBuffer<f64>,
+    endpoint_capture: DeviceBuffer<u32>,
+    endpoint_launches: DeviceBuffer<u32>,
+    level_nodes: DeviceBuffer<u32>,
+    /// The forest: per node the most critical arrival, its first in-edge, its start.
+    arrival: DeviceBuffer<f64>,
+    best_edge: DeviceBuffer<u32>,
+    start: DeviceBuffer<u32>,
+    /// An empty table for a search without LCA.
+    no_table: DeviceBuffer<u64>,
+}
+
+impl Uploaded {
+    /// Step 1: the problem copied to `gpu`.
+    fn upload(gpu: &Arc<GpuContext>, problem: &PathProblem<'_>) -> Result<Uploaded, GpuError> {
+        const DURING: &str = "uploading the path problem";
+        let graph = problem.graph;
+        let n_nodes = graph.edge_start.len().saturating_sub(1);
+        if n_nodes >= u32::MAX as usize - 2 || graph.edge_from.len() >= u32::MAX as usize {
+            return Err(gpu.out_of_room("indexing the path graph", u64::MAX));
+        }
+        Ok(Uploaded {
+            nodes_per_split: graph.nodes_per_split,
+            edge_start: gpu.upload(DURING, graph.edge_start)?,
+            edge_from: gpu.upload(DURING, graph.edge_from)?,
+            edge_launch: gpu.upload(DURING, graph.edge_launch)?,
+            edge_value: gpu.upload(DURING, graph.edge_value)?,
+            tree_parent: gpu.upload(DURING, problem.trees.parent)?,
+            tree_depth: gpu.upload(DURING, problem.trees.depth)?,
+            tree_credit: gpu.upload(DURING, problem.trees.credit)?,
+            endpoint_node: gpu.upload(DURING, problem.endpoints.node)?,
+            endpoint_required: gpu.upload(DURING, problem.endpoints.required)?,
+            endpoint_bound: gpu.upload(DURING, problem.endpoints.bound)?,
+            endpoint_capture: gpu.upload(DURING, problem.endpoints.capture)?,
+            endpoint_launches: gpu.upload(DURING, problem.endpoints.launches)?,
+            level_nodes: gpu.upload(DURING, problem.level_nodes)?,
+            arrival: gpu.allocate(DURING, n_nodes)?,
+            best_edge: gpu.allocate(DURING, n_nodes)?,
+            start: gpu.allocate(DURING, n_nodes)?,
+            no_table: gpu.allocate(DURING, 0)?,
+        })
+    }
+
+    fn graph(&self) -> PathGraphArrays<'_> {
+        PathGraphArrays {
+            nodes_per_split: self.nodes_per_split,
+            edge_start: self.edge_start.view(),
+            edge_from: self.edge_from.view(),
+            edge_launch: self.edge_launch.view(),
+            edge_value: self.edge_value.view(),
+        }
+    }
+
+    /// Step 2: the LCA table of the clock trees, where CPPR needs common points.
+    fn lca(
+        &self,
+        gpu: &GpuContext,
+        problem: &PathProblem<'_>,
+    ) -> Result<Option<DeviceLca>, GpuError> {
+        let uses_lca = problem
+            .endpoints
+            .capture
+            .iter()
+            .any(|&capture| capture != NONE);
+        if !uses_lca || problem.tree_nodes.is_empty() {
+            return Ok(None);
+        }
+        DeviceLca::build(gpu, problem, &self.tree_parent, &self.tree_depth).map(Some)
+    }
+
+    /// Step 3: the forest, level by level.
+    fn forest(&self, gpu: &GpuContext, problem: &PathProblem<'_>) -> Result<(), GpuError> {
+        for level in problem.level_offsets.windows(2) {
+            let (first, end) = (level[0] as usize, level[1] as usize);
+            if first == end {
+                continue;
+            }
+            gpu.launch(
+                shape(end - first),
+                PathsForestLevelArgs {
+                    level_nodes: self.level_nodes.view().slice(first..end),
+                    graph: self.graph(),
+                    arrival: self.arrival.cells(),
+                    best_edge: self.best_edge.cells(),
+                    start: self.start.cells(),
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// What the candidate kernels read.
+    fn search_arrays<'a>(&'a self, lca: Option<&'a DeviceLca>) -> SearchArrays<'a> {
+        let empty = self.tree_parent.view().slice(0..0);
+        SearchArrays {
+            graph: self.graph(),
+            arrival: self.arrival.view(),
+            best_edge: self.best_edge.view(),
+            start: self.start.view(),
+            tree_parent: self.tree_parent.view(),
+            tree_depth: self.tree_depth.view(),
+            tree_credit: self.tree_credit.view(),
+            endpoint_node: self.endpoint_node.view(),
+            endpoint_required: self.endpoint_required.view(),
+            endpoint_bound: self.endpoint_bound.view(),
+            endpoint_capture: self.endpoint_capture.view(),
+            endpoint_launches: self.endpoint_launches.view(),
+            lca_positions: lca.map_or(0, |lca| lca.positions),
+            lca_local_of: lca.map_or(empty, |lca| lca.local_of.view()),
+            lca_tree_nodes: lca.map_or(empty, |lca| lca.tree_nodes.view()),
+            lca_first: lca.map_or(empty, |lca| lca.first.view()),
+            lca_root: lca.map_or(empty, |lca| lca.root.view()),
+            lca_table: lca.map_or(self.no_table.view(), |lca| lca.table.view()),
+        }
+    }
+}
+
+/// The candidate paths on the device, `0..end` generated so far.
+struct Candidates {
+    capacity: usize,
+    end: usize,
+    endpoint: DeviceBuffer<u32>,
+    parent: DeviceBuffer<u32>,
+    node: DeviceBuffer<u32>,
+    edge: DeviceBuffer<u32>,
+    tail: DeviceBuffer<u32>,
+    pre: DeviceBuffer<f64>,
+    key: DeviceBuffer<u64>,
+    histogram: DeviceBuffer<u32>,
+    scan: Scan,
+}
+
+impl Candidates {
+    /// Room for the candidates: generous for `k` (a level may hold many children that a
+    /// later threshold prunes), within half the free memory and `u32` indices.
+    fn allocate(gpu: &GpuContext, problem: &PathProblem<'_>) -> Result<Candidates, GpuError> {
+        const DURING: &str = "allocating the path candidates";
+        let n_endpoints = problem.endpoints.node.len();
+        let (free, _) = gpu.memory()?;
+        let wanted = (problem.k as u64)
+            .saturating_mul(100)
+            .max(n_endpoints as u64 * 200)
+            .max(1 << 24);
+        let capacity = wanted
+            .min((free / 2) / CANDIDATE_BYTES)
+            .min(u32::MAX as u64 - 1)
+            .max(n_endpoints as u64) as usize;
+        Ok(Candidates {
+            capacity,
+            end: 0,
+            endpoint: gpu.allocate(DURING, capacity)?,
+            parent: gpu.allocate(DURING, capacity)?,
+            node: gpu.allocate(DURING, capacity)?,
+            edge: gpu.allocate(DURING, capacity)?,
+            tail: gpu.allocate(DURING, capacity)?,
+            pre: gpu.allocate(DURING, capacity)?,
+            key: gpu.allocate(DURING, capacity)?,
+            histogram: gpu.allocate(DURING, RADIX_BINS)?,
+            scan: Scan::new(gpu, capacity)?,
+        })
+    }
+
+    fn arrays(&self) -> CandidateArrays<'_> {
+        CandidateArrays {
+            endpoint: self.endpoint.cells(),
+            parent: self.parent.cells(),
+            node: self.node.cells(),
+            edge: self.edge.cells(),
+            tail: self.tail.cells(),
+            pre: self.pre.cells(),
+            post_key: self.key.cells(),
+        }
+    }
+
+    /// Step 4: the endpoints' most critical paths, then one deviation level after the
+    /// other while a level adds children under the running threshold. Returns the last
+    /// threshold and the levels expanded.
+    fn deviation_levels(
+        &mut self,
+        gpu: &GpuContext,
+        problem: &PathProblem<'_>,
+        inputs: SearchArrays<'_>,
+    ) -> Result<(f64, u32), GpuError> {
+        let n_endpoints = problem.endpoints.node.len();
+        gpu.launch(
+            shape(n_endpoints),
+            PathsRootsArgs {
+                search: inputs,
+                candidates: self.arrays(),
+            },
+        )?;
+        let (mut first, mut end) = (0usize, n_endpoints);
+        self.end = end;
+        let mut levels = 0u32;
+        let mut threshold = self
+            .select_threshold(gpu, problem.k)?
+            .min(problem.threshold_cap);
+        while first < end && problem.max_level.is_none_or(|max| levels < max) {
+            let n = end - first;
+            gpu.launch(
+                shape(n),
+                PathsCountArgs {
+                    search: inputs,
+                    candidates: self.arrays(),
+                    first: first as u32,
+                    threshold,
+                    counts: self.scan.counts.cells().slice(0..n),
+                },
+            )?;
+            let total = self.scan.exclusive(gpu, n)?;
+            if total == 0 {
+                break;
+            }
+            if end as u64 + total > self.capacity as u64 {
+                let needed = (end as u64 + total) * CANDIDATE_BYTES;
+                return Err(gpu.out_of_room("growing the path candidates", needed));
+            }
+            // Every child lands in `end..end + total`, past the parents being read.
+            gpu.launch(
+                shape(n),
+                PathsExpandArgs {
+                    search: inputs,
+                    candidates: self.arrays(),
+                    first: first as u32,
+                    threshold,
+                    offsets: self.scan.offsets.view().slice(0..n),
+                    base: end as u32,
+                },
+            )?;
+            levels += 1;
+            (first, end) = (end, end + total as usize);
+            self.end = end;
+            threshold = self
+                .select_threshold(gpu, problem.k)?
+                .min(problem.threshold_cap);
+        }
+        Ok((threshold, levels))
+    }
+
+    /// The `k`-th smallest key of the candidates as a slack (infinite when there are
+    /// fewer than `k`), by radix select: four passes of 16-bit digits, each histogram
+    /// read back to pick the digit.
+    fn select_threshold(&self, gpu: &GpuContext, k: usize) -> Result<f64, GpuError> {
+        let n = self.end;
+        if k == 0 || n < k {
+            return Ok(f64::INFINITY);
+        }
+        let mut prefix = 0u64;
+        let mut rank = (k - 1) as u64;
+        for digit in (0..64 / RADIX_BITS).rev() {
+            let shift = digit * RADIX_BITS;
+            gpu.zero(&self.histogram, 0..RADIX_BINS)?;
+            gpu.launch(
+                shape(n),
+                PathsHistogramArgs {
+                    keys: self.key.view().slice(0..n),
+                    shift,
+                    prefix,
+                    histogram: self.histogram.cells(),
+                },
+            )?;
+            let bins = gpu.download(&self.histogram, 0..RADIX_BINS)?;
+            let Some((bin, within)) = pick_bin(&bins, rank) else {
+                return Ok(f64::INFINITY);
+            };
+            prefix |= (bin as u64) << shift;
+            rank = within;
+        }
+        let value = key_value(prefix);
+        Ok(if value.is_nan() { f64::INFINITY } else { value })
+    }
+
+    /// Step 5: the candidates within the final threshold and their ancestors, compacted
+    /// in generation order and downloaded with the forest's best in-edges; the selected
+    /// ones ordered and cut at `k`.
+    fn select_and_download(
+        &mut self,
+        gpu: &GpuContext,
+        problem: &PathProblem<'_>,
+        uploaded: &Uploaded,
+        threshold: f64,
+        levels: u32,
+    ) -> Result<SearchOutcome, GpuError> {
+        const DURING: &str = "allocating the path candidates";
+        let end = self.end;
+        let limit = ordered_key(threshold);
+        gpu.launch(
+            shape(end),
+            PathsFlagAtMostArgs {
+                keys: self.key.view().slice(0..end),
+                limit,
+                flags: self.scan.counts.cells().slice(0..end),
+            },
+        )?;
+        let n_selected = self.scan.exclusive(gpu, end)? as usize;
+        let selected_index = gpu.allocate::<u32>(DURING, n_selected)?;
+        gpu.launch(
+            shape(end),
+            PathsGatherArgs {
+                flags: self.scan.counts.view().slice(0..end),
+                offsets: self.scan.offsets.view().slice(0..end),
+                selected: selected_index.cells(),
+            },
+        )?;
+        // Only the selected candidates and their ancestors go back, compacted in order.
+        gpu.zero(&self.scan.counts, 0..end)?;
+        gpu.launch(
+            shape(n_selected),
+            PathsMarkKeptArgs {
+                selected: selected_index.view(),
+                parent: self.parent.view().slice(0..end),
+                kept: self.scan.counts.cells().slice(0..end),
+            },
+        )?;
+        let n_kept = self.scan.exclusive(gpu, end)? as usize;
+        let out_endpoint = gpu.allocate::<u32>(DURING, n_kept)?;
+        let out_parent = gpu.allocate::<u32>(DURING, n_kept)?;
+        let out_node = gpu.allocate::<u32>(DURING, n_kept)?;
+        let out_edge = gpu.allocate::<u32>(DURING, n_kept)?;
+        let out_key = gpu.allocate::<u64>(DURING, n_kept)?;
+        gpu.launch(
+            shape(end),
+            PathsCompactArgs {
+                candidates: self.arrays(),
+                kept: self.scan.counts.view().slice(0..end),
+                offsets: self.scan.offsets.view().slice(0..end),
+                out_endpoint: out_endpoint.cells(),
+                out_parent: out_parent.cells(),
+                out_node: out_node.cells(),
+                out_edge: out_edge.cells(),
+                out_key: out_key.cells(),
+            },
+        )?;
+        let keys = gpu.download(&out_key, 0..n_kept)?;
+        let selected = select_at_most(&keys, limit, problem.k);
+        Ok(SearchOutcome {
+            best_edge: gpu.download(&uploaded.best_edge, 0..uploaded.best_edge.len())?,
+            endpoint: gpu.download(&out_endpoint, 0..n_kept)?,
+            parent: gpu.download(&out_parent, 0..n_kept)?,
+            node: gpu.download(&out_node, 0..n_kept)?,
+            edge: gpu.download(&out_edge, 0..n_kept)?,
+            selected: selected.iter().map(|&(_, index)| index).collect(),
+            selected_slack: selected.iter().map(|&(key, _)| key_value(key)).collect(),
+            levels,
+            candidates: end as u64,
+            phases: Vec::new(),
+        })
+    }
+}
+
+/// The prefix-sum buffers: per-item counts and offsets, per-chunk sums and bases.
+struct Scan {
+    counts: DeviceBuffer<u32>,
+    offsets: DeviceBuffer<u32>,
+    sums: DeviceBuffer<u32>,
+    bases: DeviceBuffer<u32>,
+}
+
+impl Scan {
+    fn new(gpu: &GpuContext, capacity: usize) -> Result<Scan, GpuError> {
+        const DURING: &str = "allocating the prefix sums";
+        let n_chunks = capacity.div_ceil(SCAN_CHUNK);
+        Ok(Scan {
+            counts: gpu.allocate(DURING, capacity)?,
+            offsets: gpu.allocate(DURING, capacity)?,
+            sums: gpu.allocate(DURING, n_chunks)?,
+            bases: gpu.allocate(DURING, n_chunks)?,
+        })
+    }
+
+    /// Writes the exclusive prefix sums of `counts[0..n]` into `offsets` and returns
+    /// their total: chunk sums on the GPU, their scan here, chunk offsets on the GPU.
+    fn exclusive(&mut self, gpu: &GpuContext, n: usize) -> Result<u64, GpuError> {
+        let n_chunks = n.div_ceil(SCAN_CHUNK);
+        let counts = self.counts.view().slice(0..n);
+        gpu.launch(
+            shape(n_chunks),
+            PathsChunkSumsArgs {
+                counts,
+                sums: self.sums.cells().slice(0..n_chunks),
+            },
+        )?;
+        let sums = gpu.download(&self.sums, 0..n_chunks)?;
+        let mut bases = Vec::with_capacity(n_chunks);
+        let mut total = 0u64;
+        for sum in sums {
+            bases.push(total as u32);
+            total += sum as u64;
+        }
+        if total >= u32::MAX as u64 {
+            return Err(gpu.out_of_room("counting path candidates (over 2^32)", u64::MAX));
+        }
+        gpu.write(&self.bases, 0, &bases)?;
+        gpu.launch(
+            shape(n_chunks),
+            PathsChunkOffsetsArgs {
+                counts,
+                bases: self.bases.view().slice(0..n_chunks),
+                offsets: self.offsets.cells().slice(0..n),
+            },
+        )?;
+        Ok(total)
+    }
+}
+
+/// The LCA table on the device (see `path_search::ClockLca`).
+struct DeviceLca {
+    local_of: DeviceBuffer<u32>,
+    tree_nodes: DeviceBuffer<u32>,
+    first: DeviceBuffer<u32>,
+    root: DeviceBuffer<u32>,
+    table: DeviceBuffer<u64>,
+    positions: u32,
+}
+
+/// The Euler tour's arcs between the LCA build's steps: the successor of every arc and
+/// the arcs after it up to there, ranked by pointer jumping.
+struct TourArcs {
+    next: DeviceBuffer<u32>,
+    rank: DeviceBuffer<u32>,
+}
+
+impl DeviceLca {
+    /// Builds the LCA table of the clock trees on the GPU (the steps of
+    /// `path_search::lca`): local numbers, parents and child counts, children in slots
+    /// ([`DeviceLca::tree`]), the walk's successor arcs ranked by pointer jumping
+    /// ([`DeviceLca::tour`]), the tour's keys and first positions, the sparse-table
+    /// levels ([`DeviceLca::table`]), and the roots by pointer jumping
+    /// ([`DeviceLca::roots`]).
+    fn build(
+        gpu: &GpuContext,
+        problem: &PathProblem<'_>,
+        tree_parent: &DeviceBuffer<u32>,
+        tree_depth: &DeviceBuffer<u32>,
+    ) -> Result<DeviceLca, GpuError> {
+        let n = problem.tree_nodes.len();
+        if 2 * n + 2 >= u32::MAX as usize {
+            return Err(gpu.out_of_room(DURING_LCA, u64::MAX));
+        }
+        let tree_nodes = gpu.upload(DURING_LCA, problem.tree_nodes)?;
+        let (local_of, parent, child_start, children, slot) =
+            Self::tree(gpu, &tree_nodes, tree_parent)?;
+        let tour = Self::tour(gpu, &parent, &child_start, &children, &slot)?;
+        let (table, first, positions) = Self::table(gpu, &tour, &parent, &tree_nodes, tree_depth)?;
+        let root = Self::roots(gpu, &parent, problem.tree_max_depth)?;
+        Ok(DeviceLca {
+            local_of,
+            tree_nodes,
+            first,
+            root,
+            table,
+            positions,
+        })
+    }
+
+    /// Local numbers (`local_of`, over all nodes), local parents (`n + 1`, the
+    /// super-root last), child starts (`n + 2`) and each node's slot among its parent's
+    /// children.
+    #[allow(clippy::type_complexity)]
+    fn tree(
+        gpu: &GpuContext,
+        tree_nodes: &DeviceBuffer<u32>,
+        tree_parent: &DeviceBuffer<u32>,
+    ) -> Result<
+        (
+            DeviceBuffer<u32>,
+            DeviceBuffer<u32>,
+            DeviceBuffer<u32>,
+            DeviceBuffer<u32>,
+            DeviceBuffer<u32>,
+        ),
+        GpuError,
+    > {
+        let n = tree_nodes.len();
+        let local_of = gpu.allocate::<u32>(DURING_LCA, tree_parent.len())?;
+        gpu.launch(
+            shape(n),
+            LcaLocalIndexArgs {
+                tree_nodes: tree_nodes.view(),
+                local_of: local_of.cells(),
+            },
+        )?;
+        let parent = gpu.allocate::<u32>(DURING_LCA, n + 1)?;
+        let mut scan = Scan::new(gpu, n + 2)?;
+        gpu.zero(&scan.counts, 0..n + 1)?;
+        gpu.launch(
+            shape(n),
+            LcaParentArgs {
+                tree_nodes: tree_nodes.view(),
+                tree_parent: tree_parent.view(),
+                local_of: local_of.view(),
+                parent: parent.cells(),
+                counts: scan.counts.cells().slice(0..n + 1),
+            },
+        )?;
+        let total = scan.exclusive(gpu, n + 1)?;
+        if total != n as u64 {
+            return Err(gpu.out_of_room("counting clock-tree children", u64::MAX));
+        }
+        gpu.write(&scan.offsets, n + 1, &[n as u32])?;
+        let Scan {
+            counts: cursor,
+            offsets: child_start,
+            ..
+        } = scan;
+        gpu.zero(&cursor, 0..n + 1)?;
+        let children = gpu.allocate::<u32>(DURING_LCA, n)?;
+        let slot = gpu.allocate::<u32>(DURING_LCA, n)?;
+        gpu.launch(
+            shape(n),
+            LcaPlaceArgs {
+                parent: parent.view(),
+                child_start: child_start.view().slice(0..n + 2),
+                cursor: cursor.cells().slice(0..n + 1),
+                children: children.cells(),
+                slot: slot.cells(),
+            },
+        )?;
+        Ok((local_of, parent, child_start, children, slot))
+    }
+
+    /// The walk's `2n` arcs with their successors, ranked by pointer jumping.
+    fn tour(
+        gpu: &GpuContext,
+        parent: &DeviceBuffer<u32>,
+        child_start: &DeviceBuffer<u32>,
+        children: &DeviceBuffer<u32>,
+        slot: &DeviceBuffer<u32>,
+    ) -> Result<TourArcs, GpuError> {
+        let n_arcs = 2 * children.len();
+        let mut arcs = TourArcs {
+            next: gpu.allocate(DURING_LCA, n_arcs)?,
+            rank: gpu.allocate(DURING_LCA, n_arcs)?,
+        };
+        let mut other = TourArcs {
+            next: gpu.allocate(DURING_LCA, n_arcs)?,
+            rank: gpu.allocate(DURING_LCA, n_arcs)?,
+        };
+        gpu.launch(
+            shape(n_arcs),
+            LcaSuccessorArgs {
+                parent: parent.view(),
+                child_start: child_start.view().slice(0..children.len() + 2),
+                children: children.view(),
+                slot: slot.view(),
+                next: arcs.next.cells(),
+                rank: arcs.rank.cells(),
+            },
+        )?;
+        for _ in 0..lca_steps::levels(n_arcs as u32) {
+            gpu.launch(
+                shape(n_arcs),
+                LcaRankJumpArgs {
+                    next_in: arcs.next.view(),
+                    rank_in: arcs.rank.view(),
+                    next_out: other.next.cells(),
+                    rank_out: other.rank.cells(),
+                },
+            )?;
+            std::mem::swap(&mut arcs, &mut other);
+        }
+        Ok(arcs)
+    }
+
+    /// The tour's keys and first positions, then the sparse table level by level.
+    /// Returns the table, the first positions and the tour's positions.
+    fn table(
+        gpu: &GpuContext,
+        tour: &TourArcs,
+        parent: &DeviceBuffer<u32>,
+        tree_nodes: &DeviceBuffer<u32>,
+        tree_depth: &DeviceBuffer<u32>,
+    ) -> Result<(DeviceBuffer<u64>, DeviceBuffer<u32>, u32), GpuError> {
+        let n = tree_nodes.len();
+        let positions = 2 * n + 1;
+        let levels = lca_steps::levels(positions as u32) as usize;
+        let table = gpu.allocate::<u64>(DURING_LCA, positions * levels)?;
+        let first = gpu.allocate::<u32>(DURING_LCA, n)?;
+        gpu.launch(
+            shape(2 * n),
+            LcaEnterArgs {
+                rank: tour.rank.view(),
+                parent: parent.view(),
+                tree_nodes: tree_nodes.view(),
+                tree_depth: tree_depth.view(),
+                table: table.cells().slice(0..positions),
+                first: first.cells(),
+            },
+        )?;
+        for level in 1..levels {
+            let row = level * positions;
+            gpu.launch(
+                shape(positions),
+                LcaTableLevelArgs {
+                    previous: table.view().slice(row - positions..row),
+                    row: table.cells().slice(row..row + positions),
+                    level: level as u32,
+                },
+            )?;
+        }
+        Ok((table, first, positions as u32))
+    }
+
+    /// Every node's root (local numbers), by pointer jumping.
+    fn roots(
+        gpu: &GpuContext,
+        parent: &DeviceBuffer<u32>,
+        max_depth: u32,
+    ) -> Result<DeviceBuffer<u32>, GpuError> {
+        let n = parent.len() - 1;
+        let mut root = gpu.allocate::<u32>(DURING_LCA, n)?;
+        let mut other = gpu.allocate::<u32>(DURING_LCA, n)?;
+        gpu.launch(
+            shape(n),
+            LcaRootInitArgs {
+                parent: parent.view(),
+                up: root.cells(),
+            },
+        )?;
+        for _ in 0..lca_steps::levels(max_depth + 1) {
+            gpu.launch(
+                shape(n),
+                LcaRootJumpArgs {
+                    up_in: root.view(),
+                    up_out: other.cells(),
+                },
+            )?;
+            std::mem::swap(&mut root, &mut other);
+        }
+        Ok(root)
+    }
+}
+
+const DURING_LCA: &str = "building the clock-tree LCA table";

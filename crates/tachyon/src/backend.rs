@@ -1,0 +1,229 @@
+//! Where timing runs: the device a user asks for ([`Device`]: `cpu`, `gpu` or `auto`)
+//! and the backend it resolves to ([`Backend`]), chosen once ([`Backend::select`], by
+//! the CLI or a library user) and handed to the [`crate::Timer`], which passes it down
+//! as `&Backend`.
+//!
+//! The one fallback rule: `gpu` without a usable GPU (no driver, no device, a build
+//! without the `gpu` feature) is an error; `auto` then times on the CPU and says so in
+//! one log line. `auto` also times designs below [`AUTO_GPU_MIN_PINS`] pins on the CPU,
+//! where the GPU's fixed costs outweigh its speed. Both backends give bit-identical
+//! results.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::TimerError;
+
+/// The fewest pins for which [`Device::Auto`] times on the GPU. Measured on an H100
+/// with 16 CPU cores (`tachyon tau --check-cpu`, docs/PERFORMANCE.md): the GPU wins from
+/// about 10k gates when warm, but opening the context and loading the PTX once costs
+/// more than the few tens of milliseconds gained below ~100k gates (~300k pins).
+pub const AUTO_GPU_MIN_PINS: u32 = 300_000;
+
+/// The timing device a user asks for (`--device cpu|gpu|auto`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Device {
+    /// The CPU backend, even where a GPU exists.
+    Cpu,
+    /// The first GPU; an error when there is none.
+    Gpu,
+    /// The first GPU for large designs when one is usable, else the CPU (one log line
+    /// says why).
+    #[default]
+    Auto,
+}
+
+impl FromStr for Device {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.to_ascii_lowercase().as_str() {
+            "cpu" => Ok(Device::Cpu),
+            "gpu" => Ok(Device::Gpu),
+            "auto" => Ok(Device::Auto),
+            other => Err(format!(
+                "unknown device `{other}`: expected cpu, gpu or auto"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Device {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(match self {
+            Device::Cpu => "cpu",
+            Device::Gpu => "gpu",
+            Device::Auto => "auto",
+        })
+    }
+}
+
+/// How the backend is chosen and tuned, filled by the binary (from its flags and the
+/// `TACHYON_GPU_*` environment variables); libraries read no environment variable.
+#[derive(Debug, Clone, Default)]
+pub struct BackendConfig {
+    /// The most GPUs the GPU backend's CPPR passes share (`None`: every GPU of the
+    /// machine). The results do not depend on it.
+    pub gpu_limit: Option<usize>,
+    /// The GPU runtime's switches (staging buffers, memory pool, graphs, sync steps).
+    #[cfg(feature = "gpu")]
+    pub gpu: tachyon_gpu::GpuConfig,
+}
+
+/// The backend timing runs on.
+#[derive(Debug, Clone, Default)]
+pub enum Backend {
+    /// The CPU (rayon, on the current thread pool).
+    #[default]
+    Cpu,
+    /// A GPU, for designs of at least its minimum size (smaller ones on the CPU).
+    Gpu(GpuBackend),
+}
+
+/// The GPU backend: the GPU that holds the timing data, the GPUs the CPPR passes share
+/// and the smallest design it times.
+#[cfg(feature = "gpu")]
+#[derive(Debug, Clone)]
+pub struct GpuBackend {
+    /// The GPUs: the first holds the timing data, all of them share the CPPR passes.
+    gpus: Vec<std::sync::Arc<tachyon_gpu::GpuContext>>,
+    /// Designs below this many pins are timed on the CPU.
+    min_pins: u32,
+}
+
+/// The GPU backend, which a build without the `gpu` feature cannot make.
+#[cfg(not(feature = "gpu"))]
+#[derive(Debug, Clone)]
+pub struct GpuBackend(Never);
+
+#[cfg(not(feature = "gpu"))]
+#[derive(Debug, Clone)]
+enum Never {}
+
+impl Backend {
+    /// The backend for `device` under the one fallback rule (see the module docs).
+    pub fn select(device: Device, config: &BackendConfig) -> Result<Backend, TimerError> {
+        let min_pins = match device {
+            Device::Cpu => return Ok(Backend::Cpu),
+            Device::Gpu => 0,
+            Device::Auto => AUTO_GPU_MIN_PINS,
+        };
+        match GpuBackend::open(config, min_pins) {
+            Ok(gpu) => Ok(Backend::Gpu(gpu)),
+            Err(reason) if device == Device::Auto => {
+                tracing::info!("no usable GPU ({reason}); timing on the CPU");
+                Ok(Backend::Cpu)
+            }
+            Err(reason) => Err(reason),
+        }
+    }
+
+    /// The backend that times a design of `n_pins` pins: the GPU backend only from its
+    /// minimum size.
+    pub fn for_design(&self, n_pins: u32) -> &Backend {
+        match self {
+            Backend::Gpu(gpu) if n_pins < gpu.min_pins() => &Backend::Cpu,
+            other => other,
+        }
+    }
+
+    /// A short description for logs and reports (`cpu`, or the GPU's name).
+    pub fn describe(&self) -> String {
+        match self {
+            Backend::Cpu => "cpu".to_string(),
+            Backend::Gpu(gpu) => gpu.describe(),
+        }
+    }
+}
+
+#[cfg(feature = "gpu")]
+impl GpuBackend {
+    /// Opens GPU 0 and the other GPUs the CPPR passes may share (up to
+    /// `config.gpu_limit`).
+    fn open(config: &BackendConfig, min_pins: u32) -> Result<GpuBackend, TimerError> {
+        use tachyon_gpu::GpuContext;
+        let first = GpuContext::open(0, &config.gpu)?;
+        let wanted = config.gpu_limit.unwrap_or(usize::MAX).max(1);
+        let mut gpus = vec![first];
+        if wanted > 1 {
+            for info in tachyon_gpu::devices()? {
+                if gpus.len() >= wanted {
+                    break;
+                }
+                if info.ordinal != 0 {
+                    gpus.push(GpuContext::open(info.ordinal, &config.gpu)?);
+                }
+            }
+        }
+        Ok(GpuBackend { gpus, min_pins })
+    }
+
+    /// The GPU that holds the timing data.
+    pub fn gpu(&self) -> &std::sync::Arc<tachyon_gpu::GpuContext> {
+        &self.gpus[0]
+    }
+
+    /// The GPUs the CPPR passes share, the first one included.
+    pub fn cppr_gpus(&self) -> &[std::sync::Arc<tachyon_gpu::GpuContext>] {
+        &self.gpus
+    }
+
+    fn min_pins(&self) -> u32 {
+        self.min_pins
+    }
+
+    fn describe(&self) -> String {
+        self.gpu().name().to_string()
+    }
+}
+
+#[cfg(not(feature = "gpu"))]
+impl GpuBackend {
+    fn open(_: &BackendConfig, _: u32) -> Result<GpuBackend, TimerError> {
+        Err(TimerError::NoGpuSupport)
+    }
+
+    fn min_pins(&self) -> u32 {
+        match self.0 {}
+    }
+
+    fn describe(&self) -> String {
+        match self.0 {}
+    }
+
+    /// Never returns: no value of this type exists.
+    pub(crate) fn unreachable(&self) -> ! {
+        match self.0 {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_parse_and_print() {
+        assert_eq!("GPU".parse::<Device>(), Ok(Device::Gpu));
+        assert!("tpu".parse::<Device>().is_err());
+        assert_eq!(Device::default().to_string(), "auto");
+    }
+
+    /// `cpu` is the CPU; `auto` never fails (it falls back to the CPU); `gpu` is the GPU
+    /// or an error, never the CPU.
+    #[test]
+    fn the_fallback_rule() {
+        let config = BackendConfig::default();
+        assert!(matches!(
+            Backend::select(Device::Cpu, &config),
+            Ok(Backend::Cpu)
+        ));
+        let auto = Backend::select(Device::Auto, &config).expect("auto falls back to the CPU");
+        println!("auto selected {}", auto.describe());
+        match Backend::select(Device::Gpu, &config) {
+            Ok(Backend::Gpu(_)) => println!("a GPU is present"),
+            Ok(Backend::Cpu) => panic!("gpu must not fall back to the CPU"),
+            Err(reason) => println!("gpu without a GPU is an error: {reason}"),
+        }
+        assert!(matches!(Backend::Cpu.for_design(u32::MAX), Backend::Cpu));
+    }
+}

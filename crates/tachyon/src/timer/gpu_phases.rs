@@ -1,0 +1,231 @@
+//! The GPU backend's update, step by step, and the path search on the backend.
+//!
+//! 1. [`upload`]: the flat arrays, then the graph's copy to the GPU (validated,
+//!    levelized there) while the host lays the RC trees out beside both; then the
+//!    trees' copy. A host thread builds the CPPR structure from when the flat arrays
+//!    are ready, while the graph is copied and the GPU computes parasitics and arrivals.
+//! 2. The RC pass, then the forward levels and tests, their results downloaded.
+//! 3. [`cppr`]: the grouping passes, filled in on the GPU that holds the timing data
+//!    (or shared among the machine's GPUs, each given a copy from the host).
+//! 4. The backward levels from the seeds the host computes.
+//!
+//! Why the steps overlap as they do, with figures: `docs/PERFORMANCE.md`.
+
+use tachyon_paths::flat::FlatPaths;
+use tachyon_paths::problem::SearchOutcome;
+
+use super::TimerError;
+use crate::backend::Backend;
+
+/// The flat search of `problem` on `backend` (as resolved for the design's size).
+pub(super) fn search_paths(
+    backend: &Backend,
+    problem: &FlatPaths,
+) -> Result<SearchOutcome, TimerError> {
+    match backend {
+        Backend::Cpu => Ok(problem.search_cpu(None)),
+        Backend::Gpu(gpu) => search_on_gpu(gpu, problem),
+    }
+}
+
+#[cfg(feature = "gpu")]
+pub(super) use on_gpu::run;
+#[cfg(feature = "gpu")]
+use on_gpu::search_on_gpu;
+#[cfg(not(feature = "gpu"))]
+pub(super) use without_gpu::run;
+#[cfg(not(feature = "gpu"))]
+use without_gpu::search_on_gpu;
+
+/// Without the `gpu` feature no GPU backend exists: these are never called.
+#[cfg(not(feature = "gpu"))]
+mod without_gpu {
+    use std::time::Duration;
+
+    use tachyon_graph::{TimingData, TimingGraph};
+    use tachyon_paths::flat::FlatPaths;
+    use tachyon_paths::problem::SearchOutcome;
+
+    use super::super::phases::HostValues;
+    use super::super::{Timer, TimerError};
+    use crate::backend::GpuBackend;
+
+    pub(in crate::timer) fn run(
+        _: &Timer,
+        _: &TimingGraph,
+        gpu: &GpuBackend,
+        _: HostValues,
+        _: &mut dyn FnMut(&'static str, Duration),
+    ) -> Result<TimingData, TimerError> {
+        gpu.unreachable()
+    }
+
+    pub(super) fn search_on_gpu(
+        gpu: &GpuBackend,
+        _: &FlatPaths,
+    ) -> Result<SearchOutcome, TimerError> {
+        gpu.unreachable()
+    }
+}
+
+#[cfg(feature = "gpu")]
+mod on_gpu {
+    use std::sync::Arc;
+    use std::thread::{Scope, ScopedJoinHandle};
+    use std::time::{Duration, Instant};
+
+    use tachyon_cppr::gpu::GpuPasses;
+    use tachyon_cppr::CpprStructure;
+    use tachyon_gba::gpu::GpuTiming;
+    use tachyon_gba::{FlatParasitics, FlatTiming};
+    use tachyon_gpu::GpuContext;
+    use tachyon_graph::{TimingData, TimingGraph};
+    use tachyon_paths::flat::FlatPaths;
+    use tachyon_paths::problem::SearchOutcome;
+
+    use super::super::phases::{prepare_arrays, HostValues};
+    use super::super::{Timer, TimerError};
+    use crate::backend::GpuBackend;
+
+    type Record<'r> = dyn FnMut(&'static str, Duration) + 'r;
+
+    /// Runs `step`, recording its time as `phase`.
+    fn timed<T>(
+        record: &mut Record<'_>,
+        phase: &'static str,
+        step: impl FnOnce() -> Result<T, TimerError>,
+    ) -> Result<T, TimerError> {
+        let started = Instant::now();
+        let result = step()?;
+        record(phase, started.elapsed());
+        Ok(result)
+    }
+
+    /// Every phase of one update of `graph` on `backend` (see the module docs).
+    pub(in crate::timer) fn run(
+        timer: &Timer,
+        graph: &TimingGraph,
+        backend: &GpuBackend,
+        host_values: HostValues,
+        record: &mut Record<'_>,
+    ) -> Result<TimingData, TimerError> {
+        std::thread::scope(|scope| {
+            let uploaded = upload(scope, timer.cppr, graph, backend.gpu(), host_values, record)?;
+            let Uploaded {
+                mut data,
+                flat,
+                mut timing,
+                structure,
+            } = uploaded;
+            timed(record, "rc", || Ok(timing.parasitics()?))?;
+            timed(record, "propagate", || {
+                Ok(timing.arrivals_and_tests(graph, &flat, &mut data)?)
+            })?;
+            // Time the host needed beyond the GPU's counts as CPPR.
+            let structure = timed(record, "cppr", || {
+                Ok(structure.map(|handle| match handle.join() {
+                    Ok(structure) => structure,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }))
+            })?;
+            timed(record, "cppr", || {
+                cppr(graph, &mut data, structure.as_ref(), backend, &timing)
+            })?;
+            timed(record, "propagate", || {
+                Ok(timing.required(graph, &mut data)?)
+            })?;
+            Ok(data)
+        })
+    }
+
+    /// What the upload step leaves: the timing data to fill, the flat arrays, the graph
+    /// on the GPU and the CPPR structure being built.
+    struct Uploaded<'scope> {
+        data: TimingData,
+        flat: FlatTiming,
+        timing: GpuTiming,
+        structure: Option<ScopedJoinHandle<'scope, CpprStructure>>,
+    }
+
+    /// Step 1. H100, 1M gates: laying the trees out takes about as long as the flat
+    /// arrays and the graph's copy together, so it runs beside both; the CPPR structure
+    /// started after the flat arrays keeps nobody waiting.
+    fn upload<'scope>(
+        scope: &'scope Scope<'scope, '_>,
+        cppr: bool,
+        graph: &'scope TimingGraph,
+        gpu: &Arc<GpuContext>,
+        host_values: HostValues,
+        record: &mut Record<'_>,
+    ) -> Result<Uploaded<'scope>, TimerError> {
+        let started = Instant::now();
+        let ms = |instant: Instant| instant.elapsed().as_secs_f64() * 1e3;
+        let flat_and_graph = || {
+            let (data, flat, flatten) = prepare_arrays(graph, host_values);
+            let structure = cppr.then(|| scope.spawn(|| CpprStructure::build(graph)));
+            let timing = GpuTiming::upload_graph(gpu, graph, &flat);
+            ((data, flat, flatten), structure, timing, ms(started))
+        };
+        let lay_out_trees = || (FlatParasitics::build(graph), ms(started));
+        let ((prepared, structure, timing, graph_ms), (parasitics, trees_ms)) =
+            if gpu.config().sync_steps {
+                let first = flat_and_graph();
+                (first, lay_out_trees())
+            } else {
+                rayon::join(flat_and_graph, lay_out_trees)
+            };
+        let (data, flat, flatten) = prepared;
+        record("flatten", flatten);
+        let mut timing = timing?;
+        let joined = started.elapsed();
+        timing.upload_parasitics(parasitics)?;
+        tracing::debug!(
+            flatten_ms = flatten.as_secs_f64() * 1e3,
+            graph_ms,
+            trees_ms,
+            trees_uploaded_ms = ms(started) - joined.as_secs_f64() * 1e3,
+            "gpu upload: flat arrays, then the graph copied (validated, levelized on the GPU), while the host lays out the RC trees; then the trees copied"
+        );
+        record("gpu layout + upload", started.elapsed() - flatten);
+        Ok(Uploaded {
+            data,
+            flat,
+            timing,
+            structure,
+        })
+    }
+
+    /// Step 3: CPPR's grouping passes on the GPU that holds the timing data, each
+    /// split's network filled in there, or shared among several GPUs, each given a
+    /// copy from the host.
+    fn cppr(
+        graph: &TimingGraph,
+        data: &mut TimingData,
+        structure: Option<&CpprStructure>,
+        backend: &GpuBackend,
+        timing: &GpuTiming,
+    ) -> Result<(), TimerError> {
+        let Some(structure) = structure else {
+            tachyon_gba::finish_tests_without_cppr(graph, data);
+            return Ok(());
+        };
+        let passes = match backend.cppr_gpus() {
+            [_] => GpuPasses::Resident(timing.forward_values()),
+            gpus => GpuPasses::Shared(gpus),
+        };
+        Ok(tachyon_cppr::gpu::apply_cppr_with(
+            graph, data, structure, passes,
+        )?)
+    }
+
+    /// The flat path search on the backend's GPU.
+    pub(super) fn search_on_gpu(
+        backend: &GpuBackend,
+        problem: &FlatPaths,
+    ) -> Result<SearchOutcome, TimerError> {
+        Ok(tachyon_paths::gpu::search_paths(
+            backend.gpu(),
+            &problem.problem(None),
+        )?)
+    }
+}

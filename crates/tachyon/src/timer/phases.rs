@@ -1,0 +1,221 @@
+//! The timing phases of one update on either backend, and a side-by-side run of both
+//! that counts bitwise differences. The GPU backend's steps are in `gpu_phases`.
+
+use std::time::{Duration, Instant};
+
+use tachyon_cppr::CpprStructure;
+use tachyon_gba::{Differences, FlatTiming};
+use tachyon_graph::{TimingData, TimingGraph};
+
+use super::{gpu_phases, PhaseTiming, Timer, TimerError};
+use crate::Backend;
+
+/// Per-phase median times of both backends on one graph, and how their results differ.
+#[derive(Debug, Clone)]
+pub struct BackendComparison {
+    /// The GPU's name.
+    pub gpu: String,
+    /// Median time per phase over the runs, CPU backend.
+    pub cpu_phases: Vec<PhaseTiming>,
+    /// Median time per phase over the runs, GPU backend (transfers included).
+    pub gpu_phases: Vec<PhaseTiming>,
+    /// Median of the whole update per run.
+    pub cpu_total: Duration,
+    pub gpu_total: Duration,
+    /// Bitwise differences between the two results (NaN equals NaN).
+    pub differences: Differences,
+}
+
+/// What the host gets of a GPU update (the CPU backend computes everything on the host).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HostValues {
+    /// The results: arrivals, slews, required times, arc delays and tests. The RC
+    /// pass's values (net loads, wire delays and impulses) stay on the GPU: nothing
+    /// after the update reads them, and copying them back cost about 240 MB of host
+    /// memory and its transfer at 1M gates.
+    Results,
+    /// The results and the RC pass's values, for comparing the two backends.
+    ResultsAndWireValues,
+}
+
+/// Per run the phase times and the total, and the last run's results.
+type Measured = (Vec<Vec<PhaseTiming>>, Vec<Duration>, TimingData);
+
+/// Adds `elapsed` to `phase` in `phases` (first-seen order).
+pub(super) fn add_phase(phases: &mut Vec<PhaseTiming>, phase: &'static str, elapsed: Duration) {
+    match phases.iter_mut().find(|entry| entry.phase == phase) {
+        Some(entry) => entry.duration += elapsed,
+        None => phases.push(PhaseTiming {
+            phase,
+            duration: elapsed,
+        }),
+    }
+}
+
+fn median(mut values: Vec<Duration>) -> Duration {
+    values.sort();
+    values.get(values.len() / 2).copied().unwrap_or_default()
+}
+
+/// Per phase, the median over `runs` (each run's phases in first-seen order).
+fn median_phases(runs: &[Vec<PhaseTiming>]) -> Vec<PhaseTiming> {
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .map(|entry| PhaseTiming {
+            phase: entry.phase,
+            duration: median(
+                runs.iter()
+                    .filter_map(|run| run.iter().find(|other| other.phase == entry.phase))
+                    .map(|other| other.duration)
+                    .collect(),
+            ),
+        })
+        .collect()
+}
+
+impl Timer {
+    /// Runs every timing phase of `graph` on `backend`, reporting each phase's time to
+    /// `record`.
+    pub(super) fn run_phases(
+        &self,
+        graph: &TimingGraph,
+        backend: &Backend,
+        host_values: HostValues,
+        record: &mut dyn FnMut(&'static str, Duration),
+    ) -> Result<TimingData, TimerError> {
+        match backend {
+            Backend::Cpu => Ok(self.cpu_phases(graph, record)),
+            Backend::Gpu(gpu) => gpu_phases::run(self, graph, gpu, host_values, record),
+        }
+    }
+
+    /// The phases on the CPU: the flat arrays; the RC pass, arrivals and tests while
+    /// the CPPR structure is built beside them (their level-by-level steps leave cores
+    /// idle); CPPR; required times.
+    fn cpu_phases(
+        &self,
+        graph: &TimingGraph,
+        record: &mut dyn FnMut(&'static str, Duration),
+    ) -> TimingData {
+        let (mut data, flat, flatten) = prepare_arrays(graph, HostValues::ResultsAndWireValues);
+        record("flatten", flatten);
+        let started = Instant::now();
+        let (structure, rc_done) = rayon::join(
+            || self.cppr.then(|| CpprStructure::build(graph)),
+            || {
+                tachyon_gba::compute_parasitics(graph, &mut data);
+                let rc_done = started.elapsed();
+                tachyon_gba::propagate_arrivals_flat(graph, &flat, &mut data);
+                tachyon_gba::evaluate_tests_flat(graph, &flat, &mut data);
+                rc_done
+            },
+        );
+        record("rc", rc_done);
+        record("propagate", started.elapsed() - rc_done);
+        let started = Instant::now();
+        match &structure {
+            Some(structure) => tachyon_cppr::apply_cppr_with(graph, &mut data, structure),
+            None => tachyon_gba::finish_tests_without_cppr(graph, &mut data),
+        }
+        record("cppr", started.elapsed());
+        let started = Instant::now();
+        tachyon_gba::propagate_required_flat(graph, &flat, &mut data);
+        record("propagate", started.elapsed());
+        data
+    }
+
+    /// Times the current design `runs` times on the GPU and on the CPU (after one
+    /// warm-up run of each, which also loads the kernels) and compares the last results
+    /// of both bit for bit. The timed runs are updates as [`Timer::update_timing`] runs
+    /// them; the GPU's warm-up run also brings the RC pass's values back (net loads,
+    /// wire delays and impulses), and those are compared too. An error unless the timer
+    /// runs on the GPU backend (at any design size).
+    pub fn compare_backends(&mut self, runs: usize) -> Result<BackendComparison, TimerError> {
+        let gpu_backend = match &self.backend {
+            Backend::Gpu(_) => self.backend.clone(),
+            Backend::Cpu => return Err(TimerError::NeedsGpuBackend),
+        };
+        self.update_timing()?;
+        let Some((graph, kept)) = self.timing.take() else {
+            return Err(TimerError::Sdc("no design to time".to_string()));
+        };
+        let measure = |backend: &Backend| -> Result<Measured, TimerError> {
+            let mut phases = Vec::new();
+            let mut totals = Vec::new();
+            let everything = HostValues::ResultsAndWireValues;
+            let warm_up = self.run_phases(&graph, backend, everything, &mut |_, _| {})?;
+            let mut data = None;
+            for _ in 0..runs.max(1) {
+                let mut run = Vec::new();
+                let started = Instant::now();
+                let values = HostValues::Results;
+                data = Some(
+                    self.run_phases(&graph, backend, values, &mut |phase, elapsed| {
+                        add_phase(&mut run, phase, elapsed)
+                    })?,
+                );
+                totals.push(started.elapsed());
+                phases.push(run);
+            }
+            let mut data = data.unwrap_or_default();
+            if data.wire_delay.is_empty() {
+                data.net_load = warm_up.net_load;
+                data.wire_delay = warm_up.wire_delay;
+                data.wire_impulse = warm_up.wire_impulse;
+            }
+            Ok((phases, totals, data))
+        };
+        let result = measure(&gpu_backend).and_then(|gpu| Ok((gpu, measure(&Backend::Cpu)?)));
+        self.timing = Some((graph, kept));
+        let ((gpu_runs, gpu_totals, gpu_data), (cpu_runs, cpu_totals, cpu_data)) = result?;
+        Ok(BackendComparison {
+            gpu: gpu_backend.describe(),
+            cpu_phases: median_phases(&cpu_runs),
+            gpu_phases: median_phases(&gpu_runs),
+            cpu_total: median(cpu_totals),
+            gpu_total: median(gpu_totals),
+            differences: tachyon_gba::compare(&cpu_data, &gpu_data),
+        })
+    }
+}
+
+/// The timing data (allocated, and filled unless a GPU will bring it back) and the flat
+/// index arrays both backends run on, and how long they took: the `flatten` phase.
+pub(super) fn prepare_arrays(
+    graph: &TimingGraph,
+    host_values: HostValues,
+) -> (TimingData, FlatTiming, Duration) {
+    let started = Instant::now();
+    let (n_pins, n_arcs, n_tests) = (
+        graph.n_pins() as usize,
+        graph.arcs().len(),
+        graph.tests().len(),
+    );
+    // Independent, so at once (each is parallel, but mostly bound by fresh memory).
+    let ((data, data_ms), (flat, flat_ms)) = rayon::join(
+        || {
+            let data = match host_values {
+                HostValues::Results => TimingData::for_download(n_tests),
+                HostValues::ResultsAndWireValues => {
+                    TimingData::new(n_pins, graph.nets().len(), n_arcs, n_tests)
+                }
+            };
+            (data, started.elapsed().as_secs_f64() * 1e3)
+        },
+        || {
+            (
+                FlatTiming::build(graph),
+                started.elapsed().as_secs_f64() * 1e3,
+            )
+        },
+    );
+    tracing::debug!(
+        data_ms,
+        flat_ms,
+        "timing data allocated beside the flat arrays"
+    );
+    (data, flat, started.elapsed())
+}
