@@ -526,8 +526,8 @@ impl Design {
                     .pin_index(&library_pin.name)
                     .map(|index| cell.pins[index as usize].capacitance)
                     .unwrap_or(library_pin.capacitance);
-                capacitance[split.index() * 2] = pin_caps[0];
-                capacitance[split.index() * 2 + 1] = pin_caps[1];
+                capacitance[split.index() * 2] = pin_caps[split.index() * 2];
+                capacitance[split.index() * 2 + 1] = pin_caps[split.index() * 2 + 1];
             }
             let kind = match library_pin.direction {
                 PinDirection::Input => PinKind::CellInput,

@@ -10,7 +10,7 @@ use tachyon_graph::{FastMap, NameIndex, NldmTable, PinKind};
 use tachyon_kernels::Split;
 use tachyon_sdc::Assertion;
 
-use crate::library::{CellLibrary, LibraryCell, TimingGroupPolicy};
+use crate::library::{BindNotes, CellLibrary, LibraryCell, TimingGroupPolicy};
 use crate::parasitics::{NetParasitics, PinKey};
 use crate::LinkError;
 
@@ -204,9 +204,16 @@ impl Design {
         self.timing_group_policy = policy;
     }
 
-    /// Binds `library` as the `split` library (None = both).
-    pub fn set_library(&mut self, split: Option<Split>, library: &tachyon_liberty::Library) {
-        let bound = CellLibrary::bind(library, &mut self.tables, self.timing_group_policy);
+    /// Binds `library` for `split` (None = both): its cells join those of the files read
+    /// before for that split; a cell already there keeps its first definition, unless
+    /// it was read for both splits and this file is for `split` alone (as OpenSTA's
+    /// `read_liberty -min`/`-max` libraries take precedence for their analysis).
+    pub fn set_library(
+        &mut self,
+        split: Option<Split>,
+        library: &tachyon_liberty::Library,
+    ) -> BindNotes {
+        let (bound, notes) = CellLibrary::bind(library, &mut self.tables, self.timing_group_policy);
         self.shared_tables = Shared::new(self.tables.clone());
         // Every library pin name gets an id, so that SPEF pins resolve without adding any.
         for cell in bound.cells() {
@@ -214,13 +221,17 @@ impl Design {
                 self.pin_names.intern(&pin.name);
             }
         }
-        match split {
-            Some(split) => self.libraries[split.index()] = Some(bound),
-            None => {
-                self.libraries[0] = Some(bound.clone());
-                self.libraries[1] = Some(bound);
-            }
+        let splits: &[Split] = match split {
+            Some(Split::Early) => &[Split::Early],
+            Some(Split::Late) => &[Split::Late],
+            None => &Split::BOTH,
+        };
+        for &target in splits {
+            self.libraries[target.index()]
+                .get_or_insert_with(CellLibrary::default)
+                .merge(bound.clone(), split.is_some());
         }
+        notes
     }
 
     /// Replaces the netlist with the top module of `netlist`.

@@ -16,7 +16,9 @@ mod library;
 mod parasitics;
 
 pub use design::Design;
-pub use library::{CellLibrary, LibraryCell, LibraryPin, PinDirection, TimingGroupPolicy};
+pub use library::{
+    BindNotes, CellLibrary, LibraryCell, LibraryPin, PinDirection, TimingGroupPolicy,
+};
 
 /// Everything that can go wrong binding syntax models to the design; each names the
 /// offending pin, net, cell or instance.

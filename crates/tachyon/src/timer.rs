@@ -85,7 +85,7 @@ impl Default for Timer {
 }
 
 fn read(path: &Path) -> Result<String, TimerError> {
-    std::fs::read_to_string(path).map_err(|source| TimerError::Io {
+    crate::input::read_text(path).map_err(|source| TimerError::Io {
         path: path.to_path_buf(),
         source,
     })
@@ -146,7 +146,22 @@ impl Timer {
         };
         self.record("parse", started);
         let started = Instant::now();
-        self.design.set_library(split, &library);
+        let notes = self.design.set_library(split, &library);
+        for (check, count) in &notes.skipped_checks {
+            tracing::warn!(
+                "{}: {count} `{check}` timing groups are checks Tachyon does not time \
+                 (they constrain no data path); they are left out",
+                path.display()
+            );
+        }
+        if let Some(first) = notes.unknown_related_pins.first() {
+            tracing::warn!(
+                "{}: {} timing groups name a related pin their cell lacks (first: {first}); \
+                 they are left out",
+                path.display(),
+                notes.unknown_related_pins.len()
+            );
+        }
         self.record("link", started);
         self.timing = None;
         Ok(())
