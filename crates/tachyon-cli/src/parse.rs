@@ -242,8 +242,11 @@ fn summarize(format: Format, name: &str, text: &str) -> anyhow::Result<(String, 
         Format::Sdc => {
             let sdc;
             (sdc, seconds) = timed(|| Ok(tachyon_sdc::parse_sdc(name, text)?))?;
-            let (total, unsupported) = sdc.count_commands();
-            format!("{total} commands ({unsupported} not used for timing)")
+            format!(
+                "{} timing commands ({} command names not applied)",
+                sdc.count_commands(),
+                sdc.notes.len()
+            )
         }
         Format::Timing => {
             let assertions;

@@ -31,6 +31,9 @@ pub enum TimerError {
     /// The SDC could not be turned into assertions.
     #[error("{0}")]
     Sdc(String),
+    /// The SDC could not be read (a Tcl error, an unsupported command).
+    #[error(transparent)]
+    SdcRead(#[from] tachyon_sdc::ReadError),
     /// The design does not link.
     #[error(transparent)]
     Link(#[from] LinkError),
