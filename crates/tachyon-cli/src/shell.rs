@@ -99,7 +99,7 @@ fn execute(
         "read_verilog" => timer.read_verilog(file(0)?)?,
         "read_spef" => timer.read_spef(file(0)?)?,
         "read_timing" => timer.read_timing(file(0)?)?,
-        "read_sdc" => timer.read_sdc(file(0)?)?,
+        "read_sdc" => timer.read_sdc_as_assertions(file(0)?)?,
         "cppr" => match rest.first().copied() {
             Some("-enable") | None => timer.set_cppr(true),
             Some("-disable") => timer.set_cppr(false),

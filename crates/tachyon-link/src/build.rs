@@ -80,17 +80,17 @@ impl Design {
             .iter()
             .map(|cell| self.bind_cell(cell))
             .collect();
-        let order = self.instances.in_name_order(|instance| instance.alive);
+        // Instances of cells no library has are black boxes: no pins, no arcs (their
+        // nets see nothing of them), as OpenSTA links them.
+        let order = self
+            .instances
+            .in_name_order(|instance| instance.alive && bindings[instance.cell as usize].is_some());
         let mut n_instance_pins = 0;
         for &slot in &order {
             let instance = &self.instances.slots[slot as usize];
-            let Some(binding) = &bindings[instance.cell as usize] else {
-                return Err(LinkError::UnknownCell {
-                    instance: instance.name.to_string(),
-                    cell: self.cells.names[instance.cell as usize].clone(),
-                });
-            };
-            n_instance_pins += binding.pins.len();
+            if let Some(binding) = &bindings[instance.cell as usize] {
+                n_instance_pins += binding.pins.len();
+            }
         }
         mark("bindings");
         let net_order = self.nets.in_name_order(|net| net.alive);
@@ -254,7 +254,7 @@ impl Design {
                 PinKey::Port(port) => Some(port_pins[*port as usize]),
                 PinKey::Instance { instance, pin } => {
                     let state = &self.instances.slots[*instance as usize];
-                    if !state.alive {
+                    if !state.alive || bindings[state.cell as usize].is_none() {
                         return None;
                     }
                     let position = binding_of(*instance).pin_position(*pin)?;
@@ -355,7 +355,11 @@ impl Design {
         mark("rc trees");
         graph.add_nets_with_arcs(nets, rc);
         mark("net arcs");
-        graph.set_assertions(self.graph_assertions(&graph)?);
+        if self.uses_sdc {
+            self.apply_sdc_to_graph(&mut graph)?;
+        } else {
+            graph.set_assertions(self.graph_assertions(&graph)?);
+        }
         mark("assertions");
         tracing::debug!(steps = ?marks, "graph built");
         Ok(graph)

@@ -191,6 +191,14 @@ pub struct Design {
     pub(crate) pin_names: Interner,
     pub(crate) assertions: Vec<Assertion>,
     timing_group_policy: TimingGroupPolicy,
+    /// The SDC commands the design is timed with (OpenSTA's conventions).
+    pub(crate) sdc_commands: Vec<tachyon_sdc::SdcCommand>,
+    /// Whether SDC constraints time the design (else the TAU assertions do).
+    pub(crate) uses_sdc: bool,
+    /// The units of the first library read (SDC values are in them by default).
+    pub(crate) library_units: Option<tachyon_sdc::SdcUnits>,
+    /// The top module's name.
+    pub(crate) design_name: String,
 }
 
 impl Design {
@@ -214,6 +222,13 @@ impl Design {
         library: &tachyon_liberty::Library,
     ) -> BindNotes {
         let (bound, notes) = CellLibrary::bind(library, &mut self.tables, self.timing_group_policy);
+        if self.library_units.is_none() {
+            self.library_units = Some(tachyon_sdc::SdcUnits {
+                time_ps: library.units.time_ps,
+                capacitance_ff: library.units.capacitance_ff,
+                resistance_kohm: library.units.resistance_kohm,
+            });
+        }
         self.shared_tables = Shared::new(self.tables.clone());
         // Every library pin name gets an id, so that SPEF pins resolve without adding any.
         for cell in bound.cells() {
@@ -234,11 +249,23 @@ impl Design {
         notes
     }
 
-    /// Replaces the netlist with the top module of `netlist`.
+    /// Replaces the netlist with the top module of `netlist` (the one module no other
+    /// instantiates).
     pub fn set_netlist(&mut self, netlist: &tachyon_verilog::Netlist<'_>) -> Result<(), LinkError> {
+        self.set_netlist_top(netlist, None)
+    }
+
+    /// Replaces the netlist with module `top` of `netlist` (None: the one module no
+    /// other instantiates).
+    pub fn set_netlist_top(
+        &mut self,
+        netlist: &tachyon_verilog::Netlist<'_>,
+        top: Option<&str>,
+    ) -> Result<(), LinkError> {
         let module = netlist
-            .top(None)
+            .top(top)
             .map_err(|error| LinkError::Unsupported(error.to_string()))?;
+        self.design_name = module.name.to_string();
         self.ports.clear();
         self.port_index.clear();
         for (port, direction) in module.port_bits() {
@@ -414,6 +441,10 @@ impl Design {
                     let (keys, names) = (&keys[range.clone()], &names[range]);
                     let connection_key = |index: usize| match &keys[index] {
                         Some(key) => Ok(key.clone()),
+                        // A black box's pin is no pin of the graph.
+                        None if self.is_black_box_pin(names[index]) => {
+                            Ok(PinKey::Name(names[index].into()))
+                        }
                         None => {
                             // Names the missing instance or the pin its cell lacks.
                             self.require_pin(names[index])?;
@@ -583,6 +614,58 @@ impl Design {
                 other.net = net;
             }
         }
+    }
+
+    /// The port called `name`.
+    pub(crate) fn port_by_name(&self, name: &str) -> Option<&Port> {
+        self.port_index
+            .get(name)
+            .map(|&index| &self.ports[index as usize])
+    }
+
+    /// The instances whose cell no library has (black boxes: no pins in the graph), by
+    /// cell: (cell, instance count).
+    pub fn black_boxes(&self) -> Vec<(String, usize)> {
+        let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+        for instance in self
+            .instances
+            .slots
+            .iter()
+            .filter(|instance| instance.alive)
+        {
+            let cell = &self.cells.names[instance.cell as usize];
+            if self.library_cell(cell).is_none() {
+                *counts.entry(cell).or_default() += 1;
+            }
+        }
+        counts
+            .into_iter()
+            .map(|(cell, count)| (cell.to_string(), count))
+            .collect()
+    }
+
+    /// The top module's name (empty before a netlist is set).
+    pub fn design_name(&self) -> &str {
+        &self.design_name
+    }
+
+    /// How many instances the design has (black boxes included).
+    pub fn n_instances(&self) -> usize {
+        self.instances
+            .slots
+            .iter()
+            .filter(|instance| instance.alive)
+            .count()
+    }
+
+    /// Whether `pin` (`instance:pin`) belongs to an instance whose cell no library has.
+    fn is_black_box_pin(&self, pin: &str) -> bool {
+        pin.rsplit_once(':')
+            .and_then(|(instance, _)| self.live_instance(instance))
+            .is_some_and(|slot| {
+                let cell = &self.cells.names[self.instances.slots[slot as usize].cell as usize];
+                self.library_cell(cell).is_none()
+            })
     }
 
     fn live_instance(&self, name: &str) -> Option<u32> {

@@ -13,7 +13,9 @@
 mod build;
 mod design;
 mod library;
+mod logic;
 mod parasitics;
+mod sdc;
 
 pub use design::Design;
 pub use library::{
@@ -54,4 +56,14 @@ pub enum LinkError {
     /// A netlist construct the linker does not support.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// An SDC command that does not apply to the design.
+    #[error("{location}: {command}: {message}")]
+    Sdc {
+        /// Where the command was read (`file:line`).
+        location: String,
+        /// The command.
+        command: String,
+        /// Why it does not apply.
+        message: String,
+    },
 }

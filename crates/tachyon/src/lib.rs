@@ -21,9 +21,13 @@ pub use tachyon_paths as paths;
 pub use tachyon_report as report;
 pub use tachyon_sdc as sdc;
 pub use tachyon_spef as spef;
+pub use tachyon_sta as sta;
 pub use tachyon_verilog as verilog;
 
 pub use tachyon_gba::Device;
 pub use tachyon_kernels::{Split, Transition};
 pub use tachyon_link::TimingGroupPolicy;
-pub use timer::{BackendComparison, OpsSummary, PhaseTiming, Timer, TimerError, AUTO_GPU_MIN_PINS};
+pub use timer::{
+    BackendComparison, EndpointCounts, OpsSummary, PhaseTiming, SdcTiming, Timer, TimerError,
+    AUTO_GPU_MIN_PINS,
+};

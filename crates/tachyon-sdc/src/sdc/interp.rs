@@ -44,6 +44,9 @@ pub struct ReadOptions {
     pub units: Option<SdcUnits>,
     /// How `source` reads a file (none: `source` is an error).
     pub read_file: Option<FileReader>,
+    /// Commands read before (by earlier files, or typed before): their clocks are known
+    /// to `get_clocks` and `all_clocks`. The result holds only the new commands.
+    pub earlier: Vec<SdcCommand>,
 }
 
 impl std::fmt::Debug for ReadOptions {
@@ -53,6 +56,7 @@ impl std::fmt::Debug for ReadOptions {
             .field("unsupported", &self.unsupported)
             .field("units", &self.units)
             .field("read_file", &self.read_file.is_some())
+            .field("earlier", &self.earlier.len())
             .finish()
     }
 }
@@ -382,15 +386,18 @@ pub fn read_sdc(
         .units
         .or_else(|| design.as_ref().and_then(|design| design.library_units()))
         .unwrap_or(SdcUnits::AS_WRITTEN);
-    let state = new_state(units, options.unsupported, options.read_file.clone());
+    let mut state = new_state(units, options.unsupported, options.read_file.clone());
+    state.commands = options.earlier.clone();
+    let n_earlier = state.commands.len();
     let run = move || {
         let host = ReaderHost { design, state };
         let mut interp = new_interp(host, crate::sdc_command_set!(ReaderHost));
         eval_sdc_script(&mut interp, file_name, text)?;
-        let state = std::mem::replace(
+        let mut state = std::mem::replace(
             interp.context_mut().sdc_mut(),
             new_state(units, UnsupportedMode::Error, None),
         );
+        state.commands.drain(..n_earlier);
         Ok(state.into_sdc(file_name))
     };
     std::thread::scope(|scope| {

@@ -173,7 +173,7 @@ impl Timer {
                     device: PassDevice<'_>|
          -> Result<(), TimerError> {
             let started = Instant::now();
-            match (self.cppr, structure) {
+            match (self.main_engine_cppr(), structure) {
                 (true, Some(structure)) => {
                     tachyon_cppr::apply_cppr_with(graph, data, structure, device)?
                 }
@@ -192,7 +192,7 @@ impl Timer {
                 // The CPPR structure depends on the graph alone: built beside the RC
                 // and arrival phases, whose level-by-level steps leave cores idle.
                 let (structure, rc_done) = rayon::join(
-                    || self.cppr.then(|| CpprStructure::build(graph)),
+                    || self.main_engine_cppr().then(|| CpprStructure::build(graph)),
                     || {
                         tachyon_gba::compute_parasitics(graph, &mut data);
                         let rc_done = started.elapsed();
@@ -226,7 +226,7 @@ impl Timer {
                 let flat_and_graph = || {
                     let (data, flat, flatten) = prepare_arrays(graph, host_values);
                     let structure = self
-                        .cppr
+                        .main_engine_cppr()
                         .then(|| scope.spawn(|| CpprStructure::build(graph)));
                     let device = GpuTiming::upload_graph(context, graph, &flat);
                     ((data, flat, flatten), structure, device, ms(started))

@@ -1,0 +1,285 @@
+//! Timing under SDC constraints with OpenSTA's conventions.
+//!
+//! The delay calculation (slews, arc delays: `tachyon-gba` on the CPU or the GPU) knows
+//! no clocks; this crate searches the graph with them. Arrivals are kept per *tag*
+//! (`tags`): the clock edge that launched the signal (or none: unclocked), whether it is
+//! still a clock in the clock network, and its progress along the path exceptions. So a
+//! flip-flop launches at its clock's edge, an input at its input delay's clock edge, a
+//! port without input delay or a register no clock reaches unclocked; an unclocked path
+//! is never checked (unless a `set_max_delay` says so); a false path drops its tags, a
+//! multicycle path or path delay changes the check of the tags that took it.
+//!
+//! [`StaTiming::analyze`] runs the search (`analysis`): arrivals forward per tag,
+//! checks at the endpoints (register setup/hold tests against their capture clocks'
+//! arrivals, output delays against their clocks' edges, with the cycle relations of
+//! `relation`), required times backward per tag, and per pin the worst slack over its
+//! tags. Each pin's reported arrival is the latest (earliest) of all its tags, as
+//! OpenSTA reports it.
+//!
+//! Not here: CRPR (common clock path pessimism removal), latches, generated clocks.
+
+mod analysis;
+mod constraints;
+mod relation;
+mod tags;
+
+pub use analysis::{register_clock_pins, Check, CheckKind, SearchResult, TagValues};
+pub use constraints::{
+    Clock, ClockEdge, ClockId, Constraints, Derates, Exception, ExceptionKind, PortDelay,
+};
+pub use relation::{check_offsets, edge_offsets};
+pub use tags::{Tag, TagId};
+
+use tachyon_graph::{ArcId, PinId, PinKind, TimingData, TimingGraph};
+use tachyon_kernels::condition::condition_index;
+use tachyon_kernels::{Split, Transition, CONDITIONS};
+
+/// One pin of a traced path.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PathPoint {
+    /// The pin.
+    pub pin: PinId,
+    /// The signal's transition there.
+    pub transition: Transition,
+    /// The arrival there.
+    pub arrival: f64,
+    /// The arc that reached it (none at the start).
+    pub arc: Option<ArcId>,
+    /// Whether the signal is a clock there.
+    pub is_clock: bool,
+}
+
+/// The outcome of an analysis: per pin arrival, required time and slack over all tags,
+/// the endpoints, every check.
+#[derive(Debug, Clone)]
+pub struct StaTiming {
+    result: SearchResult,
+    exceptions: tags::ExceptionIndex,
+    arrival: Vec<[f64; 4]>,
+    required: Vec<[f64; 4]>,
+    slack: Vec<[f64; 4]>,
+    endpoints: Vec<PinId>,
+}
+
+impl StaTiming {
+    /// Searches `graph` with the delays and slews of `data` under `constraints`.
+    pub fn analyze(graph: &TimingGraph, data: &TimingData, constraints: &Constraints) -> StaTiming {
+        let result = analysis::search(graph, data, constraints);
+        let n_pins = graph.n_pins() as usize;
+        let mut arrival = vec![[f64::NAN; 4]; n_pins];
+        let mut required = vec![[f64::NAN; 4]; n_pins];
+        let mut slack = vec![[f64::NAN; 4]; n_pins];
+        for (pin, values) in result.pin_tags.iter().enumerate() {
+            for entry in values {
+                for (condition, &(split, _)) in CONDITIONS.iter().enumerate() {
+                    let at = entry.arrival[condition];
+                    if at.is_nan() {
+                        continue;
+                    }
+                    let current = &mut arrival[pin][condition];
+                    if current.is_nan()
+                        || (split == Split::Early && at < *current)
+                        || (split == Split::Late && at > *current)
+                    {
+                        *current = at;
+                    }
+                    let rat = entry.required[condition];
+                    if rat.is_nan() {
+                        continue;
+                    }
+                    let tag_slack = match split {
+                        Split::Late => rat - at,
+                        Split::Early => at - rat,
+                    };
+                    let worst = &mut slack[pin][condition];
+                    if worst.is_nan() || tag_slack < *worst {
+                        *worst = tag_slack;
+                        required[pin][condition] = rat;
+                    }
+                }
+            }
+        }
+        let endpoints = endpoint_pins(graph);
+        StaTiming {
+            exceptions: tags::ExceptionIndex::new(constraints),
+            result,
+            arrival,
+            required,
+            slack,
+            endpoints,
+        }
+    }
+
+    /// The latest (late) or earliest (early) arrival at `pin` over all its tags.
+    pub fn arrival(&self, pin: PinId, split: Split, transition: Transition) -> Option<f64> {
+        defined(self.arrival[pin.index()][condition_index(split, transition)])
+    }
+
+    /// The required time of the tag with the worst slack at `pin`.
+    pub fn required(&self, pin: PinId, split: Split, transition: Transition) -> Option<f64> {
+        defined(self.required[pin.index()][condition_index(split, transition)])
+    }
+
+    /// The worst slack of the paths through `pin` with that transition there.
+    pub fn slack(&self, pin: PinId, split: Split, transition: Transition) -> Option<f64> {
+        defined(self.slack[pin.index()][condition_index(split, transition)])
+    }
+
+    /// Whether a clock reaches `pin` as a clock (it is in a clock network).
+    pub fn is_clock_network(&self, pin: PinId) -> bool {
+        self.result.clock_network[pin.index()]
+    }
+
+    /// OpenSTA's endpoints: register data pins (with a timing check), outputs, and pins
+    /// that drive nothing.
+    pub fn endpoints(&self) -> &[PinId] {
+        &self.endpoints
+    }
+
+    /// The worst slack of an endpoint over both transitions.
+    pub fn endpoint_slack(&self, pin: PinId, split: Split) -> Option<f64> {
+        Transition::BOTH
+            .into_iter()
+            .filter_map(|transition| self.slack(pin, split, transition))
+            .reduce(f64::min)
+    }
+
+    /// The worst endpoint slack, if any endpoint is constrained.
+    pub fn worst_slack(&self, split: Split) -> Option<f64> {
+        self.endpoints
+            .iter()
+            .filter_map(|&pin| self.endpoint_slack(pin, split))
+            .reduce(f64::min)
+    }
+
+    /// The worst negative slack: min(0, worst endpoint slack).
+    pub fn worst_negative_slack(&self, split: Split) -> f64 {
+        self.worst_slack(split).map_or(0.0, |slack| slack.min(0.0))
+    }
+
+    /// The total negative slack as OpenSTA sums it: per endpoint its worst slack over
+    /// both transitions, negative ones summed.
+    pub fn total_negative_slack(&self, split: Split) -> f64 {
+        self.endpoints
+            .iter()
+            .filter_map(|&pin| self.endpoint_slack(pin, split))
+            .filter(|slack| *slack < 0.0)
+            .fold(0.0, |total, slack| total + slack)
+    }
+
+    /// The total negative slack summed per endpoint and transition (each transition's
+    /// negative slack counted).
+    pub fn total_negative_slack_per_transition(&self, split: Split) -> f64 {
+        self.endpoints
+            .iter()
+            .flat_map(|&pin| {
+                Transition::BOTH
+                    .into_iter()
+                    .filter_map(move |transition| self.slack(pin, split, transition))
+            })
+            .filter(|slack| *slack < 0.0)
+            .fold(0.0, |total, slack| total + slack)
+    }
+
+    /// Every check evaluated, in no particular order.
+    pub fn checks(&self) -> &[Check] {
+        &self.result.checks
+    }
+
+    /// The worst check of each endpoint for `split`, worst first, at most `count`.
+    pub fn worst_checks(&self, split: Split, count: usize) -> Vec<Check> {
+        let mut worst: std::collections::HashMap<PinId, Check> = std::collections::HashMap::new();
+        for check in self
+            .result
+            .checks
+            .iter()
+            .filter(|check| check.split == split)
+        {
+            worst
+                .entry(check.pin)
+                .and_modify(|current| {
+                    if check.slack < current.slack {
+                        *current = *check;
+                    }
+                })
+                .or_insert(*check);
+        }
+        let mut checks: Vec<Check> = worst.into_values().collect();
+        checks.sort_by(|a, b| a.slack.total_cmp(&b.slack).then(a.pin.cmp(&b.pin)));
+        checks.truncate(count);
+        checks
+    }
+
+    /// The tag `id`.
+    pub fn tag(&self, id: TagId) -> &Tag {
+        self.result.tags.tag(id)
+    }
+
+    /// The path of a check's data arrival, from its start (through the launching
+    /// register's clock network back to the clock source) to the endpoint.
+    pub fn trace(
+        &self,
+        graph: &TimingGraph,
+        data: &TimingData,
+        constraints: &Constraints,
+        check: &Check,
+    ) -> Vec<PathPoint> {
+        let mut points = Vec::new();
+        let (mut pin, mut tag) = (check.pin, check.tag);
+        let mut condition = condition_index(check.split, check.transition);
+        for _ in 0..=graph.n_pins() {
+            let arrival = self.result.pin_tags[pin.index()]
+                .iter()
+                .find(|entry| entry.tag == tag)
+                .map_or(f64::NAN, |entry| entry.arrival[condition]);
+            let previous = analysis::previous_step(
+                graph,
+                data,
+                constraints,
+                &self.exceptions,
+                &self.result,
+                pin,
+                tag,
+                condition,
+            );
+            points.push(PathPoint {
+                pin,
+                transition: CONDITIONS[condition].1,
+                arrival,
+                arc: previous.map(|(arc, _, _)| arc),
+                is_clock: self.result.tags.tag(tag).is_clock,
+            });
+            let Some((arc, from_tag, from_condition)) = previous else {
+                break;
+            };
+            pin = graph.arc(arc).from;
+            tag = from_tag;
+            condition = from_condition;
+        }
+        points.reverse();
+        points
+    }
+}
+
+/// `Some(value)` unless NaN.
+fn defined(value: f64) -> Option<f64> {
+    (!value.is_nan()).then_some(value)
+}
+
+/// OpenSTA's endpoints, in pin order: pins with fan-in that have a timing check, or
+/// are outputs, or drive nothing.
+fn endpoint_pins(graph: &TimingGraph) -> Vec<PinId> {
+    let mut checked = vec![false; graph.n_pins() as usize];
+    for test in graph.tests() {
+        checked[test.data.index()] = true;
+    }
+    (0..graph.n_pins())
+        .map(PinId)
+        .filter(|&pin| {
+            !graph.fanin(pin).is_empty()
+                && (checked[pin.index()]
+                    || graph.pin(pin).kind == PinKind::PrimaryOutput
+                    || graph.fanout(pin).is_empty())
+        })
+        .collect()
+}
