@@ -265,6 +265,10 @@ impl Design {
         let module = netlist
             .top(top)
             .map_err(|error| LinkError::Unsupported(error.to_string()))?;
+        // A hierarchical netlist is linked as its flattened top module.
+        let flattened = crate::hierarchy::flatten(netlist, module)?;
+        let flat_module = flattened.as_ref().map(|flat| flat.module());
+        let module = flat_module.as_ref().unwrap_or(module);
         self.design_name = module.name.to_string();
         self.ports.clear();
         self.port_index.clear();
@@ -419,13 +423,20 @@ impl Design {
             .nets
             .par_chunks(NETS_PER_CHUNK)
             .map(|nets| {
-                let net_names: Vec<&str> = nets.iter().map(|net| &*net.name).collect();
+                // Names as the netlist spells them: OpenRCX escapes `.`, `[`, `]` and
+                // other characters of Verilog's escaped names (`a\.b\[1\]` is the
+                // Verilog `\a.b[1] `).
+                let unescaped: Vec<Cow<'_, str>> = nets
+                    .iter()
+                    .map(|net| spef_name(Cow::Borrowed(&net.name)))
+                    .collect();
+                let net_names: Vec<&str> = unescaped.iter().map(|name| &**name).collect();
                 let mut net_slots = vec![None; nets.len()];
                 self.nets.get_batch(&net_names, &mut net_slots);
                 let connections: Vec<Cow<'_, str>> = nets
                     .iter()
                     .flat_map(|net| net.connections.iter())
-                    .map(|connection| connection.name.as_str())
+                    .map(|connection| spef_name(connection.name.as_str()))
                     .collect();
                 let names: Vec<&str> = connections.iter().map(|name| &**name).collect();
                 let keys = resolver.keys(&names);
@@ -453,10 +464,10 @@ impl Design {
                     };
                     let node_key = |name: &tachyon_spef::Name<'_>| {
                         let mut buffer = String::new();
-                        let name = name_str(name, &mut buffer);
+                        let name = spef_name(Cow::Borrowed(name_str(name, &mut buffer)));
                         Ok(resolver
-                            .key(name)
-                            .unwrap_or_else(|| PinKey::Name(name.into())))
+                            .key(&name)
+                            .unwrap_or_else(|| PinKey::Name((*name).into())))
                     };
                     match NetParasitics::from_spef(net, &units, connection_key, node_key) {
                         Ok(parasitics) => converted.push((slot, Shared::new(parasitics))),
@@ -949,6 +960,23 @@ fn connect(connections: &mut Vec<(u32, u32)>, pin: u32, net: u32) {
         Some(entry) => entry.1 = net,
         None => connections.push((pin, net)),
     }
+}
+
+/// A SPEF name as the netlist spells it: each `\x` escape is the character `x`.
+/// Borrowed (no copy) for the common name without escapes.
+fn spef_name(name: Cow<'_, str>) -> Cow<'_, str> {
+    if !name.contains('\\') {
+        return name;
+    }
+    let mut unescaped = String::with_capacity(name.len());
+    let mut characters = name.chars();
+    while let Some(character) = characters.next() {
+        match character {
+            '\\' => unescaped.extend(characters.next()),
+            other => unescaped.push(other),
+        }
+    }
+    Cow::Owned(unescaped)
 }
 
 /// The text of a SPEF name, borrowed when it is one slice of the file.

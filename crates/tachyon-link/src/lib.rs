@@ -12,6 +12,7 @@
 
 mod build;
 mod design;
+mod hierarchy;
 mod library;
 mod logic;
 mod parasitics;

@@ -88,3 +88,116 @@ fn a_file_for_one_split_takes_precedence_over_one_for_both() {
         .collect();
     assert_eq!(delays, [(Split::Early, 10.0), (Split::Late, 30.0)]);
 }
+
+/// Instance pins of a graph, sorted, as `instance:pin net`.
+fn pins_and_nets(graph: &tachyon_graph::TimingGraph) -> Vec<String> {
+    let mut pins: Vec<String> = graph
+        .pins()
+        .iter()
+        .map(|pin| {
+            let net = pin
+                .net
+                .map_or("-".to_string(), |net| graph.net(net).name.clone());
+            format!("{} {net}", pin.name)
+        })
+        .collect();
+    pins.sort();
+    pins
+}
+
+#[test]
+fn hierarchical_netlists_flatten_with_opensta_names() {
+    let netlist = "
+module leaf_pair (a, y); input a; output y; wire mid;
+  BUF first (.A(a), .Z(mid)); BUF second (.A(mid), .Z(y));
+endmodule
+module stage (in, out, clk); input [1:0] in; output out; input clk; wire w;
+  leaf_pair pair (.a(in[1]), .y(w)); DFF r (.CK(clk), .D(w), .Q(out));
+endmodule
+module top (clk, d, q); input clk; input [1:0] d; output q; wire s;
+  stage u (.in(d), .out(s), .clk(clk)); BUF b (.A(s), .Z(q));
+endmodule";
+    let mut design = Design::new();
+    design.set_library(None, &library(BUF));
+    design.set_library(None, &library(DFF));
+    design
+        .set_netlist(&tachyon_verilog::parse_netlist("top.v", netlist).unwrap())
+        .unwrap();
+    let graph = design.build_graph().unwrap();
+    assert_eq!(
+        pins_and_nets(&graph),
+        [
+            "b:A s",
+            "b:Z q",
+            "clk clk",
+            "d[0] d[0]",
+            "d[1] d[1]",
+            "q q",
+            "u/pair/first:A d[1]",
+            "u/pair/first:Z u/pair/mid",
+            "u/pair/second:A u/pair/mid",
+            "u/pair/second:Z u/w",
+            "u/r:CK clk",
+            "u/r:D u/w",
+            "u/r:Q s",
+        ]
+    );
+}
+
+#[test]
+fn cells_without_a_model_are_black_boxes_and_spef_names_unescape() {
+    let netlist = "module top (a, z); input a; output z; wire \\ctrl.n[1] ;
+  BUF \\ctrl.b[0] (.A(a), .Z(\\ctrl.n[1] )); TAPCELL tap (); FILLER f (.VDD(a));
+  BUF b2 (.A(\\ctrl.n[1] ), .Z(z));
+endmodule";
+    let mut design = Design::new();
+    design.set_library(None, &library(BUF));
+    design
+        .set_netlist(&tachyon_verilog::parse_netlist("top.v", netlist).unwrap())
+        .unwrap();
+    assert_eq!(
+        design.black_boxes(),
+        [("FILLER".to_string(), 1), ("TAPCELL".to_string(), 1)]
+    );
+    // OpenRCX escapes the escaped name's `.`, `[` and `]`.
+    let spef = r#"*SPEF "IEEE 1481-1998"
+*DESIGN "top"
+*DATE "x"
+*VENDOR "x"
+*PROGRAM "x"
+*VERSION "x"
+*DESIGN_FLOW "x"
+*DIVIDER /
+*DELIMITER :
+*BUS_DELIMITER [ ]
+*T_UNIT 1 PS
+*C_UNIT 1 FF
+*R_UNIT 1 KOHM
+*L_UNIT 1 HENRY
+
+*D_NET ctrl\.n\[1\] 3
+*CONN
+*I ctrl\.b\[0\]:Z O
+*I b2:A I
+*CAP
+1 ctrl\.b\[0\]:Z 1
+2 b2:A 2
+*RES
+1 ctrl\.b\[0\]:Z b2:A 0.5
+*END
+"#;
+    let spef = tachyon_spef::parse_spef("top.spef", spef).unwrap();
+    design.annotate(&spef).unwrap();
+    let graph = design.build_graph().unwrap();
+    let net = graph
+        .nets()
+        .iter()
+        .find(|net| net.name == "ctrl.n[1]")
+        .expect("the escaped net");
+    let tree = graph.rc_tree(net).expect("its parasitics");
+    assert_eq!(tree.ground_capacitance.iter().sum::<f64>(), 3.0);
+    assert_eq!(tree.pin_nodes.len(), 2);
+    assert!(pins_and_nets(&graph)
+        .iter()
+        .all(|pin| !pin.starts_with("tap")));
+}

@@ -914,73 +914,88 @@ pub fn search(graph: &TimingGraph, data: &TimingData, constraints: &Constraints)
     }
 }
 
-/// The step of the path that gave `tag` its `condition` arrival at `pin`: the arc in,
-/// and the tag and condition it came from (None at a start point). The delay sums are
-/// recomputed as the forward pass made them, so the match is exact.
-pub fn previous_step(
-    graph: &TimingGraph,
-    data: &TimingData,
-    constraints: &Constraints,
-    exceptions: &ExceptionIndex,
-    result: &SearchResult,
-    pin: PinId,
-    tag: TagId,
-    condition: usize,
-) -> Option<(tachyon_graph::ArcId, TagId, usize)> {
-    let values = result.pin_tags[pin.index()]
-        .iter()
-        .find(|entry| entry.tag == tag)?;
-    let target = values.arrival[condition];
-    if target.is_nan() {
-        return None;
-    }
-    let (split, transition) = CONDITIONS[condition];
-    let is_clock = result.tags.tag(tag).is_clock;
-    let derate = |cell: bool| {
-        constraints
-            .derates
-            .factor(split, cell, is_clock, transition)
-    };
-    for &arc_id in graph.fanin(pin) {
-        let arc = graph.arc(arc_id);
-        let delays = data.arc_delay[arc_id.index()];
-        for from in &result.pin_tags[arc.from.index()] {
-            let crossing = cross(
-                &mut Lookup(&result.tags),
-                exceptions,
-                constraints,
-                from.tag,
-                arc,
-            );
-            let Some(crossing) = crossing else {
-                continue;
-            };
-            if crossing.tag != tag || !crossing.keep[split.index()] {
-                continue;
-            }
-            match &arc.kind {
-                ArcKind::Net { .. } => {
-                    if from.arrival[condition] + delays[condition] * derate(false) == target {
-                        return Some((arc_id, from.tag, condition));
-                    }
+/// What tracing a path back reads: the graph, the delays, the constraints and the
+/// search's results.
+pub(crate) struct Tracer<'a> {
+    pub(crate) graph: &'a TimingGraph,
+    pub(crate) data: &'a TimingData,
+    pub(crate) constraints: &'a Constraints,
+    pub(crate) exceptions: &'a ExceptionIndex,
+    pub(crate) result: &'a SearchResult,
+}
+
+impl Tracer<'_> {
+    /// The step of the path that gave `tag` its `condition` arrival at `pin`: the arc
+    /// in, and the tag and condition it came from (None at a start point). The delay
+    /// sums are recomputed as the forward pass made them, so the match is exact.
+    pub(crate) fn previous_step(
+        &self,
+        pin: PinId,
+        tag: TagId,
+        condition: usize,
+    ) -> Option<(tachyon_graph::ArcId, TagId, usize)> {
+        let Tracer {
+            graph,
+            data,
+            constraints,
+            exceptions,
+            result,
+        } = *self;
+        let values = result.pin_tags[pin.index()]
+            .iter()
+            .find(|entry| entry.tag == tag)?;
+        let target = values.arrival[condition];
+        if target.is_nan() {
+            return None;
+        }
+        let (split, transition) = CONDITIONS[condition];
+        let is_clock = result.tags.tag(tag).is_clock;
+        let derate = |cell: bool| {
+            constraints
+                .derates
+                .factor(split, cell, is_clock, transition)
+        };
+        for &arc_id in graph.fanin(pin) {
+            let arc = graph.arc(arc_id);
+            let delays = data.arc_delay[arc_id.index()];
+            for from in &result.pin_tags[arc.from.index()] {
+                let crossing = cross(
+                    &mut Lookup(&result.tags),
+                    exceptions,
+                    constraints,
+                    from.tag,
+                    arc,
+                );
+                let Some(crossing) = crossing else {
+                    continue;
+                };
+                if crossing.tag != tag || !crossing.keep[split.index()] {
+                    continue;
                 }
-                ArcKind::Cell(cell) => {
-                    if cell.split != split {
-                        continue;
+                match &arc.kind {
+                    ArcKind::Net { .. } => {
+                        if from.arrival[condition] + delays[condition] * derate(false) == target {
+                            return Some((arc_id, from.tag, condition));
+                        }
                     }
-                    for input in Transition::BOTH {
-                        let delay = delays[input.index() * 2 + transition.index()];
-                        if delay.is_nan() {
+                    ArcKind::Cell(cell) => {
+                        if cell.split != split {
                             continue;
                         }
-                        let from_condition = condition_index(split, input);
-                        if from.arrival[from_condition] + delay * derate(true) == target {
-                            return Some((arc_id, from.tag, from_condition));
+                        for input in Transition::BOTH {
+                            let delay = delays[input.index() * 2 + transition.index()];
+                            if delay.is_nan() {
+                                continue;
+                            }
+                            let from_condition = condition_index(split, input);
+                            if from.arrival[from_condition] + delay * derate(true) == target {
+                                return Some((arc_id, from.tag, from_condition));
+                            }
                         }
                     }
                 }
             }
         }
+        None
     }
-    None
 }

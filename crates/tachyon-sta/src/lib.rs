@@ -224,6 +224,13 @@ impl StaTiming {
         constraints: &Constraints,
         check: &Check,
     ) -> Vec<PathPoint> {
+        let tracer = analysis::Tracer {
+            graph,
+            data,
+            constraints,
+            exceptions: &self.exceptions,
+            result: &self.result,
+        };
         let mut points = Vec::new();
         let (mut pin, mut tag) = (check.pin, check.tag);
         let mut condition = condition_index(check.split, check.transition);
@@ -232,16 +239,7 @@ impl StaTiming {
                 .iter()
                 .find(|entry| entry.tag == tag)
                 .map_or(f64::NAN, |entry| entry.arrival[condition]);
-            let previous = analysis::previous_step(
-                graph,
-                data,
-                constraints,
-                &self.exceptions,
-                &self.result,
-                pin,
-                tag,
-                condition,
-            );
+            let previous = tracer.previous_step(pin, tag, condition);
             points.push(PathPoint {
                 pin,
                 transition: CONDITIONS[condition].1,

@@ -1,0 +1,247 @@
+//! Hierarchical netlists flattened at link: every instance of a module the netlist
+//! defines is replaced by that module's contents, its instances named
+//! `parent/child/leaf` and its internal nets `parent/child/net`, as OpenSTA names them;
+//! the module's port nets become the nets connected to them.
+
+use std::collections::HashMap;
+
+use tachyon_verilog::{Bit, Connections, Module, Netlist, PortDirection};
+
+use crate::LinkError;
+
+/// The deepest module nesting (a module that instantiates itself stops here).
+const MAX_DEPTH: usize = 64;
+
+/// A top-level port: name, direction, bus range.
+type FlatPort = (String, PortDirection, Option<(i64, i64)>);
+
+/// A leaf instance: name, cell, (pin, net) connections.
+type FlatInstance = (String, String, Vec<(String, String)>);
+
+/// A flattened netlist: the top module's ports, every net bit, every leaf instance with
+/// its (pin, net) connections; names owned.
+#[derive(Debug, Default)]
+pub(crate) struct FlatNetlist {
+    pub(crate) name: String,
+    pub(crate) ports: Vec<FlatPort>,
+    pub(crate) nets: Vec<String>,
+    pub(crate) instances: Vec<FlatInstance>,
+}
+
+/// Flattens `top` when it instantiates modules of `netlist` (None: it is flat already).
+pub(crate) fn flatten(
+    netlist: &Netlist<'_>,
+    top: &Module<'_>,
+) -> Result<Option<FlatNetlist>, LinkError> {
+    let modules: HashMap<&str, &Module<'_>> = netlist
+        .modules
+        .iter()
+        .map(|module| (module.name, module))
+        .collect();
+    if !top
+        .instances
+        .iter()
+        .any(|instance| modules.contains_key(instance.cell))
+    {
+        return Ok(None);
+    }
+    let mut flat = FlatNetlist {
+        name: top.name.to_string(),
+        ports: top
+            .ports
+            .iter()
+            .map(|port| (port.name.to_string(), port.direction, port.range))
+            .collect(),
+        ..FlatNetlist::default()
+    };
+    // The top's nets keep their names.
+    let mut net_map: HashMap<String, Option<String>> = HashMap::new();
+    for (bit, _) in top.port_bits() {
+        net_map.insert(bit.to_string(), Some(bit.to_string()));
+    }
+    for bit in top.wire_bits() {
+        net_map.insert(bit.to_string(), Some(bit.to_string()));
+    }
+    elaborate(&modules, top, "", &net_map, 0, &mut flat)?;
+    flat.nets.sort();
+    flat.nets.dedup();
+    Ok(Some(flat))
+}
+
+/// Adds the contents of `module` (instance path `prefix`) to `flat`; `net_map` names
+/// the flat net of each of its port bits (None: tied to a constant).
+fn elaborate(
+    modules: &HashMap<&str, &Module<'_>>,
+    module: &Module<'_>,
+    prefix: &str,
+    net_map: &HashMap<String, Option<String>>,
+    depth: usize,
+    flat: &mut FlatNetlist,
+) -> Result<(), LinkError> {
+    if depth > MAX_DEPTH {
+        return Err(LinkError::Unsupported(format!(
+            "module {} nested more than {MAX_DEPTH} deep (does a module instantiate itself?)",
+            module.name
+        )));
+    }
+    // A bit of this module: its mapped net, or an internal net under the prefix.
+    let resolve = |bit: &Bit<'_>| -> Option<String> {
+        match bit {
+            Bit::Constant(_) => None,
+            Bit::Net(name) => match net_map.get(name.as_ref()) {
+                Some(mapped) => mapped.clone(),
+                None => Some(format!("{prefix}{name}")),
+            },
+        }
+    };
+    for bit in module.wire_bits() {
+        if let Some(net) = resolve(&Bit::Net(bit)) {
+            flat.nets.push(net);
+        }
+    }
+    for instance in &module.instances {
+        let name = format!("{prefix}{}", instance.name);
+        match modules.get(instance.cell) {
+            Some(child) => {
+                let child_ports: Vec<(std::borrow::Cow<'_, str>, PortDirection)> =
+                    child.port_bits();
+                let mut child_map: HashMap<String, Option<String>> = HashMap::new();
+                let mut connect = |port: &str,
+                                   expression: &tachyon_verilog::Expression<'_>|
+                 -> Result<(), LinkError> {
+                    let range = child.range_of(port);
+                    let port_bits: Vec<String> = match range {
+                        None => vec![port.to_string()],
+                        Some((msb, lsb)) => {
+                            let step: i64 = if msb >= lsb { -1 } else { 1 };
+                            let mut bits = Vec::new();
+                            let mut index = msb;
+                            loop {
+                                bits.push(format!("{port}[{index}]"));
+                                if index == lsb {
+                                    break;
+                                }
+                                index += step;
+                            }
+                            bits
+                        }
+                    };
+                    let bits = expression.bits(module);
+                    if bits.len() != port_bits.len() {
+                        return Err(LinkError::Unsupported(format!(
+                            "instance {name} of module {}: port {port} has {} bits, its connection {}",
+                            child.name,
+                            port_bits.len(),
+                            bits.len()
+                        )));
+                    }
+                    for (port_bit, bit) in port_bits.into_iter().zip(bits) {
+                        child_map.insert(port_bit, resolve(&bit));
+                    }
+                    Ok(())
+                };
+                match &instance.connections {
+                    Connections::Named(named) => {
+                        for connection in named {
+                            if !child.ports.iter().any(|port| port.name == connection.pin) {
+                                return Err(LinkError::UnknownCellPin {
+                                    instance: name.clone(),
+                                    cell: child.name.to_string(),
+                                    pin: connection.pin.to_string(),
+                                });
+                            }
+                            if let Some(expression) = &connection.expression {
+                                connect(connection.pin, expression)?;
+                            }
+                        }
+                    }
+                    Connections::Positional(expressions) => {
+                        if expressions.len() > child.ports.len() {
+                            return Err(LinkError::Unsupported(format!(
+                                "instance {name} of module {}: {} connections for {} ports",
+                                child.name,
+                                expressions.len(),
+                                child.ports.len()
+                            )));
+                        }
+                        for (port, expression) in child.ports.iter().zip(expressions) {
+                            connect(port.name, expression)?;
+                        }
+                    }
+                }
+                // Ports left unconnected are nets of their own inside the child.
+                for (bit, _) in child_ports {
+                    child_map
+                        .entry(bit.to_string())
+                        .or_insert_with(|| Some(format!("{name}/{bit}")));
+                }
+                elaborate(
+                    modules,
+                    child,
+                    &format!("{name}/"),
+                    &child_map,
+                    depth + 1,
+                    flat,
+                )?;
+            }
+            None => {
+                let Connections::Named(named) = &instance.connections else {
+                    return Err(LinkError::Unsupported(format!(
+                        "instance `{name}`: positional connections"
+                    )));
+                };
+                let mut connections = Vec::with_capacity(named.len());
+                for connection in named {
+                    let Some(expression) = &connection.expression else {
+                        continue;
+                    };
+                    if let Some(Some(net)) = expression.bits(module).first().map(&resolve) {
+                        flat.nets.push(net.clone());
+                        connections.push((connection.pin.to_string(), net));
+                    }
+                }
+                flat.instances
+                    .push((name, instance.cell.to_string(), connections));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl FlatNetlist {
+    /// The flattened netlist as one Verilog module (borrowing the names).
+    pub(crate) fn module(&self) -> Module<'_> {
+        let ports = self
+            .ports
+            .iter()
+            .map(|(name, direction, range)| tachyon_verilog::Port {
+                name,
+                direction: *direction,
+                range: *range,
+            })
+            .collect();
+        let wires = self
+            .nets
+            .iter()
+            .map(|name| tachyon_verilog::Wire { name, range: None })
+            .collect();
+        let instances = self
+            .instances
+            .iter()
+            .map(|(name, cell, connections)| tachyon_verilog::Instance {
+                cell,
+                name: std::borrow::Cow::Borrowed(name.as_str()),
+                connections: Connections::Named(
+                    connections
+                        .iter()
+                        .map(|(pin, net)| tachyon_verilog::NamedConnection {
+                            pin,
+                            expression: Some(tachyon_verilog::Expression::Net(net)),
+                        })
+                        .collect(),
+                ),
+            })
+            .collect();
+        Module::new(&self.name, ports, wires, instances, Vec::new())
+    }
+}
