@@ -37,12 +37,13 @@ mod timing;
 pub use conditions::{condition_index, ConditionMask, Split, Transition, CONDITIONS};
 pub use ops::{parse_ops, Operation, OperationKind};
 pub use sdc::{
-    eval_sdc_script, new_interp, new_state, parse_sdc, read_sdc, CaseAnalysis, ClockEdgeKind,
-    ClockGroups, ClockLatency, ClockTransition, ClockUncertainty, CreateClock, DesignView,
-    DisableTiming, DrivingCell, FileReader, InputTransition, IoDelay, Location, Multicycle, Object,
-    ObjectKind, PartialAssertion, PartialAssertionKind, PathDelay, PathException, PortDirection,
-    ReadError, ReadOptions, Sdc, SdcCommand, SdcError, SdcHost, SdcNote, SdcState, SdcUnits,
-    SetLoad, SetupHold, TimingDerate, Units, UnsupportedMode,
+    eval_nested, eval_sdc_script, eval_sdc_script_at, fail, new_interp, new_state, parse_sdc,
+    read_sdc, CaseAnalysis, ClockEdgeKind, ClockGroups, ClockLatency, ClockTransition,
+    ClockUncertainty, CreateClock, DesignView, DisableTiming, DrivingCell, FileReader,
+    InputTransition, IoDelay, Location, Multicycle, Object, ObjectKind, PartialAssertion,
+    PartialAssertionKind, PathDelay, PathException, PortDirection, ReadError, ReadOptions, Sdc,
+    SdcCommand, SdcError, SdcHost, SdcNote, SdcState, SdcUnits, SetLoad, SetupHold, TimingDerate,
+    Units, UnsupportedMode,
 };
 
 /// The Tcl interpreter SDC is read with, for hosts that add commands of their own

@@ -207,11 +207,7 @@ pub trait SdcHost: 'static {
 
 /// The error of an SDC command: records where it arose (the first error of a command
 /// wins) and returns it to the interpreter.
-pub(crate) fn fail<H: SdcHost>(
-    interp: &mut Interp<H>,
-    command: &str,
-    message: String,
-) -> MoltResult {
+pub fn fail<H: SdcHost>(interp: &mut Interp<H>, command: &str, message: String) -> MoltResult {
     let state = interp.context_mut().sdc_mut();
     if state.error_site.is_none() {
         state.error_site = Some((state.location(), command.to_string()));
@@ -234,7 +230,21 @@ pub fn eval_sdc_script<H: SdcHost>(
     file_name: &str,
     text: &str,
 ) -> Result<(), ReadError> {
-    let spans = split_commands(file_name, text)?;
+    eval_sdc_script_at(interp, file_name, text, 1)
+}
+
+/// [`eval_sdc_script`] of text that starts on line `first_line` of its file (a chunk
+/// of an interactive session).
+pub fn eval_sdc_script_at<H: SdcHost>(
+    interp: &mut Interp<H>,
+    file_name: &str,
+    text: &str,
+    first_line: u32,
+) -> Result<(), ReadError> {
+    let spans = split_commands(file_name, text).map_err(|mut error| {
+        error.line = error.line.saturating_add(first_line - 1);
+        error
+    })?;
     let file: Arc<str> = Arc::from(file_name);
     interp.context_mut().sdc_mut().frames.push(Location {
         file: Arc::clone(&file),
@@ -243,7 +253,7 @@ pub fn eval_sdc_script<H: SdcHost>(
     let mut lines = LineCounter::default();
     let mut outcome = Ok(());
     for span in spans {
-        let line = lines.line_at(text, span.start);
+        let line = lines.line_at(text, span.start) + (first_line.max(1) - 1);
         let command_text = &text[span.start..span.end];
         {
             let state = interp.context_mut().sdc_mut();
@@ -289,6 +299,19 @@ pub fn eval_sdc_script<H: SdcHost>(
     outcome
 }
 
+/// Evaluates `text` (file `name`) from inside a command, as `source` does: an error
+/// keeps its own file and line.
+pub fn eval_nested<H: SdcHost>(interp: &mut Interp<H>, name: &str, text: &str) -> MoltResult {
+    match eval_sdc_script(interp, name, text) {
+        Ok(()) => molt_ok!(),
+        Err(error) => {
+            let message = error.to_string();
+            interp.context_mut().sdc_mut().pending = Some(error);
+            Err(Exception::molt_err(Value::from(message)))
+        }
+    }
+}
+
 /// The deepest `source` nesting (a file sourcing itself stops here).
 const MAX_SOURCE_DEPTH: usize = 32;
 
@@ -315,14 +338,7 @@ pub fn cmd_source<H: SdcHost>(interp: &mut Interp<H>, argv: &[Value]) -> MoltRes
         Ok(text) => text,
         Err(error) => return fail(interp, "source", format!("cannot read {path}: {error}")),
     };
-    match eval_sdc_script(interp, &path, &text) {
-        Ok(()) => molt_ok!(),
-        Err(error) => {
-            let message = error.to_string();
-            interp.context_mut().sdc_mut().pending = Some(error);
-            Err(Exception::molt_err(Value::from(message)))
-        }
-    }
+    eval_nested(interp, &path, &text)
 }
 
 /// `name` relative to the folder of `current_file` when that names a file in a folder

@@ -22,8 +22,8 @@ use crate::conditions::ConditionMask;
 
 pub use assertions::{PartialAssertion, PartialAssertionKind, SdcError};
 pub use interp::{
-    eval_sdc_script, new_interp, new_state, read_sdc, FileReader, ReadError, ReadOptions, SdcHost,
-    SdcState, UnsupportedMode,
+    eval_nested, eval_sdc_script, eval_sdc_script_at, fail, new_interp, new_state, read_sdc,
+    FileReader, ReadError, ReadOptions, SdcHost, SdcState, UnsupportedMode,
 };
 pub use objects::{DesignView, PortDirection};
 
