@@ -152,6 +152,10 @@ pub(crate) struct GraphEdits {
     /// Instances whose tests are left out (`set_disable_timing` on an instance), with
     /// the `-from`/`-to` pin names when given.
     pub(crate) disabled_tests: Vec<(String, Option<String>, Option<String>)>,
+    /// Register clock pins an ideal clock reaches: (pin, clock, inverted on the way).
+    pub(crate) ideal_clock_pins: Vec<(PinId, ClockId, bool)>,
+    /// Per clock, its ideal transition per condition.
+    pub(crate) ideal_clock_transitions: Vec<[f64; 4]>,
 }
 
 impl Design {
@@ -309,7 +313,107 @@ impl Design {
             }
         }
         edits.disabled_tests = disabled_instances;
+        self.cut_ideal_clocks(graph, &mut edits)?;
         Ok(edits)
+    }
+
+    /// Ideal clocks: the register clock pins they reach get the clock's ideal arrival and
+    /// transition (OpenSTA's ideal clocks), so the clock network's net arcs into those
+    /// pins are cut and the pins seeded instead. Each reached pin is listed with the
+    /// clock and whether the network inverts it there.
+    fn cut_ideal_clocks(
+        &self,
+        graph: &TimingGraph,
+        edits: &mut GraphEdits,
+    ) -> Result<(), LinkError> {
+        let mut resolver = Resolver::default();
+        for command in &self.sdc_commands {
+            resolver.command(self, graph, command)?;
+        }
+        let clocks = resolver.clocks;
+        if clocks
+            .iter()
+            .all(|clock| clock.propagated || clock.sources.is_empty())
+        {
+            return Ok(());
+        }
+        let register_clock = tachyon_sta::register_clock_pins(graph);
+        let disabled: HashSet<ArcId> = edits.disabled_arcs.iter().copied().collect();
+        let mut fanout: HashMap<PinId, Vec<ArcId>> = HashMap::new();
+        for (index, arc) in graph.arcs().iter().enumerate() {
+            let id = ArcId(index as u32);
+            if !disabled.contains(&id) {
+                fanout.entry(arc.from).or_default().push(id);
+            }
+        }
+        // Per register clock pin: (clock, inverted, propagated) of every clock reaching
+        // it, and the arcs that reach it.
+        let mut reached: HashMap<PinId, Vec<(usize, bool, bool)>> = HashMap::new();
+        let mut arcs_in: HashMap<PinId, Vec<ArcId>> = HashMap::new();
+        for (index, clock) in clocks.iter().enumerate() {
+            let mut seen: HashSet<(PinId, bool)> = HashSet::new();
+            let mut queue: Vec<(PinId, bool)> =
+                clock.sources.iter().map(|&pin| (pin, false)).collect();
+            while let Some((pin, inverted)) = queue.pop() {
+                if !seen.insert((pin, inverted)) {
+                    continue;
+                }
+                if register_clock[pin.index()] {
+                    reached
+                        .entry(pin)
+                        .or_default()
+                        .push((index, inverted, clock.propagated));
+                    continue;
+                }
+                for &arc_id in fanout.get(&pin).map_or(&[][..], Vec::as_slice) {
+                    let arc = graph.arc(arc_id);
+                    if register_clock[arc.to.index()] {
+                        arcs_in.entry(arc.to).or_default().push(arc_id);
+                    }
+                    match &arc.kind {
+                        ArcKind::Net { .. } => queue.push((arc.to, inverted)),
+                        ArcKind::Cell(cell) if cell.clock_edge.is_none() => match cell.unateness {
+                            tachyon_graph::Unateness::Positive => queue.push((arc.to, inverted)),
+                            tachyon_graph::Unateness::Negative => queue.push((arc.to, !inverted)),
+                            tachyon_graph::Unateness::NonUnate => {
+                                queue.push((arc.to, inverted));
+                                queue.push((arc.to, !inverted));
+                            }
+                        },
+                        ArcKind::Cell(_) => {}
+                    }
+                }
+            }
+        }
+        let mut pins: Vec<PinId> = reached.keys().copied().collect();
+        pins.sort();
+        for pin in pins {
+            let clocks_here = &reached[&pin];
+            let ideal = clocks_here
+                .iter()
+                .filter(|(_, _, propagated)| !propagated)
+                .count();
+            if ideal == 0 {
+                continue;
+            }
+            if ideal != clocks_here.len() {
+                return Err(LinkError::Unsupported(format!(
+                    "clock pin {} is reached by ideal and propagated clocks alike",
+                    graph.pin(pin).name
+                )));
+            }
+            for &(clock, inverted, _) in clocks_here {
+                edits
+                    .ideal_clock_pins
+                    .push((pin, ClockId(clock as u32), inverted));
+            }
+            let mut cut = arcs_in.remove(&pin).unwrap_or_default();
+            cut.sort();
+            cut.dedup();
+            edits.disabled_arcs.extend(cut);
+        }
+        edits.ideal_clock_transitions = clocks.iter().map(|clock| clock.transition).collect();
+        Ok(())
     }
 
     /// The library cell of the instance a graph pin `instance:pin` belongs to, with the
@@ -528,6 +632,26 @@ impl Design {
                 .slew
                 .push((id, slews.get(&id).copied().unwrap_or([0.0; 4])));
         }
+        // Register clock pins of ideal clocks: cut from their network, seeded with the
+        // clock's transition (the worst of the clocks reaching them).
+        let mut ideal: HashMap<PinId, [f64; 4]> = HashMap::new();
+        for &(pin, clock, _) in &edits.ideal_clock_pins {
+            let transition = edits.ideal_clock_transitions[clock.index()];
+            let slot = ideal.entry(pin).or_insert(transition);
+            for (condition, value) in slot.iter_mut().enumerate() {
+                *value = if condition < 2 {
+                    value.min(transition[condition])
+                } else {
+                    value.max(transition[condition])
+                };
+            }
+        }
+        let mut ideal: Vec<(PinId, [f64; 4])> = ideal.into_iter().collect();
+        ideal.sort_by_key(|(pin, _)| *pin);
+        for (pin, transition) in ideal {
+            assertions.arrival.push((pin, [0.0; 4]));
+            assertions.slew.push((pin, transition));
+        }
         graph.set_assertions(assertions);
         Ok(())
     }
@@ -662,6 +786,7 @@ impl Design {
         let mut constants: Vec<(PinId, bool)> = edits.constants.into_iter().collect();
         constants.sort();
         constraints.constant_pins = constants;
+        constraints.ideal_clock_pins = edits.ideal_clock_pins;
         let mut loads: HashMap<PinId, [f64; 4]> = HashMap::new();
         for command in &self.sdc_commands {
             if let SdcCommand::SetLoad(load) = command {
@@ -1205,6 +1330,7 @@ impl Resolver {
             derates: self.derates,
             constant_pins: Vec::new(),
             input_drive_delay: Vec::new(),
+            ideal_clock_pins: Vec::new(),
         })
     }
 }

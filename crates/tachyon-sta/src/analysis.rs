@@ -456,14 +456,41 @@ impl<'a> Search<'a> {
                 }
             }
         }
+        for &(ideal_pin, clock_id, inverted) in &constraints.ideal_clock_pins {
+            if ideal_pin != pin {
+                continue;
+            }
+            // An ideal clock arrives at its edge plus its source and network latencies.
+            let clock = constraints.clock(clock_id);
+            for edge in Transition::BOTH {
+                let tag = self.tags.intern(Tag {
+                    launch: Some(ClockEdge {
+                        clock: clock_id,
+                        transition: edge,
+                    }),
+                    is_clock: true,
+                    state: NO_STATE,
+                });
+                let at_pin = if inverted { edge.flipped() } else { edge };
+                let slot = tag_slot(values, tag);
+                for split in Split::BOTH {
+                    let edge_condition = condition_index(split, edge);
+                    merge_arrival(
+                        &mut slot.arrival[condition_index(split, at_pin)],
+                        clock.edge_time(edge)
+                            + clock.source_latency[edge_condition]
+                            + clock.network_latency[edge_condition],
+                        split,
+                    );
+                }
+            }
+        }
         if self.register_clock[pin.index()] {
             let clocked = values.iter().any(|entry| {
                 let tag = self.tags.tag(entry.tag);
                 tag.is_clock && tag.launch.is_some()
             });
-            if clocked {
-                self.ideal_register_clock(pin, values);
-            } else {
+            if !clocked {
                 // A register no clock reaches launches unclocked paths at 0.
                 let tag = self.tags.intern(Tag {
                     launch: None,
@@ -471,32 +498,6 @@ impl<'a> Search<'a> {
                     state: NO_STATE,
                 });
                 tag_slot(values, tag).arrival = [0.0; 4];
-            }
-        }
-    }
-
-    /// At a register clock pin, an ideal clock arrives at its edge plus its source and
-    /// network latencies (the clock network's delays are not counted).
-    fn ideal_register_clock(&self, _pin: PinId, values: &mut [TagValues]) {
-        for entry in values.iter_mut() {
-            let tag = self.tags.tag(entry.tag);
-            let (Some(edge), true) = (tag.launch, tag.is_clock) else {
-                continue;
-            };
-            let clock = self.constraints.clock(edge.clock);
-            if clock.propagated {
-                continue;
-            }
-            for (condition, value) in entry.arrival.iter_mut().enumerate() {
-                if value.is_nan() {
-                    continue;
-                }
-                // The latencies of the edge's own transition at the source.
-                let split_base = condition & 2;
-                let edge_condition = split_base + edge.transition.index();
-                *value = clock.edge_time(edge.transition)
-                    + clock.source_latency[edge_condition]
-                    + clock.network_latency[edge_condition];
             }
         }
     }

@@ -253,6 +253,9 @@ pub struct Constraints {
     pub constant_pins: Vec<(PinId, bool)>,
     /// Extra delay at input ports from their driving cells, per condition.
     pub input_drive_delay: Vec<(PinId, [f64; 4])>,
+    /// Register clock pins an ideal clock reaches (cut from the clock network; they get
+    /// the clock's ideal arrival): (pin, clock, whether the network inverts the clock).
+    pub ideal_clock_pins: Vec<(PinId, ClockId, bool)>,
 }
 
 impl Constraints {
