@@ -60,8 +60,15 @@ pub struct Check {
     pub required: f64,
     /// The data arrival.
     pub arrival: f64,
-    /// The slack (late: required - arrival; early: arrival - required).
+    /// The slack (late: required - arrival; early: arrival - required), with the CRPR
+    /// credit.
     pub slack: f64,
+    /// Where the capture clock arrives: the clock pin, its clock tag and condition (a
+    /// register test; none for an output delay).
+    pub capture_clock: Option<(PinId, TagId, usize)>,
+    /// The common path pessimism removed (0 when the launch and capture clock paths
+    /// share no pin).
+    pub crpr: f64,
 }
 
 /// The outcome of a search.
@@ -553,16 +560,18 @@ impl<'a> Search<'a> {
             };
             let clock_condition = condition_index(clock_split, test.clock_edge);
             let clock_slew = self.data.slew[test.clock.index()][clock_condition];
-            let captures: Vec<(ClockEdge, f64)> = self.pin_tags[test.clock.index()]
+            let captures: Vec<(ClockEdge, f64, TagId)> = self.pin_tags[test.clock.index()]
                 .iter()
                 .filter_map(|entry| {
                     let tag = self.tags.tag(entry.tag);
                     match (tag.is_clock, tag.launch) {
-                        (true, Some(edge)) => Some((edge, entry.arrival[clock_condition])),
+                        (true, Some(edge)) => {
+                            Some((edge, entry.arrival[clock_condition], entry.tag))
+                        }
                         _ => None,
                     }
                 })
-                .filter(|(_, arrival)| !arrival.is_nan())
+                .filter(|(_, arrival, _)| !arrival.is_nan())
                 .collect();
             for transition in Transition::BOTH {
                 let Some(table) = test.constraint[transition.index()] else {
@@ -578,13 +587,14 @@ impl<'a> Search<'a> {
                     TestKind::Setup => CheckKind::Setup,
                     TestKind::Hold => CheckKind::Hold,
                 };
-                for &(edge, clock_arrival) in &captures {
+                for &(edge, clock_arrival, clock_tag) in &captures {
                     let capture = Capture {
                         edge: Some(edge),
                         // The capture clock's own delay: its arrival less its edge.
                         latency: clock_arrival - self.constraints.edge_time(edge),
                         margin,
                         kind,
+                        clock: Some((test.clock, clock_tag, clock_condition)),
                     };
                     self.check_endpoint(test.data, split, transition, &capture, &mut checks);
                 }
@@ -595,6 +605,7 @@ impl<'a> Search<'a> {
                         latency: 0.0,
                         margin,
                         kind,
+                        clock: None,
                     };
                     self.check_endpoint(test.data, split, transition, &capture, &mut checks);
                 }
@@ -631,6 +642,7 @@ impl<'a> Search<'a> {
                             Split::Late => CheckKind::OutputSetup,
                             Split::Early => CheckKind::OutputHold,
                         },
+                        clock: None,
                     };
                     self.check_endpoint(pin, split, transition, &capture, &mut checks);
                 }
@@ -649,6 +661,7 @@ impl<'a> Search<'a> {
                                 Split::Late => CheckKind::OutputSetup,
                                 Split::Early => CheckKind::OutputHold,
                             },
+                            clock: None,
                         };
                         self.check_endpoint(pin, split, transition, &capture, &mut checks);
                     }
@@ -793,6 +806,8 @@ impl<'a> Search<'a> {
                 required,
                 arrival,
                 slack,
+                capture_clock: capture.clock,
+                crpr: 0.0,
             });
             seeds.push((entry.tag, required));
         }
@@ -879,6 +894,8 @@ struct Capture {
     latency: f64,
     margin: f64,
     kind: CheckKind,
+    /// The clock pin, clock tag and condition of a register's capture.
+    clock: Option<(PinId, TagId, usize)>,
 }
 
 /// Per pin, the indices of its port delays.

@@ -16,7 +16,8 @@
 //! tags. Each pin's reported arrival is the latest (earliest) of all its tags, as
 //! OpenSTA reports it.
 //!
-//! Not here: CRPR (common clock path pessimism removal), latches, generated clocks.
+//! CRPR credits each check's worst path (`same_pin`, as OpenSTA's default); the pins
+//! upstream of an endpoint keep no credit. Not here: latches, generated clocks.
 
 mod analysis;
 mod constraints;
@@ -100,14 +101,119 @@ impl StaTiming {
             }
         }
         let endpoints = endpoint_pins(graph);
-        StaTiming {
+        let mut timing = StaTiming {
             exceptions: tags::ExceptionIndex::new(constraints),
             result,
             arrival,
             required,
             slack,
             endpoints,
+        };
+        timing.remove_common_path_pessimism(graph, data, constraints);
+        timing
+    }
+
+    /// CRPR, as OpenSTA's default (`same_pin`) does it for each check's worst path: where
+    /// the launching register's clock path and the capturing register's clock path
+    /// last share a pin, the difference of the late and early clock arrivals there is
+    /// pessimism (one clock edge cannot be both late and early) and is credited to the
+    /// check. The credit reaches the check's slack and its endpoint's; the slacks of
+    /// pins upstream of the endpoint keep none (pessimistic).
+    fn remove_common_path_pessimism(
+        &mut self,
+        graph: &TimingGraph,
+        data: &TimingData,
+        constraints: &Constraints,
+    ) {
+        // Without a clock pin whose late and early arrivals differ there is nothing to
+        // credit.
+        let any_spread = self.result.pin_tags.iter().any(|values| {
+            values.iter().any(|entry| {
+                self.result.tags.tag(entry.tag).is_clock
+                    && (0..2).any(|transition| {
+                        let (early, late) =
+                            (entry.arrival[transition], entry.arrival[2 + transition]);
+                        !early.is_nan() && !late.is_nan() && late != early
+                    })
+            })
+        });
+        if !any_spread {
+            return;
         }
+        let mut checks = std::mem::take(&mut self.result.checks);
+        for check in &mut checks {
+            let Some((clock_pin, clock_tag, clock_condition)) = check.capture_clock else {
+                continue;
+            };
+            if self.result.tags.tag(check.tag).launch.is_none() {
+                continue;
+            }
+            let launch: Vec<PathPoint> = self
+                .trace(graph, data, constraints, check)
+                .into_iter()
+                .take_while(|point| point.is_clock)
+                .collect();
+            if launch.is_empty() {
+                continue;
+            }
+            let capture = self.trace_from(
+                graph,
+                data,
+                constraints,
+                clock_pin,
+                clock_tag,
+                clock_condition,
+            );
+            let common = launch
+                .iter()
+                .zip(&capture)
+                .take_while(|(launch, capture)| launch.pin == capture.pin)
+                .last()
+                .map(|(launch, _)| *launch);
+            let Some(common) = common else {
+                continue;
+            };
+            // The launch path's tag at the common pin.
+            let tag = self.result.pin_tags[common.pin.index()]
+                .iter()
+                .find(|entry| {
+                    let tag = self.result.tags.tag(entry.tag);
+                    tag.is_clock
+                        && entry.arrival[condition_index(check.split, common.transition)]
+                            == common.arrival
+                })
+                .map(|entry| entry.arrival);
+            let Some(arrival) = tag else {
+                continue;
+            };
+            let late = arrival[condition_index(Split::Late, common.transition)];
+            let early = arrival[condition_index(Split::Early, common.transition)];
+            let credit = late - early;
+            if credit.is_nan() || credit <= 0.0 {
+                continue;
+            }
+            check.crpr = credit;
+            check.slack += credit;
+            match check.split {
+                Split::Late => check.required += credit,
+                Split::Early => check.required -= credit,
+            }
+        }
+        // An endpoint's slack is its worst check's.
+        let mut worst: std::collections::HashMap<(PinId, usize), (f64, f64)> =
+            std::collections::HashMap::new();
+        for check in &checks {
+            let key = (check.pin, condition_index(check.split, check.transition));
+            let entry = worst.entry(key).or_insert((check.slack, check.required));
+            if check.slack < entry.0 {
+                *entry = (check.slack, check.required);
+            }
+        }
+        for ((pin, condition), (slack, required)) in worst {
+            self.slack[pin.index()][condition] = slack;
+            self.required[pin.index()][condition] = required;
+        }
+        self.result.checks = checks;
     }
 
     /// The latest (late) or earliest (early) arrival at `pin` over all its tags.
@@ -224,6 +330,20 @@ impl StaTiming {
         constraints: &Constraints,
         check: &Check,
     ) -> Vec<PathPoint> {
+        let condition = condition_index(check.split, check.transition);
+        self.trace_from(graph, data, constraints, check.pin, check.tag, condition)
+    }
+
+    /// The path that gave `tag` its `condition` arrival at `pin`, from its start.
+    pub fn trace_from(
+        &self,
+        graph: &TimingGraph,
+        data: &TimingData,
+        constraints: &Constraints,
+        pin: PinId,
+        tag: TagId,
+        condition: usize,
+    ) -> Vec<PathPoint> {
         let tracer = analysis::Tracer {
             graph,
             data,
@@ -232,8 +352,7 @@ impl StaTiming {
             result: &self.result,
         };
         let mut points = Vec::new();
-        let (mut pin, mut tag) = (check.pin, check.tag);
-        let mut condition = condition_index(check.split, check.transition);
+        let (mut pin, mut tag, mut condition) = (pin, tag, condition);
         for _ in 0..=graph.n_pins() {
             let arrival = self.result.pin_tags[pin.index()]
                 .iter()
