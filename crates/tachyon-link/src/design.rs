@@ -285,9 +285,6 @@ impl Design {
                 net: None,
             });
         }
-        if !module.assigns.is_empty() {
-            tracing::warn!(n = module.assigns.len(), "assign statements are ignored");
-        }
         // The nets: declared wires and ports, in name order, plus any connected net
         // not declared (rare, so they are merged in only when there are some).
         let wires = module.wire_bits();
@@ -377,7 +374,12 @@ impl Design {
         }
         self.nets = nets;
         for port in &mut self.ports {
-            port.net = self.nets.get(&port.name);
+            // A port joined to another net by `assign` connects to that net.
+            let net = flattened
+                .as_ref()
+                .and_then(|flat| flat.aliases.get(&port.name))
+                .unwrap_or(&port.name);
+            port.net = self.nets.get(net);
         }
         // Name order; a repeated instance name keeps the last cell and merges the
         // connections, later ones winning (as inserting one by one did).

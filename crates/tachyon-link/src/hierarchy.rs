@@ -1,7 +1,9 @@
 //! Hierarchical netlists flattened at link: every instance of a module the netlist
 //! defines is replaced by that module's contents, its instances named
 //! `parent/child/leaf` and its internal nets `parent/child/net`, as OpenSTA names them;
-//! the module's port nets become the nets connected to them.
+//! the module's port nets become the nets connected to them. `assign a = b;` joins the
+//! two nets into one (named after a top-level port when one is in it); a net assigned a
+//! constant is left undriven.
 
 use std::collections::HashMap;
 
@@ -26,6 +28,23 @@ pub(crate) struct FlatNetlist {
     pub(crate) ports: Vec<FlatPort>,
     pub(crate) nets: Vec<String>,
     pub(crate) instances: Vec<FlatInstance>,
+    /// Net names joined into another by `assign` (name -> the net's name).
+    pub(crate) aliases: HashMap<String, String>,
+    /// Pairs of nets an `assign` joins, before they are resolved into `aliases`.
+    joins: Vec<(String, String)>,
+}
+
+/// Whether the module or any module it instantiates has `assign` statements.
+fn has_assigns(modules: &HashMap<&str, &Module<'_>>, module: &Module<'_>, depth: usize) -> bool {
+    if !module.assigns.is_empty() {
+        return true;
+    }
+    depth < MAX_DEPTH
+        && module.instances.iter().any(|instance| {
+            modules
+                .get(instance.cell)
+                .is_some_and(|child| has_assigns(modules, child, depth + 1))
+        })
 }
 
 /// Flattens `top` when it instantiates modules of `netlist` (None: it is flat already).
@@ -38,11 +57,11 @@ pub(crate) fn flatten(
         .iter()
         .map(|module| (module.name, module))
         .collect();
-    if !top
+    let hierarchical = top
         .instances
         .iter()
-        .any(|instance| modules.contains_key(instance.cell))
-    {
+        .any(|instance| modules.contains_key(instance.cell));
+    if !hierarchical && !has_assigns(&modules, top, 0) {
         return Ok(None);
     }
     let mut flat = FlatNetlist {
@@ -63,9 +82,97 @@ pub(crate) fn flatten(
         net_map.insert(bit.to_string(), Some(bit.to_string()));
     }
     elaborate(&modules, top, "", &net_map, 0, &mut flat)?;
+    flat.join_assigned_nets();
     flat.nets.sort();
     flat.nets.dedup();
     Ok(Some(flat))
+}
+
+impl FlatNetlist {
+    /// Resolves the `assign` joins: each set of joined nets takes one name (a top-level
+    /// port's when one is in the set, else the smallest), and every reference to the
+    /// others is renamed.
+    fn join_assigned_nets(&mut self) {
+        if self.joins.is_empty() {
+            return;
+        }
+        // Union-find over the joined names.
+        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut names: Vec<String> = Vec::new();
+        let mut parent: Vec<usize> = Vec::new();
+        let mut id = |name: &String, names: &mut Vec<String>, parent: &mut Vec<usize>| {
+            *index.entry(name.clone()).or_insert_with(|| {
+                names.push(name.clone());
+                parent.push(parent.len());
+                parent.len() - 1
+            })
+        };
+        fn root(parent: &mut [usize], mut node: usize) -> usize {
+            while parent[node] != node {
+                parent[node] = parent[parent[node]];
+                node = parent[node];
+            }
+            node
+        }
+        for (a, b) in std::mem::take(&mut self.joins) {
+            let (a, b) = (
+                id(&a, &mut names, &mut parent),
+                id(&b, &mut names, &mut parent),
+            );
+            let (a, b) = (root(&mut parent, a), root(&mut parent, b));
+            if a != b {
+                parent[a] = b;
+            }
+        }
+        let port_bits: std::collections::HashSet<String> = self
+            .ports
+            .iter()
+            .flat_map(|(name, _, range)| match range {
+                None => vec![name.clone()],
+                Some((msb, lsb)) => {
+                    let (low, high) = ((*msb).min(*lsb), (*msb).max(*lsb));
+                    (low..=high).map(|bit| format!("{name}[{bit}]")).collect()
+                }
+            })
+            .collect();
+        // Each set's name: a port's, else the smallest.
+        let mut chosen: HashMap<usize, String> = HashMap::new();
+        for node in 0..names.len() {
+            let set = root(&mut parent, node);
+            let name = &names[node];
+            let better = match chosen.get(&set) {
+                None => true,
+                Some(current) => {
+                    let (is_port, current_is_port) =
+                        (port_bits.contains(name), port_bits.contains(current));
+                    (is_port && !current_is_port) || (is_port == current_is_port && name < current)
+                }
+            };
+            if better {
+                chosen.insert(set, name.clone());
+            }
+        }
+        for node in 0..names.len() {
+            let set = root(&mut parent, node);
+            if chosen[&set] != names[node] {
+                self.aliases
+                    .insert(names[node].clone(), chosen[&set].clone());
+            }
+        }
+        let aliases = &self.aliases;
+        for net in &mut self.nets {
+            if let Some(name) = aliases.get(net.as_str()) {
+                *net = name.clone();
+            }
+        }
+        for (_, _, connections) in &mut self.instances {
+            for (_, net) in connections.iter_mut() {
+                if let Some(name) = aliases.get(net.as_str()) {
+                    *net = name.clone();
+                }
+            }
+        }
+    }
 }
 
 /// Adds the contents of `module` (instance path `prefix`) to `flat`; `net_map` names
@@ -97,6 +204,26 @@ fn elaborate(
     for bit in module.wire_bits() {
         if let Some(net) = resolve(&Bit::Net(bit)) {
             flat.nets.push(net);
+        }
+    }
+    for assign in &module.assigns {
+        let targets = assign.target.bits(module);
+        let sources = assign.source.bits(module);
+        if targets.len() != sources.len() {
+            return Err(LinkError::Unsupported(format!(
+                "module {}: an assign of {} bits from {}",
+                module.name,
+                targets.len(),
+                sources.len()
+            )));
+        }
+        for (target, source) in targets.iter().zip(&sources) {
+            // A net assigned a constant keeps no driver (it is not timed).
+            if let (Some(target), Some(source)) = (resolve(target), resolve(source)) {
+                flat.nets.push(target.clone());
+                flat.nets.push(source.clone());
+                flat.joins.push((target, source));
+            }
         }
     }
     for instance in &module.instances {

@@ -201,3 +201,20 @@ endmodule";
         .iter()
         .all(|pin| !pin.starts_with("tap")));
 }
+
+#[test]
+fn assigns_join_nets() {
+    let netlist = "module top (a, z, y); input a; output z, y; wire n, m, t;
+  BUF b1 (.A(a), .Z(n)); assign m = n; BUF b2 (.A(m), .Z(t)); assign z = t; assign y = 1'b0;
+endmodule";
+    let mut design = Design::new();
+    design.set_library(None, &library(BUF));
+    design
+        .set_netlist(&tachyon_verilog::parse_netlist("top.v", netlist).unwrap())
+        .unwrap();
+    let graph = design.build_graph().unwrap();
+    assert_eq!(
+        pins_and_nets(&graph),
+        ["a a", "b1:A a", "b1:Z m", "b2:A m", "b2:Z z", "y y", "z z"]
+    );
+}
