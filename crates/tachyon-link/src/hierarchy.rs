@@ -137,9 +137,8 @@ impl FlatNetlist {
             .collect();
         // Each set's name: a port's, else the smallest.
         let mut chosen: HashMap<usize, String> = HashMap::new();
-        for node in 0..names.len() {
+        for (node, name) in names.iter().enumerate() {
             let set = root(&mut parent, node);
-            let name = &names[node];
             let better = match chosen.get(&set) {
                 None => true,
                 Some(current) => {
@@ -152,11 +151,10 @@ impl FlatNetlist {
                 chosen.insert(set, name.clone());
             }
         }
-        for node in 0..names.len() {
+        for (node, name) in names.iter().enumerate() {
             let set = root(&mut parent, node);
-            if chosen[&set] != names[node] {
-                self.aliases
-                    .insert(names[node].clone(), chosen[&set].clone());
+            if chosen[&set] != *name {
+                self.aliases.insert(name.clone(), chosen[&set].clone());
             }
         }
         let aliases = &self.aliases;
