@@ -203,13 +203,19 @@ impl Timer {
         let text = read(path)?;
         let name = path.display().to_string();
         let started = Instant::now();
-        {
+        let netlist = {
             let _span = tracing::info_span!("parse", file = %path.display()).entered();
-            // Checked now, so that a bad file is refused when read.
-            let netlist = tachyon_verilog::parse_netlist(&name, &text)?;
-            drop_netlist(netlist);
-        }
+            // Parsed now, so that a bad file is refused when read.
+            tachyon_verilog::parse_netlist(&name, &text)?
+        };
         self.record("parse", started);
+        if self.verilog.is_empty() {
+            // The first file: linked from this parse (the common case reads once).
+            let outcome = self.link_netlist(netlist, None);
+            self.verilog.push((name, text));
+            return outcome;
+        }
+        drop_netlist(netlist);
         self.verilog.push((name, text));
         self.link(None)
     }
@@ -226,16 +232,35 @@ impl Timer {
     /// Links the modules of every Verilog file read, with `top` (or the one candidate)
     /// as the top module.
     fn link(&mut self, top: Option<&str>) -> Result<(), TimerError> {
-        let started = Instant::now();
+        let verilog = std::mem::take(&mut self.verilog);
         let mut modules: Vec<tachyon_verilog::Module<'_>> = Vec::new();
-        for (name, text) in &self.verilog {
-            for module in tachyon_verilog::parse_netlist(name, text)?.modules {
-                // A module read again replaces its earlier definition.
-                modules.retain(|earlier| earlier.name != module.name);
-                modules.push(module);
+        let mut outcome = Ok(());
+        for (name, text) in &verilog {
+            match tachyon_verilog::parse_netlist(name, text) {
+                Ok(netlist) => {
+                    for module in netlist.modules {
+                        // A module read again replaces its earlier definition.
+                        modules.retain(|earlier| earlier.name != module.name);
+                        modules.push(module);
+                    }
+                }
+                Err(error) => outcome = Err(error.into()),
             }
         }
-        let netlist = tachyon_verilog::Netlist { modules };
+        if outcome.is_ok() {
+            outcome = self.link_netlist(tachyon_verilog::Netlist { modules }, top);
+        }
+        self.verilog = verilog;
+        outcome
+    }
+
+    /// Links `netlist` with `top` (or its one candidate) as the top module.
+    fn link_netlist(
+        &mut self,
+        netlist: tachyon_verilog::Netlist<'_>,
+        top: Option<&str>,
+    ) -> Result<(), TimerError> {
+        let started = Instant::now();
         if top.is_none() {
             if let Err(why) = netlist.top(None) {
                 // Several candidate tops (or none): link_design names one.
