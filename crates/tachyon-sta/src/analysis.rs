@@ -219,7 +219,28 @@ fn cross(
     tag: TagId,
     arc: &tachyon_graph::Arc,
 ) -> Option<Crossing> {
-    let from = tags.tags().tag(tag).clone();
+    let from = *tags.tags().tag(tag);
+    if !exceptions.any {
+        // Without exceptions a tag keeps itself across wires and gates (no interning).
+        match &arc.kind {
+            ArcKind::Net { .. } => {
+                return Some(Crossing {
+                    tag,
+                    keep: [true; 2],
+                })
+            }
+            ArcKind::Cell(cell) if cell.clock_edge.is_none() => {
+                if from.is_clock && from.launch.is_none() {
+                    return None;
+                }
+                return Some(Crossing {
+                    tag,
+                    keep: [true; 2],
+                });
+            }
+            ArcKind::Cell(_) => {}
+        }
+    }
     let (launch, is_clock, mut state) = match &arc.kind {
         ArcKind::Net { .. } => (from.launch, from.is_clock, from.state),
         ArcKind::Cell(cell) if cell.clock_edge.is_some() => {
@@ -910,10 +931,21 @@ fn group_by_pin(delays: &[PortDelay], n_pins: u32) -> Vec<Vec<usize>> {
 /// Runs the search: arrivals, checks, required times.
 pub fn search(graph: &TimingGraph, data: &TimingData, constraints: &Constraints) -> SearchResult {
     let _span = tracing::info_span!("sta_search").entered();
+    let started = std::time::Instant::now();
     let mut search = Search::new(graph, data, constraints);
     search.forward();
+    let forward = started.elapsed();
     let checks = search.checks();
+    let checked = started.elapsed();
     search.backward();
+    tracing::debug!(
+        forward_ms = forward.as_secs_f64() * 1e3,
+        checks_ms = (checked - forward).as_secs_f64() * 1e3,
+        backward_ms = (started.elapsed() - checked).as_secs_f64() * 1e3,
+        n_tags = search.tags.len(),
+        n_checks = checks.len(),
+        "search"
+    );
     let clock_network = search
         .pin_tags
         .iter()

@@ -109,7 +109,9 @@ impl StaTiming {
             slack,
             endpoints,
         };
+        let started = std::time::Instant::now();
         timing.remove_common_path_pessimism(graph, data, constraints);
+        tracing::debug!(ms = started.elapsed().as_secs_f64() * 1e3, "crpr");
         timing
     }
 
@@ -141,62 +143,44 @@ impl StaTiming {
             return;
         }
         let mut checks = std::mem::take(&mut self.result.checks);
-        for check in &mut checks {
-            let Some((clock_pin, clock_tag, clock_condition)) = check.capture_clock else {
-                continue;
-            };
-            if self.result.tags.tag(check.tag).launch.is_none() {
-                continue;
-            }
-            let launch: Vec<PathPoint> = self
-                .trace(graph, data, constraints, check)
-                .into_iter()
-                .take_while(|point| point.is_clock)
-                .collect();
-            if launch.is_empty() {
-                continue;
-            }
-            let capture = self.trace_from(
-                graph,
-                data,
-                constraints,
-                clock_pin,
-                clock_tag,
-                clock_condition,
-            );
-            let common = launch
-                .iter()
-                .zip(&capture)
-                .take_while(|(launch, capture)| launch.pin == capture.pin)
-                .last()
-                .map(|(launch, _)| *launch);
-            let Some(common) = common else {
-                continue;
-            };
-            // The launch path's tag at the common pin.
-            let tag = self.result.pin_tags[common.pin.index()]
-                .iter()
-                .find(|entry| {
-                    let tag = self.result.tags.tag(entry.tag);
-                    tag.is_clock
-                        && entry.arrival[condition_index(check.split, common.transition)]
-                            == common.arrival
-                })
-                .map(|entry| entry.arrival);
-            let Some(arrival) = tag else {
-                continue;
-            };
-            let late = arrival[condition_index(Split::Late, common.transition)];
-            let early = arrival[condition_index(Split::Early, common.transition)];
-            let credit = late - early;
-            if credit.is_nan() || credit <= 0.0 {
-                continue;
-            }
-            check.crpr = credit;
-            check.slack += credit;
-            match check.split {
-                Split::Late => check.required += credit,
-                Split::Early => check.required -= credit,
+        // Per endpoint and condition, its checks worst first: a credit only raises a
+        // slack, so once the best credited slack is below the next check's uncredited
+        // one, the rest cannot be the endpoint's worst and keep no credit.
+        let mut groups: std::collections::HashMap<(PinId, usize), Vec<usize>> =
+            std::collections::HashMap::new();
+        for (index, check) in checks.iter().enumerate() {
+            let key = (check.pin, condition_index(check.split, check.transition));
+            groups.entry(key).or_default().push(index);
+        }
+        let mut clock_paths: std::collections::HashMap<(PinId, TagId, usize), Vec<PathPoint>> =
+            std::collections::HashMap::new();
+        let tracer = analysis::Tracer {
+            graph,
+            data,
+            constraints,
+            exceptions: &self.exceptions,
+            result: &self.result,
+        };
+        let mut groups: Vec<Vec<usize>> = groups.into_values().collect();
+        groups.sort();
+        for mut group in groups {
+            group.sort_by(|&a, &b| checks[a].slack.total_cmp(&checks[b].slack));
+            let mut best = f64::INFINITY;
+            for index in group {
+                if checks[index].slack >= best {
+                    break;
+                }
+                let credit = self.check_credit(&tracer, &checks[index], &mut clock_paths);
+                let check = &mut checks[index];
+                if credit > 0.0 {
+                    check.crpr = credit;
+                    check.slack += credit;
+                    match check.split {
+                        Split::Late => check.required += credit,
+                        Split::Early => check.required -= credit,
+                    }
+                }
+                best = best.min(check.slack);
             }
         }
         // An endpoint's slack is its worst check's.
@@ -319,6 +303,84 @@ impl StaTiming {
     /// The tag `id`.
     pub fn tag(&self, id: TagId) -> &Tag {
         self.result.tags.tag(id)
+    }
+
+    /// The CRPR credit of a check's worst path: late less early clock arrival at the
+    /// last pin the launch and capture clock paths share (0 when none).
+    fn check_credit(
+        &self,
+        tracer: &analysis::Tracer<'_>,
+        check: &Check,
+        clock_paths: &mut std::collections::HashMap<(PinId, TagId, usize), Vec<PathPoint>>,
+    ) -> f64 {
+        let Some(capture_start) = check.capture_clock else {
+            return 0.0;
+        };
+        if self.result.tags.tag(check.tag).launch.is_none() {
+            return 0.0;
+        }
+        // Back along the data path to the launching clock pin.
+        let (mut pin, mut tag) = (check.pin, check.tag);
+        let mut condition = condition_index(check.split, check.transition);
+        let mut steps = 0usize;
+        while !self.result.tags.tag(tag).is_clock {
+            let Some((arc, from_tag, from_condition)) = tracer.previous_step(pin, tag, condition)
+            else {
+                return 0.0;
+            };
+            pin = tracer.graph.arc(arc).from;
+            tag = from_tag;
+            condition = from_condition;
+            steps += 1;
+            if steps > tracer.graph.n_pins() as usize {
+                return 0.0;
+            }
+        }
+        let mut path = |start: (PinId, TagId, usize)| -> Vec<PathPoint> {
+            clock_paths
+                .entry(start)
+                .or_insert_with(|| {
+                    self.trace_from(
+                        tracer.graph,
+                        tracer.data,
+                        tracer.constraints,
+                        start.0,
+                        start.1,
+                        start.2,
+                    )
+                })
+                .clone()
+        };
+        let launch = path((pin, tag, condition));
+        let capture = path(capture_start);
+        let common = launch
+            .iter()
+            .zip(&capture)
+            .take_while(|(launch, capture)| launch.pin == capture.pin)
+            .last()
+            .map(|(launch, _)| *launch);
+        let Some(common) = common else {
+            return 0.0;
+        };
+        // The launch path's clock tag at the common pin.
+        let arrival = self.result.pin_tags[common.pin.index()]
+            .iter()
+            .find(|entry| {
+                self.result.tags.tag(entry.tag).is_clock
+                    && entry.arrival[condition_index(check.split, common.transition)]
+                        == common.arrival
+            })
+            .map(|entry| entry.arrival);
+        let Some(arrival) = arrival else {
+            return 0.0;
+        };
+        let credit = arrival[condition_index(Split::Late, common.transition)]
+            - arrival[condition_index(Split::Early, common.transition)];
+        if credit.is_nan() {
+            0.0
+        } else {
+            credit.max(0.0)
+        }
     }
 
     /// The path of a check's data arrival, from its start (through the launching

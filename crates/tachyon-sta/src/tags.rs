@@ -16,7 +16,7 @@ use crate::constraints::{ClockEdge, ClockId, Constraints, Exception, ExceptionKi
 pub struct TagId(pub u32);
 
 /// What a tag is.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Tag {
     /// The clock edge that launched the path (none: unclocked).
     pub launch: Option<ClockEdge>,
@@ -75,7 +75,7 @@ impl Tags {
             return id;
         }
         let id = TagId(self.tags.len() as u32);
-        self.tags.push(tag.clone());
+        self.tags.push(tag);
         self.tag_index.insert(tag, id);
         id
     }
