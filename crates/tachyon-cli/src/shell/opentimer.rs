@@ -104,10 +104,16 @@ pub(super) fn read_sdc(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltRe
     // SDC files are in the library's units; typed commands in the command units.
     let host = interp.context_mut();
     let command_units = tachyon::sdc::SdcHost::sdc(host).units;
+    let n_commands = tachyon::sdc::SdcHost::sdc(host).commands.len();
     let library_units = host.library_units();
     tachyon::sdc::SdcHost::sdc_mut(host).units = library_units;
     let outcome = tachyon::sdc::eval_nested(interp, &path.display().to_string(), &text);
-    tachyon::sdc::SdcHost::sdc_mut(interp.context_mut()).units = command_units;
+    let state = tachyon::sdc::SdcHost::sdc_mut(interp.context_mut());
+    state.units = command_units;
+    if outcome.is_err() {
+        // A file that fails applies none of its commands.
+        state.commands.truncate(n_commands);
+    }
     outcome
 }
 
