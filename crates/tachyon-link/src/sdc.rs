@@ -208,6 +208,20 @@ impl Design {
             .collect()
     }
 
+    /// The graph pins of instance `instance` that `keep` accepts.
+    fn instance_pins_where(
+        &self,
+        graph: &TimingGraph,
+        instance: &str,
+        keep: impl Fn(PinId) -> bool,
+    ) -> Vec<PinId> {
+        self.instance_pins(graph, instance)
+            .into_iter()
+            .map(|(_, pin)| pin)
+            .filter(|&pin| keep(pin))
+            .collect()
+    }
+
     /// Case analysis and disabled timing, resolved against `graph` (whose arcs and tests
     /// are built): the arcs to leave out and the constant pins.
     pub(crate) fn graph_edits(&self, graph: &TimingGraph) -> Result<GraphEdits, LinkError> {
@@ -326,9 +340,18 @@ impl Design {
         graph: &TimingGraph,
         edits: &mut GraphEdits,
     ) -> Result<(), LinkError> {
+        // The clocks alone (the graph is not finalized yet: exceptions resolve later).
         let mut resolver = Resolver::default();
         for command in &self.sdc_commands {
-            resolver.command(self, graph, command)?;
+            if matches!(
+                command,
+                SdcCommand::CreateClock(_)
+                    | SdcCommand::SetPropagatedClock { .. }
+                    | SdcCommand::SetClockTransition(_)
+                    | SdcCommand::SetClockLatency(_)
+            ) {
+                resolver.command(self, graph, command)?;
+            }
         }
         let clocks = resolver.clocks;
         if clocks
@@ -1103,12 +1126,9 @@ impl Resolver {
             match object.kind {
                 ObjectKind::Clock => from_clocks.push(object.name.clone()),
                 ObjectKind::Instance => {
-                    let pins: Vec<PinId> = design
-                        .instance_pins(graph, &object.name)
-                        .into_iter()
-                        .map(|(_, pin)| pin)
-                        .filter(|pin| register_clock[pin.index()])
-                        .collect();
+                    let pins = design.instance_pins_where(graph, &object.name, |pin| {
+                        register_clock[pin.index()]
+                    });
                     if pins.is_empty() {
                         return Err(error(
                             command,
@@ -1124,18 +1144,10 @@ impl Resolver {
                         from_pins.push(pin);
                     } else if graph.pin(pin).kind == PinKind::CellOutput {
                         // A register's output stands for the register (as in OpenSTA).
-                        let instance = graph
-                            .pin(pin)
-                            .name
-                            .rsplit_once(':')
-                            .map(|(i, _)| i.to_string());
-                        let pins: Vec<PinId> = instance
-                            .map(|instance| design.instance_pins(graph, &instance))
-                            .unwrap_or_default()
-                            .into_iter()
-                            .map(|(_, pin)| pin)
-                            .filter(|pin| register_clock[pin.index()])
-                            .collect();
+                        let instance = graph.pin(pin).name.rsplit_once(':').map_or("", |(i, _)| i);
+                        let pins = design.instance_pins_where(graph, instance, |pin| {
+                            register_clock[pin.index()]
+                        });
                         if pins.is_empty() {
                             return Err(error(
                                 command,
@@ -1158,12 +1170,8 @@ impl Resolver {
             match object.kind {
                 ObjectKind::Clock => to_clocks.push(object.name.clone()),
                 ObjectKind::Instance => {
-                    let pins: Vec<PinId> = design
-                        .instance_pins(graph, &object.name)
-                        .into_iter()
-                        .map(|(_, pin)| pin)
-                        .filter(|pin| checked.contains(pin))
-                        .collect();
+                    let pins = design
+                        .instance_pins_where(graph, &object.name, |pin| checked.contains(&pin));
                     if pins.is_empty() {
                         return Err(error(
                             command,
@@ -1194,13 +1202,11 @@ impl Resolver {
                         pin_of(graph, object)
                             .ok_or_else(|| error(command, format!("no {object} in the design")))?,
                     ),
-                    ObjectKind::Instance => pins.extend(
-                        design
-                            .instance_pins(graph, &object.name)
-                            .into_iter()
-                            .map(|(_, pin)| pin)
-                            .filter(|&pin| graph.pin(pin).kind == PinKind::CellOutput),
-                    ),
+                    ObjectKind::Instance => {
+                        pins.extend(design.instance_pins_where(graph, &object.name, |pin| {
+                            graph.pin(pin).kind == PinKind::CellOutput
+                        }))
+                    }
                     ObjectKind::Net => {
                         let net = graph
                             .nets()

@@ -1168,48 +1168,54 @@ fn with_design<H: SdcHost>(
     }
 }
 
-/// `get_ports [-quiet] patterns`.
-pub fn get_ports<H: SdcHost>(interp: &mut Interp<H>, argv: &[Value]) -> MoltResult {
+/// A design query: `kind` names the objects in messages, `literal` is their kind
+/// without a design.
+fn design_query<H: SdcHost>(
+    interp: &mut Interp<H>,
+    argv: &[Value],
+    kind: &str,
+    literal: ObjectKind,
+    find: fn(&dyn super::DesignView, &str, bool) -> Vec<Object>,
+) -> MoltResult {
     run(interp, argv, |interp, words| {
-        query(interp, words, "port", |host, pattern, _| {
-            with_design(host, pattern, ObjectKind::Port, |design| {
-                find_ports(design, pattern)
+        query(interp, words, kind, |host, pattern, hierarchical| {
+            with_design(host, pattern, literal, |design| {
+                find(design, pattern, hierarchical)
             })
         })
     })
+}
+
+/// `get_ports [-quiet] patterns`.
+pub fn get_ports<H: SdcHost>(interp: &mut Interp<H>, argv: &[Value]) -> MoltResult {
+    design_query(
+        interp,
+        argv,
+        "port",
+        ObjectKind::Port,
+        |design, pattern, _| find_ports(design, pattern),
+    )
 }
 
 /// `get_pins [-hierarchical] [-quiet] patterns`.
 pub fn get_pins<H: SdcHost>(interp: &mut Interp<H>, argv: &[Value]) -> MoltResult {
-    run(interp, argv, |interp, words| {
-        query(interp, words, "pin", |host, pattern, hierarchical| {
-            with_design(host, pattern, ObjectKind::Pin, |design| {
-                find_pins(design, pattern, hierarchical)
-            })
-        })
-    })
+    design_query(interp, argv, "pin", ObjectKind::Pin, find_pins)
 }
 
 /// `get_nets [-hierarchical] [-quiet] patterns`.
 pub fn get_nets<H: SdcHost>(interp: &mut Interp<H>, argv: &[Value]) -> MoltResult {
-    run(interp, argv, |interp, words| {
-        query(interp, words, "net", |host, pattern, hierarchical| {
-            with_design(host, pattern, ObjectKind::Net, |design| {
-                find_nets(design, pattern, hierarchical)
-            })
-        })
-    })
+    design_query(interp, argv, "net", ObjectKind::Net, find_nets)
 }
 
 /// `get_cells [-hierarchical] [-quiet] patterns`: instances.
 pub fn get_cells<H: SdcHost>(interp: &mut Interp<H>, argv: &[Value]) -> MoltResult {
-    run(interp, argv, |interp, words| {
-        query(interp, words, "instance", |host, pattern, hierarchical| {
-            with_design(host, pattern, ObjectKind::Instance, |design| {
-                find_instances(design, pattern, hierarchical)
-            })
-        })
-    })
+    design_query(
+        interp,
+        argv,
+        "instance",
+        ObjectKind::Instance,
+        find_instances,
+    )
 }
 
 /// `get_clocks [-quiet] patterns`.
@@ -1223,24 +1229,24 @@ pub fn get_clocks<H: SdcHost>(interp: &mut Interp<H>, argv: &[Value]) -> MoltRes
 
 /// `get_lib_cells [-quiet] patterns`.
 pub fn get_lib_cells<H: SdcHost>(interp: &mut Interp<H>, argv: &[Value]) -> MoltResult {
-    run(interp, argv, |interp, words| {
-        query(interp, words, "library cell", |host, pattern, _| {
-            with_design(host, pattern, ObjectKind::LibCell, |design| {
-                find_lib_cells(design, pattern)
-            })
-        })
-    })
+    design_query(
+        interp,
+        argv,
+        "library cell",
+        ObjectKind::LibCell,
+        |design, pattern, _| find_lib_cells(design, pattern),
+    )
 }
 
 /// `get_lib_pins [-quiet] patterns`.
 pub fn get_lib_pins<H: SdcHost>(interp: &mut Interp<H>, argv: &[Value]) -> MoltResult {
-    run(interp, argv, |interp, words| {
-        query(interp, words, "library pin", |host, pattern, _| {
-            with_design(host, pattern, ObjectKind::LibPin, |design| {
-                find_lib_pins(design, pattern)
-            })
-        })
-    })
+    design_query(
+        interp,
+        argv,
+        "library pin",
+        ObjectKind::LibPin,
+        |design, pattern, _| find_lib_pins(design, pattern),
+    )
 }
 
 /// The ports of a direction (inout ports count as both).
