@@ -244,6 +244,12 @@ fn clock_uncertainty_latency_and_transition() {
         slack(&mut ideal, "r3/D", Split::Late),
         50.0 + 3.0 - 5.0 - 35.0,
     );
+    // Exceptions resolve beside an ideal clock.
+    let mut both = timed(
+        "ideal_false_path",
+        "create_clock -name clk -period 100 clk\nset_false_path -from [get_cells r1] -to r2/D",
+    );
+    assert_eq!(slack(&mut both, "r2/D", Split::Late), None);
 }
 
 fn timer_at(timer: &mut Timer, pin: &str) -> Option<f64> {
