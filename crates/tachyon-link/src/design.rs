@@ -314,6 +314,13 @@ impl Design {
                     .collect()
             },
         );
+        // Per cell, its bus pins (a connection to one is bit by bit).
+        let bus_pins: Vec<BusPins> = self
+            .cells
+            .names
+            .iter()
+            .map(|cell| self.library_cell(cell).and_then(bus_pins_of))
+            .collect();
         // The instances, written in place chunk by chunk (collecting them cost a copy
         // of every instance into fresh memory). A pass that meets a pin name no
         // library has (interned then) or a net not declared (added then) is run again.
@@ -335,6 +342,7 @@ impl Design {
                             module,
                             &self.pin_names,
                             &nets,
+                            &bus_pins,
                             instances,
                             cells,
                             places,
@@ -356,12 +364,12 @@ impl Design {
                 return Err(LinkError::Unsupported(format!(
                     "netlist connections not resolved after their pins and nets were added \
                      (first: pin `{}`, net `{}`)",
-                    unknown_pins.first().unwrap_or(&""),
+                    unknown_pins.first().map_or("", |pin| &**pin),
                     missing_nets.first().map_or("", |net| &**net)
                 )));
             }
             for pin in unknown_pins {
-                self.pin_names.intern(pin);
+                self.pin_names.intern(&pin);
             }
             if !missing_nets.is_empty() {
                 undeclared.extend(missing_nets);
@@ -830,6 +838,25 @@ impl<'d> PinResolver<'d> {
     }
 }
 
+/// A cell's bus pins: base name -> its bit pins in library order (None: no bus pin).
+type BusPins = Option<FastMap<String, Vec<String>>>;
+
+/// The bus pins of `cell` (pins named `base[index]`), grouped by base name.
+fn bus_pins_of(cell: &LibraryCell) -> BusPins {
+    let mut buses: FastMap<String, Vec<String>> = FastMap::default();
+    for pin in &cell.pins {
+        if let Some((base, rest)) = pin.name.split_once('[') {
+            if rest.ends_with(']') {
+                buses
+                    .entry(base.to_string())
+                    .or_default()
+                    .push(pin.name.clone());
+            }
+        }
+    }
+    (!buses.is_empty()).then_some(buses)
+}
+
 /// Instances per chunk when a netlist is linked: per chunk, their connections are
 /// collected, then their nets looked up as one batch.
 const INSTANCES_PER_CHUNK: usize = 64;
@@ -837,7 +864,7 @@ const INSTANCES_PER_CHUNK: usize = 64;
 /// What a pass over a chunk of instances could not resolve: pin names no library has
 /// and nets not declared (both rare).
 struct ChunkMisses<'a> {
-    pins: Vec<&'a str>,
+    pins: Vec<Cow<'a, str>>,
     nets: Vec<Cow<'a, str>>,
 }
 
@@ -846,18 +873,21 @@ struct ChunkMisses<'a> {
 struct ChunkScratch<'a> {
     /// Per instance of the chunk, where its pairs end.
     ends: Vec<usize>,
-    /// (pin, net) of every named connection of the chunk, instance after instance.
-    pairs: Vec<(&'a str, Cow<'a, str>)>,
+    /// (pin, net) of every named connection of the chunk, instance after instance (a
+    /// bus pin's connection one pair per bit).
+    pairs: Vec<(Cow<'a, str>, Cow<'a, str>)>,
     net_slots: Vec<Option<u32>>,
 }
 
 /// Writes the chunk `instances` (with interned `cells`) into `places`, their connections
 /// resolved against `pin_names` and `nets`: the nets of the whole chunk are looked up as
 /// one batch (`NameIndex::get_batch`).
+#[allow(clippy::too_many_arguments)]
 fn resolve_chunk<'a>(
     module: &tachyon_verilog::Module<'a>,
     pin_names: &Interner,
     nets: &Slots<NetSlot>,
+    bus_pins: &[BusPins],
     instances: &[tachyon_verilog::Instance<'a>],
     cells: &[u32],
     places: &mut [Instance],
@@ -870,7 +900,7 @@ fn resolve_chunk<'a>(
     } = scratch;
     ends.clear();
     pairs.clear();
-    for instance in instances {
+    for (instance, &cell) in instances.iter().zip(cells) {
         let tachyon_verilog::Connections::Named(named) = &instance.connections else {
             return Err(LinkError::Unsupported(format!(
                 "instance `{}`: positional connections",
@@ -882,17 +912,39 @@ fn resolve_chunk<'a>(
                 continue;
             };
             // A scalar net needs no bit list (the common case).
-            let net = match expression {
-                tachyon_verilog::Expression::Net(name) if module.range_of(name).is_none() => {
-                    Some(Cow::Borrowed(*name))
+            if let tachyon_verilog::Expression::Net(name) = expression {
+                if module.range_of(name).is_none() {
+                    pairs.push((Cow::Borrowed(connection.pin), Cow::Borrowed(*name)));
+                    continue;
                 }
-                _ => match expression.bits(module).into_iter().next() {
-                    Some(tachyon_verilog::Bit::Net(net)) => Some(net),
-                    _ => None,
-                },
-            };
-            if let Some(net) = net {
-                pairs.push((connection.pin, net));
+            }
+            let bits = expression.bits(module);
+            let bus = bus_pins
+                .get(cell as usize)
+                .and_then(|buses| buses.as_ref())
+                .and_then(|buses| buses.get(connection.pin));
+            match (bits.len(), bus) {
+                (1, _) => {
+                    if let Some(tachyon_verilog::Bit::Net(net)) = bits.into_iter().next() {
+                        pairs.push((Cow::Borrowed(connection.pin), net));
+                    }
+                }
+                // A bus pin of the cell: bit by bit, most significant first.
+                (n_bits, Some(bit_pins)) if n_bits == bit_pins.len() => {
+                    for (bit, bit_pin) in bits.into_iter().zip(bit_pins) {
+                        if let tachyon_verilog::Bit::Net(net) = bit {
+                            pairs.push((Cow::Owned(bit_pin.clone()), net));
+                        }
+                    }
+                }
+                (n_bits, bus) => {
+                    return Err(LinkError::Unsupported(format!(
+                        "instance `{}`: pin {} gets {n_bits} bits, its cell's pin has {}",
+                        instance.name,
+                        connection.pin,
+                        bus.map_or(1, Vec::len)
+                    )))
+                }
             }
         }
         ends.push(pairs.len());
@@ -915,7 +967,7 @@ fn resolve_chunk<'a>(
                 (Some(pin), Some(slot)) => connect(&mut connections, pin, slot),
                 (pin_id, slot) => {
                     if pin_id.is_none() {
-                        misses.pins.push(*pin);
+                        misses.pins.push(pin.clone());
                     }
                     if slot.is_none() {
                         misses.nets.push(net.clone());

@@ -17,8 +17,9 @@ const MAX_DEPTH: usize = 64;
 /// A top-level port: name, direction, bus range.
 type FlatPort = (String, PortDirection, Option<(i64, i64)>);
 
-/// A leaf instance: name, cell, (pin, net) connections.
-type FlatInstance = (String, String, Vec<(String, String)>);
+/// A leaf instance: name, cell, (pin, nets) connections: the nets of the pin's bits,
+/// most significant first (None: a constant bit).
+type FlatInstance = (String, String, Vec<(String, Vec<Option<String>>)>);
 
 /// A flattened netlist: the top module's ports, every net bit, every leaf instance with
 /// its (pin, net) connections; names owned.
@@ -164,7 +165,10 @@ impl FlatNetlist {
             }
         }
         for (_, _, connections) in &mut self.instances {
-            for (_, net) in connections.iter_mut() {
+            for net in connections
+                .iter_mut()
+                .flat_map(|(_, nets)| nets.iter_mut().flatten())
+            {
                 if let Some(name) = aliases.get(net.as_str()) {
                     *net = name.clone();
                 }
@@ -320,10 +324,10 @@ fn elaborate(
                     let Some(expression) = &connection.expression else {
                         continue;
                     };
-                    if let Some(Some(net)) = expression.bits(module).first().map(&resolve) {
-                        flat.nets.push(net.clone());
-                        connections.push((connection.pin.to_string(), net));
-                    }
+                    let nets: Vec<Option<String>> =
+                        expression.bits(module).iter().map(&resolve).collect();
+                    flat.nets.extend(nets.iter().flatten().cloned());
+                    connections.push((connection.pin.to_string(), nets));
                 }
                 flat.instances
                     .push((name, instance.cell.to_string(), connections));
@@ -335,7 +339,7 @@ fn elaborate(
 
 impl FlatNetlist {
     /// The flattened netlist as one Verilog module (borrowing the names).
-    pub(crate) fn module(&self) -> Module<'_> {
+    pub(crate) fn module<'a>(&'a self) -> Module<'a> {
         let ports = self
             .ports
             .iter()
@@ -359,9 +363,28 @@ impl FlatNetlist {
                 connections: Connections::Named(
                     connections
                         .iter()
-                        .map(|(pin, net)| tachyon_verilog::NamedConnection {
-                            pin,
-                            expression: Some(tachyon_verilog::Expression::Net(net)),
+                        .map(|(pin, nets)| {
+                            let bit = |net: &'a Option<String>| -> tachyon_verilog::Expression<'a> {
+                                match net {
+                                    Some(net) => tachyon_verilog::Expression::Net(net),
+                                    None => tachyon_verilog::Expression::Constant(
+                                        tachyon_verilog::Constant {
+                                            width: Some(1),
+                                            bits: vec![tachyon_verilog::LogicValue::X],
+                                        },
+                                    ),
+                                }
+                            };
+                            let expression = match &nets[..] {
+                                [one] => bit(one),
+                                several => tachyon_verilog::Expression::Concat(
+                                    several.iter().map(bit).collect(),
+                                ),
+                            };
+                            tachyon_verilog::NamedConnection {
+                                pin,
+                                expression: Some(expression),
+                            }
                         })
                         .collect(),
                 ),

@@ -218,3 +218,55 @@ endmodule";
         ["a a", "b1:A a", "b1:Z m", "b2:A m", "b2:Z z", "y y", "z z"]
     );
 }
+
+#[test]
+fn bus_pins_connect_bit_by_bit() {
+    let reg2 = r#"library (r) { time_unit : "1ps"; capacitive_load_unit (1, ff);
+  type (b2) { base_type : array; data_type : bit; bit_width : 2; bit_from : 1; bit_to : 0; downto : true; }
+  cell (REG2) { pin (CK) { direction : input; clock : true; capacitance : 1; }
+    bus (D) { bus_type : b2; direction : input; capacitance : 1;
+      timing () { related_pin : "CK"; timing_type : setup_rising;
+        rise_constraint (scalar) { values ("5"); } fall_constraint (scalar) { values ("5"); } } }
+    bus (Q) { bus_type : b2; direction : output;
+      timing () { related_pin : "CK"; timing_type : rising_edge;
+        cell_rise (scalar) { values ("20"); } cell_fall (scalar) { values ("20"); }
+        rise_transition (scalar) { values ("1"); } fall_transition (scalar) { values ("1"); } } } } }"#;
+    let flat = "module top (clk, d, q); input clk; input [1:0] d; output [1:0] q;
+  REG2 r (.CK(clk), .D(d), .Q({q[1], q[0]}));
+endmodule";
+    let hierarchical = "module wrap (c, i, o); input c; input [1:0] i; output [1:0] o;
+  REG2 r (.CK(c), .D(i), .Q(o));
+endmodule
+module top (clk, d, q); input clk; input [1:0] d; output [1:0] q;
+  wrap w (.c(clk), .i(d), .o(q));
+endmodule";
+    for (netlist, instance) in [(flat, "r"), (hierarchical, "w/r")] {
+        let mut design = Design::new();
+        design.set_library(None, &library(reg2));
+        design
+            .set_netlist(&tachyon_verilog::parse_netlist("top.v", netlist).unwrap())
+            .unwrap();
+        let graph = design.build_graph().unwrap();
+        let pins = pins_and_nets(&graph);
+        for bit in 0..2 {
+            assert!(
+                pins.contains(&format!("{instance}:D[{bit}] d[{bit}]")),
+                "{pins:?}"
+            );
+            assert!(
+                pins.contains(&format!("{instance}:Q[{bit}] q[{bit}]")),
+                "{pins:?}"
+            );
+        }
+        // One setup test per bit (setup tests are late-only).
+        assert_eq!(graph.tests().len(), 2);
+    }
+    let wrong = "module top (clk, d); input clk; input [2:0] d;
+  REG2 r (.CK(clk), .D(d)); endmodule";
+    let mut design = Design::new();
+    design.set_library(None, &library(reg2));
+    let error = design
+        .set_netlist(&tachyon_verilog::parse_netlist("top.v", wrong).unwrap())
+        .unwrap_err();
+    assert!(error.to_string().contains("pin D gets 3 bits"), "{error}");
+}
