@@ -28,6 +28,6 @@ pub use tachyon_gba::Device;
 pub use tachyon_kernels::{Split, Transition};
 pub use tachyon_link::TimingGroupPolicy;
 pub use timer::{
-    BackendComparison, EndpointCounts, OpsSummary, PhaseTiming, SdcTiming, Timer, TimerError,
-    AUTO_GPU_MIN_PINS,
+    BackendComparison, EndpointCounts, OpsSummary, PhaseTiming, PinInfo, SdcTiming, Timer,
+    TimerError, AUTO_GPU_MIN_PINS,
 };

@@ -4,7 +4,7 @@ mod backend;
 mod constrained;
 
 pub use backend::{BackendComparison, AUTO_GPU_MIN_PINS};
-pub use constrained::{EndpointCounts, SdcTiming};
+pub use constrained::{EndpointCounts, PinInfo, SdcTiming};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

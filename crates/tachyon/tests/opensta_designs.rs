@@ -111,8 +111,10 @@ struct ColumnDiff {
     one_sided: Vec<String>,
 }
 
-/// Compares every pin value of the folder's `opensta_pins.tsv` with `timer`'s.
-fn compare_pins(folder: &Path, timer: &mut Timer) -> Vec<ColumnDiff> {
+/// Compares every pin value of the folder's `opensta_pins.tsv` with `timer`'s: the
+/// per-column differences, and the pins whose flags differ.
+fn compare_pins(folder: &Path, timer: &mut Timer) -> (Vec<ColumnDiff>, Vec<String>) {
+    let mut flag_mismatches = Vec::new();
     let text = std::fs::read_to_string(folder.join("opensta_pins.tsv")).expect("pins");
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().expect("header").split('\t').collect();
@@ -124,6 +126,25 @@ fn compare_pins(folder: &Path, timer: &mut Timer) -> Vec<ColumnDiff> {
         if fields[column("direction")] == "internal" {
             // Liberty state variables (IQ, IQN): OpenSTA's internal pins, not Tachyon's.
             continue;
+        }
+        // Direction, clock network and endpoint flags agree exactly.
+        let info = timer
+            .pin_info(pin)
+            .unwrap_or_else(|error| panic!("{pin}: {error}"))
+            .expect("SDC constraints");
+        let flag = |value: bool| if value { "1" } else { "0" };
+        let found = [
+            info.direction,
+            flag(info.is_clock_network),
+            flag(info.is_endpoint),
+        ];
+        let expected = [
+            fields[column("direction")],
+            fields[column("is_clock_network")],
+            fields[column("is_endpoint")],
+        ];
+        if found != expected {
+            flag_mismatches.push(format!("{pin}: OpenSTA {expected:?}, Tachyon {found:?}"));
         }
         for (diff, &(name, quantity, split, transition)) in diffs.iter_mut().zip(&COLUMNS) {
             let expected = fields[column(name)];
@@ -153,7 +174,7 @@ fn compare_pins(folder: &Path, timer: &mut Timer) -> Vec<ColumnDiff> {
             }
         }
     }
-    diffs
+    (diffs, flag_mismatches)
 }
 
 /// `opensta_summary.txt` as (key, value) pairs.
@@ -236,7 +257,8 @@ fn opensta_designs_match_opensta() {
     for folder in folders {
         let name = folder.file_name().unwrap().to_string_lossy().to_string();
         let mut timer = time_design(&folder);
-        let diffs = compare_pins(&folder, &mut timer);
+        let (diffs, flag_mismatches) = compare_pins(&folder, &mut timer);
+        assert!(flag_mismatches.is_empty(), "{name}: {flag_mismatches:#?}");
         let spef = has_spef(&folder);
         println!("== {name} ({})", if spef { "SPEF" } else { "no SPEF" });
         for (diff, (column, ..)) in diffs.iter().zip(&COLUMNS) {

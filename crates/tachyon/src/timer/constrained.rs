@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use tachyon_graph::{PinId, TimingData, TimingGraph};
+use tachyon_graph::{PinId, PinKind, TimingData, TimingGraph};
 use tachyon_kernels::Split;
 use tachyon_link::LinkError;
 use tachyon_sdc::{ReadOptions, SdcCommand, UnsupportedMode};
@@ -29,6 +29,17 @@ pub struct EndpointCounts {
     pub violating: [usize; 2],
     /// Instances (black boxes included).
     pub leaf_instances: usize,
+}
+
+/// A pin as OpenSTA describes it (see [`Timer::pin_info`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PinInfo {
+    /// `input` (ports driving in, cell inputs) or `output`.
+    pub direction: &'static str,
+    /// A clock reaches it as a clock (clock sources, buffers, register clock pins).
+    pub is_clock_network: bool,
+    /// One of OpenSTA's endpoints.
+    pub is_endpoint: bool,
 }
 
 /// The search's results with the constraints they were found under.
@@ -179,6 +190,26 @@ impl Timer {
             }
         }
         Ok(counts)
+    }
+
+    /// OpenSTA's view of a pin under SDC constraints: its direction (`input`,
+    /// `output`), whether a clock reaches it as a clock, whether it is an endpoint. None
+    /// without SDC constraints.
+    pub fn pin_info(&mut self, pin: &str) -> Result<Option<PinInfo>, TimerError> {
+        self.update_timing()?;
+        let (Some(sta), Some((graph, _))) = (&self.sta, &self.timing) else {
+            return Ok(None);
+        };
+        let id = find_pin(graph, pin).ok_or_else(|| LinkError::UnknownPin(pin.to_string()))?;
+        let direction = match graph.pin(id).kind {
+            PinKind::PrimaryInput | PinKind::CellInput => "input",
+            PinKind::PrimaryOutput | PinKind::CellOutput => "output",
+        };
+        Ok(Some(PinInfo {
+            direction,
+            is_clock_network: sta.timing.is_clock_network(id),
+            is_endpoint: sta.timing.endpoints().binary_search(&id).is_ok(),
+        }))
     }
 
     /// The worst endpoint slack (None: no endpoint is constrained).
