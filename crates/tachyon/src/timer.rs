@@ -729,6 +729,13 @@ impl Timer {
         only_negative: bool,
     ) -> Result<Vec<tachyon_paths::TimingPath>, TimerError> {
         self.update_timing()?;
+        if self.sta.is_some() {
+            return Err(TimerError::Sdc(
+                "the TAU 2015 path search times TAU assertions; under SDC constraints the \
+                 worst paths are the search's checks (Timer::sdc_timing, report_checks)"
+                    .to_string(),
+            ));
+        }
         let started = Instant::now();
         let n_pins = match &self.timing {
             Some((graph, _)) if k > 0 => graph.n_pins(),
