@@ -149,9 +149,10 @@ fn parse_file(path: &Path) -> anyhow::Result<FileReport> {
         (size >= PROGRESS_THRESHOLD_BYTES).then(|| reading_progress_bar(size, &display_name));
     let text = read_text(path, progress.as_ref())
         .with_context(|| format!("cannot read {display_name}"))?;
-    let format = Format::detect(path, &text).with_context(|| {
-        format!("{display_name}: cannot tell the file format (by extension or first word)")
-    })?;
+    let format =
+        Format::detect(tachyon::input::uncompressed_name(path), &text).with_context(|| {
+            format!("{display_name}: cannot tell the file format (by extension or first word)")
+        })?;
     if let Some(bar) = &progress {
         bar.set_style(
             ProgressStyle::with_template("{spinner} parsing {msg} [{elapsed}]")
@@ -184,7 +185,8 @@ fn reading_progress_bar(size: u64, name: &str) -> ProgressBar {
     bar
 }
 
-/// Reads the whole file as UTF-8, advancing the progress bar as chunks arrive.
+/// Reads the whole file as UTF-8 (decompressing gzip data), advancing the progress bar
+/// as chunks arrive.
 fn read_text(path: &Path, progress: Option<&ProgressBar>) -> anyhow::Result<String> {
     let mut file = std::fs::File::open(path)?;
     let mut bytes =
@@ -200,12 +202,7 @@ fn read_text(path: &Path, progress: Option<&ProgressBar>) -> anyhow::Result<Stri
             bar.inc(n_read as u64);
         }
     }
-    String::from_utf8(bytes).map_err(|error| {
-        anyhow::anyhow!(
-            "the file is not UTF-8 text (invalid byte at offset {})",
-            error.utf8_error().valid_up_to()
-        )
-    })
+    Ok(tachyon::input::decode(bytes)?)
 }
 
 /// Runs `parse` and returns its result with the seconds it took. Only the parser is
@@ -251,8 +248,11 @@ fn summarize(format: Format, name: &str, text: &str) -> anyhow::Result<(String, 
         Format::Sdc => {
             let sdc;
             (sdc, seconds) = timed(|| Ok(tachyon_sdc::parse_sdc(name, text)?))?;
-            let (total, unsupported) = sdc.count_commands();
-            format!("{total} commands ({unsupported} not used for timing)")
+            format!(
+                "{} timing commands ({} command names not applied)",
+                sdc.count_commands(),
+                sdc.notes.len()
+            )
         }
         Format::Timing => {
             let assertions;

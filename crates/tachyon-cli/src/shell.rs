@@ -1,197 +1,410 @@
-//! `tachyon shell [script]`: OpenTimer-style commands from a script or standard input.
+//! `tachyon shell [script]`: a Tcl shell (the SDC reader's interpreter) with two
+//! command sets beside the SDC commands.
 //!
-//! Commands: `read_celllib [-early|-late] F`, `read_verilog F`, `read_spef F`,
-//! `read_timing F`, `read_sdc F`, `cppr -enable|-disable`, `update_timing`,
-//! `report_at|report_rat|report_slew|report_slack -pin P [-early|-late] [-rise|-fall]`,
-//! `report_wns [-early|-late]`, `report_tns [-early|-late]`,
-//! `report_timing [-num_paths K] [-early|-late]` and OpenSTA-style `report_checks
-//! [-path_delay min|max|min_max] [-group_path_count K] [-endpoint_path_count N]
-//! [-format full|json|tau]` (the worst paths as `tachyon report` writes them),
-//! `report_worst_paths [-pin P] [-numPaths K]` (TAU 2015 format), the TAU 2015 edits
-//! (`insert_gate`, `repower_gate`, `remove_gate`, `insert_net`, `remove_net`,
-//! `connect_pin`, `disconnect_pin`), `help` and `exit`. `#` starts a comment. File names
-//! are relative to the script's folder (or the current folder for standard input).
+//! - OpenTimer's: `read_celllib [-early|-late] F`, `read_verilog F`, `read_spef F`,
+//!   `read_timing F`, `read_sdc F`, `cppr -enable|-disable`, `update_timing`,
+//!   `report_at|report_rat|report_slew|report_slack -pin P [-early|-late] [-rise|-fall]`,
+//!   `report_wns [-early|-late]`, `report_tns [-early|-late]`,
+//!   `report_timing [-num_paths K] [-early|-late]` (the K worst paths as readable
+//!   tables), `report_worst_paths [-pin P] [-numPaths K]` (TAU 2015 format), the TAU 2015
+//!   edits (`insert_gate`, `repower_gate`, `remove_gate`, `insert_net`, `remove_net`,
+//!   `connect_pin`, `disconnect_pin`).
+//! - OpenSTA's: `read_liberty [-min|-max] F`, `read_verilog F`, `link_design [top]`,
+//!   `read_spef F`, `read_sdc F`, every SDC command (`create_clock`,
+//!   `set_propagated_clock [all_clocks]`, ...), `set_cmd_units`, `report_checks
+//!   [-path_delay min|max|min_max] [-group_count N] [-fields ...] [-digits N]`,
+//!   `report_wns|report_tns|report_worst_slack [-min|-max] [-digits N]`,
+//!   `report_arrival|report_required|report_slack [-min|-max] [-rise|-fall] pin`.
 //!
-//! In a script the first error stops the run (exit status 1, with `script:line:`); on
-//! standard input an error is printed and the shell goes on.
+//! `read_celllib`/`read_timing` make a session OpenTimer's (TAU 2015 conventions: an
+//! SDC is read as assertions, reports print plain numbers); `read_liberty`,
+//! `link_design` and `set_cmd_units` make it OpenSTA's (SDC read as constraints, reports
+//! as OpenSTA prints them, in the command units). File names are relative to the
+//! script's folder (or the current folder for standard input). In a script the first
+//! error stops the run (exit status 1, with `script:line:`); on standard input an error
+//! is printed and the shell goes on.
 
-use anyhow::{bail, Context};
-use std::io::{BufRead, Write};
+mod opensta;
+mod opentimer;
+
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use tachyon::{Split, Timer, Transition};
+
+use anyhow::Context;
+use tachyon::sdc::molt_forked::prelude::*;
+use tachyon::sdc::{SdcHost, SdcState, SdcUnits, UnsupportedMode};
+use tachyon::Timer;
 
 /// Arguments of `tachyon shell`.
 #[derive(clap::Args)]
 pub struct ShellArgs {
     /// A script of commands (default: read standard input).
     script: Option<PathBuf>,
+    /// What an SDC command Tachyon does not implement does: an error, or a warning.
+    #[arg(long, value_enum, default_value = "error")]
+    sdc_unsupported: SdcUnsupported,
 }
 
-const HELP: &str = "commands: read_celllib [-early|-late] F | read_verilog F | read_spef F | \
+/// `--sdc-unsupported`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub enum SdcUnsupported {
+    /// An error naming the file, line and command.
+    Error,
+    /// One warning per command name; the script goes on.
+    Warn,
+}
+
+impl From<SdcUnsupported> for UnsupportedMode {
+    fn from(choice: SdcUnsupported) -> Self {
+        match choice {
+            SdcUnsupported::Error => UnsupportedMode::Error,
+            SdcUnsupported::Warn => UnsupportedMode::Warn,
+        }
+    }
+}
+
+/// Which tool's conventions the session follows.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Dialect {
+    /// Not decided yet (OpenTimer's until an OpenSTA command).
+    Undecided,
+    /// OpenTimer: TAU 2015 conventions.
+    OpenTimer,
+    /// OpenSTA: SDC constraints.
+    OpenSta,
+}
+
+/// The shell's interpreter context: the timer, the SDC reader's state (the commands
+/// typed or read, mirrored into the timer), the session's conventions and units.
+pub(crate) struct ShellHost {
+    timer: Timer,
+    sdc: SdcState,
+    /// How many of `sdc.commands` the timer has.
+    applied: usize,
+    pub(crate) dialect: Dialect,
+    /// Where file names are relative to.
+    pub(crate) base_dir: PathBuf,
+    /// Whether `set_cmd_units` set the units (else they follow the first library).
+    pub(crate) units_set: bool,
+    /// Report digits (`set_cmd_units -digits`), OpenSTA's default 2.
+    pub(crate) digits: usize,
+    /// `exit` was run.
+    exit: bool,
+    /// Spinners for the commands that read files or time the design.
+    progress: crate::progress::Progress,
+}
+
+impl SdcHost for ShellHost {
+    fn design(&self) -> Option<&dyn tachyon::sdc::DesignView> {
+        Some(self.timer.design().as_ref())
+    }
+    fn sdc(&self) -> &SdcState {
+        &self.sdc
+    }
+    fn sdc_mut(&mut self) -> &mut SdcState {
+        &mut self.sdc
+    }
+}
+
+impl ShellHost {
+    /// The timer, with the SDC commands typed or read since the last call given to it.
+    pub(crate) fn timer(&mut self) -> &mut Timer {
+        if self.sdc.commands.len() > self.applied {
+            let new = self.sdc.commands[self.applied..].to_vec();
+            self.applied = self.sdc.commands.len();
+            self.timer.add_sdc_commands(new);
+        }
+        &mut self.timer
+    }
+
+    /// A file name relative to the session's folder.
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
+        self.base_dir.join(name)
+    }
+
+    /// The command units follow the first library's until `set_cmd_units`.
+    pub(crate) fn adopt_library_units(&mut self) {
+        if self.units_set {
+            return;
+        }
+        if let Some(units) = tachyon::sdc::DesignView::library_units(self.timer.design().as_ref()) {
+            self.sdc.units = units;
+        }
+    }
+
+    /// A time in ps as the command units print it.
+    pub(crate) fn time(&self, value: f64) -> String {
+        format!("{:.*}", self.digits, value / self.sdc.units.time_ps)
+    }
+
+    /// The units SDC files are read in (the first library's).
+    pub(crate) fn library_units(&self) -> SdcUnits {
+        tachyon::sdc::DesignView::library_units(self.timer.design().as_ref())
+            .unwrap_or(SdcUnits::AS_WRITTEN)
+    }
+
+    /// Decides the conventions on the first command that tells.
+    pub(crate) fn set_dialect(&mut self, dialect: Dialect) {
+        if self.dialect == Dialect::Undecided {
+            self.dialect = dialect;
+            if dialect == Dialect::OpenSta {
+                self.timer.use_sdc();
+            }
+        }
+    }
+}
+
+/// Runs a shell command body: an error becomes the command's error (with its file and
+/// line, added by the reader).
+pub(crate) fn run_command(
+    interp: &mut Interp<ShellHost>,
+    argv: &[Value],
+    body: impl FnOnce(&mut Interp<ShellHost>, &[String]) -> anyhow::Result<()>,
+) -> MoltResult {
+    let name = argv.first().map_or("", Value::as_str).to_string();
+    let words: Vec<String> = argv
+        .iter()
+        .skip(1)
+        .map(|value| value.as_str().to_string())
+        .collect();
+    let _phase = is_long(&name).then(|| {
+        let line = std::iter::once(name.as_str())
+            .chain(words.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ");
+        interp.context().progress.phase(line)
+    });
+    match body(interp, &words) {
+        Ok(()) => molt_ok!(),
+        Err(error) => tachyon::sdc::fail(interp, &name, error.to_string()),
+    }
+}
+
+/// Commands that read files or time the design show a spinner while they run.
+fn is_long(command: &str) -> bool {
+    command.starts_with("read_")
+        || matches!(
+            command,
+            "update_timing" | "link_design" | "report_timing" | "report_checks"
+        )
+}
+
+fn cmd_exit(interp: &mut Interp<ShellHost>, _argv: &[Value]) -> MoltResult {
+    interp.context_mut().exit = true;
+    Err(Exception::molt_err(Value::from("exit")))
+}
+
+const HELP: &str = "OpenTimer: read_celllib [-early|-late] F | read_verilog F | read_spef F | \
 read_timing F | read_sdc F | cppr -enable|-disable | update_timing | \
 report_at|report_rat|report_slew|report_slack -pin P [-early|-late] [-rise|-fall] | \
 report_wns|report_tns [-early|-late] | report_timing [-num_paths K] [-early|-late] | \
 report_checks [-path_delay min|max|min_max] [-group_path_count K] [-endpoint_path_count N] \
 [-format full|json|tau] | \
 report_worst_paths [-pin P] [-numPaths K] | insert_gate I C | repower_gate I C | remove_gate I | \
-insert_net N | remove_net N | connect_pin P N | disconnect_pin P | help | exit";
+insert_net N | remove_net N | connect_pin P N | disconnect_pin P\n\
+OpenSTA: read_liberty [-min|-max] F | read_verilog F | link_design [top] | read_spef F | \
+read_sdc F | SDC commands (create_clock, set_propagated_clock [all_clocks], ...) | \
+set_cmd_units [-time U] [-capacitance U] [-digits N] | \
+report_checks [-path_delay min|max|min_max] [-group_count N] [-fields {...}] [-digits N] | \
+report_wns|report_tns|report_worst_slack [-min|-max] [-digits N] | \
+report_arrival|report_required|report_slack [-min|-max] [-rise|-fall] pin\n\
+commands | help | exit";
 
-/// Commands that read files or time the design show a spinner while they run.
-fn is_long(line: &str) -> bool {
-    let command = line.split_whitespace().next().unwrap_or("");
-    command.starts_with("read_") || command == "update_timing"
+/// `commands`: the shell's commands (the interpreter's own `help` lists them all).
+fn cmd_commands(_interp: &mut Interp<ShellHost>, _argv: &[Value]) -> MoltResult {
+    println!("{HELP}");
+    molt_ok!()
 }
+
+/// The interpreter of a session.
+fn new_shell(
+    base_dir: PathBuf,
+    unsupported: UnsupportedMode,
+    backend: tachyon::Backend,
+    progress: crate::progress::Progress,
+) -> Interp<ShellHost> {
+    let mut timer = Timer::with_backend(backend);
+    timer.set_sdc_unsupported(unsupported);
+    let host = ShellHost {
+        timer,
+        sdc: tachyon::sdc::new_state(SdcUnits::AS_WRITTEN, unsupported, None),
+        applied: 0,
+        dialect: Dialect::Undecided,
+        base_dir,
+        units_set: false,
+        digits: 2,
+        exit: false,
+        progress,
+    };
+    let commands = tachyon::sdc::sdc_command_set!(
+        ShellHost,
+        ("exit", cmd_exit, "leave the shell"),
+        ("quit", cmd_exit, "leave the shell"),
+        ("commands", cmd_commands, "list the shell's commands"),
+        (
+            "read_celllib",
+            opentimer::read_celllib,
+            "read_celllib [-early|-late] F"
+        ),
+        ("read_verilog", opentimer::read_verilog, "read_verilog F"),
+        ("read_spef", opentimer::read_spef, "read_spef F"),
+        ("read_timing", opentimer::read_timing, "read_timing F"),
+        ("read_sdc", opentimer::read_sdc, "read_sdc F"),
+        ("cppr", opentimer::cppr, "cppr -enable|-disable"),
+        ("update_timing", opentimer::update_timing, "update_timing"),
+        (
+            "report_at",
+            opentimer::report_pin_value,
+            "report_at -pin P [-early|-late] [-rise|-fall]"
+        ),
+        (
+            "report_rat",
+            opentimer::report_pin_value,
+            "report_rat -pin P [-early|-late] [-rise|-fall]"
+        ),
+        (
+            "report_slew",
+            opentimer::report_pin_value,
+            "report_slew -pin P [-early|-late] [-rise|-fall]"
+        ),
+        (
+            "report_wns",
+            opentimer::report_wns_tns,
+            "report_wns [-early|-late|-min|-max] [-digits N]"
+        ),
+        (
+            "report_tns",
+            opentimer::report_wns_tns,
+            "report_tns [-early|-late|-min|-max] [-digits N]"
+        ),
+        (
+            "report_timing",
+            opentimer::report_timing,
+            "report_timing [-num_paths K] [-early|-late]"
+        ),
+        (
+            "report_worst_paths",
+            opentimer::tau_operation,
+            "report_worst_paths [-pin P] [-numPaths K]"
+        ),
+        ("insert_gate", opentimer::tau_operation, "insert_gate I C"),
+        ("repower_gate", opentimer::tau_operation, "repower_gate I C"),
+        ("remove_gate", opentimer::tau_operation, "remove_gate I"),
+        ("insert_net", opentimer::tau_operation, "insert_net N"),
+        ("remove_net", opentimer::tau_operation, "remove_net N"),
+        ("connect_pin", opentimer::tau_operation, "connect_pin P N"),
+        (
+            "disconnect_pin",
+            opentimer::tau_operation,
+            "disconnect_pin P"
+        ),
+        (
+            "read_liberty",
+            opensta::read_liberty,
+            "read_liberty [-min|-max] F"
+        ),
+        ("link_design", opensta::link_design, "link_design [top]"),
+        (
+            "set_cmd_units",
+            opensta::set_cmd_units,
+            "set_cmd_units [-time U] [-capacitance U] [-digits N]"
+        ),
+        (
+            "report_checks",
+            opensta::report_checks,
+            "report_checks [-path_delay min|max|min_max] [-group_count N]"
+        ),
+        (
+            "report_worst_slack",
+            opensta::report_worst_slack,
+            "report_worst_slack [-min|-max] [-digits N]"
+        ),
+        (
+            "report_arrival",
+            opensta::report_pin,
+            "report_arrival [-min|-max] [-rise|-fall] pin"
+        ),
+        (
+            "report_required",
+            opensta::report_pin,
+            "report_required [-min|-max] [-rise|-fall] pin"
+        ),
+        (
+            "report_slack",
+            opensta::report_pin,
+            "report_slack [-min|-max] [-rise|-fall] pin"
+        ),
+    );
+    tachyon::sdc::new_interp(host, commands)
+}
+
+/// Stack for the shell's thread: the interpreter recurses per nesting level.
+const SHELL_STACK_BYTES: usize = 64 << 20;
 
 pub fn run(
     args: ShellArgs,
     backend: &crate::BackendArgs,
     progress: crate::progress::Progress,
 ) -> anyhow::Result<()> {
-    let mut timer = Timer::with_backend(backend.select(None)?);
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let backend = backend.select(None)?;
+    let handle = std::thread::Builder::new()
+        .name("shell".to_string())
+        .stack_size(SHELL_STACK_BYTES)
+        .spawn(move || run_on_this_thread(args, backend, progress))
+        .context("cannot start the shell thread")?;
+    match handle.join() {
+        Ok(result) => result,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
+fn run_on_this_thread(
+    args: ShellArgs,
+    backend: tachyon::Backend,
+    progress: crate::progress::Progress,
+) -> anyhow::Result<()> {
+    let unsupported = args.sdc_unsupported.into();
     match &args.script {
         Some(script) => {
-            let text = std::fs::read_to_string(script)
+            let text = tachyon::input::read_text(script)
                 .with_context(|| format!("cannot read {}", script.display()))?;
-            let base_dir = script.parent().unwrap_or(Path::new("."));
-            for (line_idx, line) in text.lines().enumerate() {
-                let _phase = is_long(line).then(|| progress.phase(line.trim().to_string()));
-                let keep_going = execute(&mut timer, line, base_dir, &mut out)
-                    .with_context(|| format!("{}:{}", script.display(), line_idx + 1))?;
-                if !keep_going {
-                    break;
-                }
+            let base_dir = script.parent().unwrap_or(Path::new(".")).to_path_buf();
+            let mut interp = new_shell(base_dir, unsupported, backend, progress);
+            let name = script.display().to_string();
+            match tachyon::sdc::eval_sdc_script(&mut interp, &name, &text) {
+                Ok(()) => {}
+                Err(_) if interp.context().exit => {}
+                Err(error) => return Err(anyhow::anyhow!("{error}")),
             }
         }
         None => {
+            let mut interp = new_shell(PathBuf::from("."), unsupported, backend, progress);
             let stdin = std::io::stdin();
-            for (line_idx, line) in stdin.lock().lines().enumerate() {
+            let mut chunk = String::new();
+            let mut chunk_line = 1u32;
+            let mut line_number = 0u32;
+            for line in stdin.lock().lines() {
                 let line = line?;
-                let phase = is_long(&line).then(|| progress.phase(line.trim().to_string()));
-                let result = execute(&mut timer, &line, Path::new("."), &mut out);
-                drop(phase);
-                match result {
-                    Ok(true) => {}
-                    Ok(false) => break,
-                    Err(error) => eprintln!("error: <stdin>:{}: {error:#}", line_idx + 1),
+                line_number += 1;
+                if chunk.is_empty() {
+                    chunk_line = line_number;
                 }
-                out.flush()?;
+                chunk.push_str(&line);
+                chunk.push('\n');
+                if tachyon::sdc::molt_forked::syntax::script_status(&chunk).is_incomplete() {
+                    continue;
+                }
+                let outcome =
+                    tachyon::sdc::eval_sdc_script_at(&mut interp, "<stdin>", &chunk, chunk_line);
+                chunk.clear();
+                if interp.context().exit {
+                    break;
+                }
+                if let Err(error) = outcome {
+                    eprintln!("error: {error}");
+                }
             }
         }
     }
-    out.flush()?;
     Ok(())
-}
-
-/// Runs one command line; returns false on `exit`.
-fn execute(
-    timer: &mut Timer,
-    line: &str,
-    base_dir: &Path,
-    out: &mut impl Write,
-) -> anyhow::Result<bool> {
-    let line = line.split('#').next().unwrap_or("").trim();
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let Some((&command, rest)) = words.split_first() else {
-        return Ok(true);
-    };
-    let file = |index: usize| -> anyhow::Result<PathBuf> {
-        let name = rest
-            .iter()
-            .filter(|word| !word.starts_with('-'))
-            .nth(index)
-            .with_context(|| format!("{command}: expected a file name"))?;
-        Ok(base_dir.join(name))
-    };
-    match command {
-        "exit" | "quit" => return Ok(false),
-        "help" => writeln!(out, "{HELP}")?,
-        "read_celllib" => {
-            let split = split_flag(rest);
-            let explicit = rest
-                .iter()
-                .any(|word| *word == "-early" || *word == "-late");
-            timer.read_celllib(explicit.then_some(split), file(0)?)?;
-        }
-        "read_verilog" => timer.read_verilog(file(0)?)?,
-        "read_spef" => timer.read_spef(file(0)?)?,
-        "read_timing" => timer.read_timing(file(0)?)?,
-        "read_sdc" => timer.read_sdc(file(0)?)?,
-        "cppr" => match rest.first().copied() {
-            Some("-enable") | None => timer.set_cppr(true),
-            Some("-disable") => timer.set_cppr(false),
-            Some(other) => bail!("cppr: expected -enable or -disable, found \"{other}\""),
-        },
-        "update_timing" => timer.update_timing()?,
-        "report_at" | "report_rat" | "report_slew" | "report_slack" => {
-            let pin = pin_flag(rest).with_context(|| format!("{command}: expected -pin <name>"))?;
-            let split = split_flag(rest);
-            let transition = transition_flag(rest);
-            let value = match command {
-                "report_at" => timer.at(pin, split, transition)?,
-                "report_rat" => timer.rat(pin, split, transition)?,
-                "report_slew" => timer.slew(pin, split, transition)?,
-                _ => timer.slack(pin, split, transition)?,
-            };
-            match value {
-                Some(value) => writeln!(out, "{value:.3}")?,
-                None => writeln!(out, "n/a")?,
-            }
-        }
-        "report_wns" => writeln!(
-            out,
-            "{:.3}",
-            timer.worst_negative_slack(split_or_late(rest))?
-        )?,
-        "report_tns" => writeln!(
-            out,
-            "{:.3}",
-            timer.total_negative_slack(split_or_late(rest))?
-        )?,
-        "report_timing" | "report_checks" => {
-            crate::report::shell_command(timer, command, rest, out)?
-        }
-        "insert_gate" | "repower_gate" | "remove_gate" | "insert_net" | "remove_net"
-        | "connect_pin" | "disconnect_pin" | "report_worst_paths" => {
-            // The TAU 2015 edits share the .ops reader and runner.
-            let operations = tachyon::sdc::parse_ops("<shell>", line)?;
-            let summary = timer.run_ops(&operations, base_dir, out)?;
-            for notice in summary.notices {
-                eprintln!("{notice}");
-            }
-        }
-        other => bail!("unknown command \"{other}\" (try help)"),
-    }
-    Ok(true)
-}
-
-fn pin_flag<'a>(words: &[&'a str]) -> Option<&'a str> {
-    let position = words.iter().position(|word| *word == "-pin")?;
-    words.get(position + 1).copied()
-}
-
-fn split_flag(words: &[&str]) -> Split {
-    if words.contains(&"-late") {
-        Split::Late
-    } else {
-        Split::Early
-    }
-}
-
-/// `report_wns`/`report_tns` default to the late (setup) split.
-fn split_or_late(words: &[&str]) -> Split {
-    if words.contains(&"-early") {
-        Split::Early
-    } else {
-        Split::Late
-    }
-}
-
-fn transition_flag(words: &[&str]) -> Transition {
-    if words.contains(&"-fall") {
-        Transition::Fall
-    } else {
-        Transition::Rise
-    }
 }

@@ -238,7 +238,10 @@ fn shell_report_checks_lists_min_then_max() {
     let min = text.find("Path Type: min").expect("a min path");
     let max = text.find("Path Type: max").expect("a max path");
     assert!(min < max, "{text}");
-    let output = tachyon(&["shell"], "report_checks -digits 5\n");
+    let output = tachyon(
+        &["shell"],
+        &format!("{}report_checks -digits 5\n", load_tiny()),
+    );
     assert!(String::from_utf8_lossy(&output.stderr).contains("only -digits 3 is supported"));
 }
 

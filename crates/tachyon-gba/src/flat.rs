@@ -214,12 +214,19 @@ impl Levels {
     fn of(graph: &TimingGraph) -> Levels {
         // Read once in pin order, then looked up in level order (the pins themselves
         // are large and a level's pins are scattered).
-        let input_flags: Vec<bool> = graph
+        let mut input_flags: Vec<bool> = graph
             .pins()
             .par_iter()
             .with_min_len(1 << 14)
             .map(|pin| pin.kind == PinKind::PrimaryInput)
             .collect();
+        // Pins cut from their fan-in and seeded like inputs (an ideal clock's register
+        // clock pins).
+        for &(pin, _) in &graph.assertions().slew {
+            if graph.fanin(pin).is_empty() {
+                input_flags[pin.index()] = true;
+            }
+        }
         let is_input = |pin: &u32| input_flags[*pin as usize];
         // Each level's pins come in pin order (`TimingGraph::level`): a level sweep's
         // per-pin reads and stores go forward through memory, and the stores of a

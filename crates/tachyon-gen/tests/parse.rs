@@ -45,15 +45,10 @@ fn project_parsers_read_every_generated_file() {
     let expected_assertions = 1 + 2 * (summary.primary_inputs + 1) + 2 * summary.primary_outputs;
     assert_eq!(timing.len() as u64, expected_assertions);
 
-    // The SDC states the same constraints as the `.timing` file, value for value.
+    // The SDC states the same constraints as the `.timing` file, value for value (an
+    // unsupported command would be a read error).
     let sdc =
         tachyon_sdc::parse_sdc("gen2000.sdc", &read(&dir, "gen2000.sdc")).expect("SDC parses");
-    assert!(
-        !sdc.commands
-            .iter()
-            .any(|command| matches!(command, tachyon_sdc::SdcCommand::Other { .. })),
-        "every SDC command is in the supported subset"
-    );
     let mut from_sdc = sdc.to_assertions().expect("complete SDC assertions");
     let mut from_timing = timing.clone();
     let key = |assertion: &tachyon_sdc::Assertion| format!("{assertion:?}");

@@ -39,7 +39,7 @@ fn timer_with(dir: &Path, constraints: &str) -> Timer {
         .extension()
         .is_some_and(|extension| extension == "sdc")
     {
-        timer.read_sdc(constraints).expect("SDC");
+        timer.read_sdc_as_assertions(constraints).expect("SDC");
     } else {
         timer.read_timing(constraints).expect(".timing");
     }

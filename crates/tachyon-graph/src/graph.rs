@@ -185,6 +185,9 @@ pub struct TimingGraph {
     /// Pin ids by name (the names live in `pins`).
     pin_by_name: NameIndex,
     assertions: Assertions,
+    /// Arcs disabled before finalizing (case analysis, `set_disable_timing`): never in
+    /// the adjacency.
+    disabled_arcs: Vec<ArcId>,
     // Derived by finalize().
     arc_enabled: Vec<bool>,
     fanin: Csr,
@@ -406,12 +409,28 @@ impl TimingGraph {
         self.assertions = assertions;
     }
 
+    /// Disables `arcs` (before [`TimingGraph::finalize`]): they stay in the arc list but
+    /// are left out of the fan-in and fan-out, so nothing propagates through them.
+    pub fn disable_arcs(&mut self, arcs: &[ArcId]) {
+        self.disabled_arcs.extend_from_slice(arcs);
+    }
+
+    /// Keeps only the tests `keep` accepts (before [`TimingGraph::finalize`]).
+    pub fn retain_tests(&mut self, keep: impl FnMut(&Test) -> bool) {
+        self.tests.retain(keep);
+    }
+
     /// Derives the fan-in/fan-out adjacency and the topological levels, breaking
     /// combinational loops (see [`TimingGraph::combinational_loops`]).
     pub fn finalize(&mut self) {
         let _span = tracing::info_span!("levelize").entered();
         let n_pins = self.pins.len();
         self.arc_enabled = vec![true; self.arcs.len()];
+        for arc in &self.disabled_arcs {
+            if let Some(enabled) = self.arc_enabled.get_mut(arc.index()) {
+                *enabled = false;
+            }
+        }
         self.loops.clear();
         loop {
             let (arcs, enabled) = (&self.arcs, &self.arc_enabled);

@@ -267,6 +267,20 @@ pub struct NldmTable {
     pub primary_is_index_2: bool,
 }
 
+impl NldmTable {
+    /// The table's value at (`primary`, `secondary`), through the one NLDM formula
+    /// (`tachyon_kernels::delay::nldm_lookup`).
+    #[inline]
+    pub fn lookup(&self, primary: f64, secondary: f64) -> f64 {
+        let lut = tachyon_kernels::lut::Lut {
+            index_1: &self.index_1,
+            index_2: &self.index_2,
+            values: &self.values,
+        };
+        tachyon_kernels::delay::nldm_lookup(&lut, self.primary_is_index_2, primary, secondary)
+    }
+}
+
 /// The timing assertions: where arrivals start and requirements end.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Assertions {

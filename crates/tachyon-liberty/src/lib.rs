@@ -30,7 +30,8 @@ pub mod model;
 pub mod syntax;
 
 pub use model::{
-    parse_library, Cell, ClockEdge, FlipFlop, Library, LibrarySummary, LutTemplate, Pin,
-    PinDirection, Table, TableVariable, TimingGroup, TimingSense, TimingType, Units,
+    parse_library, Cell, ClockEdge, FlipFlop, Library, LibrarySummary, LutTemplate, NonArcCheck,
+    Pin, PinDirection, Table, TableVariable, TimingClass, TimingGroup, TimingSense, TimingType,
+    Units,
 };
 pub use tachyon_source::ParseError;

@@ -116,8 +116,16 @@ pub struct Pin {
     pub rise_capacitance: Option<f64>,
     /// The `fall_capacitance` attribute.
     pub fall_capacitance: Option<f64>,
+    /// `rise_capacitance_range (low, high)`: OpenSTA uses the low end for min (early)
+    /// analysis and the high end for max (late).
+    pub rise_capacitance_range: Option<(f64, f64)>,
+    /// `fall_capacitance_range (low, high)`.
+    pub fall_capacitance_range: Option<(f64, f64)>,
     /// `clock : true`.
     pub is_clock: bool,
+    /// The `function` attribute (an output's Boolean function of the cell's inputs), as
+    /// written.
+    pub function: Option<String>,
     /// Every `timing` group of the pin, in source order.
     pub timings: Vec<TimingGroup>,
 }
@@ -144,6 +152,8 @@ pub struct TimingGroup {
     pub timing_sense: Option<TimingSense>,
     /// The arc's type; `Combinational` when absent.
     pub timing_type: TimingType,
+    /// The `when` condition (a Boolean function of the cell's pins), as written.
+    pub when: Option<String>,
     /// Delay to a rising output.
     pub cell_rise: Option<Table>,
     /// Delay to a falling output.
@@ -202,8 +212,119 @@ pub enum TimingType {
     ThreeStateEnable,
     /// `three_state_disable`.
     ThreeStateDisable,
-    /// Any other type (`preset`, `clear`, ...), as written.
+    /// `three_state_enable_rise`.
+    ThreeStateEnableRise,
+    /// `three_state_enable_fall`.
+    ThreeStateEnableFall,
+    /// `three_state_disable_rise`.
+    ThreeStateDisableRise,
+    /// `three_state_disable_fall`.
+    ThreeStateDisableFall,
+    /// `preset`: an asynchronous set to the output.
+    Preset,
+    /// `clear`: an asynchronous reset to the output.
+    Clear,
+    /// A check that is neither a delay arc nor a setup/hold-like test (pulse width,
+    /// period, skew, no-change, non-sequential, clock tree path limits).
+    Check(NonArcCheck),
+    /// A type this reader does not know, as written (never made into an arc).
     Other(String),
+}
+
+/// What a `timing()` group is to a timer: see [`TimingType::class`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimingClass {
+    /// A delay arc from the related pin to the pin (combinational, edge, preset/clear,
+    /// three-state).
+    Arc,
+    /// A setup-like test (`setup_*`, `recovery_*`).
+    Setup,
+    /// A hold-like test (`hold_*`, `removal_*`).
+    Hold,
+    /// A check that constrains no data path here ([`NonArcCheck`]).
+    Check,
+    /// An unknown `timing_type`.
+    Unknown,
+}
+
+/// The checks of [`TimingType::Check`], by `timing_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NonArcCheck {
+    /// `min_pulse_width`.
+    MinPulseWidth,
+    /// `minimum_period`.
+    MinimumPeriod,
+    /// `skew_rising`.
+    SkewRising,
+    /// `skew_falling`.
+    SkewFalling,
+    /// `nochange_high_high`.
+    NochangeHighHigh,
+    /// `nochange_high_low`.
+    NochangeHighLow,
+    /// `nochange_low_high`.
+    NochangeLowHigh,
+    /// `nochange_low_low`.
+    NochangeLowLow,
+    /// `non_seq_setup_rising`.
+    NonSeqSetupRising,
+    /// `non_seq_setup_falling`.
+    NonSeqSetupFalling,
+    /// `non_seq_hold_rising`.
+    NonSeqHoldRising,
+    /// `non_seq_hold_falling`.
+    NonSeqHoldFalling,
+    /// `max_clock_tree_path`.
+    MaxClockTreePath,
+    /// `min_clock_tree_path`.
+    MinClockTreePath,
+    /// `retaining_rise`.
+    RetainingRise,
+    /// `retaining_fall`.
+    RetainingFall,
+}
+
+impl NonArcCheck {
+    /// The `timing_type` value as Liberty writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            NonArcCheck::MinPulseWidth => "min_pulse_width",
+            NonArcCheck::MinimumPeriod => "minimum_period",
+            NonArcCheck::SkewRising => "skew_rising",
+            NonArcCheck::SkewFalling => "skew_falling",
+            NonArcCheck::NochangeHighHigh => "nochange_high_high",
+            NonArcCheck::NochangeHighLow => "nochange_high_low",
+            NonArcCheck::NochangeLowHigh => "nochange_low_high",
+            NonArcCheck::NochangeLowLow => "nochange_low_low",
+            NonArcCheck::NonSeqSetupRising => "non_seq_setup_rising",
+            NonArcCheck::NonSeqSetupFalling => "non_seq_setup_falling",
+            NonArcCheck::NonSeqHoldRising => "non_seq_hold_rising",
+            NonArcCheck::NonSeqHoldFalling => "non_seq_hold_falling",
+            NonArcCheck::MaxClockTreePath => "max_clock_tree_path",
+            NonArcCheck::MinClockTreePath => "min_clock_tree_path",
+            NonArcCheck::RetainingRise => "retaining_rise",
+            NonArcCheck::RetainingFall => "retaining_fall",
+        }
+    }
+
+    const ALL: [NonArcCheck; 16] = [
+        NonArcCheck::MinPulseWidth,
+        NonArcCheck::MinimumPeriod,
+        NonArcCheck::SkewRising,
+        NonArcCheck::SkewFalling,
+        NonArcCheck::NochangeHighHigh,
+        NonArcCheck::NochangeHighLow,
+        NonArcCheck::NochangeLowHigh,
+        NonArcCheck::NochangeLowLow,
+        NonArcCheck::NonSeqSetupRising,
+        NonArcCheck::NonSeqSetupFalling,
+        NonArcCheck::NonSeqHoldRising,
+        NonArcCheck::NonSeqHoldFalling,
+        NonArcCheck::MaxClockTreePath,
+        NonArcCheck::MinClockTreePath,
+        NonArcCheck::RetainingRise,
+        NonArcCheck::RetainingFall,
+    ];
 }
 
 /// A clock edge.
@@ -331,6 +452,31 @@ impl TimingType {
         self.is_setup() || self.is_hold()
     }
 
+    /// Whether the group is a delay arc, a setup- or hold-like test, another check, or
+    /// of an unknown type. Only [`TimingClass::Arc`] groups carry delays from the related
+    /// pin; a check such as `min_pulse_width` (related to the pin itself) never does.
+    pub fn class(&self) -> TimingClass {
+        match self {
+            TimingType::Combinational
+            | TimingType::CombinationalRise
+            | TimingType::CombinationalFall
+            | TimingType::RisingEdge
+            | TimingType::FallingEdge
+            | TimingType::ThreeStateEnable
+            | TimingType::ThreeStateDisable
+            | TimingType::ThreeStateEnableRise
+            | TimingType::ThreeStateEnableFall
+            | TimingType::ThreeStateDisableRise
+            | TimingType::ThreeStateDisableFall
+            | TimingType::Preset
+            | TimingType::Clear => TimingClass::Arc,
+            TimingType::Check(_) => TimingClass::Check,
+            TimingType::Other(_) => TimingClass::Unknown,
+            _ if self.is_setup() => TimingClass::Setup,
+            _ => TimingClass::Hold,
+        }
+    }
+
     /// The clock edge the arc or check is relative to, for edge-triggered types.
     pub fn clock_edge(&self) -> Option<ClockEdge> {
         match self {
@@ -365,7 +511,16 @@ impl TimingType {
             "removal_falling" => TimingType::RemovalFalling,
             "three_state_enable" => TimingType::ThreeStateEnable,
             "three_state_disable" => TimingType::ThreeStateDisable,
-            other => TimingType::Other(other.to_string()),
+            "three_state_enable_rise" => TimingType::ThreeStateEnableRise,
+            "three_state_enable_fall" => TimingType::ThreeStateEnableFall,
+            "three_state_disable_rise" => TimingType::ThreeStateDisableRise,
+            "three_state_disable_fall" => TimingType::ThreeStateDisableFall,
+            "preset" => TimingType::Preset,
+            "clear" => TimingType::Clear,
+            other => match NonArcCheck::ALL.iter().find(|check| check.name() == other) {
+                Some(&check) => TimingType::Check(check),
+                None => TimingType::Other(other.to_string()),
+            },
         }
     }
 }
@@ -396,6 +551,65 @@ pub fn parse_library(file_name: &str, text: &str) -> Result<Library, ParseError>
         })
         .ok_or_else(|| ParseError::at(file_name, text, 0, "a library group"))?;
     builder.library(library_group)
+}
+
+/// What the pins of a cell are read with: the library's templates, the bus types in
+/// scope, and the cell's buses and bundles (name to bit names).
+struct CellContext<'c, 't> {
+    templates: &'c HashMap<&'t str, &'t LutTemplate>,
+    bus_types: &'c HashMap<String, Vec<i64>>,
+    members: &'c HashMap<String, Vec<String>>,
+}
+
+/// The bits a `pin (...)` group inside bus or bundle `owner` names: `D[3]`, a range
+/// `D[0:3]`, a bundle member, or the owner itself (all of `bits`).
+fn member_names(owner: &str, name: &str, bits: &[String]) -> Vec<String> {
+    if name == owner {
+        return bits.to_vec();
+    }
+    if let Some(range) = name
+        .strip_prefix(owner)
+        .and_then(|rest| rest.strip_prefix('['))
+        .and_then(|rest| rest.strip_suffix(']'))
+    {
+        if let Some((first, last)) = range.split_once(':') {
+            if let (Ok(first), Ok(last)) = (first.trim().parse::<i64>(), last.trim().parse::<i64>())
+            {
+                let (low, high) = (first.min(last), first.max(last));
+                return (low..=high)
+                    .map(|index| format!("{owner}[{index}]"))
+                    .collect();
+            }
+        }
+    }
+    vec![name.to_string()]
+}
+
+/// The related pin names of a timing group with buses and bundles expanded to their bits
+/// (`members`). A group in a bus's own body (`bus_bit`: the pin's position from the
+/// bus's end) pairs with a related bus bit by bit, aligned at the end, as OpenSTA does;
+/// `related_bus_pins` (`cross`) and groups of single pins take every bit.
+fn expand_related(
+    names: &[String],
+    members: &HashMap<String, Vec<String>>,
+    bus_bit: Option<usize>,
+    cross: bool,
+) -> Vec<String> {
+    let mut expanded = Vec::with_capacity(names.len());
+    for name in names {
+        match members.get(name) {
+            None => expanded.push(name.clone()),
+            Some(bits) => match bus_bit {
+                Some(from_end) if !cross => {
+                    if let Some(bit) = bits.len().checked_sub(from_end + 1).map(|at| &bits[at]) {
+                        expanded.push(bit.clone());
+                    }
+                }
+                _ => expanded.extend(bits.iter().cloned()),
+            },
+        }
+    }
+    expanded
 }
 
 /// Turns syntax groups into model types; holds the source for error positions.
@@ -429,10 +643,20 @@ impl Builder<'_> {
             .iter()
             .map(|template| (template.name.as_str(), template))
             .collect();
+        let mut bus_types = HashMap::new();
+        for type_group in group.groups("type") {
+            let (type_name, indices) = self.bus_type(type_group)?;
+            bus_types.insert(type_name, indices);
+        }
+        let context = CellContext {
+            templates: &template_index,
+            bus_types: &bus_types,
+            members: &HashMap::new(),
+        };
         let mut cells = Vec::new();
         let mut cell_index = HashMap::new();
         for cell_group in group.groups("cell") {
-            let cell = self.cell(cell_group, &template_index)?;
+            let cell = self.cell(cell_group, &context)?;
             if cell_index.insert(cell.name.clone(), cells.len()).is_some() {
                 return Err(self.error_found(
                     cell_group.offset,
@@ -544,25 +768,93 @@ impl Builder<'_> {
         })
     }
 
-    fn cell(
-        &self,
-        group: &Group<'_>,
-        templates: &HashMap<&str, &LutTemplate>,
-    ) -> Result<Cell, ParseError> {
+    fn cell(&self, group: &Group<'_>, context: &CellContext<'_, '_>) -> Result<Cell, ParseError> {
         let name = self.first_argument(group, "a cell name")?;
         let area = self.optional_number(group.simple_attribute("area"))?;
+        // The bus types of the cell, beside the library's.
+        let mut bus_types = context.bus_types.clone();
+        for type_group in group.groups("type") {
+            let (type_name, indices) = self.bus_type(type_group)?;
+            bus_types.insert(type_name, indices);
+        }
+        // Buses and bundles first: timing groups may name them as related pins.
+        let mut members: HashMap<String, Vec<String>> = HashMap::new();
+        for bus_group in group.groups("bus") {
+            let bus_name = self.first_argument(bus_group, "a bus name")?;
+            let type_attribute = bus_group
+                .simple_attribute("bus_type")
+                .ok_or_else(|| self.error(bus_group.offset, "a bus_type attribute in this bus"))?;
+            let type_name = type_attribute.value.text.trim();
+            let indices = bus_types.get(type_name).ok_or_else(|| {
+                self.error_found(
+                    type_attribute.value.offset,
+                    "the name of a type group of this library or cell",
+                    format!("\"{type_name}\""),
+                )
+            })?;
+            let bits = indices
+                .iter()
+                .map(|index| format!("{bus_name}[{index}]"))
+                .collect();
+            members.insert(bus_name, bits);
+        }
+        for bundle_group in group.groups("bundle") {
+            let bundle_name = self.first_argument(bundle_group, "a bundle name")?;
+            let attribute = bundle_group.complex_attribute("members").ok_or_else(|| {
+                self.error(
+                    bundle_group.offset,
+                    "a members (...) attribute in this bundle",
+                )
+            })?;
+            let names = attribute
+                .values
+                .iter()
+                .flat_map(|value| value.text.split([',', ' ', '\t', '\n']))
+                .filter(|name| !name.is_empty())
+                .map(str::to_string)
+                .collect();
+            members.insert(bundle_name, names);
+        }
+        let context = CellContext {
+            templates: context.templates,
+            bus_types: &bus_types,
+            members: &members,
+        };
         let mut pins: Vec<Pin> = Vec::new();
         let mut pin_index = HashMap::new();
-        for pin_group in group.groups("pin") {
-            let Some((last_name, other_names)) = pin_group.arguments.split_last() else {
-                return Err(self.error(pin_group.offset, "a pin name in pin (...)"));
+        for statement in &group.statements {
+            let Statement::Group(member_group) = statement else {
+                continue;
             };
-            // `pin (A, B) { ... }` declares several pins that share one body.
-            let body = self.pin_body(pin_group, templates)?;
-            for name in other_names {
-                self.add_pin(&mut pins, &mut pin_index, name, body.clone())?;
+            match member_group.name {
+                "pin" => {
+                    let Some((last_name, other_names)) = member_group.arguments.split_last() else {
+                        return Err(self.error(member_group.offset, "a pin name in pin (...)"));
+                    };
+                    // `pin (A, B) { ... }` declares several pins that share one body.
+                    let body = self.pin_body(member_group, None, &context, None)?;
+                    for name in other_names {
+                        self.add_pin(&mut pins, &mut pin_index, name, body.clone())?;
+                    }
+                    self.add_pin(&mut pins, &mut pin_index, last_name, body)?;
+                }
+                "bus" | "bundle" => {
+                    for (bit_name, bit) in self.member_pins(member_group, &context)? {
+                        if pin_index.insert(bit_name.clone(), pins.len()).is_some() {
+                            return Err(self.error_found(
+                                member_group.offset,
+                                "a pin name not used before in this cell",
+                                format!("a second pin \"{bit_name}\""),
+                            ));
+                        }
+                        pins.push(Pin {
+                            name: bit_name,
+                            ..bit
+                        });
+                    }
+                }
+                _ => {}
             }
-            self.add_pin(&mut pins, &mut pin_index, last_name, body)?;
         }
         let ff = group.groups("ff").next().map(|ff_group| FlipFlop {
             clocked_on: text_attribute(ff_group, "clocked_on"),
@@ -577,6 +869,72 @@ impl Builder<'_> {
             ff,
             pin_index,
         })
+    }
+
+    /// A `type (name) { bit_from : F; bit_to : T; ... }` group: its name and the bit
+    /// indices it lists, from `bit_from` to `bit_to`.
+    fn bus_type(&self, group: &Group<'_>) -> Result<(String, Vec<i64>), ParseError> {
+        let name = self.first_argument(group, "a type name")?;
+        let index = |attribute: &str| -> Result<Option<i64>, ParseError> {
+            match group.simple_attribute(attribute) {
+                None => Ok(None),
+                Some(found) => {
+                    let text = found.value.text.trim();
+                    text.parse::<i64>().map(Some).map_err(|_| {
+                        self.error_found(found.value.offset, "an integer", format!("\"{text}\""))
+                    })
+                }
+            }
+        };
+        let from = index("bit_from")?;
+        let to = index("bit_to")?;
+        let width = index("bit_width")?;
+        let (from, to) = match (from, to, width) {
+            (Some(from), Some(to), _) => (from, to),
+            (None, None, Some(width)) if width > 0 => (width - 1, 0),
+            _ => {
+                return Err(self.error(
+                    group.offset,
+                    "bit_from and bit_to (or bit_width) in this type group",
+                ))
+            }
+        };
+        if from.abs_diff(to) > 1 << 16 {
+            return Err(self.error(group.offset, "a bus of at most 65536 bits"));
+        }
+        let indices = if from <= to {
+            (from..=to).collect()
+        } else {
+            (to..=from).rev().collect()
+        };
+        Ok((name, indices))
+    }
+
+    /// The bit pins of a `bus` or `bundle` group, in declaration order: each gets the
+    /// group's own attributes and timing groups (a related bus pairs bit by bit, as
+    /// OpenSTA does), then those of the `pin (...)` groups inside that name it.
+    fn member_pins(
+        &self,
+        group: &Group<'_>,
+        context: &CellContext<'_, '_>,
+    ) -> Result<Vec<(String, Pin)>, ParseError> {
+        let name = self.first_argument(group, "a bus or bundle name")?;
+        let bits = context.members.get(&name).cloned().unwrap_or_default();
+        let n_bits = bits.len();
+        let mut pins = Vec::with_capacity(n_bits);
+        for (position, bit) in bits.iter().enumerate() {
+            let from_end = n_bits - 1 - position;
+            let mut pin = self.pin_body(group, None, context, Some(from_end))?;
+            for sub_group in group.groups("pin") {
+                for argument in &sub_group.arguments {
+                    if member_names(&name, argument.text.trim(), &bits).contains(bit) {
+                        pin = self.pin_body(sub_group, Some(&pin), context, None)?;
+                    }
+                }
+            }
+            pins.push((bit.clone(), pin));
+        }
+        Ok(pins)
     }
 
     /// Names `body` and appends it, refusing a name the cell already has.
@@ -602,14 +960,22 @@ impl Builder<'_> {
         Ok(())
     }
 
-    /// Everything of a pin but its name (one body may serve several names).
+    /// Everything of a pin but its name (one body may serve several names). Attributes
+    /// the group leaves out come from `inherited` (a bus bit's bus); its timing groups
+    /// are added to the inherited ones. `bus_bit` is the pin's position from the end of
+    /// its bus when the group is a bus's own body: a related bus then pairs bit by bit.
     fn pin_body(
         &self,
         group: &Group<'_>,
-        templates: &HashMap<&str, &LutTemplate>,
+        inherited: Option<&Pin>,
+        context: &CellContext<'_, '_>,
+        bus_bit: Option<usize>,
     ) -> Result<Pin, ParseError> {
         let direction = match group.simple_attribute("direction") {
-            None => return Err(self.error(group.offset, "a direction attribute in this pin")),
+            None => match inherited {
+                Some(pin) => pin.direction,
+                None => return Err(self.error(group.offset, "a direction attribute in this pin")),
+            },
             Some(attribute) => match attribute.value.text.trim() {
                 "input" => PinDirection::Input,
                 "output" => PinDirection::Output,
@@ -625,20 +991,58 @@ impl Builder<'_> {
             },
         };
         let is_clock = match group.simple_attribute("clock") {
-            None => false,
+            None => inherited.is_some_and(|pin| pin.is_clock),
             Some(attribute) => self.boolean(&attribute.value)?,
         };
-        let mut timings = Vec::new();
+        let mut timings = inherited.map_or_else(Vec::new, |pin| pin.timings.clone());
         for timing_group in group.groups("timing") {
-            timings.push(self.timing(timing_group, templates)?);
+            let mut timing = self.timing(timing_group, context.templates)?;
+            timing.related_pins = expand_related(
+                &timing.related_pins,
+                context.members,
+                bus_bit,
+                timing_group.simple_attribute("related_bus_pins").is_some(),
+            );
+            timings.push(timing);
         }
+        let number = |name: &str, inherited: Option<f64>| -> Result<Option<f64>, ParseError> {
+            Ok(self
+                .optional_number(group.simple_attribute(name))?
+                .or(inherited))
+        };
+        let range = |name: &str, inherited: Option<(f64, f64)>| match group.complex_attribute(name)
+        {
+            None => Ok(inherited),
+            Some(attribute) => match self.numbers(attribute)?[..] {
+                [low, high] => Ok(Some((low, high))),
+                _ => Err(self.error(attribute.offset, format!("{name} (<low>, <high>)"))),
+            },
+        };
         Ok(Pin {
             name: String::new(),
             direction,
-            capacitance: self.optional_number(group.simple_attribute("capacitance"))?,
-            rise_capacitance: self.optional_number(group.simple_attribute("rise_capacitance"))?,
-            fall_capacitance: self.optional_number(group.simple_attribute("fall_capacitance"))?,
+            capacitance: number("capacitance", inherited.and_then(|pin| pin.capacitance))?,
+            rise_capacitance: number(
+                "rise_capacitance",
+                inherited.and_then(|pin| pin.rise_capacitance),
+            )?,
+            fall_capacitance: number(
+                "fall_capacitance",
+                inherited.and_then(|pin| pin.fall_capacitance),
+            )?,
+            rise_capacitance_range: range(
+                "rise_capacitance_range",
+                inherited.and_then(|pin| pin.rise_capacitance_range),
+            )?,
+            fall_capacitance_range: range(
+                "fall_capacitance_range",
+                inherited.and_then(|pin| pin.fall_capacitance_range),
+            )?,
             is_clock,
+            function: group
+                .simple_attribute("function")
+                .map(|attribute| attribute.value.text.trim().to_string())
+                .or_else(|| inherited.and_then(|pin| pin.function.clone())),
             timings,
         })
     }
@@ -650,6 +1054,7 @@ impl Builder<'_> {
     ) -> Result<TimingGroup, ParseError> {
         let related_pins = group
             .simple_attribute("related_pin")
+            .or_else(|| group.simple_attribute("related_bus_pins"))
             .map(|attribute| {
                 attribute
                     .value
@@ -674,16 +1079,27 @@ impl Builder<'_> {
                 }
             }),
         };
-        let timing_type = group
-            .simple_attribute("timing_type")
-            .map_or(TimingType::Combinational, |attribute| {
-                TimingType::from_name(attribute.value.text.trim())
-            });
+        let timing_type = match group.simple_attribute("timing_type") {
+            None => TimingType::Combinational,
+            Some(attribute) => match TimingType::from_name(attribute.value.text.trim()) {
+                TimingType::Other(other) => {
+                    return Err(self.error_found(
+                        attribute.value.offset,
+                        "a timing_type Liberty defines",
+                        format!("\"{other}\""),
+                    ))
+                }
+                known => known,
+            },
+        };
         let table = |name: &str| self.optional_table(group, name, templates);
         Ok(TimingGroup {
             related_pins,
             timing_sense,
             timing_type,
+            when: group
+                .simple_attribute("when")
+                .map(|attribute| attribute.value.text.trim().to_string()),
             cell_rise: table("cell_rise")?,
             cell_fall: table("cell_fall")?,
             rise_transition: table("rise_transition")?,

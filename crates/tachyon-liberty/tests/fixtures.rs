@@ -146,7 +146,7 @@ fn timing_type_predicates() {
     assert!(TimingType::RemovalRising.is_hold());
     assert!(TimingType::RemovalRising.is_constraint());
     assert!(!TimingType::RisingEdge.is_constraint());
-    assert!(!TimingType::Other("preset".to_string()).is_constraint());
+    assert!(!TimingType::Preset.is_constraint());
     assert_eq!(TimingType::RisingEdge.clock_edge(), Some(ClockEdge::Rising));
     assert_eq!(
         TimingType::HoldFalling.clock_edge(),

@@ -1,6 +1,6 @@
 //! Small typed-model cases written inline: units, defaults and semantic errors.
 
-use tachyon_liberty::{parse_library, Library, Units};
+use tachyon_liberty::{parse_library, Library, NonArcCheck, TimingClass, TimingType, Units};
 
 fn parse_ok(text: &str) -> Library {
     match parse_library("inline.lib", text) {
@@ -114,4 +114,93 @@ fn templates_are_found_by_name() {
         Some(vec![1.0, 2.0])
     );
     assert!(library.template("u").is_none());
+}
+
+#[test]
+fn buses_and_bundles_expand_to_bit_pins() {
+    let library = parse_ok(
+        r#"library (l) {
+  type (bus2) { base_type : array; data_type : bit; bit_width : 2; bit_from : 1; bit_to : 0; downto : true; }
+  cell (REG2) {
+    bus (D) { bus_type : bus2; direction : input; capacitance : 1.0;
+      pin (D[0]) { capacitance : 2.0; }
+      timing () { related_pin : "CK"; timing_type : setup_rising; } }
+    bus (Q) { bus_type : bus2; direction : output;
+      timing () { related_pin : "D"; timing_sense : positive_unate; } }
+    bundle (S) { members (S1, S2); direction : input; capacitance : 3.0; }
+    pin (Z) { direction : output; timing () { related_pin : "S D"; } }
+    pin (CK) { direction : input; clock : true; }
+  }
+}"#,
+    );
+    let Some(cell) = library.cell("REG2") else {
+        panic!("no cell")
+    };
+    let names: Vec<&str> = cell.pins.iter().map(|pin| pin.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["D[1]", "D[0]", "Q[1]", "Q[0]", "S1", "S2", "Z", "CK"]
+    );
+    let capacitance = |name: &str| cell.pin(name).and_then(|pin| pin.capacitance);
+    assert_eq!(capacitance("D[1]"), Some(1.0));
+    assert_eq!(capacitance("D[0]"), Some(2.0));
+    assert_eq!(capacitance("S2"), Some(3.0));
+    let related = |name: &str| -> Vec<Vec<String>> {
+        cell.pin(name)
+            .map(|pin| pin.timings.iter().map(|t| t.related_pins.clone()).collect())
+            .unwrap_or_default()
+    };
+    // A bus's timing groups pair with a related bus bit by bit.
+    assert_eq!(related("Q[1]"), [["D[1]"]]);
+    assert_eq!(related("Q[0]"), [["D[0]"]]);
+    // A single pin related to a bus and a bundle takes every bit.
+    assert_eq!(related("Z"), [["S1", "S2", "D[1]", "D[0]"]]);
+    assert_eq!(related("D[0]"), [["CK"]]);
+}
+
+#[test]
+fn checks_ranges_and_functions_are_read() {
+    let library = parse_ok(
+        r#"library (l) {
+  cell (DFF) {
+    pin (CK) { direction : input; rise_capacitance : 2; rise_capacitance_range (1.5, 2);
+      timing () { related_pin : "CK"; timing_type : min_pulse_width; } }
+    pin (Q) { direction : output; function : "IQ";
+      timing () { related_pin : "CK"; timing_type : rising_edge; when : "!RN"; }
+      timing () { related_pin : "RN"; timing_type : clear; } }
+    pin (RN) { direction : input; }
+  }
+}"#,
+    );
+    let Some(cell) = library.cell("DFF") else {
+        panic!("no cell")
+    };
+    let clock = cell.pin("CK").expect("CK");
+    assert_eq!(clock.rise_capacitance_range, Some((1.5, 2.0)));
+    assert_eq!(clock.fall_capacitance_range, None);
+    assert_eq!(
+        clock.timings[0].timing_type,
+        TimingType::Check(NonArcCheck::MinPulseWidth)
+    );
+    assert_eq!(clock.timings[0].timing_type.class(), TimingClass::Check);
+    let output = cell.pin("Q").expect("Q");
+    assert_eq!(output.function.as_deref(), Some("IQ"));
+    assert_eq!(output.timings[0].when.as_deref(), Some("!RN"));
+    assert_eq!(output.timings[0].timing_type.class(), TimingClass::Arc);
+    assert_eq!(output.timings[1].timing_type, TimingType::Clear);
+    assert_eq!(output.timings[1].timing_type.class(), TimingClass::Arc);
+    let bogus = parse_err(
+        "library (l) { cell (C) { pin (Z) { direction : output;\n timing () { timing_type : bogus; } } } }",
+    );
+    assert_eq!(
+        bogus,
+        "inline.lib:2:28: expected a timing_type Liberty defines, found \"bogus\""
+    );
+    let unknown_type = parse_err(
+        "library (l) { type (t) { bit_from : 0; } cell (C) { bus (B) { bus_type : nope; direction : input; } } }",
+    );
+    assert!(
+        unknown_type.contains("expected bit_from and bit_to"),
+        "{unknown_type}"
+    );
 }

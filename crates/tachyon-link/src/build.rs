@@ -67,8 +67,8 @@ struct BoundInstances {
 }
 
 impl BoundInstances {
-    /// The binding of the live instance in `slot` (checked bound by
-    /// [`Design::bind_instances`]).
+    /// The binding of the live, bound instance in `slot` (one of
+    /// [`BoundInstances::order`]).
     fn binding_of(&self, slot: u32) -> &CellBinding {
         self.bindings[self.cell_of[slot as usize] as usize]
             .as_ref()
@@ -123,7 +123,7 @@ impl Design {
         let mut marks = Vec::new();
         let mut mark = |step: &'static str| marks.push((step, started.elapsed()));
         let mut graph = TimingGraph::new(self.shared_tables.clone());
-        let instances = self.bind_instances()?;
+        let instances = self.bind_instances();
         mark("bindings");
         let net_order = self.nets.in_name_order(|net| net.alive);
         // (The arcs come as one vector below, with their own room.)
@@ -141,7 +141,8 @@ impl Design {
             match key {
                 PinKey::Port(port) => Some(pins.ports[*port as usize]),
                 PinKey::Instance { instance, pin } => {
-                    if !self.instances.slots[*instance as usize].alive {
+                    let state = &self.instances.slots[*instance as usize];
+                    if !state.alive || instances.bindings[state.cell as usize].is_none() {
                         return None;
                     }
                     let position = instances.binding_of(*instance).pin_position(*pin)?;
@@ -154,33 +155,37 @@ impl Design {
         mark("rc trees");
         graph.add_nets_with_arcs(nets, rc);
         mark("net arcs");
-        graph.set_assertions(self.graph_assertions(&graph)?);
+        if self.uses_sdc {
+            self.apply_sdc_to_graph(&mut graph)?;
+        } else {
+            graph.set_assertions(self.graph_assertions(&graph)?);
+        }
         mark("assertions");
         tracing::debug!(steps = ?marks, "graph built");
         Ok(graph)
     }
 
-    /// Binds each distinct cell once (instances reuse the binding) and lists the live
-    /// instances in name order; an instance of an unknown cell is an error.
-    fn bind_instances(&self) -> Result<BoundInstances, LinkError> {
+    /// Binds each distinct cell once (instances reuse the binding) and lists the live,
+    /// bound instances in name order (the others are black boxes).
+    fn bind_instances(&self) -> BoundInstances {
         let bindings: Vec<Option<CellBinding>> = self
             .cells
             .names
             .iter()
             .map(|cell| self.bind_cell(cell))
             .collect();
-        let order = self.instances.in_name_order(|instance| instance.alive);
-        let mut n_pins = 0;
-        for &slot in &order {
-            let instance = &self.instances.slots[slot as usize];
-            let Some(binding) = &bindings[instance.cell as usize] else {
-                return Err(LinkError::UnknownCell {
-                    instance: instance.name.to_string(),
-                    cell: self.cells.names[instance.cell as usize].clone(),
-                });
-            };
-            n_pins += binding.pins.len();
-        }
+        // Instances of cells no library has are black boxes: no pins, no arcs (their
+        // nets see nothing of them), as OpenSTA links them.
+        let order = self
+            .instances
+            .in_name_order(|instance| instance.alive && bindings[instance.cell as usize].is_some());
+        let n_pins = order
+            .iter()
+            .filter_map(|&slot| {
+                bindings[self.instances.slots[slot as usize].cell as usize].as_ref()
+            })
+            .map(|binding| binding.pins.len())
+            .sum();
         let cell_of: Vec<u32> = self
             .instances
             .slots
@@ -188,12 +193,12 @@ impl Design {
             .with_min_len(1 << 14)
             .map(|slot| slot.cell)
             .collect();
-        Ok(BoundInstances {
+        BoundInstances {
             bindings,
             cell_of,
             order,
             n_pins,
-        })
+        }
     }
 
     /// The ports' pins (their `load` assertion as capacitance), then the instances' pins
@@ -636,8 +641,8 @@ impl Design {
                     .pin_index(&library_pin.name)
                     .map(|index| cell.pins[index as usize].capacitance)
                     .unwrap_or(library_pin.capacitance);
-                capacitance[split.index() * 2] = pin_caps[0];
-                capacitance[split.index() * 2 + 1] = pin_caps[1];
+                capacitance[split.index() * 2] = pin_caps[split.index() * 2];
+                capacitance[split.index() * 2 + 1] = pin_caps[split.index() * 2 + 1];
             }
             let kind = match library_pin.direction {
                 PinDirection::Input => PinKind::CellInput,

@@ -10,7 +10,7 @@ use tachyon_graph::{FastMap, NameIndex, NldmTable, PinKind};
 use tachyon_kernels::Split;
 use tachyon_sdc::Assertion;
 
-use crate::library::{CellLibrary, LibraryCell, TimingGroupPolicy};
+use crate::library::{BindNotes, CellLibrary, LibraryCell, TimingGroupPolicy};
 use crate::parasitics::{NetParasitics, PinKey};
 use crate::LinkError;
 
@@ -191,6 +191,14 @@ pub struct Design {
     pub(crate) pin_names: Interner,
     pub(crate) assertions: Vec<Assertion>,
     timing_group_policy: TimingGroupPolicy,
+    /// The SDC commands the design is timed with (OpenSTA's conventions).
+    pub(crate) sdc_commands: Vec<tachyon_sdc::SdcCommand>,
+    /// Whether SDC constraints time the design (else the TAU assertions do).
+    pub(crate) uses_sdc: bool,
+    /// The units of the first library read (SDC values are in them by default).
+    pub(crate) library_units: Option<tachyon_sdc::SdcUnits>,
+    /// The top module's name.
+    pub(crate) design_name: String,
 }
 
 impl Design {
@@ -204,9 +212,23 @@ impl Design {
         self.timing_group_policy = policy;
     }
 
-    /// Binds `library` as the `split` library (None = both).
-    pub fn set_library(&mut self, split: Option<Split>, library: &tachyon_liberty::Library) {
-        let bound = CellLibrary::bind(library, &mut self.tables, self.timing_group_policy);
+    /// Binds `library` for `split` (None = both): its cells join those of the files read
+    /// before for that split; a cell already there keeps its first definition, unless
+    /// it was read for both splits and this file is for `split` alone (as OpenSTA's
+    /// `read_liberty -min`/`-max` libraries take precedence for their analysis).
+    pub fn set_library(
+        &mut self,
+        split: Option<Split>,
+        library: &tachyon_liberty::Library,
+    ) -> BindNotes {
+        let (bound, notes) = CellLibrary::bind(library, &mut self.tables, self.timing_group_policy);
+        if self.library_units.is_none() {
+            self.library_units = Some(tachyon_sdc::SdcUnits {
+                time_ps: library.units.time_ps,
+                capacitance_ff: library.units.capacitance_ff,
+                resistance_kohm: library.units.resistance_kohm,
+            });
+        }
         self.shared_tables = Shared::new(self.tables.clone());
         // Every library pin name gets an id, so that SPEF pins resolve without adding any.
         for cell in bound.cells() {
@@ -214,20 +236,40 @@ impl Design {
                 self.pin_names.intern(&pin.name);
             }
         }
-        match split {
-            Some(split) => self.libraries[split.index()] = Some(bound),
-            None => {
-                self.libraries[0] = Some(bound.clone());
-                self.libraries[1] = Some(bound);
-            }
+        let splits: &[Split] = match split {
+            Some(Split::Early) => &[Split::Early],
+            Some(Split::Late) => &[Split::Late],
+            None => &Split::BOTH,
+        };
+        for &target in splits {
+            self.libraries[target.index()]
+                .get_or_insert_with(CellLibrary::default)
+                .merge(bound.clone(), split.is_some());
         }
+        notes
     }
 
-    /// Replaces the netlist with the top module of `netlist`.
+    /// Replaces the netlist with the top module of `netlist` (the one module no other
+    /// instantiates).
     pub fn set_netlist(&mut self, netlist: &tachyon_verilog::Netlist<'_>) -> Result<(), LinkError> {
+        self.set_netlist_top(netlist, None)
+    }
+
+    /// Replaces the netlist with module `top` of `netlist` (None: the one module no
+    /// other instantiates).
+    pub fn set_netlist_top(
+        &mut self,
+        netlist: &tachyon_verilog::Netlist<'_>,
+        top: Option<&str>,
+    ) -> Result<(), LinkError> {
         let module = netlist
-            .top(None)
+            .top(top)
             .map_err(|error| LinkError::Unsupported(error.to_string()))?;
+        // A hierarchical netlist is linked as its flattened top module.
+        let flattened = crate::hierarchy::flatten(netlist, module)?;
+        let flat_module = flattened.as_ref().map(|flat| flat.module());
+        let module = flat_module.as_ref().unwrap_or(module);
+        self.design_name = module.name.to_string();
         self.ports.clear();
         self.port_index.clear();
         for (port, direction) in module.port_bits() {
@@ -242,9 +284,6 @@ impl Design {
                 kind,
                 net: None,
             });
-        }
-        if !module.assigns.is_empty() {
-            tracing::warn!(n = module.assigns.len(), "assign statements are ignored");
         }
         // The nets: declared wires and ports, in name order, plus any connected net
         // not declared (rare, so they are merged in only when there are some).
@@ -275,6 +314,13 @@ impl Design {
                     .collect()
             },
         );
+        // Per cell, its bus pins (a connection to one is bit by bit).
+        let bus_pins: Vec<BusPins> = self
+            .cells
+            .names
+            .iter()
+            .map(|cell| self.library_cell(cell).and_then(bus_pins_of))
+            .collect();
         // The instances, written in place chunk by chunk (collecting them cost a copy
         // of every instance into fresh memory). A pass that meets a pin name no
         // library has (interned then) or a net not declared (added then) is run again.
@@ -296,6 +342,7 @@ impl Design {
                             module,
                             &self.pin_names,
                             &nets,
+                            &bus_pins,
                             instances,
                             cells,
                             places,
@@ -317,12 +364,12 @@ impl Design {
                 return Err(LinkError::Unsupported(format!(
                     "netlist connections not resolved after their pins and nets were added \
                      (first: pin `{}`, net `{}`)",
-                    unknown_pins.first().unwrap_or(&""),
+                    unknown_pins.first().map_or("", |pin| &**pin),
                     missing_nets.first().map_or("", |net| &**net)
                 )));
             }
             for pin in unknown_pins {
-                self.pin_names.intern(pin);
+                self.pin_names.intern(&pin);
             }
             if !missing_nets.is_empty() {
                 undeclared.extend(missing_nets);
@@ -335,7 +382,12 @@ impl Design {
         }
         self.nets = nets;
         for port in &mut self.ports {
-            port.net = self.nets.get(&port.name);
+            // A port joined to another net by `assign` connects to that net.
+            let net = flattened
+                .as_ref()
+                .and_then(|flat| flat.aliases.get(&port.name))
+                .unwrap_or(&port.name);
+            port.net = self.nets.get(net);
         }
         // Name order; a repeated instance name keeps the last cell and merges the
         // connections, later ones winning (as inserting one by one did).
@@ -381,13 +433,20 @@ impl Design {
             .nets
             .par_chunks(NETS_PER_CHUNK)
             .map(|nets| {
-                let net_names: Vec<&str> = nets.iter().map(|net| &*net.name).collect();
+                // Names as the netlist spells them: OpenRCX escapes `.`, `[`, `]` and
+                // other characters of Verilog's escaped names (`a\.b\[1\]` is the
+                // Verilog `\a.b[1] `).
+                let unescaped: Vec<Cow<'_, str>> = nets
+                    .iter()
+                    .map(|net| spef_name(Cow::Borrowed(&net.name)))
+                    .collect();
+                let net_names: Vec<&str> = unescaped.iter().map(|name| &**name).collect();
                 let mut net_slots = vec![None; nets.len()];
                 self.nets.get_batch(&net_names, &mut net_slots);
                 let connections: Vec<Cow<'_, str>> = nets
                     .iter()
                     .flat_map(|net| net.connections.iter())
-                    .map(|connection| connection.name.as_str())
+                    .map(|connection| spef_name(connection.name.as_str()))
                     .collect();
                 let names: Vec<&str> = connections.iter().map(|name| &**name).collect();
                 let keys = resolver.keys(&names);
@@ -403,6 +462,10 @@ impl Design {
                     let (keys, names) = (&keys[range.clone()], &names[range]);
                     let connection_key = |index: usize| match &keys[index] {
                         Some(key) => Ok(key.clone()),
+                        // A black box's pin is no pin of the graph.
+                        None if self.is_black_box_pin(names[index]) => {
+                            Ok(PinKey::Name(names[index].into()))
+                        }
                         None => {
                             // Names the missing instance or the pin its cell lacks.
                             self.require_pin(names[index])?;
@@ -411,10 +474,10 @@ impl Design {
                     };
                     let node_key = |name: &tachyon_spef::Name<'_>| {
                         let mut buffer = String::new();
-                        let name = name_str(name, &mut buffer);
+                        let name = spef_name(Cow::Borrowed(name_str(name, &mut buffer)));
                         Ok(resolver
-                            .key(name)
-                            .unwrap_or_else(|| PinKey::Name(name.into())))
+                            .key(&name)
+                            .unwrap_or_else(|| PinKey::Name((*name).into())))
                     };
                     match NetParasitics::from_spef(net, &units, connection_key, node_key) {
                         Ok(parasitics) => converted.push((slot, Shared::new(parasitics))),
@@ -587,6 +650,58 @@ impl Design {
         Some(self.instances.slots[slot as usize].cell)
     }
 
+    /// The port called `name`.
+    pub(crate) fn port_by_name(&self, name: &str) -> Option<&Port> {
+        self.port_index
+            .get(name)
+            .map(|&index| &self.ports[index as usize])
+    }
+
+    /// The instances whose cell no library has (black boxes: no pins in the graph), by
+    /// cell: (cell, instance count).
+    pub fn black_boxes(&self) -> Vec<(String, usize)> {
+        let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+        for instance in self
+            .instances
+            .slots
+            .iter()
+            .filter(|instance| instance.alive)
+        {
+            let cell = &self.cells.names[instance.cell as usize];
+            if self.library_cell(cell).is_none() {
+                *counts.entry(cell).or_default() += 1;
+            }
+        }
+        counts
+            .into_iter()
+            .map(|(cell, count)| (cell.to_string(), count))
+            .collect()
+    }
+
+    /// The top module's name (empty before a netlist is set).
+    pub fn design_name(&self) -> &str {
+        &self.design_name
+    }
+
+    /// How many instances the design has (black boxes included).
+    pub fn n_instances(&self) -> usize {
+        self.instances
+            .slots
+            .iter()
+            .filter(|instance| instance.alive)
+            .count()
+    }
+
+    /// Whether `pin` (`instance:pin`) belongs to an instance whose cell no library has.
+    fn is_black_box_pin(&self, pin: &str) -> bool {
+        pin.rsplit_once(':')
+            .and_then(|(instance, _)| self.live_instance(instance))
+            .is_some_and(|slot| {
+                let cell = &self.cells.names[self.instances.slots[slot as usize].cell as usize];
+                self.library_cell(cell).is_none()
+            })
+    }
+
     fn live_instance(&self, name: &str) -> Option<u32> {
         self.instances
             .get(name)
@@ -736,6 +851,25 @@ impl<'d> PinResolver<'d> {
     }
 }
 
+/// A cell's bus pins: base name -> its bit pins in library order (None: no bus pin).
+type BusPins = Option<FastMap<String, Vec<String>>>;
+
+/// The bus pins of `cell` (pins named `base[index]`), grouped by base name.
+fn bus_pins_of(cell: &LibraryCell) -> BusPins {
+    let mut buses: FastMap<String, Vec<String>> = FastMap::default();
+    for pin in &cell.pins {
+        if let Some((base, rest)) = pin.name.split_once('[') {
+            if rest.ends_with(']') {
+                buses
+                    .entry(base.to_string())
+                    .or_default()
+                    .push(pin.name.clone());
+            }
+        }
+    }
+    (!buses.is_empty()).then_some(buses)
+}
+
 /// Instances per chunk when a netlist is linked: per chunk, their connections are
 /// collected, then their nets looked up as one batch.
 const INSTANCES_PER_CHUNK: usize = 64;
@@ -743,7 +877,7 @@ const INSTANCES_PER_CHUNK: usize = 64;
 /// What a pass over a chunk of instances could not resolve: pin names no library has
 /// and nets not declared (both rare).
 struct ChunkMisses<'a> {
-    pins: Vec<&'a str>,
+    pins: Vec<Cow<'a, str>>,
     nets: Vec<Cow<'a, str>>,
 }
 
@@ -752,18 +886,21 @@ struct ChunkMisses<'a> {
 struct ChunkScratch<'a> {
     /// Per instance of the chunk, where its pairs end.
     ends: Vec<usize>,
-    /// (pin, net) of every named connection of the chunk, instance after instance.
-    pairs: Vec<(&'a str, Cow<'a, str>)>,
+    /// (pin, net) of every named connection of the chunk, instance after instance (a
+    /// bus pin's connection one pair per bit).
+    pairs: Vec<(Cow<'a, str>, Cow<'a, str>)>,
     net_slots: Vec<Option<u32>>,
 }
 
 /// Writes the chunk `instances` (with interned `cells`) into `places`, their connections
 /// resolved against `pin_names` and `nets`: the nets of the whole chunk are looked up as
 /// one batch (`NameIndex::get_batch`).
+#[allow(clippy::too_many_arguments)]
 fn resolve_chunk<'a>(
     module: &tachyon_verilog::Module<'a>,
     pin_names: &Interner,
     nets: &Slots<NetSlot>,
+    bus_pins: &[BusPins],
     instances: &[tachyon_verilog::Instance<'a>],
     cells: &[u32],
     places: &mut [Instance],
@@ -776,7 +913,7 @@ fn resolve_chunk<'a>(
     } = scratch;
     ends.clear();
     pairs.clear();
-    for instance in instances {
+    for (instance, &cell) in instances.iter().zip(cells) {
         let tachyon_verilog::Connections::Named(named) = &instance.connections else {
             return Err(LinkError::Unsupported(format!(
                 "instance `{}`: positional connections",
@@ -788,17 +925,39 @@ fn resolve_chunk<'a>(
                 continue;
             };
             // A scalar net needs no bit list (the common case).
-            let net = match expression {
-                tachyon_verilog::Expression::Net(name) if module.range_of(name).is_none() => {
-                    Some(Cow::Borrowed(*name))
+            if let tachyon_verilog::Expression::Net(name) = expression {
+                if module.range_of(name).is_none() {
+                    pairs.push((Cow::Borrowed(connection.pin), Cow::Borrowed(*name)));
+                    continue;
                 }
-                _ => match expression.bits(module).into_iter().next() {
-                    Some(tachyon_verilog::Bit::Net(net)) => Some(net),
-                    _ => None,
-                },
-            };
-            if let Some(net) = net {
-                pairs.push((connection.pin, net));
+            }
+            let bits = expression.bits(module);
+            let bus = bus_pins
+                .get(cell as usize)
+                .and_then(|buses| buses.as_ref())
+                .and_then(|buses| buses.get(connection.pin));
+            match (bits.len(), bus) {
+                (1, _) => {
+                    if let Some(tachyon_verilog::Bit::Net(net)) = bits.into_iter().next() {
+                        pairs.push((Cow::Borrowed(connection.pin), net));
+                    }
+                }
+                // A bus pin of the cell: bit by bit, most significant first.
+                (n_bits, Some(bit_pins)) if n_bits == bit_pins.len() => {
+                    for (bit, bit_pin) in bits.into_iter().zip(bit_pins) {
+                        if let tachyon_verilog::Bit::Net(net) = bit {
+                            pairs.push((Cow::Owned(bit_pin.clone()), net));
+                        }
+                    }
+                }
+                (n_bits, bus) => {
+                    return Err(LinkError::Unsupported(format!(
+                        "instance `{}`: pin {} gets {n_bits} bits, its cell's pin has {}",
+                        instance.name,
+                        connection.pin,
+                        bus.map_or(1, Vec::len)
+                    )))
+                }
             }
         }
         ends.push(pairs.len());
@@ -821,7 +980,7 @@ fn resolve_chunk<'a>(
                 (Some(pin), Some(slot)) => connect(&mut connections, pin, slot),
                 (pin_id, slot) => {
                     if pin_id.is_none() {
-                        misses.pins.push(*pin);
+                        misses.pins.push(pin.clone());
                     }
                     if slot.is_none() {
                         misses.nets.push(net.clone());
@@ -868,6 +1027,23 @@ fn connect(connections: &mut Vec<(u32, u32)>, pin: u32, net: u32) {
         Some(entry) => entry.1 = net,
         None => connections.push((pin, net)),
     }
+}
+
+/// A SPEF name as the netlist spells it: each `\x` escape is the character `x`.
+/// Borrowed (no copy) for the common name without escapes.
+fn spef_name(name: Cow<'_, str>) -> Cow<'_, str> {
+    if !name.contains('\\') {
+        return name;
+    }
+    let mut unescaped = String::with_capacity(name.len());
+    let mut characters = name.chars();
+    while let Some(character) = characters.next() {
+        match character {
+            '\\' => unescaped.extend(characters.next()),
+            other => unescaped.push(other),
+        }
+    }
+    Cow::Owned(unescaped)
 }
 
 /// The text of a SPEF name, borrowed when it is one slice of the file.

@@ -12,11 +12,16 @@
 
 mod build;
 mod design;
+mod hierarchy;
 mod library;
+mod logic;
 mod parasitics;
+mod sdc;
 
 pub use design::Design;
-pub use library::{CellLibrary, LibraryCell, LibraryPin, PinDirection, TimingGroupPolicy};
+pub use library::{
+    BindNotes, CellLibrary, LibraryCell, LibraryPin, PinDirection, TimingGroupPolicy,
+};
 
 /// Everything that can go wrong binding syntax models to the design; each names the
 /// offending pin, net, cell or instance.
@@ -52,4 +57,14 @@ pub enum LinkError {
     /// A netlist construct the linker does not support.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// An SDC command that does not apply to the design.
+    #[error("{location}: {command}: {message}")]
+    Sdc {
+        /// Where the command was read (`file:line`).
+        location: String,
+        /// The command.
+        command: String,
+        /// Why it does not apply.
+        message: String,
+    },
 }

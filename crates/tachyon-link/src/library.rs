@@ -34,8 +34,12 @@ pub struct LibraryPin {
     pub name: String,
     /// Input or output.
     pub direction: PinDirection,
-    /// Rise and fall capacitance (fF).
-    pub capacitance: [f64; 2],
+    /// Capacitance per condition (fF; early-rise, early-fall, late-rise, late-fall): a
+    /// `*_capacitance_range` gives its low end to the early (min) analysis and its high
+    /// end to the late (max) one, as OpenSTA does.
+    pub capacitance: [f64; 4],
+    /// The Liberty `function` of an output, as written.
+    pub function: Option<String>,
 }
 
 /// A delay arc of a cell.
@@ -53,6 +57,8 @@ pub struct LibraryArc {
     pub delay: [Option<TableId>; 2],
     /// Slew tables by output transition.
     pub slew: [Option<TableId>; 2],
+    /// The Liberty `when` condition, as written.
+    pub when: Option<String>,
 }
 
 /// A timing check of a cell.
@@ -91,21 +97,39 @@ impl LibraryCell {
     }
 }
 
-/// A library bound for one split.
+/// A library bound for one split: the cells of every Liberty file read for it, the
+/// first file that defines a cell giving it (as OpenSTA links cells).
 #[derive(Debug, Clone, Default)]
 pub struct CellLibrary {
     cells: FastMap<String, LibraryCell>,
+    /// Whether each cell came from a file read for this split alone (rather than for
+    /// both splits): such a cell replaces one read for both.
+    split_specific: FastMap<String, bool>,
+}
+
+/// What binding a library left out, for one warning per file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BindNotes {
+    /// Per check type (`min_pulse_width`, ...), how many groups were not made into
+    /// arcs or tests: these checks constrain no data path here and are not reported.
+    pub skipped_checks: Vec<(&'static str, usize)>,
+    /// Timing groups whose related pin the cell does not have.
+    pub unknown_related_pins: Vec<String>,
 }
 
 impl CellLibrary {
-    /// Binds `library` (its groups chosen by `policy`), appending its tables (in ps and fF) to `tables`.
+    /// Binds `library` (its groups chosen by `policy`), appending its tables (in ps and
+    /// fF) to `tables`. Only delay-arc groups become arcs and only setup/hold-like groups
+    /// tests; other checks (`min_pulse_width`, ...) are counted in the notes.
     pub fn bind(
         library: &liberty::Library,
         tables: &mut Vec<NldmTable>,
         policy: TimingGroupPolicy,
-    ) -> CellLibrary {
+    ) -> (CellLibrary, BindNotes) {
         let units = library.units;
         let mut cells = FastMap::default();
+        let mut notes = BindNotes::default();
+        let mut skipped: FastMap<&'static str, usize> = FastMap::default();
         for cell in &library.cells {
             let mut bound = LibraryCell {
                 name: cell.name.clone(),
@@ -122,15 +146,24 @@ impl CellLibrary {
                     _ => PinDirection::Input,
                 };
                 let base = pin.capacitance.unwrap_or(0.0);
-                let rise = pin.rise_capacitance.unwrap_or(base) * units.capacitance_ff;
-                let fall = pin.fall_capacitance.unwrap_or(base) * units.capacitance_ff;
+                let rise = pin.rise_capacitance.unwrap_or(base);
+                let fall = pin.fall_capacitance.unwrap_or(base);
+                let (early_rise, late_rise) = pin.rise_capacitance_range.unwrap_or((rise, rise));
+                let (early_fall, late_fall) = pin.fall_capacitance_range.unwrap_or((fall, fall));
+                let scale = units.capacitance_ff;
                 bound
                     .pin_index
                     .insert(pin.name.clone(), bound.pins.len() as u32);
                 bound.pins.push(LibraryPin {
                     name: pin.name.clone(),
                     direction,
-                    capacitance: [rise, fall],
+                    capacitance: [
+                        early_rise * scale,
+                        early_fall * scale,
+                        late_rise * scale,
+                        late_fall * scale,
+                    ],
+                    function: pin.function.clone(),
                 });
             }
             for pin in &cell.pins {
@@ -141,6 +174,12 @@ impl CellLibrary {
                             .iter()
                             .any(|later| later.related_pins == group.related_pins);
                     if superseded {
+                        continue;
+                    }
+                    let class = group.timing_type.class();
+                    if let liberty::TimingType::Check(check) = group.timing_type {
+                        *skipped.entry(check.name()).or_default() +=
+                            group.related_pins.len().max(1);
                         continue;
                     }
                     let edge = group.timing_type.clock_edge().map(|edge| match edge {
@@ -155,51 +194,90 @@ impl CellLibrary {
                     let time = units.time_ps;
                     for related in &group.related_pins {
                         let Some(&from) = bound.pin_index.get(related) else {
-                            tracing::warn!(cell = %cell.name, pin = %related, "timing group names an unknown related pin");
+                            notes
+                                .unknown_related_pins
+                                .push(format!("{}/{} -> {}", cell.name, related, pin.name));
                             continue;
                         };
-                        if group.timing_type.is_constraint() {
-                            let kind = if group.timing_type.is_setup() {
-                                TestKind::Setup
-                            } else {
-                                TestKind::Hold
-                            };
-                            bound.tests.push(LibraryTest {
-                                clock: from,
-                                data: to,
-                                kind,
-                                clock_edge: edge.unwrap_or(Transition::Rise),
-                                constraint: [
-                                    store(&group.rise_constraint, time),
-                                    store(&group.fall_constraint, time),
-                                ],
-                            });
-                            continue;
+                        match class {
+                            liberty::TimingClass::Setup | liberty::TimingClass::Hold => {
+                                let kind = if class == liberty::TimingClass::Setup {
+                                    TestKind::Setup
+                                } else {
+                                    TestKind::Hold
+                                };
+                                bound.tests.push(LibraryTest {
+                                    clock: from,
+                                    data: to,
+                                    kind,
+                                    clock_edge: edge.unwrap_or(Transition::Rise),
+                                    constraint: [
+                                        store(&group.rise_constraint, time),
+                                        store(&group.fall_constraint, time),
+                                    ],
+                                });
+                            }
+                            liberty::TimingClass::Arc => {
+                                let unateness = match group.timing_sense {
+                                    Some(liberty::TimingSense::PositiveUnate) => {
+                                        Unateness::Positive
+                                    }
+                                    Some(liberty::TimingSense::NegativeUnate) => {
+                                        Unateness::Negative
+                                    }
+                                    _ => Unateness::NonUnate,
+                                };
+                                bound.arcs.push(LibraryArc {
+                                    from,
+                                    to,
+                                    unateness,
+                                    clock_edge: edge,
+                                    delay: [
+                                        store(&group.cell_rise, time),
+                                        store(&group.cell_fall, time),
+                                    ],
+                                    slew: [
+                                        store(&group.rise_transition, time),
+                                        store(&group.fall_transition, time),
+                                    ],
+                                    when: group.when.clone(),
+                                });
+                            }
+                            // The model refuses unknown types; checks were counted above.
+                            liberty::TimingClass::Check | liberty::TimingClass::Unknown => {}
                         }
-                        // Every other group (combinational, edge, preset/clear, three-state)
-                        // is a delay arc, as in the reference timer.
-                        let unateness = match group.timing_sense {
-                            Some(liberty::TimingSense::PositiveUnate) => Unateness::Positive,
-                            Some(liberty::TimingSense::NegativeUnate) => Unateness::Negative,
-                            _ => Unateness::NonUnate,
-                        };
-                        bound.arcs.push(LibraryArc {
-                            from,
-                            to,
-                            unateness,
-                            clock_edge: edge,
-                            delay: [store(&group.cell_rise, time), store(&group.cell_fall, time)],
-                            slew: [
-                                store(&group.rise_transition, time),
-                                store(&group.fall_transition, time),
-                            ],
-                        });
                     }
                 }
             }
             cells.insert(cell.name.clone(), bound);
         }
-        CellLibrary { cells }
+        let mut skipped: Vec<(&'static str, usize)> = skipped.into_iter().collect();
+        skipped.sort();
+        notes.skipped_checks = skipped;
+        (
+            CellLibrary {
+                cells,
+                split_specific: FastMap::default(),
+            },
+            notes,
+        )
+    }
+
+    /// Adds the cells of `other` (bound from a file read for this split alone when
+    /// `split_specific`, else for both) that this library does not have yet; a cell
+    /// read for both splits gives way to one read for this split.
+    pub fn merge(&mut self, other: CellLibrary, split_specific: bool) {
+        for (name, cell) in other.cells {
+            let existing = self.split_specific.get(&name).copied();
+            let replace = match existing {
+                None => true,
+                Some(existing_specific) => split_specific && !existing_specific,
+            };
+            if replace {
+                self.split_specific.insert(name.clone(), split_specific);
+                self.cells.insert(name, cell);
+            }
+        }
     }
 
     /// The cell called `name`.

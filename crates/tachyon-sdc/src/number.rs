@@ -23,6 +23,7 @@ pub(crate) fn parse_count(token: &str) -> Option<u32> {
 }
 
 /// Whether a token looks like a number, so that `-10` is a value and not an option.
+#[cfg(test)]
 pub(crate) fn looks_like_number(token: &str) -> bool {
     parse_number(token).is_some()
 }

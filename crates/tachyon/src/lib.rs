@@ -13,6 +13,7 @@
 //! ```
 
 mod backend;
+pub mod input;
 mod timer;
 
 pub use tachyon_cppr as cppr;
@@ -25,6 +26,7 @@ pub use tachyon_paths as paths;
 pub use tachyon_report as report;
 pub use tachyon_sdc as sdc;
 pub use tachyon_spef as spef;
+pub use tachyon_sta as sta;
 pub use tachyon_verilog as verilog;
 
 /// The GPU runtime (with the `gpu` feature): its configuration, errors and contexts.
@@ -35,6 +37,6 @@ pub use backend::{Backend, BackendConfig, Device, GpuBackend, AUTO_GPU_MIN_PINS}
 pub use tachyon_kernels::{Split, Transition};
 pub use tachyon_link::TimingGroupPolicy;
 pub use timer::{
-    default_writer_options, BackendComparison, DesignInput, OpsSummary, PathSelection, PhaseTiming,
-    SelectedPaths, Timer, TimerError,
+    default_writer_options, BackendComparison, DesignInput, EndpointCounts, OpsSummary,
+    PathSelection, PhaseTiming, PinInfo, SdcTiming, SelectedPaths, Timer, TimerError,
 };

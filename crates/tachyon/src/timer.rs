@@ -1,10 +1,12 @@
 //! The `Timer`: reads a design, keeps it up to date across edits, answers queries.
 
+mod constrained;
 mod gpu_phases;
 mod inputs;
 mod phases;
 mod report;
 
+pub use constrained::{EndpointCounts, PinInfo, SdcTiming};
 pub use inputs::DesignInput;
 pub use phases::BackendComparison;
 pub use report::{default_writer_options, PathSelection, SelectedPaths};
@@ -38,6 +40,9 @@ pub enum TimerError {
     /// The SDC could not be turned into assertions.
     #[error("{0}")]
     Sdc(String),
+    /// The SDC could not be read (a Tcl error, an unsupported command).
+    #[error(transparent)]
+    SdcRead(#[from] tachyon_sdc::ReadError),
     /// The design does not link.
     #[error(transparent)]
     Link(#[from] LinkError),
@@ -79,8 +84,20 @@ pub struct OpsSummary {
 /// A static timer: a design plus its up-to-date timing.
 #[derive(Debug)]
 pub struct Timer {
-    design: Design,
+    /// Shared with an SDC reader while it resolves names (copied on write after).
+    design: std::sync::Arc<Design>,
     timing: Option<(TimingGraph, TimingData)>,
+    /// With SDC constraints (OpenSTA's conventions): the constraints resolved for the
+    /// current graph and the search's results.
+    sta: Option<SdcTiming>,
+    /// What reading an SDC does with an unsupported command.
+    sdc_unsupported: tachyon_sdc::UnsupportedMode,
+    /// Whether the black boxes of the current netlist were reported.
+    black_boxes_reported: bool,
+    /// Every Verilog file read (name, text): linking reads their modules.
+    verilog: Vec<(String, String)>,
+    /// The top module the design is linked with (None: not linked yet).
+    linked_top: Option<String>,
     cppr: bool,
     phases: Vec<PhaseTiming>,
     /// Where timing runs, chosen once ([`Backend::select`]).
@@ -97,7 +114,7 @@ impl Default for Timer {
 }
 
 fn read(path: &Path) -> Result<String, TimerError> {
-    std::fs::read_to_string(path).map_err(|source| TimerError::Io {
+    crate::input::read_text(path).map_err(|source| TimerError::Io {
         path: path.to_path_buf(),
         source,
     })
@@ -113,8 +130,13 @@ impl Timer {
     /// [`Backend::select`]).
     pub fn with_backend(backend: Backend) -> Timer {
         Timer {
-            design: Design::new(),
+            design: std::sync::Arc::new(Design::new()),
             timing: None,
+            sta: None,
+            sdc_unsupported: tachyon_sdc::UnsupportedMode::Error,
+            black_boxes_reported: false,
+            verilog: Vec::new(),
+            linked_top: None,
             cppr: true,
             phases: Vec::new(),
             backend,
@@ -125,6 +147,12 @@ impl Timer {
     /// Where timing runs.
     pub fn backend(&self) -> &Backend {
         &self.backend
+    }
+
+    /// The design, to change (a reader that shared it is done by now).
+    fn design_mut(&mut self) -> &mut Design {
+        self.sta = None;
+        std::sync::Arc::make_mut(&mut self.design)
     }
 
     fn record(&mut self, phase: &'static str, started: Instant) {
@@ -149,7 +177,7 @@ impl Timer {
     /// [`TimingGroupPolicy::LastPerRelatedPin`] reproduces the TAU 2015 reference timer
     /// (and its goldens) on libraries with several groups per related pin.
     pub fn set_timing_group_policy(&mut self, policy: TimingGroupPolicy) {
-        self.design.set_timing_group_policy(policy);
+        self.design_mut().set_timing_group_policy(policy);
     }
 
     /// Reads a Liberty library for `split` (None = both splits).
@@ -167,27 +195,107 @@ impl Timer {
         };
         self.record("parse", started);
         let started = Instant::now();
-        self.design.set_library(split, &library);
+        let notes = self.design_mut().set_library(split, &library);
+        for (check, count) in &notes.skipped_checks {
+            tracing::warn!(
+                "{}: {count} `{check}` timing groups are checks Tachyon does not time \
+                 (they constrain no data path); they are left out",
+                path.display()
+            );
+        }
+        if let Some(first) = notes.unknown_related_pins.first() {
+            tracing::warn!(
+                "{}: {} timing groups name a related pin their cell lacks (first: {first}); \
+                 they are left out",
+                path.display(),
+                notes.unknown_related_pins.len()
+            );
+        }
         self.record("link", started);
         self.timing = None;
         Ok(())
     }
 
-    /// Reads the netlist (its top module).
+    /// Reads a Verilog file. Its modules join those of the files read before, and the
+    /// design is linked with the one module no other instantiates as its top (when
+    /// there is no such single module, [`Timer::link_design`] names it).
     pub fn read_verilog(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
         let path = path.as_ref();
         let text = read(path)?;
+        let name = path.display().to_string();
         let started = Instant::now();
         let netlist = {
             let _span = tracing::info_span!("parse", file = %path.display()).entered();
-            tachyon_verilog::parse_netlist(&path.display().to_string(), &text)?
+            // Parsed now, so that a bad file is refused when read.
+            tachyon_verilog::parse_netlist(&name, &text)?
         };
         self.record("parse", started);
-        let started = Instant::now();
-        self.design.set_netlist(&netlist)?;
-        for module in netlist.modules {
-            drop_in_parallel(module.instances);
+        if self.verilog.is_empty() {
+            // The first file: linked from this parse (the common case reads once).
+            let outcome = self.link_netlist(netlist, None);
+            self.verilog.push((name, text));
+            return outcome;
         }
+        drop_netlist(netlist);
+        self.verilog.push((name, text));
+        self.link(None)
+    }
+
+    /// Links the design with module `top` of the Verilog read as its top (OpenSTA's
+    /// `link_design`).
+    pub fn link_design(&mut self, top: &str) -> Result<(), TimerError> {
+        if self.linked_top.as_deref() == Some(top) {
+            return Ok(());
+        }
+        self.link(Some(top))
+    }
+
+    /// Links the modules of every Verilog file read, with `top` (or the one candidate)
+    /// as the top module.
+    fn link(&mut self, top: Option<&str>) -> Result<(), TimerError> {
+        let verilog = std::mem::take(&mut self.verilog);
+        let mut modules: Vec<tachyon_verilog::Module<'_>> = Vec::new();
+        let mut outcome = Ok(());
+        for (name, text) in &verilog {
+            match tachyon_verilog::parse_netlist(name, text) {
+                Ok(netlist) => {
+                    for module in netlist.modules {
+                        // A module read again replaces its earlier definition.
+                        modules.retain(|earlier| earlier.name != module.name);
+                        modules.push(module);
+                    }
+                }
+                Err(error) => outcome = Err(error.into()),
+            }
+        }
+        if outcome.is_ok() {
+            outcome = self.link_netlist(tachyon_verilog::Netlist { modules }, top);
+        }
+        self.verilog = verilog;
+        outcome
+    }
+
+    /// Links `netlist` with `top` (or its one candidate) as the top module.
+    fn link_netlist(
+        &mut self,
+        netlist: tachyon_verilog::Netlist<'_>,
+        top: Option<&str>,
+    ) -> Result<(), TimerError> {
+        let started = Instant::now();
+        if top.is_none() {
+            if let Err(why) = netlist.top(None) {
+                // Several candidate tops (or none): link_design names one.
+                tracing::info!("{why}: link_design names the top module");
+                self.linked_top = None;
+                drop_netlist(netlist);
+                return Ok(());
+            }
+        }
+        std::sync::Arc::make_mut(&mut self.design).set_netlist_top(&netlist, top)?;
+        self.sta = None;
+        self.linked_top = Some(self.design.design_name().to_string());
+        drop_netlist(netlist);
+        self.black_boxes_reported = false;
         self.record("link", started);
         self.timing = None;
         Ok(())
@@ -204,7 +312,7 @@ impl Timer {
         };
         self.record("parse", started);
         let started = Instant::now();
-        self.design.annotate(&spef)?;
+        self.design_mut().annotate(&spef)?;
         drop_in_parallel(spef.nets);
         self.record("link", started);
         self.timing = None;
@@ -216,20 +324,22 @@ impl Timer {
         let path = path.as_ref();
         let text = read(path)?;
         let assertions = tachyon_sdc::parse_timing(&path.display().to_string(), &text)?;
-        self.design.set_assertions(assertions);
+        self.design_mut().set_assertions(assertions);
         self.timing = None;
         Ok(())
     }
 
-    /// Reads SDC assertions.
-    pub fn read_sdc(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
+    /// Reads an SDC as TAU 2015 assertions (the TAU conventions, as a `.timing` file):
+    /// clocks, arrival times, slews, required times and loads only; any other command is
+    /// an error. [`Timer::read_sdc`] reads it with OpenSTA's conventions.
+    pub fn read_sdc_as_assertions(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
         let path = path.as_ref();
         let text = read(path)?;
         let sdc = tachyon_sdc::parse_sdc(&path.display().to_string(), &text)?;
         let assertions = sdc
             .to_assertions()
-            .map_err(|error| TimerError::Sdc(format!("{}: {error}", path.display())))?;
-        self.design.set_assertions(assertions);
+            .map_err(|error| TimerError::Sdc(error.to_string()))?;
+        self.design_mut().set_assertions(assertions);
         self.timing = None;
         Ok(())
     }
@@ -256,6 +366,34 @@ impl Timer {
         if self.timing.is_some() {
             return Ok(());
         }
+        if !self.verilog.is_empty() && self.linked_top.is_none() {
+            let mut modules = Vec::new();
+            for (name, text) in &self.verilog {
+                modules.extend(tachyon_verilog::parse_netlist(name, text)?.modules);
+            }
+            let why = tachyon_verilog::Netlist { modules }
+                .top(None)
+                .err()
+                .map_or_else(String::new, |why| why.to_string());
+            return Err(LinkError::Unsupported(format!(
+                "the design is not linked: {why} (link_design <top> names the top module)"
+            ))
+            .into());
+        }
+        if !self.black_boxes_reported {
+            self.black_boxes_reported = true;
+            let black_boxes = self.design.black_boxes();
+            if !black_boxes.is_empty() {
+                let list: Vec<String> = black_boxes
+                    .iter()
+                    .map(|(cell, count)| format!("{cell} ({count})"))
+                    .collect();
+                tracing::warn!(
+                    "cells without a Liberty model are black boxes (no pins, no timing): {}",
+                    list.join(", ")
+                );
+            }
+        }
         let started = Instant::now();
         let mut graph = self.design.build_unfinalized_graph()?;
         self.record("link", started);
@@ -270,6 +408,17 @@ impl Timer {
         });
         self.phases = phases;
         let data = data?;
+        self.sta = None;
+        if self.design.uses_sdc() {
+            let started = Instant::now();
+            let constraints = self.design.constraints(&graph)?;
+            let timing = tachyon_sta::StaTiming::analyze(&graph, &data, &constraints);
+            self.sta = Some(SdcTiming {
+                constraints,
+                timing,
+            });
+            self.record("search", started);
+        }
         self.timing = Some((graph, data));
         self.path_graph = None;
         Ok(())
@@ -293,9 +442,7 @@ impl Timer {
         let Some((graph, data)) = &self.timing else {
             return Ok(None);
         };
-        let id = graph
-            .pin_by_name(pin)
-            .ok_or_else(|| LinkError::UnknownPin(pin.to_string()))?;
+        let id = find_pin(graph, pin).ok_or_else(|| LinkError::UnknownPin(pin.to_string()))?;
         Ok(value(data, id))
     }
 
@@ -306,6 +453,9 @@ impl Timer {
         split: Split,
         transition: Transition,
     ) -> Result<Option<f64>, TimerError> {
+        if let Some(value) = self.sdc_query(pin, |sta, id| sta.arrival(id, split, transition))? {
+            return Ok(value);
+        }
         self.query(pin, |data, id| data.arrival_at(id, split, transition))
     }
 
@@ -326,6 +476,9 @@ impl Timer {
         split: Split,
         transition: Transition,
     ) -> Result<Option<f64>, TimerError> {
+        if let Some(value) = self.sdc_query(pin, |sta, id| sta.required(id, split, transition))? {
+            return Ok(value);
+        }
         self.query(pin, |data, id| data.required_at(id, split, transition))
     }
 
@@ -336,15 +489,27 @@ impl Timer {
         split: Split,
         transition: Transition,
     ) -> Result<Option<f64>, TimerError> {
+        if let Some(value) = self.sdc_query(pin, |sta, id| sta.slack(id, split, transition))? {
+            return Ok(value);
+        }
         self.query(pin, |data, id| data.slack_at(id, split, transition))
     }
 
-    /// The endpoints: primary outputs and test data pins.
+    /// The endpoints: primary outputs and test data pins (with SDC constraints,
+    /// OpenSTA's: also the pins that drive nothing).
     pub fn endpoints(&mut self) -> Result<Vec<String>, TimerError> {
         self.update_timing()?;
         let Some((graph, _)) = &self.timing else {
             return Ok(Vec::new());
         };
+        if let Some(sta) = &self.sta {
+            return Ok(sta
+                .timing
+                .endpoints()
+                .iter()
+                .map(|&pin| graph.pin(pin).name.clone())
+                .collect());
+        }
         Ok(endpoint_pins(graph)
             .into_iter()
             .map(|pin| graph.pin(pin).name.clone())
@@ -369,11 +534,22 @@ impl Timer {
 
     /// The worst endpoint slack if negative, else 0.
     pub fn worst_negative_slack(&mut self, split: Split) -> Result<f64, TimerError> {
+        self.update_timing()?;
+        if let Some(sta) = &self.sta {
+            return Ok(sta.timing.worst_negative_slack(split));
+        }
         Ok(self.endpoint_slacks(split)?.into_iter().fold(0.0, f64::min))
     }
 
-    /// The sum of negative endpoint slacks.
+    /// The sum of negative endpoint slacks: with SDC constraints as OpenSTA sums them
+    /// (each endpoint's worst of rise and fall once; see
+    /// [`Timer::total_negative_slack_per_transition`]), with TAU assertions per endpoint
+    /// and transition.
     pub fn total_negative_slack(&mut self, split: Split) -> Result<f64, TimerError> {
+        self.update_timing()?;
+        if let Some(sta) = &self.sta {
+            return Ok(sta.timing.total_negative_slack(split));
+        }
         Ok(self
             .endpoint_slacks(split)?
             .into_iter()
@@ -385,44 +561,44 @@ impl Timer {
     /// `insert_gate`.
     pub fn insert_gate(&mut self, instance: &str, cell: &str) -> Result<(), TimerError> {
         self.timing = None;
-        Ok(self.design.insert_gate(instance, cell)?)
+        Ok(self.design_mut().insert_gate(instance, cell)?)
     }
 
     /// `repower_gate`.
     pub fn repower_gate(&mut self, instance: &str, cell: &str) -> Result<(), TimerError> {
         self.timing = None;
-        Ok(self.design.repower_gate(instance, cell)?)
+        Ok(self.design_mut().repower_gate(instance, cell)?)
     }
 
     /// `remove_gate`.
     pub fn remove_gate(&mut self, instance: &str) -> Result<(), TimerError> {
         self.timing = None;
-        Ok(self.design.remove_gate(instance)?)
+        Ok(self.design_mut().remove_gate(instance)?)
     }
 
     /// `insert_net`.
     pub fn insert_net(&mut self, net: &str) -> Result<(), TimerError> {
         self.timing = None;
-        self.design.insert_net(net);
+        self.design_mut().insert_net(net);
         Ok(())
     }
 
     /// `remove_net`.
     pub fn remove_net(&mut self, net: &str) -> Result<(), TimerError> {
         self.timing = None;
-        Ok(self.design.remove_net(net)?)
+        Ok(self.design_mut().remove_net(net)?)
     }
 
     /// `connect_pin`.
     pub fn connect_pin(&mut self, pin: &str, net: &str) -> Result<(), TimerError> {
         self.timing = None;
-        Ok(self.design.connect_pin(pin, net)?)
+        Ok(self.design_mut().connect_pin(pin, net)?)
     }
 
     /// `disconnect_pin`.
     pub fn disconnect_pin(&mut self, pin: &str) -> Result<(), TimerError> {
         self.timing = None;
-        Ok(self.design.disconnect_pin(pin)?)
+        Ok(self.design_mut().disconnect_pin(pin)?)
     }
 
     /// Runs an `.ops` script: edits apply, each `report_at`/`report_rat`/`report_slack`
@@ -505,6 +681,15 @@ impl Timer {
     }
 }
 
+/// The pin called `name`: a graph name (`port`, `instance:pin`), or OpenSTA's
+/// `instance/pin`.
+pub(crate) fn find_pin(graph: &TimingGraph, name: &str) -> Option<PinId> {
+    graph.pin_by_name(name).or_else(|| {
+        let (instance, pin) = name.rsplit_once('/')?;
+        graph.pin_by_name(&format!("{instance}:{pin}"))
+    })
+}
+
 /// The endpoints (primary outputs, then test data pins in test order), each once.
 fn endpoint_pins(graph: &TimingGraph) -> Vec<PinId> {
     let mut seen = vec![false; graph.n_pins() as usize];
@@ -557,6 +742,13 @@ impl Timer {
         only_negative: bool,
     ) -> Result<Vec<tachyon_paths::TimingPath>, TimerError> {
         self.update_timing()?;
+        if self.sta.is_some() {
+            return Err(TimerError::Sdc(
+                "the TAU 2015 path search times TAU assertions; under SDC constraints the \
+                 worst paths are the search's checks (Timer::sdc_timing, report_checks)"
+                    .to_string(),
+            ));
+        }
         let started = Instant::now();
         let Some((graph, data)) = &self.timing else {
             return Ok(Vec::new());
@@ -565,11 +757,9 @@ impl Timer {
             return Ok(Vec::new());
         }
         let endpoint = match endpoint {
-            Some(name) => Some(
-                graph
-                    .pin_by_name(name)
-                    .ok_or_else(|| LinkError::UnknownPin(name.to_string()))?,
-            ),
+            Some(name) => {
+                Some(find_pin(graph, name).ok_or_else(|| LinkError::UnknownPin(name.to_string()))?)
+            }
             None => None,
         };
         let query = tachyon_paths::PathQuery {
@@ -605,6 +795,13 @@ impl Timer {
         tachyon_report::write_tau_paths(out, graph, paths, &default_writer_options())?;
         self.record("report", started);
         Ok(())
+    }
+}
+
+/// Drops a parsed netlist's instances from all threads.
+fn drop_netlist(netlist: tachyon_verilog::Netlist<'_>) {
+    for module in netlist.modules {
+        drop_in_parallel(module.instances);
     }
 }
 

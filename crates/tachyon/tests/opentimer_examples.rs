@@ -47,7 +47,7 @@ const EXAMPLES: &[Example] = &[
     },
 ];
 
-fn time_example(folder: &Path, example: &Example) -> Timer {
+fn time_example(folder: &Path, example: &Example, opensta: bool) -> Timer {
     let Example {
         name,
         library,
@@ -73,9 +73,12 @@ fn time_example(folder: &Path, example: &Example) -> Timer {
             .read_spef(folder.join(spef))
             .unwrap_or_else(|error| panic!("{name}: spef: {error}"));
     }
-    timer
-        .read_sdc(folder.join(sdc))
-        .unwrap_or_else(|error| panic!("{name}: sdc: {error}"));
+    let read = if opensta {
+        timer.read_sdc(folder.join(sdc))
+    } else {
+        timer.read_sdc_as_assertions(folder.join(sdc))
+    };
+    read.unwrap_or_else(|error| panic!("{name}: sdc: {error}"));
     timer
         .update_timing()
         .unwrap_or_else(|error| panic!("{name}: update_timing: {error}"));
@@ -87,10 +90,13 @@ fn opentimer_examples_time_with_setup_and_hold() {
     let Some(shared) = tachyon_testkit::shared_dir("opentimer_examples") else {
         return;
     };
-    for example in EXAMPLES {
+    for (example, opensta) in EXAMPLES
+        .iter()
+        .flat_map(|example| [(example, false), (example, true)])
+    {
         let name = example.name;
         let folder = shared.join("opentimer-examples").join(name);
-        let mut timer = time_example(&folder, example);
+        let mut timer = time_example(&folder, example, opensta);
         let (graph, _) = timer.timing().expect("timed");
         let kinds: Vec<TestKind> = graph.tests().iter().map(|test| test.kind).collect();
         let has = |wanted: TestKind| kinds.contains(&wanted);
@@ -116,7 +122,7 @@ fn opentimer_examples_time_with_setup_and_hold() {
             })
             .count();
         println!(
-            "{name}: {} endpoints, {n_timed} with a slack, {} tests",
+            "{name} (OpenSTA conventions: {opensta}): {} endpoints, {n_timed} with a slack, {} tests",
             endpoints.len(),
             kinds.len()
         );

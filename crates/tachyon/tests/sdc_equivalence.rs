@@ -27,7 +27,7 @@ fn sdc_and_timing_assertions_time_alike() {
             .read_spef(folder.join(format!("{name}.spef")))
             .unwrap();
         from_sdc
-            .read_sdc(folder.join(format!("{name}.sdc")))
+            .read_sdc_as_assertions(folder.join(format!("{name}.sdc")))
             .unwrap();
         let pins: Vec<String> = {
             let (graph, _) = from_timing.timing().unwrap();

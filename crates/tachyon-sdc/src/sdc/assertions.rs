@@ -1,4 +1,5 @@
-//! From SDC commands to the TAU assertions a `.timing` file gives.
+//! From SDC commands to the TAU assertions a `.timing` file gives: the TAU 2015
+//! conventions, where an SDC says no more than a `.timing` file can.
 //!
 //! SDC sets values condition by condition (`-min -rise`, ...), so values are first merged
 //! per (kind, pin) into [`PartialAssertion`]s with one `Option<f64>` per condition; later
@@ -10,19 +11,20 @@
 //! Conversions (the TAU 2015 convention, checked on every benchmark):
 //! - `create_clock` with sources: one `Clock` per source, duty 50 unless `-waveform`
 //!   says otherwise (duty = (fall - rise) / period x 100). A virtual clock (no sources)
-//!   gives no assertion but still has a period.
+//!   gives no assertion but still has a period. One clock only.
 //! - `set_input_delay V`: arrival time V (the clock's edge time is not added).
 //! - `set_input_transition V`: slew V.
 //! - `set_output_delay V`: early required time -V, late required time period - V, with
 //!   the period of `-clock` (or of the only clock when there is no `-clock`).
 //! - `set_load V`: load V (the last one wins; `-min`/`-max` are not told apart).
+//! - `set_units` has changed the values already. Any other command has no TAU
+//!   assertion: an error (time such constraints with the OpenSTA conventions).
 //!
-//! Names from `get_ports`, `get_pins` and bare lists are used as written; wildcards,
-//! `all_inputs`/`all_outputs` and `get_clocks` need the design and are errors here.
+//! Pins `u1/A` become the TAU names `u1:A`.
 
 use std::collections::HashMap;
 
-use super::{CreateClock, ObjectList, Sdc, SdcCommand};
+use super::{Object, ObjectKind, Sdc, SdcCommand};
 use crate::conditions::ConditionMask;
 use crate::timing::Assertion;
 
@@ -42,7 +44,7 @@ pub enum PartialAssertionKind {
 pub struct PartialAssertion {
     /// Arrival time, slew or required time.
     pub kind: PartialAssertionKind,
-    /// The pin or port, as written in the SDC.
+    /// The pin or port, as the TAU files name it.
     pub pin: String,
     /// Values in the order early-rise, early-fall, late-rise, late-fall; `None` where no
     /// command set that condition.
@@ -51,20 +53,10 @@ pub struct PartialAssertion {
     pub line: u32,
 }
 
-/// Why SDC commands could not be turned into assertions.
+/// Why SDC commands could not be turned into TAU assertions.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SdcError {
-    /// A `-clock` names a clock not created before.
-    #[error("{file}:{line}: the clock \"{clock}\" is not defined before this command")]
-    UnknownClock {
-        /// The SDC file.
-        file: String,
-        /// The command's line.
-        line: u32,
-        /// The clock name.
-        clock: String,
-    },
-    /// `set_output_delay` without `-clock`, and not exactly one clock to default to.
+    /// A `set_output_delay` without `-clock` when not exactly one clock is defined.
     #[error("{file}:{line}: set_output_delay needs -clock: {n_clocks} clocks are defined")]
     AmbiguousClock {
         /// The SDC file.
@@ -74,19 +66,40 @@ pub enum SdcError {
         /// How many clocks were defined at that point.
         n_clocks: usize,
     },
-    /// Objects that cannot be resolved to pin names without the design.
+    /// A command the TAU assertions cannot say.
     #[error(
-        "{file}:{line}: {command} on {objects} needs the design to resolve; use port or pin names"
+        "{file}:{line}: {command} has no TAU 2015 assertion (the TAU conventions know clock, \
+         at, slew, rat and load); time this SDC with the OpenSTA conventions"
     )]
-    UnresolvedObjects {
+    NotAnAssertion {
         /// The SDC file.
         file: String,
         /// The command's line.
         line: u32,
-        /// The command name.
+        /// The command.
         command: String,
-        /// What the objects were, e.g. "all_inputs".
-        objects: String,
+    },
+    /// An object that is neither a port nor a pin.
+    #[error("{file}:{line}: {command} on {object}: the TAU assertions name ports and pins only")]
+    NotAPin {
+        /// The SDC file.
+        file: String,
+        /// The command's line.
+        line: u32,
+        /// The command.
+        command: String,
+        /// The object.
+        object: String,
+    },
+    /// A second clock: the TAU conventions time one clock.
+    #[error("{file}:{line}: a second clock \"{clock}\": the TAU conventions time one clock")]
+    SecondClock {
+        /// The SDC file.
+        file: String,
+        /// The command's line.
+        line: u32,
+        /// The clock.
+        clock: String,
     },
     /// An arrival time, slew or required time with some conditions never set.
     #[error("{file}:{line}: the {kind} of \"{pin}\" is not set for {missing}")]
@@ -111,15 +124,10 @@ enum Entry {
     Partial(PartialAssertion),
 }
 
-/// The clocks defined so far, by name, with their periods.
-struct ClockPeriods {
-    periods: HashMap<String, f64>,
-}
-
 impl Sdc {
-    /// Converts the TAU-relevant commands to [`Assertion`]s, in order of first
-    /// appearance per (kind, pin). Fails when a value is missing for some condition; see
-    /// the module documentation for the conversion rules.
+    /// Converts the commands to [`Assertion`]s, in order of first appearance per (kind,
+    /// pin). Fails when a value is missing for some condition, or a command has no TAU
+    /// assertion; see the module documentation for the conversion rules.
     pub fn to_assertions(&self) -> Result<Vec<Assertion>, SdcError> {
         let entries = self.merged_entries()?;
         let mut assertions = Vec::with_capacity(entries.len());
@@ -184,82 +192,88 @@ impl Sdc {
         let mut entries: Vec<Entry> = Vec::new();
         let mut partial_index: HashMap<(PartialAssertionKind, String), usize> = HashMap::new();
         let mut load_index: HashMap<String, usize> = HashMap::new();
-        let mut clocks = ClockPeriods {
-            periods: HashMap::new(),
-        };
+        let mut clock: Option<(String, f64)> = None;
         for command in &self.commands {
+            let line = command.line();
             match command {
-                SdcCommand::CreateClock(clock) => {
-                    if let Some(name) = clock.clock_name() {
-                        clocks.periods.insert(name.to_string(), clock.period);
-                    }
-                    if let Some(objects) = &clock.objects {
-                        let duty = clock_duty(clock);
-                        for pin in self.pin_names(objects, "create_clock", clock.line)? {
-                            entries.push(Entry::Clock(Assertion::Clock {
-                                pin: pin.clone(),
-                                period: clock.period,
-                                duty: Some(duty),
-                            }));
+                SdcCommand::CreateClock(created) => {
+                    match &clock {
+                        Some((name, _)) if *name != created.name => {
+                            return Err(SdcError::SecondClock {
+                                file: self.file_name.clone(),
+                                line,
+                                clock: created.name.clone(),
+                            })
                         }
+                        _ => clock = Some((created.name.clone(), created.period)),
+                    }
+                    let [rise, fall] = created.waveform;
+                    let duty = (fall - rise) / created.period * 100.0;
+                    for pin in self.pin_names(&created.sources, command)? {
+                        entries.push(Entry::Clock(Assertion::Clock {
+                            pin,
+                            period: created.period,
+                            duty: Some(duty),
+                        }));
                     }
                 }
                 SdcCommand::SetInputDelay(delay) => {
-                    let names = self.pin_names(&delay.objects, "set_input_delay", delay.line)?;
-                    for pin in names {
-                        let values = [Some(delay.delay); 4];
+                    for pin in self.pin_names(&delay.objects, command)? {
                         merge(
                             &mut entries,
                             &mut partial_index,
                             (PartialAssertionKind::ArrivalTime, pin),
                             delay.conditions,
-                            values,
-                            delay.line,
+                            [Some(delay.delay); 4],
+                            line,
                         );
                     }
                 }
                 SdcCommand::SetInputTransition(transition) => {
-                    let names = self.pin_names(
-                        &transition.objects,
-                        "set_input_transition",
-                        transition.line,
-                    )?;
-                    for pin in names {
+                    for pin in self.pin_names(&transition.objects, command)? {
                         merge(
                             &mut entries,
                             &mut partial_index,
                             (PartialAssertionKind::Slew, pin),
                             transition.conditions,
                             [Some(transition.transition); 4],
-                            transition.line,
+                            line,
                         );
                     }
                 }
                 SdcCommand::SetOutputDelay(delay) => {
-                    let names = self.pin_names(&delay.objects, "set_output_delay", delay.line)?;
                     let needs_period = (2..4).any(|index| delay.conditions.contains_index(index));
                     let late_value = if needs_period {
-                        let period =
-                            self.clock_period(&clocks, delay.clock.as_deref(), delay.line)?;
-                        Some(period - delay.delay)
+                        // `-clock` names a defined clock (the reader checks), the one
+                        // clock there can be.
+                        match &clock {
+                            Some((_, period)) => Some(period - delay.delay),
+                            None => {
+                                return Err(SdcError::AmbiguousClock {
+                                    file: self.file_name.clone(),
+                                    line,
+                                    n_clocks: 0,
+                                })
+                            }
+                        }
                     } else {
                         None
                     };
                     let early_value = Some(-delay.delay);
                     let values = [early_value, early_value, late_value, late_value];
-                    for pin in names {
+                    for pin in self.pin_names(&delay.objects, command)? {
                         merge(
                             &mut entries,
                             &mut partial_index,
                             (PartialAssertionKind::RequiredTime, pin),
                             delay.conditions,
                             values,
-                            delay.line,
+                            line,
                         );
                     }
                 }
                 SdcCommand::SetLoad(load) => {
-                    for pin in self.pin_names(&load.objects, "set_load", load.line)? {
+                    for pin in self.pin_names(&load.objects, command)? {
                         match load_index
                             .get(&pin)
                             .and_then(|&index| entries.get_mut(index))
@@ -277,74 +291,37 @@ impl Sdc {
                         }
                     }
                 }
-                _ => {}
+                SdcCommand::SetUnits(_) => {}
+                other => {
+                    return Err(SdcError::NotAnAssertion {
+                        file: other.location().file.to_string(),
+                        line,
+                        command: other.name().to_string(),
+                    })
+                }
             }
         }
         Ok(entries)
     }
 
-    /// The period of the named clock, or of the only clock when no name is given.
-    fn clock_period(
-        &self,
-        clocks: &ClockPeriods,
-        clock: Option<&str>,
-        line: u32,
-    ) -> Result<f64, SdcError> {
-        match clock {
-            Some(name) => clocks
-                .periods
-                .get(name)
-                .copied()
-                .ok_or_else(|| SdcError::UnknownClock {
-                    file: self.file_name.clone(),
-                    line,
-                    clock: name.to_string(),
+    /// The TAU names of ports and pins (`u1/A` is `u1:A`).
+    fn pin_names(&self, objects: &[Object], command: &SdcCommand) -> Result<Vec<String>, SdcError> {
+        objects
+            .iter()
+            .map(|object| match object.kind {
+                ObjectKind::Port => Ok(object.name.clone()),
+                ObjectKind::Pin => Ok(match object.name.rsplit_once('/') {
+                    Some((instance, pin)) => format!("{instance}:{pin}"),
+                    None => object.name.clone(),
                 }),
-            None => {
-                let mut periods = clocks.periods.values();
-                match (periods.next(), periods.next()) {
-                    (Some(&period), None) => Ok(period),
-                    _ => Err(SdcError::AmbiguousClock {
-                        file: self.file_name.clone(),
-                        line,
-                        n_clocks: clocks.periods.len(),
-                    }),
-                }
-            }
-        }
-    }
-
-    /// The pin names of an object list that can be resolved without the design.
-    fn pin_names(
-        &self,
-        objects: &ObjectList,
-        command: &str,
-        line: u32,
-    ) -> Result<Vec<String>, SdcError> {
-        let unresolved = |what: &str| SdcError::UnresolvedObjects {
-            file: self.file_name.clone(),
-            line,
-            command: command.to_string(),
-            objects: what.to_string(),
-        };
-        let names = match objects {
-            ObjectList::Ports(names) | ObjectList::Pins(names) | ObjectList::Names(names) => names,
-            ObjectList::Clocks(_) => return Err(unresolved("get_clocks")),
-            ObjectList::AllInputs => return Err(unresolved("all_inputs")),
-            ObjectList::AllOutputs => return Err(unresolved("all_outputs")),
-        };
-        if let Some(pattern) = names.iter().find(|name| name.contains(['*', '?'])) {
-            return Err(unresolved(&format!("the pattern \"{pattern}\"")));
-        }
-        Ok(names.clone())
-    }
-}
-
-/// The duty (percent of the period the clock is high) of a clock.
-fn clock_duty(clock: &CreateClock) -> f64 {
-    match clock.waveform.as_deref() {
-        Some([rise, fall, ..]) if clock.period > 0.0 => (fall - rise) / clock.period * 100.0,
-        _ => 50.0,
+                _ => Err(SdcError::NotAPin {
+                    file: command.location().file.to_string(),
+                    line: command.line(),
+                    command: command.name().to_string(),
+                    object: object.to_string(),
+                }),
+            })
+            .collect()
     }
 }
 
@@ -421,31 +398,29 @@ mod tests {
 
     #[test]
     fn conversion_errors() {
-        let unknown = assertions("set_output_delay 1 -clock c out").unwrap_err();
-        assert_eq!(
-            unknown.to_string(),
-            "t.sdc:1: the clock \"c\" is not defined before this command"
-        );
-        let ambiguous = assertions(
+        let second = assertions(
             "create_clock -period 1 -name a\ncreate_clock -period 2 -name b\n\
              set_output_delay 1 out",
         )
         .unwrap_err();
-        assert!(matches!(
-            ambiguous,
-            SdcError::AmbiguousClock {
-                line: 3,
-                n_clocks: 2,
-                ..
-            }
-        ));
+        assert_eq!(
+            second.to_string(),
+            "t.sdc:2: a second clock \"b\": the TAU conventions time one clock"
+        );
         let missing = assertions("set_input_transition 1 -max -rise a").unwrap_err();
         assert_eq!(
             missing.to_string(),
             "t.sdc:1: the slew of \"a\" is not set for early-rise early-fall late-fall"
         );
-        let pattern = assertions("set_load 1 [get_ports out*]").unwrap_err();
-        assert!(pattern.to_string().contains("the pattern \"out*\""));
+        let no_clock = assertions("set_output_delay 1 out").unwrap_err();
+        assert!(matches!(no_clock, SdcError::AmbiguousClock { line: 1, .. }));
+        let false_path = assertions("set_false_path -to out").unwrap_err();
+        assert!(
+            false_path
+                .to_string()
+                .starts_with("t.sdc:1: set_false_path has no TAU 2015 assertion"),
+            "{false_path}"
+        );
     }
 
     #[test]

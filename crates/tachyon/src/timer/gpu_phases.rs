@@ -110,7 +110,14 @@ mod on_gpu {
         record: &mut Record<'_>,
     ) -> Result<TimingData, TimerError> {
         std::thread::scope(|scope| {
-            let uploaded = upload(scope, timer.cppr, graph, backend.gpu(), host_values, record)?;
+            let uploaded = upload(
+                scope,
+                timer.main_engine_cppr(),
+                graph,
+                backend.gpu(),
+                host_values,
+                record,
+            )?;
             let Uploaded {
                 mut data,
                 flat,

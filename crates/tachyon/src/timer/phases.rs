@@ -104,7 +104,7 @@ impl Timer {
         record("flatten", flatten);
         let started = Instant::now();
         let (structure, rc_done) = rayon::join(
-            || self.cppr.then(|| CpprStructure::build(graph)),
+            || self.main_engine_cppr().then(|| CpprStructure::build(graph)),
             || {
                 tachyon_gba::compute_parasitics(graph, &mut data);
                 let rc_done = started.elapsed();
