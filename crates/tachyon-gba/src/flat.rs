@@ -142,37 +142,35 @@ impl FlatTiming {
 
 /// Every arc as the kernels' descriptor.
 fn arc_descriptors(graph: &TimingGraph) -> Vec<ArcDescriptor> {
-    graph
-        .arcs()
-        .par_iter()
-        .map(|arc| {
-            let mut descriptor = [arc.from.0, arc.to.0, 0, NONE, NONE, NONE, NONE, 0];
-            if let ArcKind::Cell(cell) = &arc.kind {
-                let unate = match cell.unateness {
-                    Unateness::Positive => UNATE_POSITIVE,
-                    Unateness::Negative => UNATE_NEGATIVE,
-                    Unateness::NonUnate => UNATE_NON,
-                };
-                let edge = match cell.clock_edge {
-                    None => 0,
-                    Some(Transition::Rise) => 1,
-                    Some(Transition::Fall) => 2,
-                };
-                let late = if cell.split == Split::Late {
-                    ARC_LATE
-                } else {
-                    0
-                };
-                descriptor[2] =
-                    ARC_CELL | late | (unate << ARC_UNATENESS_SHIFT) | (edge << ARC_EDGE_SHIFT);
-                descriptor[3] = table_index(cell.delay[0]);
-                descriptor[4] = table_index(cell.delay[1]);
-                descriptor[5] = table_index(cell.slew[0]);
-                descriptor[6] = table_index(cell.slew[1]);
-            }
-            descriptor
-        })
-        .collect()
+    graph.arcs().par_iter().map(arc_descriptor).collect()
+}
+
+/// One arc as the kernels' descriptor.
+pub(crate) fn arc_descriptor(arc: &tachyon_graph::Arc) -> ArcDescriptor {
+    let mut descriptor = [arc.from.0, arc.to.0, 0, NONE, NONE, NONE, NONE, 0];
+    if let ArcKind::Cell(cell) = &arc.kind {
+        let unate = match cell.unateness {
+            Unateness::Positive => UNATE_POSITIVE,
+            Unateness::Negative => UNATE_NEGATIVE,
+            Unateness::NonUnate => UNATE_NON,
+        };
+        let edge = match cell.clock_edge {
+            None => 0,
+            Some(Transition::Rise) => 1,
+            Some(Transition::Fall) => 2,
+        };
+        let late = if cell.split == Split::Late {
+            ARC_LATE
+        } else {
+            0
+        };
+        descriptor[2] = ARC_CELL | late | (unate << ARC_UNATENESS_SHIFT) | (edge << ARC_EDGE_SHIFT);
+        descriptor[3] = table_index(cell.delay[0]);
+        descriptor[4] = table_index(cell.delay[1]);
+        descriptor[5] = table_index(cell.slew[0]);
+        descriptor[6] = table_index(cell.slew[1]);
+    }
+    descriptor
 }
 
 /// Every test as the kernels' descriptor.
@@ -181,24 +179,27 @@ fn test_descriptors(graph: &TimingGraph) -> Vec<TestDescriptor> {
         .tests()
         .par_iter()
         .with_min_len(4096)
-        .map(|test| {
-            let mut flags = 0;
-            if test.kind == TestKind::Hold {
-                flags |= TEST_HOLD;
-            }
-            if test.clock_edge == Transition::Fall {
-                flags |= TEST_EDGE_FALL;
-            }
-            [
-                test.clock.0,
-                test.data.0,
-                flags,
-                table_index(test.constraint[0]),
-                table_index(test.constraint[1]),
-                0,
-            ]
-        })
+        .map(test_descriptor)
         .collect()
+}
+
+/// One test as the kernels' descriptor.
+pub(crate) fn test_descriptor(test: &tachyon_graph::Test) -> TestDescriptor {
+    let mut flags = 0;
+    if test.kind == TestKind::Hold {
+        flags |= TEST_HOLD;
+    }
+    if test.clock_edge == Transition::Fall {
+        flags |= TEST_EDGE_FALL;
+    }
+    [
+        test.clock.0,
+        test.data.0,
+        flags,
+        table_index(test.constraint[0]),
+        table_index(test.constraint[1]),
+        0,
+    ]
 }
 
 /// The levels as [`FlatTiming`] keeps them.

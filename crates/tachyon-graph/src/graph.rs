@@ -11,11 +11,17 @@ use crate::model::{
 };
 use crate::name_index::NameIndex;
 
-/// Compressed sparse rows: the arcs of pin `p` are `arcs[start[p]..start[p + 1]]`.
+/// Compressed sparse rows: the arcs of pin `p` are `arcs[start[p]..start[p + 1]]`, or,
+/// in a graph made editable ([`TimingGraph::make_editable`]), the first `len[p]` of
+/// them: the rest of an editable row is room to grow, filled with the graph's null arc
+/// (which adds nothing wherever it is read, so the kernels' flat copy of the rows can
+/// walk whole rows).
 #[derive(Debug, Clone, Default)]
 pub struct Csr {
-    start: Vec<u32>,
-    arcs: Vec<ArcId>,
+    pub(crate) start: Vec<u32>,
+    /// Per pin, how many places of its row hold arcs; empty for a packed CSR.
+    pub(crate) len: Vec<u32>,
+    pub(crate) arcs: Vec<ArcId>,
 }
 
 /// Up to this many worker threads, a CSR is built in order on one (the two CSRs are
@@ -112,7 +118,11 @@ impl Csr {
                 part[range].sort_unstable();
             }
         });
-        Csr { start, arcs: slots }
+        Csr {
+            start,
+            len: Vec::new(),
+            arcs: slots,
+        }
     }
 
     pub(crate) fn build_sequential(
@@ -137,23 +147,38 @@ impl Csr {
                 fill[pin] += 1;
             }
         }
-        Csr { start, arcs: slots }
+        Csr {
+            start,
+            len: Vec::new(),
+            arcs: slots,
+        }
+    }
+
+    /// The places of `pin`'s row that hold arcs.
+    #[inline]
+    pub(crate) fn range(&self, pin: PinId) -> std::ops::Range<usize> {
+        let start = self.start[pin.index()] as usize;
+        let end = match self.len.get(pin.index()) {
+            Some(&len) => start + len as usize,
+            None => self.start[pin.index() + 1] as usize,
+        };
+        start..end
     }
 
     /// The arcs of `pin`.
     #[inline]
     pub fn of(&self, pin: PinId) -> &[ArcId] {
-        let start = self.start[pin.index()] as usize;
-        let end = self.start[pin.index() + 1] as usize;
-        &self.arcs[start..end]
+        &self.arcs[self.range(pin)]
     }
 
-    /// Where each pin's arcs start in [`Csr::arcs`] (one more entry than pins).
+    /// Where each pin's row starts in [`Csr::arcs`] (one more entry than pins): row `p`
+    /// is `arcs()[starts()[p]..starts()[p + 1]]`, its arcs first, then (in an editable
+    /// graph) the null arc in the places left.
     pub fn starts(&self) -> &[u32] {
         &self.start
     }
 
-    /// Every pin's arcs, pin after pin.
+    /// Every pin's row, pin after pin.
     pub fn arcs(&self) -> &[ArcId] {
         let end = self.start.last().copied().unwrap_or(0) as usize;
         &self.arcs[..end]
@@ -175,29 +200,31 @@ pub struct CombinationalLoop {
 /// adjacency and levels; timing engines need a finalized graph.
 #[derive(Debug, Clone, Default)]
 pub struct TimingGraph {
-    pins: Vec<Pin>,
-    nets: Vec<Net>,
+    pub(crate) pins: Vec<Pin>,
+    pub(crate) nets: Vec<Net>,
     /// The nets' RC trees.
-    rc: RcArena,
-    arcs: Vec<Arc>,
-    tests: Vec<Test>,
-    tables: Shared<Vec<NldmTable>>,
+    pub(crate) rc: RcArena,
+    pub(crate) arcs: Vec<Arc>,
+    pub(crate) tests: Vec<Test>,
+    pub(crate) tables: Shared<Vec<NldmTable>>,
     /// Pin ids by name (the names live in `pins`).
-    pin_by_name: NameIndex,
-    assertions: Assertions,
+    pub(crate) pin_by_name: NameIndex,
+    pub(crate) assertions: Assertions,
     /// Arcs disabled before finalizing (case analysis, `set_disable_timing`): never in
     /// the adjacency.
-    disabled_arcs: Vec<ArcId>,
+    pub(crate) disabled_arcs: Vec<ArcId>,
     // Derived by finalize().
-    arc_enabled: Vec<bool>,
-    fanin: Csr,
-    fanout: Csr,
+    pub(crate) arc_enabled: Vec<bool>,
+    pub(crate) fanin: Csr,
+    pub(crate) fanout: Csr,
     /// The target pin of each arc of `fanout.arcs()`, in the same order.
-    fanout_to: Vec<PinId>,
-    level_start: Vec<u32>,
-    level_order: Vec<PinId>,
-    loops: Vec<CombinationalLoop>,
-    finalized: bool,
+    pub(crate) fanout_to: Vec<PinId>,
+    pub(crate) level_start: Vec<u32>,
+    pub(crate) level_order: Vec<PinId>,
+    pub(crate) loops: Vec<CombinationalLoop>,
+    pub(crate) finalized: bool,
+    /// The editing state, once the graph is editable ([`TimingGraph::make_editable`]).
+    pub(crate) edit: Option<Box<crate::edit::EditState>>,
 }
 
 impl TimingGraph {
@@ -424,6 +451,7 @@ impl TimingGraph {
     /// combinational loops (see [`TimingGraph::combinational_loops`]).
     pub fn finalize(&mut self) {
         let _span = tracing::info_span!("levelize").entered();
+        self.edit = None;
         let n_pins = self.pins.len();
         self.arc_enabled = vec![true; self.arcs.len()];
         for arc in &self.disabled_arcs {
@@ -687,9 +715,7 @@ impl TimingGraph {
     /// The pins `pin` drives: the `to` of each arc of [`TimingGraph::fanout`], in that
     /// order (one array read instead of one arc each).
     pub fn fanout_pins(&self, pin: PinId) -> &[PinId] {
-        let start = self.fanout.start[pin.index()] as usize;
-        let end = self.fanout.start[pin.index() + 1] as usize;
-        &self.fanout_to[start..end]
+        &self.fanout_to[self.fanout.range(pin)]
     }
 
     /// The fan-in of every pin as one CSR ([`TimingGraph::fanin`] per pin).

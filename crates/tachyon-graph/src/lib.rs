@@ -5,11 +5,14 @@
 //! data pin. A graph is built once per design state with the `add_*` methods of
 //! [`TimingGraph`] and then finalized, which derives CSR fan-in/fan-out and topological
 //! levels (breaking combinational loops deterministically). Timing values live beside it
-//! in [`TimingData`], four conditions per pin.
+//! in [`TimingData`], four conditions per pin. A finalized graph can be made editable
+//! ([`TimingGraph::make_editable`], module `edit`): edits then change it in place and
+//! record what they changed in a [`Journal`], for incremental timing.
 //!
 //! This crate knows nothing of file formats; `tachyon-link` builds graphs from parsed
 //! designs.
 
+mod edit;
 mod fast_hash;
 mod graph;
 mod ids;
@@ -20,6 +23,7 @@ mod prefetch;
 mod rc_tree;
 mod timing;
 
+pub use edit::{Journal, LoopClosed, NEW_ROW_ROOM, ROW_ROOM};
 pub use fast_hash::{FastBuildHasher, FastHasher, FastMap, FastSet};
 pub use graph::{CombinationalLoop, Csr, TimingGraph};
 pub use ids::{ArcId, NetId, PinId, TableId, TestId};

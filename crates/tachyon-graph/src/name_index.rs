@@ -266,6 +266,46 @@ impl NameIndex {
         self.slots.clear();
         self.len = 0;
     }
+
+    /// Forgets `name` (which `name_of` must still be able to give for every id in the
+    /// table); returns its id, if it was there. The entries after it in its probe run
+    /// move back over the hole (backward-shift deletion), so no tombstone slows later
+    /// lookups.
+    pub fn remove<'a>(&mut self, name: &str, name_of: impl Fn(u32) -> &'a str) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let tag = tag_of(Self::hash(name));
+        let mask = self.slots.len() - 1;
+        let mut hole = Self::home(tag, self.slots.len());
+        let id = loop {
+            let slot = self.slots[hole];
+            if slot == EMPTY {
+                return None;
+            }
+            if slot_tag(slot) == tag && names_equal(name_of(slot_id(slot)), name) {
+                break slot_id(slot);
+            }
+            hole = (hole + 1) & mask;
+        };
+        self.slots[hole] = EMPTY;
+        self.len -= 1;
+        // Move back every later entry of the run whose home is not between the hole
+        // and its place (cyclically): it would no longer be found past the hole.
+        let mut position = (hole + 1) & mask;
+        while self.slots[position] != EMPTY {
+            let home = Self::home(slot_tag(self.slots[position]), self.slots.len());
+            let distance_to_home = position.wrapping_sub(home) & mask;
+            let distance_to_hole = position.wrapping_sub(hole) & mask;
+            if distance_to_home >= distance_to_hole {
+                self.slots[hole] = self.slots[position];
+                self.slots[position] = EMPTY;
+                hole = position;
+            }
+            position = (position + 1) & mask;
+        }
+        Some(id)
+    }
 }
 
 #[cfg(test)]
@@ -326,6 +366,27 @@ mod tests {
                 Some(id as u32)
             );
         }
+    }
+
+    #[test]
+    fn removed_names_are_gone_and_the_others_stay_found() {
+        let names: Vec<String> = (0..5_000).map(|i| format!("n{i}")).collect();
+        let name_of = |id: u32| names[id as usize].as_str();
+        let mut index = NameIndex::default();
+        for (id, name) in names.iter().enumerate() {
+            index.insert(name, id as u32, name_of);
+        }
+        for id in (0..5_000).filter(|id| id % 3 != 1) {
+            assert_eq!(index.remove(&names[id], name_of), Some(id as u32));
+        }
+        assert_eq!(index.remove("n0", name_of), None);
+        for (id, name) in names.iter().enumerate() {
+            let expected = (id % 3 == 1).then_some(id as u32);
+            assert_eq!(index.get(name, name_of), expected, "{name}");
+        }
+        // Removed names can come back.
+        assert_eq!(index.insert("n0", 0, name_of), None);
+        assert_eq!(index.get("n0", name_of), Some(0));
     }
 
     #[test]

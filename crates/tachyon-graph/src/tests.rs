@@ -258,3 +258,166 @@ fn a_tree_flattened_into_larger_room_takes_its_front() {
     assert_eq!(owned.parent, parent[..3]);
     assert_eq!(owned.pin_nodes, pin_nodes[..2]);
 }
+
+/// The longest-path level of every pin over the live arcs (Kahn's algorithm), or None
+/// on a loop.
+fn longest_path_levels(graph: &TimingGraph) -> Option<Vec<u32>> {
+    let n = graph.n_pins() as usize;
+    let mut remaining: Vec<usize> = (0..n)
+        .map(|pin| graph.fanin(PinId::from_index(pin)).len())
+        .collect();
+    let mut level = vec![0u32; n];
+    let mut ready: Vec<PinId> = (0..n)
+        .map(PinId::from_index)
+        .filter(|pin| remaining[pin.index()] == 0)
+        .collect();
+    let mut done = 0;
+    while let Some(pin) = ready.pop() {
+        done += 1;
+        for &arc in graph.fanout(pin) {
+            let to = graph.arc(arc).to;
+            level[to.index()] = level[to.index()].max(level[pin.index()] + 1);
+            remaining[to.index()] -= 1;
+            if remaining[to.index()] == 0 {
+                ready.push(to);
+            }
+        }
+    }
+    (done == n).then_some(level)
+}
+
+/// Random edits of an editable graph (nets re-pinned, cell arcs added and removed,
+/// pins added and removed) keep its rows, targets, levels and level lists what a
+/// fresh look at its live arcs gives, and a loop an edit would close is caught.
+#[test]
+fn edits_keep_rows_and_levels_exact() {
+    let mut next = random_below(0x1234_5678_9abc_def1);
+    let mut loops = 0;
+    for round in 0..40 {
+        let mut graph = TimingGraph::new(Shared::new(Vec::new()));
+        let n_pins = 4 + next(60);
+        for index in 0..n_pins {
+            let kind = if index % 3 == 0 {
+                PinKind::CellOutput
+            } else {
+                PinKind::CellInput
+            };
+            graph.add_pin(pin(&format!("p{index:03}"), kind));
+        }
+        // Forward cell arcs only: a DAG.
+        for _ in 0..n_pins {
+            let (a, b) = (next(n_pins), next(n_pins));
+            if a < b {
+                graph.add_arc(buffer_arc(PinId::from_index(a), PinId::from_index(b)));
+            }
+        }
+        graph.finalize();
+        graph.make_editable();
+        for step in 0..30 {
+            let live: Vec<PinId> = (0..graph.n_pins())
+                .map(PinId)
+                .filter(|&pin| graph.is_pin_alive(pin))
+                .collect();
+            let pick = |next: &mut dyn FnMut(usize) -> usize| live[next(live.len())];
+            let outcome = match next(5) {
+                0 => {
+                    let net = graph.insert_net(&format!("n{}", next(6)));
+                    let members: Vec<PinId> = (0..next(4))
+                        .map(|_| pick(&mut next))
+                        .filter(|&pin| {
+                            graph.pin(pin).net.is_none() || graph.pin(pin).net == Some(net)
+                        })
+                        .collect();
+                    graph.set_net_pins(net, members)
+                }
+                1 => {
+                    let (from, to) = (pick(&mut next), pick(&mut next));
+                    graph.insert_cell_arc(from, to, match &buffer_arc(from, to).kind {
+                        ArcKind::Cell(cell) => cell.clone(),
+                        ArcKind::Net { .. } => unreachable!(),
+                    })
+                    .map(|_| ())
+                }
+                2 => {
+                    let pin = pick(&mut next);
+                    let arcs: Vec<ArcId> = graph.fanin(pin).to_vec();
+                    graph.remove_arcs(&arcs);
+                    Ok(())
+                }
+                3 => {
+                    let id = graph.insert_pin(pin(&format!("new{round}_{step}"), PinKind::CellOutput));
+                    assert_eq!(graph.pin_by_name(&format!("new{round}_{step}")), Some(id));
+                    Ok(())
+                }
+                _ => {
+                    let pin = pick(&mut next);
+                    if let Some(net) = graph.pin(pin).net {
+                        let others: Vec<PinId> = graph
+                            .net(net)
+                            .driver
+                            .iter()
+                            .chain(&graph.net(net).sinks)
+                            .copied()
+                            .filter(|&other| other != pin)
+                            .collect();
+                        graph.set_net_pins(net, others).expect("removing closes no loop");
+                    }
+                    let mut arcs: Vec<ArcId> = graph.fanin(pin).to_vec();
+                    arcs.extend_from_slice(graph.fanout(pin));
+                    graph.remove_arcs(&arcs);
+                    let name = graph.pin(pin).name.clone();
+                    graph.remove_pin(pin);
+                    assert_eq!(graph.pin_by_name(&name), None);
+                    Ok(())
+                }
+            };
+            let journal = graph.finish_edit();
+            if outcome.is_err() {
+                // The graph is left for a rebuild.
+                loops += 1;
+                break;
+            }
+            // Rows hold exactly the live arcs, fan-out targets follow the rows.
+            let mut in_rows = 0;
+            for pin in (0..graph.n_pins()).map(PinId) {
+                for &arc in graph.fanin(pin) {
+                    assert!(graph.is_arc_alive(arc));
+                    assert_eq!(graph.arc(arc).to, pin, "round {round} step {step}");
+                    in_rows += 1;
+                }
+                let targets: Vec<PinId> = graph.fanout(pin).iter().map(|&arc| graph.arc(arc).to).collect();
+                assert_eq!(graph.fanout_pins(pin), &targets[..]);
+                for &arc in graph.fanout(pin) {
+                    assert_eq!(graph.arc(arc).from, pin);
+                }
+            }
+            let live_arcs = (0..graph.arcs().len())
+                .filter(|&arc| graph.is_arc_alive(ArcId::from_index(arc)))
+                .count();
+            assert_eq!(in_rows, live_arcs, "round {round} step {step}");
+            let expected = longest_path_levels(&graph).expect("no loop was let through");
+            assert_eq!(graph.pin_levels().unwrap(), &expected[..], "round {round} step {step}: {journal:?}");
+            // Net members are sorted by name with the driver first among drivers.
+            for net in graph.nets() {
+                let mut members: Vec<PinId> = net.driver.iter().chain(&net.sinks).copied().collect();
+                members.sort_by(|&a, &b| graph.pin(a).name.cmp(&graph.pin(b).name));
+                if let Some(driver) = net.driver {
+                    assert_eq!(members.iter().find(|&&p| graph.pin(p).kind.is_driver()), Some(&driver));
+                }
+                for &sink in &net.sinks {
+                    assert_eq!(graph.pin(sink).net.map(|id| graph.net(id).name.clone()), Some(net.name.clone()));
+                }
+            }
+        }
+        graph.refresh_level_lists();
+        if let Some(levels) = graph.pin_levels().map(<[u32]>::to_vec) {
+            for level in 0..graph.n_levels() {
+                let pins = graph.level(level);
+                assert!(pins.windows(2).all(|pair| pair[0] < pair[1]));
+                assert!(pins.iter().all(|pin| levels[pin.index()] == level));
+            }
+            assert_eq!(graph.topological_order().len(), graph.n_pins() as usize);
+        }
+    }
+    assert!(loops > 0, "some edits closed loops");
+}

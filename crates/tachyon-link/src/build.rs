@@ -26,9 +26,9 @@ const PARASITICS_AHEAD: usize = 8;
 
 /// A cell bound for instantiation: its pins (interned name, kind, capacitance per
 /// condition) and its arcs and tests in graph order, with pins as indices into `pins`.
-struct CellBinding {
-    pins: Vec<(u32, PinKind, [f64; 4])>,
-    items: Vec<BoundItem>,
+pub(crate) struct CellBinding {
+    pub(crate) pins: Vec<(u32, PinKind, [f64; 4])>,
+    pub(crate) items: Vec<BoundItem>,
 }
 
 impl CellBinding {
@@ -46,7 +46,7 @@ impl CellBinding {
     }
 }
 
-enum BoundItem {
+pub(crate) enum BoundItem {
     Arc { from: u32, to: u32, arc: CellArc },
     Test { clock: u32, data: u32, test: Test },
 }
@@ -622,7 +622,7 @@ impl Design {
 
     /// The pins, arcs and tests of `cell_name` with pins numbered in the reference
     /// (first available) library's order, or None if no library has the cell.
-    fn bind_cell(&self, cell_name: &str) -> Option<CellBinding> {
+    pub(crate) fn bind_cell(&self, cell_name: &str) -> Option<CellBinding> {
         let cells: Vec<_> = self
             .libraries
             .iter()
@@ -731,7 +731,7 @@ impl Design {
 
 /// Per-thread work arrays of the nets' construction, reused from net to net.
 #[derive(Default)]
-struct NetScratch {
+pub(crate) struct NetScratch {
     /// (pin, node) of the SPEF nodes that name pins, sorted by pin.
     node_of: Vec<(PinId, u32)>,
     /// (pin, node) of the driver, then of the sinks in the tree.
@@ -746,7 +746,7 @@ fn by_name(graph: &TimingGraph, a: PinId, b: PinId) -> Ordering {
 
 /// Matches the SPEF nodes that name pins to the net's pins and flattens the tree from
 /// the driver into `room`; None when the driver is not in the parasitics.
-fn flatten_parasitics(
+pub(crate) fn flatten_parasitics(
     scratch: &mut NetScratch,
     graph: &TimingGraph,
     net: &Net,

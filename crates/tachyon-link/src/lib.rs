@@ -5,13 +5,15 @@
 //! converted to ps and fF once, into a shared table store. [`Design`] is the editable
 //! netlist state (instances, nets, pin connections, per-net parasitics, assertions);
 //! [`Design::build_graph`] turns it into a finalized [`tachyon_graph::TimingGraph`].
-//! Edits change the `Design`; the caller rebuilds the graph when it next needs timing.
+//! Edits change the `Design`; the caller rebuilds the graph when it next needs timing,
+//! or keeps an editable graph in line in place ([`Design::update_graph`], `edit`).
 //!
 //! Coupling capacitors in SPEF are grounded: their value is added to both nodes' ground
 //! capacitance.
 
 mod build;
 mod design;
+mod edit;
 mod hierarchy;
 mod library;
 mod logic;
@@ -19,6 +21,7 @@ mod parasitics;
 mod sdc;
 
 pub use design::Design;
+pub use edit::{InPlaceError, InstanceBefore, Touched};
 pub use library::{
     BindNotes, CellLibrary, LibraryCell, LibraryPin, PinDirection, TimingGroupPolicy,
 };
