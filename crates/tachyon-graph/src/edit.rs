@@ -236,7 +236,9 @@ impl TimingGraph {
         net_by_name.reserve(self.nets.len());
         for (index, net) in self.nets.iter().enumerate() {
             let nets = &self.nets;
-            net_by_name.insert(&net.name, index as u32, |id| nets[id as usize].name.as_str());
+            net_by_name.insert(&net.name, index as u32, |id| {
+                nets[id as usize].name.as_str()
+            });
         }
         let mut arc_alive = vec![true; self.arcs.len()];
         arc_alive[null_arc.index()] = false;
@@ -315,7 +317,11 @@ impl TimingGraph {
         if !state.lists_stale {
             return;
         }
-        let n_levels = state.pin_level.iter().max().map_or(0, |&top| top as usize + 1);
+        let n_levels = state
+            .pin_level
+            .iter()
+            .max()
+            .map_or(0, |&top| top as usize + 1);
         let mut level_start = vec![0u32; n_levels + 1];
         for &level in &state.pin_level {
             level_start[level as usize + 1] += 1;
@@ -380,8 +386,9 @@ impl TimingGraph {
         debug_assert!(self.fanin(pin).is_empty() && self.fanout(pin).is_empty());
         debug_assert!(self.pins[pin.index()].net.is_none());
         let pins = &self.pins;
-        self.pin_by_name
-            .remove(&pins[pin.index()].name, |id| pins[id as usize].name.as_str());
+        self.pin_by_name.remove(&pins[pin.index()].name, |id| {
+            pins[id as usize].name.as_str()
+        });
         let state = self.state_mut();
         state.pin_alive[pin.index()] = false;
         state.journal.pins.push(pin);
@@ -455,15 +462,13 @@ impl TimingGraph {
         let null = self.state().null_arc;
         if !self.fanout.write_row(pin, row, null) {
             let wanted = row.len() as u32;
-            let (fanout, targets) =
-                self.fanout
-                    .relaid(Some(&self.fanout_to), null, |at, len| {
-                        if at == pin.index() {
-                            wanted + ROW_ROOM + wanted / 2
-                        } else {
-                            len + ROW_ROOM
-                        }
-                    });
+            let (fanout, targets) = self.fanout.relaid(Some(&self.fanout_to), null, |at, len| {
+                if at == pin.index() {
+                    wanted + ROW_ROOM + wanted / 2
+                } else {
+                    len + ROW_ROOM
+                }
+            });
             self.fanout = fanout;
             self.fanout_to = targets;
             self.fanout.write_row(pin, row, null);
@@ -513,7 +518,12 @@ impl TimingGraph {
     }
 
     /// Adds a cell arc between two pins of one instance, in its rows; raises levels.
-    pub fn insert_cell_arc(&mut self, from: PinId, to: PinId, arc: CellArc) -> Result<ArcId, LoopClosed> {
+    pub fn insert_cell_arc(
+        &mut self,
+        from: PinId,
+        to: PinId,
+        arc: CellArc,
+    ) -> Result<ArcId, LoopClosed> {
         let id = self.push_arc(Arc {
             from,
             to,

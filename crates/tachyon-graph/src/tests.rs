@@ -332,11 +332,16 @@ fn edits_keep_rows_and_levels_exact() {
                 }
                 1 => {
                     let (from, to) = (pick(&mut next), pick(&mut next));
-                    graph.insert_cell_arc(from, to, match &buffer_arc(from, to).kind {
-                        ArcKind::Cell(cell) => cell.clone(),
-                        ArcKind::Net { .. } => unreachable!(),
-                    })
-                    .map(|_| ())
+                    graph
+                        .insert_cell_arc(
+                            from,
+                            to,
+                            match &buffer_arc(from, to).kind {
+                                ArcKind::Cell(cell) => cell.clone(),
+                                ArcKind::Net { .. } => unreachable!(),
+                            },
+                        )
+                        .map(|_| ())
                 }
                 2 => {
                     let pin = pick(&mut next);
@@ -345,7 +350,8 @@ fn edits_keep_rows_and_levels_exact() {
                     Ok(())
                 }
                 3 => {
-                    let id = graph.insert_pin(pin(&format!("new{round}_{step}"), PinKind::CellOutput));
+                    let id =
+                        graph.insert_pin(pin(&format!("new{round}_{step}"), PinKind::CellOutput));
                     assert_eq!(graph.pin_by_name(&format!("new{round}_{step}")), Some(id));
                     Ok(())
                 }
@@ -360,7 +366,9 @@ fn edits_keep_rows_and_levels_exact() {
                             .copied()
                             .filter(|&other| other != pin)
                             .collect();
-                        graph.set_net_pins(net, others).expect("removing closes no loop");
+                        graph
+                            .set_net_pins(net, others)
+                            .expect("removing closes no loop");
                     }
                     let mut arcs: Vec<ArcId> = graph.fanin(pin).to_vec();
                     arcs.extend_from_slice(graph.fanout(pin));
@@ -385,7 +393,11 @@ fn edits_keep_rows_and_levels_exact() {
                     assert_eq!(graph.arc(arc).to, pin, "round {round} step {step}");
                     in_rows += 1;
                 }
-                let targets: Vec<PinId> = graph.fanout(pin).iter().map(|&arc| graph.arc(arc).to).collect();
+                let targets: Vec<PinId> = graph
+                    .fanout(pin)
+                    .iter()
+                    .map(|&arc| graph.arc(arc).to)
+                    .collect();
                 assert_eq!(graph.fanout_pins(pin), &targets[..]);
                 for &arc in graph.fanout(pin) {
                     assert_eq!(graph.arc(arc).from, pin);
@@ -396,16 +408,27 @@ fn edits_keep_rows_and_levels_exact() {
                 .count();
             assert_eq!(in_rows, live_arcs, "round {round} step {step}");
             let expected = longest_path_levels(&graph).expect("no loop was let through");
-            assert_eq!(graph.pin_levels().unwrap(), &expected[..], "round {round} step {step}: {journal:?}");
+            assert_eq!(
+                graph.pin_levels().unwrap(),
+                &expected[..],
+                "round {round} step {step}: {journal:?}"
+            );
             // Net members are sorted by name with the driver first among drivers.
             for net in graph.nets() {
-                let mut members: Vec<PinId> = net.driver.iter().chain(&net.sinks).copied().collect();
+                let mut members: Vec<PinId> =
+                    net.driver.iter().chain(&net.sinks).copied().collect();
                 members.sort_by(|&a, &b| graph.pin(a).name.cmp(&graph.pin(b).name));
                 if let Some(driver) = net.driver {
-                    assert_eq!(members.iter().find(|&&p| graph.pin(p).kind.is_driver()), Some(&driver));
+                    assert_eq!(
+                        members.iter().find(|&&p| graph.pin(p).kind.is_driver()),
+                        Some(&driver)
+                    );
                 }
                 for &sink in &net.sinks {
-                    assert_eq!(graph.pin(sink).net.map(|id| graph.net(id).name.clone()), Some(net.name.clone()));
+                    assert_eq!(
+                        graph.pin(sink).net.map(|id| graph.net(id).name.clone()),
+                        Some(net.name.clone())
+                    );
                 }
             }
         }

@@ -473,17 +473,20 @@ fn retable_instance(
         .collect();
     arcs.sort_unstable();
     let same_arcs = arcs.len() == parts.arcs.len()
-        && arcs.iter().zip(&parts.arcs).all(|(&arc, (from, to, part))| {
-            let arc = graph.arc(arc);
-            let ArcKind::Cell(cell) = &arc.kind else {
-                return false;
-            };
-            arc.from == old[*from as usize]
-                && arc.to == old[*to as usize]
-                && cell.split == part.split
-                && cell.unateness == part.unateness
-                && cell.clock_edge == part.clock_edge
-        });
+        && arcs
+            .iter()
+            .zip(&parts.arcs)
+            .all(|(&arc, (from, to, part))| {
+                let arc = graph.arc(arc);
+                let ArcKind::Cell(cell) = &arc.kind else {
+                    return false;
+                };
+                arc.from == old[*from as usize]
+                    && arc.to == old[*to as usize]
+                    && cell.split == part.split
+                    && cell.unateness == part.unateness
+                    && cell.clock_edge == part.clock_edge
+            });
     if !same_arcs {
         return false;
     }
@@ -503,13 +506,16 @@ fn retable_instance(
             .collect()
     };
     let same_tests = tests.len() == parts.tests.len()
-        && tests.iter().zip(&parts.tests).all(|(&test, (clock, data, part))| {
-            let test = &graph.tests()[test.index()];
-            test.clock == old[*clock as usize]
-                && test.data == old[*data as usize]
-                && test.kind == part.kind
-                && test.clock_edge == part.clock_edge
-        });
+        && tests
+            .iter()
+            .zip(&parts.tests)
+            .all(|(&test, (clock, data, part))| {
+                let test = &graph.tests()[test.index()];
+                test.clock == old[*clock as usize]
+                    && test.data == old[*data as usize]
+                    && test.kind == part.kind
+                    && test.clock_edge == part.clock_edge
+            });
     if !same_tests {
         return false;
     }

@@ -38,5 +38,6 @@ pub use tachyon_kernels::{Split, Transition};
 pub use tachyon_link::TimingGroupPolicy;
 pub use timer::{
     default_writer_options, BackendComparison, DesignInput, EndpointCounts, OpsSummary,
-    PathSelection, PhaseTiming, PinInfo, SdcTiming, SelectedPaths, Timer, TimerError,
+    PathSelection, PhaseTiming, PinInfo, Retime, SdcTiming, SelectedPaths, Timer, TimerError,
+    UpdateStats,
 };

@@ -81,6 +81,32 @@ pub struct OpsSummary {
     pub notices: Vec<String>,
 }
 
+/// How an update after edits re-times the design.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Retime {
+    /// Only what the edits touched: the graph is edited in place and the timing
+    /// brought up to date from the edited pins' frontiers (bit-identical to `Full`).
+    #[default]
+    Incremental,
+    /// Rebuild the graph from the design and re-time all of it (for comparison).
+    Full,
+}
+
+/// What the last timing update re-timed ([`Timer::stats`]), to check its cost against
+/// the region the edits touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct UpdateStats {
+    /// Whether the update re-timed everything (first update, `Retime::Full`, or an edit
+    /// the graph could not follow in place).
+    pub full: bool,
+    /// Pins whose arrival, slew or required time was recomputed.
+    pub pins: usize,
+    /// Arcs whose delay and slew were recomputed.
+    pub arcs: usize,
+    /// Nets whose RC values were recomputed.
+    pub nets: usize,
+}
+
 /// A static timer: a design plus its up-to-date timing.
 #[derive(Debug)]
 pub struct Timer {
@@ -105,6 +131,10 @@ pub struct Timer {
     /// The flattened graph of the path search, built by the first path query after a
     /// timing update and shared by the next ones.
     path_graph: Option<std::sync::Arc<tachyon_paths::flat::FlatGraph>>,
+    /// How updates after edits re-time.
+    retime: Retime,
+    /// What the last update re-timed.
+    stats: UpdateStats,
 }
 
 impl Default for Timer {
@@ -141,7 +171,24 @@ impl Timer {
             phases: Vec::new(),
             backend,
             path_graph: None,
+            retime: Retime::default(),
+            stats: UpdateStats::default(),
         }
+    }
+
+    /// How updates after edits re-time ([`Retime::Incremental`] by default).
+    pub fn set_retime(&mut self, retime: Retime) {
+        self.retime = retime;
+    }
+
+    /// How updates after edits re-time.
+    pub fn retime(&self) -> Retime {
+        self.retime
+    }
+
+    /// What the last timing update re-timed.
+    pub fn stats(&self) -> UpdateStats {
+        self.stats
     }
 
     /// Where timing runs.
