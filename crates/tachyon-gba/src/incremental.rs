@@ -77,6 +77,9 @@ pub struct Incremental {
     /// Tests re-evaluated in this update (their results before, for comparison).
     tests_before: Vec<(u32, TestResult)>,
     counts: RetimeCounts,
+    /// Whether an edit since the last [`Incremental::take_shape_changed`] changed rows
+    /// or tests (what structures derived from the graph's shape depend on).
+    shape_changed: bool,
 }
 
 impl Incremental {
@@ -114,7 +117,14 @@ impl Incremental {
             forward_changed: Vec::new(),
             tests_before: Vec::new(),
             counts: RetimeCounts::default(),
+            shape_changed: false,
         }
+    }
+
+    /// Whether an edit changed the graph's shape (rows, pins, tests) since the last call:
+    /// resizing a gate within its family or new parasitics do not.
+    pub fn take_shape_changed(&mut self) -> bool {
+        std::mem::take(&mut self.shape_changed)
     }
 
     /// Whether edits left work for an update.
@@ -131,6 +141,12 @@ impl Incremental {
     /// patches the flat arrays, sizes `data` and records what the edit made dirty.
     pub fn follow_edit(&mut self, graph: &TimingGraph, data: &mut TimingData, journal: &Journal) {
         let n_pins = graph.n_pins() as usize;
+        self.shape_changed |= !journal.fanin_rows.is_empty()
+            || !journal.fanout_rows.is_empty()
+            || !journal.pins.is_empty()
+            || journal.tests_kept.is_some()
+            || !journal.tests.is_empty()
+            || n_pins != self.is_input.len();
         let flat = &mut self.flat;
         // Rows, arcs, pins' nets.
         follow_csr(

@@ -140,6 +140,9 @@ pub struct Timer {
     /// With [`Retime::Incremental`], what incremental re-timing keeps beside `timing`
     /// (its dirty state included); None when the next update is a full one.
     incremental: Option<tachyon_gba::Incremental>,
+    /// CPPR's structure of the current graph, kept across incremental updates while
+    /// edits leave the graph's shape alone (resizing, parasitics).
+    cppr_structure: Option<tachyon_cppr::CpprStructure>,
 }
 
 /// What an edit touched, as [`Timer::apply_edit`] tells the graph.
@@ -188,6 +191,7 @@ impl Timer {
             stats: UpdateStats::default(),
             history: Vec::new(),
             incremental: None,
+            cppr_structure: None,
         }
     }
 
@@ -284,6 +288,9 @@ impl Timer {
         let started = Instant::now();
         let changed = incremental.update_forward(graph, data);
         let forward = started.elapsed();
+        if incremental.take_shape_changed() {
+            self.cppr_structure = None;
+        }
         if changed {
             if cppr {
                 graph.refresh_level_lists();
@@ -291,8 +298,10 @@ impl Timer {
                 // the whole data network); the tests whose results changed seed the
                 // backward step.
                 let before = data.tests.clone();
-                let structure = tachyon_cppr::CpprStructure::build(graph);
-                tachyon_cppr::apply_cppr_with(graph, data, &structure);
+                let structure = self
+                    .cppr_structure
+                    .get_or_insert_with(|| tachyon_cppr::CpprStructure::build(graph));
+                tachyon_cppr::apply_cppr_with(graph, data, structure);
                 incremental.tests_rerun(graph, &before, data);
             } else {
                 incremental.finish_tests_without_cppr(graph, data);
@@ -587,6 +596,7 @@ impl Timer {
         });
         self.phases = phases;
         let (mut data, flat) = data?;
+        self.cppr_structure = None;
         self.incremental = follow.then(|| {
             let flat = flat.unwrap_or_else(|| tachyon_gba::FlatTiming::build(&graph));
             tachyon_gba::Incremental::new(&graph, flat, &mut data)
