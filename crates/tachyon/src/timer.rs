@@ -86,6 +86,10 @@ pub struct OpsSummary {
 pub enum Retime {
     /// Only what the edits touched: the graph is edited in place and the timing
     /// brought up to date from the edited pins' frontiers (bit-identical to `Full`).
+    /// The incremental update runs on the CPU whatever the backend (the same kernel
+    /// functions give the same bits; a full update still runs on the backend). Under
+    /// SDC constraints edits re-time fully. Any query brings all dirty state up to date;
+    /// CPPR re-runs over every test when anything it reads changed.
     #[default]
     Incremental,
     /// Rebuild the graph from the design and re-time all of it (for comparison).
