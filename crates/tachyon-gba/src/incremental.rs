@@ -74,6 +74,8 @@ pub struct Incremental {
     stamp: u32,
     /// Pins whose arrival or slew changed in this update.
     forward_changed: Vec<u32>,
+    /// Pins whose fan-in arcs' delays changed in this update.
+    delay_changed: Vec<u32>,
     /// Tests re-evaluated in this update (their results before, for comparison).
     tests_before: Vec<(u32, TestResult)>,
     counts: RetimeCounts,
@@ -115,6 +117,7 @@ impl Incremental {
             mark: vec![0; n_pins],
             stamp: 0,
             forward_changed: Vec::new(),
+            delay_changed: Vec::new(),
             tests_before: Vec::new(),
             counts: RetimeCounts::default(),
             shape_changed: false,
@@ -252,6 +255,7 @@ impl Incremental {
     pub fn update_forward(&mut self, graph: &TimingGraph, data: &mut TimingData) -> bool {
         self.counts = RetimeCounts::default();
         self.forward_changed.clear();
+        self.delay_changed.clear();
         self.tests_before.clear();
         let levels = graph.pin_levels().expect("an editable graph has levels");
         // RC: pins that left a net (or were removed) lose their wire values first.
@@ -316,6 +320,7 @@ impl Incremental {
                         if graph.is_arc_alive(tachyon_graph::ArcId(arc as u32)) {
                             self.counts.arcs += 1;
                             self.backward.push(flat.arcs[arc][0]);
+                            self.delay_changed.push(pin);
                         }
                     }
                 }
@@ -369,6 +374,54 @@ impl Incremental {
         }
         self.counts.tests = tests.len();
         !self.forward_changed.is_empty() || self.counts.arcs > 0 || !tests.is_empty()
+    }
+
+    /// After [`Incremental::update_forward`]: the tests whose post-CPPR slacks may have
+    /// changed (sorted), or None when every test's may have (a clock pin's arrival or
+    /// slew changed, as `is_clock_pin` tells): the tests re-evaluated, and those whose
+    /// data pin is in the fan-out cone of a pin whose arrival, slew or fan-in delays
+    /// changed (CPPR's passes read every path into the data pin).
+    pub fn tests_for_cppr(
+        &mut self,
+        graph: &TimingGraph,
+        is_clock_pin: impl Fn(PinId) -> bool,
+    ) -> Option<Vec<usize>> {
+        if self
+            .forward_changed
+            .iter()
+            .chain(&self.delay_changed)
+            .any(|&pin| is_clock_pin(PinId(pin)))
+        {
+            return None;
+        }
+        let stamp = self.next_stamp();
+        let mut stack: Vec<u32> = Vec::new();
+        for &pin in self.forward_changed.iter().chain(&self.delay_changed) {
+            if self.mark[pin as usize] != stamp {
+                self.mark[pin as usize] = stamp;
+                stack.push(pin);
+            }
+        }
+        while let Some(pin) = stack.pop() {
+            for &next in graph.fanout_pins(PinId(pin)) {
+                if self.mark[next.index()] != stamp {
+                    self.mark[next.index()] = stamp;
+                    stack.push(next.0);
+                }
+            }
+        }
+        let mut tests: Vec<usize> = self
+            .flat
+            .tests
+            .iter()
+            .enumerate()
+            .filter(|(_, test)| self.mark[test[1] as usize] == stamp)
+            .map(|(index, _)| index)
+            .collect();
+        tests.extend(self.tests_before.iter().map(|&(test, _)| test as usize));
+        tests.sort_unstable();
+        tests.dedup();
+        Some(tests)
     }
 
     /// Step 2 without CPPR: the re-evaluated tests' credits and slacks, as

@@ -302,10 +302,23 @@ impl Timer {
                 // the whole data network); the tests whose results changed seed the
                 // backward step.
                 let before = data.tests.clone();
+                let kept = self.cppr_structure.is_some();
                 let structure = self
                     .cppr_structure
                     .get_or_insert_with(|| tachyon_cppr::CpprStructure::build(graph));
-                tachyon_cppr::apply_cppr_with(graph, data, structure);
+                // With the structure kept (no edit changed rows or tests), only the tests
+                // whose data cones changed, unless a clock pin changed.
+                let some = if kept {
+                    incremental.tests_for_cppr(graph, |pin| structure.is_clock_pin(pin))
+                } else {
+                    None
+                };
+                match some {
+                    Some(tests) => {
+                        tachyon_cppr::apply_cppr_to_tests(graph, data, structure, &tests)
+                    }
+                    None => tachyon_cppr::apply_cppr_with(graph, data, structure),
+                }
                 incremental.tests_rerun(graph, &before, data);
             } else {
                 incremental.finish_tests_without_cppr(graph, data);
