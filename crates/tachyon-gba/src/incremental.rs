@@ -158,6 +158,7 @@ impl Incremental {
             graph.fanin_csr(),
             &journal.fanin_rows,
             journal.relaid_fanin,
+            journal.fanin_moved_from,
         );
         follow_csr(
             &mut flat.fanout_start,
@@ -165,6 +166,7 @@ impl Incremental {
             graph.fanout_csr(),
             &journal.fanout_rows,
             journal.relaid_fanout,
+            journal.fanout_moved_from,
         );
         flat.arcs.resize(graph.arcs().len(), [0; 8]);
         for &arc in &journal.arcs {
@@ -564,13 +566,15 @@ impl Frontier {
 }
 
 /// Writes the rows `rows` of `csr` (or all of it, when it was laid out anew) into the
-/// flat copy, appending the rows of pins added since.
+/// flat copy; the rows from `moved_from` on, and those of pins added since, are copied
+/// whole.
 fn follow_csr(
     start: &mut Vec<u32>,
     arcs: &mut Vec<u32>,
     csr: &tachyon_graph::Csr,
     rows: &[PinId],
     relaid: bool,
+    moved_from: Option<PinId>,
 ) {
     if relaid {
         let (new_start, new_arcs) = csr_into(csr);
@@ -581,13 +585,17 @@ fn follow_csr(
     let starts = csr.starts();
     let list = csr.arcs();
     let old_pins = start.len().saturating_sub(1);
-    if starts.len() > start.len() {
-        let old_end = *start.last().unwrap_or(&0) as usize;
-        start.extend_from_slice(&starts[start.len()..]);
-        arcs.extend(list[old_end..].iter().map(|arc| arc.0));
+    let tail = moved_from.map_or(old_pins, |pin| pin.index().min(old_pins));
+    if starts.len() > start.len() || tail < old_pins {
+        // Row `tail` starts where it did; from there on, copied.
+        let first_place = starts[tail] as usize;
+        start.truncate(tail);
+        start.extend_from_slice(&starts[tail..]);
+        arcs.truncate(first_place);
+        arcs.extend(list[first_place..].iter().map(|arc| arc.0));
     }
     for &pin in rows {
-        if pin.index() >= old_pins {
+        if pin.index() >= tail {
             continue;
         }
         let range = starts[pin.index()] as usize..starts[pin.index() + 1] as usize;
