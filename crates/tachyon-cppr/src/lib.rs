@@ -70,13 +70,6 @@ impl CpprStructure {
         self.parts.as_ref().map(|(_, shape)| shape)
     }
 
-    /// Whether `pin` is on the clock network (false without a clock).
-    pub fn is_clock_pin(&self, pin: tachyon_graph::PinId) -> bool {
-        self.parts
-            .as_ref()
-            .is_some_and(|(clock, _)| clock.is_clock_pin(pin))
-    }
-
     /// Finds the clock network and compiles the data network's shape of `graph`.
     pub fn build(graph: &TimingGraph) -> CpprStructure {
         let parts = graph.assertions().clock.map(|clock| {
@@ -108,18 +101,25 @@ pub fn apply_cppr_with(graph: &TimingGraph, data: &mut TimingData, structure: &C
     store(graph, data, &post);
 }
 
+/// The clock network of `graph` (None without a clock), for [`apply_cppr_to_tests`].
+pub fn clock_network(graph: &TimingGraph) -> Option<Arc<ClockNetwork>> {
+    let clock = graph.assertions().clock?;
+    Some(Arc::new(ClockNetwork::build(graph, clock.source)))
+}
+
 /// [`apply_cppr_with`] for the tests `tests` only (sorted; the others keep their
 /// results), for incremental timing: the passes run over the fan-in cones of their data
 /// pins only, which hold every arrival their post-CPPR slacks read, so each gets the
-/// same bits as from a run over every test. `structure` gives the clock network.
+/// same bits as from a run over every test. `clock` is `graph`'s clock network
+/// ([`clock_network`]).
 pub fn apply_cppr_to_tests(
     graph: &TimingGraph,
     data: &mut TimingData,
-    structure: &CpprStructure,
+    clock: Option<&Arc<ClockNetwork>>,
     tests: &[usize],
 ) {
     let _span = tracing::info_span!("cppr_tests", tests = tests.len()).entered();
-    let parts = structure.parts.as_ref().map(|(clock, _)| {
+    let parts = clock.map(|clock| {
         (
             clock.clone(),
             NetworkShape::build_for(graph, clock, Some(tests)),
@@ -127,7 +127,7 @@ pub fn apply_cppr_to_tests(
     });
     let restricted = CpprStructure {
         parts,
-        n_pins: structure.n_pins,
+        n_pins: graph.n_pins(),
     };
     let post = cpu_slacks(graph, data, &restricted, Some(tests));
     for &test in tests {

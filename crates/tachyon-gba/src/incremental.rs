@@ -74,7 +74,8 @@ pub struct Incremental {
     stamp: u32,
     /// Pins whose arrival or slew changed in this update.
     forward_changed: Vec<u32>,
-    /// Pins whose fan-in arcs' delays changed in this update.
+    /// Pins whose fan-in arcs' delays changed in this update, and the forward frontier
+    /// the edits left (rows, nets, arcs changed): where CPPR's cones start.
     delay_changed: Vec<u32>,
     /// Tests re-evaluated in this update (their results before, for comparison).
     tests_before: Vec<(u32, TestResult)>,
@@ -287,6 +288,9 @@ impl Incremental {
         let stamp = self.next_stamp();
         for pin in std::mem::take(&mut self.forward) {
             frontier.push(&mut self.mark, stamp, levels, pin);
+            if graph.is_pin_alive(PinId(pin)) {
+                self.delay_changed.push(pin);
+            }
         }
         let flat = &self.flat;
         let view = flat.graph();
@@ -381,8 +385,8 @@ impl Incremental {
     /// After [`Incremental::update_forward`]: the tests whose post-CPPR slacks may have
     /// changed (sorted), or None when every test's may have (a clock pin's arrival or
     /// slew changed, as `is_clock_pin` tells): the tests re-evaluated, and those whose
-    /// data pin is in the fan-out cone of a pin whose arrival, slew or fan-in delays
-    /// changed (CPPR's passes read every path into the data pin).
+    /// data pin is in the fan-out cone of a pin whose arrival, slew, fan-in delays or
+    /// fan-in row changed (CPPR's passes read every path into the data pin).
     pub fn tests_for_cppr(
         &mut self,
         graph: &TimingGraph,

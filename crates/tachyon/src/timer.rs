@@ -144,9 +144,9 @@ pub struct Timer {
     /// With [`Retime::Incremental`], what incremental re-timing keeps beside `timing`
     /// (its dirty state included); None when the next update is a full one.
     incremental: Option<tachyon_gba::Incremental>,
-    /// CPPR's structure of the current graph, kept across incremental updates while
-    /// edits leave the graph's shape alone (resizing, parasitics).
-    cppr_structure: Option<tachyon_cppr::CpprStructure>,
+    /// The clock network of the current graph for incremental CPPR (None: not found
+    /// yet), kept while edits leave the graph's shape alone (resizing, parasitics).
+    cppr_clock: Option<Option<std::sync::Arc<tachyon_cppr::ClockNetwork>>>,
 }
 
 /// What an edit touched, as [`Timer::apply_edit`] tells the graph.
@@ -195,7 +195,7 @@ impl Timer {
             stats: UpdateStats::default(),
             history: Vec::new(),
             incremental: None,
-            cppr_structure: None,
+            cppr_clock: None,
         }
     }
 
@@ -292,37 +292,40 @@ impl Timer {
         let started = Instant::now();
         let changed = incremental.update_forward(graph, data);
         let forward = started.elapsed();
-        if incremental.take_shape_changed() {
-            self.cppr_structure = None;
-        }
+        // The clock network is found again after edits of the graph's shape.
+        let previous_clock = self.cppr_clock.take();
+        let clock_current = !incremental.take_shape_changed();
         if changed {
             if cppr {
                 graph.refresh_level_lists();
-                // Every test's post-CPPR slack again (the depth-grouping passes run over
-                // the whole data network); the tests whose results changed seed the
-                // backward step.
                 let before = data.tests.clone();
-                let kept = self.cppr_structure.is_some();
-                let structure = self
-                    .cppr_structure
-                    .get_or_insert_with(|| tachyon_cppr::CpprStructure::build(graph));
-                // With the structure kept (no edit changed rows or tests), only the tests
-                // whose data cones changed, unless a clock pin changed.
-                let some = if kept {
-                    incremental.tests_for_cppr(graph, |pin| structure.is_clock_pin(pin))
-                } else {
-                    None
+                // The clock network found again after edits of the graph's shape (a walk
+                // of the clock tree); a change on it (a dirty pin on the old or the new
+                // network) re-runs every test, else only the tests whose data cones
+                // changed, over those cones. The tests whose results changed then seed
+                // the backward step.
+                let clock = match &previous_clock {
+                    Some(clock) if clock_current => clock.clone(),
+                    _ => tachyon_cppr::clock_network(graph),
                 };
-                match some {
+                let old_clock = previous_clock.flatten();
+                let on_clock = |pin| {
+                    old_clock.as_ref().is_some_and(|c| c.is_clock_pin(pin))
+                        || clock.as_ref().is_some_and(|c| c.is_clock_pin(pin))
+                };
+                match incremental.tests_for_cppr(graph, on_clock) {
                     Some(tests) => {
-                        tachyon_cppr::apply_cppr_to_tests(graph, data, structure, &tests)
+                        tachyon_cppr::apply_cppr_to_tests(graph, data, clock.as_ref(), &tests)
                     }
-                    None => tachyon_cppr::apply_cppr_with(graph, data, structure),
+                    None => tachyon_cppr::apply_cppr(graph, data),
                 }
+                self.cppr_clock = Some(clock);
                 incremental.tests_rerun(graph, &before, data);
             } else {
                 incremental.finish_tests_without_cppr(graph, data);
             }
+        } else if clock_current {
+            self.cppr_clock = previous_clock;
         }
         let cppr_done = started.elapsed();
         let counts = incremental.update_backward(graph, data);
@@ -613,7 +616,7 @@ impl Timer {
         });
         self.phases = phases;
         let (mut data, flat) = data?;
-        self.cppr_structure = None;
+        self.cppr_clock = None;
         self.incremental = follow.then(|| {
             let flat = flat.unwrap_or_else(|| tachyon_gba::FlatTiming::build(&graph));
             tachyon_gba::Incremental::new(&graph, flat, &mut data)

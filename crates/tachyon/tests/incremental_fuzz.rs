@@ -260,6 +260,10 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
     let mut random = SplitMix64(seed);
     let mut incremental = loaded(tau2015, Retime::Incremental);
     let mut full = loaded(tau2015, Retime::Full);
+    // One sequence in four without CPPR.
+    let cppr = seed % 4 != 3;
+    incremental.set_cppr(cppr);
+    full.set_cppr(cppr);
     let label = tau2015
         .file_stem()
         .and_then(|s| s.to_str())
