@@ -43,6 +43,6 @@ pub use sdc::{
     Units,
 };
 pub use summary::{count_assertions, count_operations, AssertionCounts, OperationCounts};
-pub use tachyon_source::ParseError;
+pub use tachyon_source::{Location, ParseError};
 pub use tau2015::{parse_tau2015, Tau2015Files};
-pub use timing::{parse_timing, Assertion};
+pub use timing::{parse_timing, parse_timing_located, Assertion};
