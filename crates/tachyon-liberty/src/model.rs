@@ -499,6 +499,13 @@ impl Builder<'_> {
                     parse_finite(number)
                 };
                 if let Some(scale) = scale {
+                    if scale <= 0.0 {
+                        return Err(self.error_found(
+                            value.offset,
+                            format!("{expected} with a scale above zero"),
+                            format!("\"{written}\""),
+                        ));
+                    }
                     return Ok(scale * factor);
                 }
             }
@@ -511,8 +518,11 @@ impl Builder<'_> {
         let [scale, unit] = attribute.values[..] else {
             return Err(self.error(attribute.offset, EXPECTED));
         };
-        let scale =
-            parse_finite(scale.text.trim()).ok_or_else(|| self.error(scale.offset, "a number"))?;
+        let scale = match parse_finite(scale.text.trim()) {
+            Some(value) if value > 0.0 => value,
+            Some(_) => return Err(self.error(scale.offset, "a unit scale above zero")),
+            None => return Err(self.error(scale.offset, "a number")),
+        };
         let factor = match unit.text.trim().to_ascii_lowercase().as_str() {
             "ff" => 1.0,
             "pf" => 1e3,
@@ -635,9 +645,11 @@ impl Builder<'_> {
         Ok(Pin {
             name: String::new(),
             direction,
-            capacitance: self.optional_number(group.simple_attribute("capacitance"))?,
-            rise_capacitance: self.optional_number(group.simple_attribute("rise_capacitance"))?,
-            fall_capacitance: self.optional_number(group.simple_attribute("fall_capacitance"))?,
+            capacitance: self.optional_capacitance(group.simple_attribute("capacitance"))?,
+            rise_capacitance: self
+                .optional_capacitance(group.simple_attribute("rise_capacitance"))?,
+            fall_capacitance: self
+                .optional_capacitance(group.simple_attribute("fall_capacitance"))?,
             is_clock,
             timings,
         })
@@ -786,8 +798,30 @@ impl Builder<'_> {
 
     /// A finite number; the error quotes exactly the text that is not one.
     fn number(&self, text: &str, offset: usize) -> Result<f64, ParseError> {
-        parse_finite(text)
-            .ok_or_else(|| self.error_found(offset, "a number", format!("\"{text}\"")))
+        parse_finite(text).ok_or_else(|| {
+            let expected = if text.parse::<f64>().is_ok() {
+                "a number of at most 1e15 in magnitude"
+            } else {
+                "a number"
+            };
+            self.error_found(offset, expected, format!("\"{text}\""))
+        })
+    }
+
+    /// A pin capacitance: a number of zero or more.
+    fn optional_capacitance(
+        &self,
+        attribute: Option<&SimpleAttribute<'_>>,
+    ) -> Result<Option<f64>, ParseError> {
+        let value = self.optional_number(attribute)?;
+        match (value, attribute) {
+            (Some(capacitance), Some(attribute)) if capacitance < 0.0 => Err(self.error_found(
+                attribute.value.offset,
+                "a capacitance of zero or more",
+                format!("\"{}\"", attribute.value.text.trim()),
+            )),
+            _ => Ok(value),
+        }
     }
 
     fn optional_number(
@@ -837,7 +871,11 @@ fn text_attribute(group: &Group<'_>, name: &str) -> String {
         .unwrap_or_default()
 }
 
-/// A finite number; Rust also accepts `inf` and `nan`, which no library value means.
+/// A finite number of at most [`tachyon_source::MAX_MAGNITUDE`] in magnitude; Rust also
+/// accepts `inf` and `nan`, which no library value means, and `1e308` would overflow the
+/// timing sums.
 fn parse_finite(text: &str) -> Option<f64> {
-    text.parse::<f64>().ok().filter(|number| number.is_finite())
+    text.parse::<f64>()
+        .ok()
+        .filter(|&number| tachyon_source::in_range(number))
 }

@@ -143,7 +143,10 @@ impl<'a> Group<'a> {
 /// Parses a whole Liberty file into its top-level statements (normally one `library`
 /// group).
 pub fn parse<'a>(file_name: &str, text: &'a str) -> Result<Vec<Statement<'a>>, ParseError> {
-    let parser = Parser { text };
+    let parser = Parser {
+        text,
+        first_multiline_string: std::cell::Cell::new(None),
+    };
     match parser.statements(text, None, 0) {
         Ok((_, statements)) => Ok(statements),
         Err(NomErr::Error(error) | NomErr::Failure(error)) => {
@@ -169,6 +172,13 @@ pub enum Expected {
         group_name: String,
         /// Byte offset of the group's name.
         group_offset: usize,
+    },
+    /// A closing `"` on the line of a string that opens at this place: it ran on to a
+    /// quote on a later line (at the byte offset given), and the file then ended inside
+    /// a string, so this is the string that most likely lacks its closing quote.
+    StringCloseOnItsLine {
+        /// Byte offset of the quote that closed it, lines later.
+        closed_at: usize,
     },
     /// A low-level nom failure (should not reach users; kept for completeness).
     Nom(ErrorKind),
@@ -220,6 +230,10 @@ fn is_bare_argument_char(character: char) -> bool {
 /// Holds the whole text so that sub-slices can be turned into byte offsets.
 struct Parser<'a> {
     text: &'a str,
+    /// The first string seen that runs across a line end (not escaped by `\`), as the
+    /// offsets of its opening and closing quotes: where an unclosed string at the end of
+    /// the file most likely began.
+    first_multiline_string: std::cell::Cell<Option<(usize, usize)>>,
 }
 
 impl<'a> Parser<'a> {
@@ -229,7 +243,7 @@ impl<'a> Parser<'a> {
 
     fn render_error(&self, file_name: &str, error: &SyntaxError<'a>) -> ParseError {
         let offset = self.offset_of(error.remaining);
-        match &error.expected {
+        let mut rendered = match &error.expected {
             Expected::Text(expected) => ParseError::at(file_name, self.text, offset, *expected),
             Expected::GroupEnd {
                 group_name,
@@ -242,13 +256,36 @@ impl<'a> Parser<'a> {
                 );
                 ParseError::at(file_name, self.text, offset, expected)
             }
+            Expected::StringCloseOnItsLine { closed_at } => {
+                let closed = line_column(self.text, *closed_at);
+                let expected = format!(
+                    "a closing '\"' on this string's line (the string runs on to the quote \
+                     at {}:{}, and the file ends inside a later string)",
+                    closed.line, closed.column
+                );
+                return ParseError::at(file_name, self.text, offset, expected);
+            }
             Expected::Nom(kind) => ParseError::at(
                 file_name,
                 self.text,
                 offset,
                 format!("valid Liberty syntax ({})", kind.description()),
             ),
+        };
+        // A string that runs across lines usually lacks its closing quote, and the
+        // error surfaces later, where the quotes no longer pair up: name it.
+        if let Some((opened_at, closed_at)) = self.first_multiline_string.get() {
+            if offset > closed_at {
+                let opened = line_column(self.text, opened_at);
+                let closed = line_column(self.text, closed_at);
+                rendered.expected = format!(
+                    "{} (the string at {}:{} runs on to the quote at {}:{}: is its closing \
+                     '\"' missing?)",
+                    rendered.expected, opened.line, opened.column, closed.line, closed.column
+                );
+            }
         }
+        rendered
     }
 
     /// Statements up to the closing `}` of `enclosing` (or the end of the file at top
@@ -438,6 +475,10 @@ impl<'a> Parser<'a> {
                 b'"' => {
                     let text = body.get(..index).unwrap_or_default();
                     let rest = body.get(index + 1..).unwrap_or_default();
+                    if self.first_multiline_string.get().is_none() && runs_across_lines(text) {
+                        self.first_multiline_string
+                            .set(Some((offset - 1, offset + index)));
+                    }
                     return Ok((
                         rest,
                         Value {
@@ -451,11 +492,30 @@ impl<'a> Parser<'a> {
                 _ => index += 1,
             }
         }
+        if let Some((opened_at, closed_at)) = self.first_multiline_string.get() {
+            return Err(failure(
+                self.text.get(opened_at..).unwrap_or_default(),
+                Expected::StringCloseOnItsLine { closed_at },
+            ));
+        }
         Err(failure(
             input,
             Expected::Text("a closing '\"' for this string"),
         ))
     }
+}
+
+/// Whether a string's text holds a line end that no `\\` continues.
+fn runs_across_lines(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(index, &byte)| {
+        byte == b'\n' && {
+            let before = bytes[..index]
+                .strip_suffix(b"\r")
+                .unwrap_or(&bytes[..index]);
+            !before.trim_ascii_end().ends_with(b"\\")
+        }
+    })
 }
 
 /// Skips white space, comments and `\` line continuations.
@@ -617,6 +677,34 @@ mod tests {
             )
         );
         assert!(parse("t.lib", "g () { s : \"open }").is_err());
+        let runs_on = parse("t.lib", "g () {\n  a : \"1ns ;\n  b : \"\n  c : \"y ;\n}\n")
+            .map_err(|e| e.to_string());
+        assert_eq!(
+            runs_on,
+            Err(
+                "t.lib:2:7: expected a closing '\"' on this string's line (the string runs \
+                 on to the quote at 3:7, and the file ends inside a later string), found \
+                 \"\"1ns\""
+                    .to_string()
+            )
+        );
+        let later =
+            parse("t.lib", "g () {\n  a : \"1ns ;\n  b : \"x\" ;\n}\n").map_err(|e| e.to_string());
+        assert_eq!(
+            later,
+            Err(
+                "t.lib:3:9: expected \":\" or \"(\" after the statement name (the string \
+                 at 2:7 runs on to the quote at 3:7: is its closing '\"' missing?), found \
+                 \"\"\""
+                    .to_string()
+            )
+        );
+        let continued = parse("t.lib", "g () {\n  v (\"1, \\\n 2\") ;\n  s : \"open ;\n}")
+            .map_err(|e| e.to_string());
+        assert_eq!(
+            continued,
+            Err("t.lib:4:7: expected a closing '\"' for this string, found \"\"open\"".to_string())
+        );
         assert!(parse("t.lib", "/* open").is_err());
         assert!(parse("t.lib", "g () { a : ; }").is_err());
     }
