@@ -49,6 +49,35 @@ const MAX_CONCAT_NODES: usize = MAX_BITS as usize;
 /// The deepest nesting of concatenations accepted.
 const MAX_CONCATENATION_DEPTH: u32 = 64;
 
+/// Instances with more named connections than this check a repeated pin with a hash set
+/// (a cell has a few pins; a module instance may have thousands).
+const LINEAR_PIN_CHECK: usize = 16;
+
+/// The pins of one instance's named connections so far, to refuse a pin connected twice
+/// (`.A(x), .A(y)`): a scan while they are few, a hash set beyond.
+#[derive(Default)]
+struct ConnectedPins<'a> {
+    pins: Vec<&'a str>,
+    set: Option<HashSet<&'a str>>,
+}
+
+impl<'a> ConnectedPins<'a> {
+    /// Records `pin`; false when it was connected before.
+    fn insert(&mut self, pin: &'a str) -> bool {
+        if let Some(set) = &mut self.set {
+            return set.insert(pin);
+        }
+        if self.pins.contains(&pin) {
+            return false;
+        }
+        self.pins.push(pin);
+        if self.pins.len() > LINEAR_PIN_CHECK {
+            self.set = Some(self.pins.drain(..).collect());
+        }
+        true
+    }
+}
+
 /// What a module item starts with, for the "expected" part of errors.
 const MODULE_ITEM: &str =
     "a declaration (input, output, inout, wire), an instance, an assign or \"endmodule\"";
@@ -301,6 +330,8 @@ impl<'a> Parser<'a, '_> {
     ) -> ParseResult<()> {
         let range = self.optional_range()?;
         loop {
+            self.skip_trivia()?;
+            let offset = self.position;
             let name = self.identifier("a wire name")?;
             wires.push(Wire { name, range });
             if self.eat(b'=')? {
@@ -308,6 +339,7 @@ impl<'a> Parser<'a, '_> {
                 assigns.push(Assign {
                     target: Expression::Net(name),
                     source,
+                    offset,
                 });
             }
             if self.expect_comma_or(b';', "\",\" or \";\" after a wire name")? {
@@ -319,10 +351,16 @@ impl<'a> Parser<'a, '_> {
     /// Parses `assign a = b, c = d;` after its keyword.
     fn assign(&mut self, assigns: &mut Vec<Assign<'a>>) -> ParseResult<()> {
         loop {
+            self.skip_trivia()?;
+            let offset = self.position;
             let target = self.expression()?;
             self.expect(b'=', "\"=\" in an assign")?;
             let source = self.expression()?;
-            assigns.push(Assign { target, source });
+            assigns.push(Assign {
+                target,
+                source,
+                offset,
+            });
             if self.expect_comma_or(b';', "\",\" or \";\" after an assign")? {
                 return Ok(());
             }
@@ -338,6 +376,7 @@ impl<'a> Parser<'a, '_> {
                     self.error_here("an instance name (parameter overrides are not supported)")
                 );
             }
+            let offset = self.position;
             let name = self.identifier("an instance name")?;
             self.expect(b'(', "\"(\" before the connections of an instance")?;
             let connections = self.connections()?;
@@ -345,6 +384,7 @@ impl<'a> Parser<'a, '_> {
                 cell,
                 name: Cow::Borrowed(name),
                 connections,
+                offset,
             });
             if self.expect_comma_or(b';', "\";\" after an instance")? {
                 return Ok(());
@@ -360,9 +400,21 @@ impl<'a> Parser<'a, '_> {
         if self.peek() == Some(b'.') {
             // Most cells have two to five pins.
             let mut named = Vec::with_capacity(4);
+            let mut connected = ConnectedPins::default();
             loop {
                 self.expect(b'.', "\".\" before a pin name")?;
+                self.skip_trivia()?;
+                let pin_offset = self.position;
                 let pin = self.identifier("a pin name")?;
+                if !connected.insert(pin) {
+                    return Err(Box::new(ParseError::with_found(
+                        self.file_name,
+                        self.text,
+                        pin_offset,
+                        "a pin not connected before in this instance",
+                        format!("a second connection of pin \"{pin}\""),
+                    )));
+                }
                 self.expect(b'(', "\"(\" after a pin name")?;
                 let expression = if self.eat(b')')? {
                     None
