@@ -15,7 +15,7 @@ mod design;
 mod library;
 mod parasitics;
 
-pub use design::Design;
+pub use design::{Design, DesignSize};
 pub use library::{CellLibrary, LibraryCell, LibraryPin, PinDirection, TimingGroupPolicy};
 
 /// Everything that can go wrong binding syntax models to the design; each names the
@@ -40,6 +40,24 @@ pub enum LinkError {
         /// The missing pin.
         pin: String,
     },
+    /// A net with more than one driver (Tachyon times one driver per net).
+    #[error("net `{net}` has more than one driver: `{drivers}`")]
+    MultipleDrivers {
+        /// The net.
+        net: String,
+        /// Its drivers, by name.
+        drivers: String,
+    },
+    /// An edit would give an instance a cell that does not fit its connections.
+    #[error("instance `{instance}` cannot become a `{cell}`: {reason}")]
+    IncompatibleCell {
+        /// The instance.
+        instance: String,
+        /// The cell it was to become.
+        cell: String,
+        /// Which connected pin the cell lacks, or has with another direction.
+        reason: String,
+    },
     /// An edit or assertion names an instance that does not exist.
     #[error("no instance `{0}`")]
     UnknownInstance(String),
@@ -52,4 +70,8 @@ pub enum LinkError {
     /// A netlist construct the linker does not support.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// An error at a place in an input file: a Verilog instance, a SPEF net, a
+    /// `.timing` line.
+    #[error(transparent)]
+    At(#[from] tachyon_source::ParseError),
 }

@@ -119,6 +119,28 @@ impl fmt::Display for ParseError {
     }
 }
 
+/// A source file's name and text, for stages after parsing (the linker) that report
+/// errors at byte offsets the parser recorded.
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    /// The file name as given by the caller (often a path).
+    pub file: &'a str,
+    /// The whole text.
+    pub text: &'a str,
+}
+
+impl Source<'_> {
+    /// A semantic error at byte `offset`: `file:line:column: expected X, found Y`.
+    pub fn error(
+        &self,
+        offset: usize,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> ParseError {
+        ParseError::with_found(self.file, self.text, offset, expected, found)
+    }
+}
+
 /// A place in a source file, kept beside what was read there (an assertion, an `.ops`
 /// line) so that a later stage, which no longer has the text, can point its errors at it.
 #[derive(Debug, Clone, PartialEq, Eq)]

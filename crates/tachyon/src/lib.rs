@@ -8,6 +8,7 @@
 //! let slack = timer.slack("out", Split::Late, Transition::Rise).unwrap();
 //! ```
 
+mod memory;
 mod timer;
 
 pub use tachyon_cppr as cppr;

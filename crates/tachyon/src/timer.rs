@@ -17,13 +17,14 @@ use tachyon_source::ParseError;
 /// Everything a [`Timer`] call can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum TimerError {
-    /// A file could not be read.
-    #[error("{path}: {source}")]
+    /// A file could not be read. (The OS error is part of the message, not a separate
+    /// source, so that error chains print it once.)
+    #[error("cannot read {}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A file did not parse.
     #[error(transparent)]
@@ -40,6 +41,53 @@ pub enum TimerError {
     /// Writing query answers failed.
     #[error("writing answers: {0}")]
     Write(#[from] std::io::Error),
+    /// A line of a script (`.ops`) failed: where, and why.
+    #[error("{location}: {error}")]
+    Script {
+        /// The line (and the name on it that the error is about).
+        location: tachyon_source::Location,
+        /// Why.
+        error: Box<TimerError>,
+    },
+    /// A query for a split that nothing times (no netlist, no library for the split, or
+    /// no endpoint with a slack).
+    #[error("nothing is timed for the {split} split: {reason}")]
+    NothingTimed {
+        /// `early` or `late`.
+        split: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// A phase would need more memory than the limit allows.
+    #[error(
+        "{phase}: {what} needs about {}, more than the {} that {limit_source} allows \
+         (set TACHYON_MEMORY_LIMIT to change the limit)",
+        crate::memory::human(*needed),
+        crate::memory::human(*limit)
+    )]
+    OutOfMemory {
+        /// The phase (`parse`, `link`, ...).
+        phase: &'static str,
+        /// What would be allocated.
+        what: String,
+        /// Bytes needed (estimated).
+        needed: u64,
+        /// Bytes allowed.
+        limit: u64,
+        /// What sets the limit.
+        limit_source: &'static str,
+    },
+}
+
+impl TimerError {
+    /// The output error (e.g. a closed pipe) this error is, or wraps: writing answers.
+    pub fn write_error(&self) -> Option<&std::io::Error> {
+        match self {
+            TimerError::Write(error) => Some(error),
+            TimerError::Script { error, .. } => error.write_error(),
+            _ => None,
+        }
+    }
 }
 
 /// How long one phase took, summed over all updates.
@@ -73,6 +121,9 @@ pub struct Timer {
     /// The most GPUs the GPU backend's CPPR passes share (`None`: all).
     gpu_limit: Option<usize>,
     gpu_fallback_logged: bool,
+    /// The warnings about the design as a whole (no clock, no library for a split)
+    /// given so far, so that each is given once and not at every update.
+    warned: std::collections::HashSet<String>,
     /// The flattened graph of the path search, built by the first path query after a
     /// timing update and shared by the next ones.
     path_graph: Option<std::sync::Arc<tachyon_paths::flat::FlatGraph>>,
@@ -84,11 +135,23 @@ impl Default for Timer {
     }
 }
 
+/// Reads a whole file, first checking that parsing it fits in memory.
 fn read(path: &Path) -> Result<String, TimerError> {
-    std::fs::read_to_string(path).map_err(|source| TimerError::Io {
+    let io_error = |error| TimerError::Io {
         path: path.to_path_buf(),
-        source,
-    })
+        error,
+    };
+    let size = std::fs::metadata(path).map_err(io_error)?.len();
+    crate::memory::check(
+        "parse",
+        format!(
+            "reading {} ({})",
+            path.display(),
+            crate::memory::human(size)
+        ),
+        crate::memory::parse_bytes(size),
+    )?;
+    std::fs::read_to_string(path).map_err(io_error)
 }
 
 impl Timer {
@@ -102,6 +165,7 @@ impl Timer {
             device: tachyon_gba::Device::Cpu,
             gpu_limit: None,
             gpu_fallback_logged: false,
+            warned: std::collections::HashSet::new(),
             path_graph: None,
         }
     }
@@ -163,7 +227,12 @@ impl Timer {
         };
         self.record("parse", started);
         let started = Instant::now();
-        self.design.set_netlist(&netlist)?;
+        let file = path.display().to_string();
+        let source = tachyon_source::Source {
+            file: &file,
+            text: &text,
+        };
+        self.design.set_netlist_from(&netlist, source)?;
         for module in netlist.modules {
             drop_in_parallel(module.instances);
         }
@@ -183,10 +252,28 @@ impl Timer {
         };
         self.record("parse", started);
         let started = Instant::now();
-        self.design.annotate(&spef)?;
+        let file = path.display().to_string();
+        if spef.nets.is_empty() && spef.r_nets.is_empty() {
+            tracing::warn!(file, "the SPEF has no *D_NET: no parasitics were read");
+        }
+        let source = tachyon_source::Source {
+            file: &file,
+            text: &text,
+        };
+        self.design.annotate_from(&spef, source)?;
         drop_in_parallel(spef.nets);
         self.record("link", started);
         self.timing = None;
+        // A SPEF cut short at a net boundary parses: say how many nets it left bare.
+        let (bare, first) = self.design.nets_without_parasitics();
+        if bare > 0 {
+            tracing::warn!(
+                file,
+                nets = bare,
+                first = %first.join(" "),
+                "nets with pins but no parasitics in any SPEF read: they are timed without wire delay"
+            );
+        }
         Ok(())
     }
 
@@ -194,8 +281,11 @@ impl Timer {
     pub fn read_timing(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
         let path = path.as_ref();
         let text = read(path)?;
-        let assertions = tachyon_sdc::parse_timing(&path.display().to_string(), &text)?;
-        self.design.set_assertions(assertions);
+        let assertions = tachyon_sdc::parse_timing_located(&path.display().to_string(), &text)?;
+        if assertions.is_empty() {
+            tracing::warn!(file = %path.display(), "the .timing file has no assertions");
+        }
+        self.design.set_located_assertions(assertions)?;
         self.timing = None;
         Ok(())
     }
@@ -214,9 +304,18 @@ impl Timer {
     }
 
     /// Reads the four files a `.tau2015` names (relative to its folder) and the sibling
-    /// `.timing`, if present.
+    /// `.timing`, if present: all of them or, on an error, none (the timer is left as it
+    /// was).
     pub fn load_tau2015(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
-        let path = path.as_ref();
+        let before = self.design.clone();
+        let loaded = self.load_tau2015_files(path.as_ref());
+        if loaded.is_err() {
+            self.design = before;
+        }
+        loaded
+    }
+
+    fn load_tau2015_files(&mut self, path: &Path) -> Result<(), TimerError> {
         let text = read(path)?;
         let files = tachyon_sdc::parse_tau2015(&path.display().to_string(), &text)?;
         let folder = path.parent().unwrap_or(Path::new("."));
@@ -244,6 +343,15 @@ impl Timer {
         if self.timing.is_some() {
             return Ok(());
         }
+        let size = self.design.size();
+        crate::memory::check(
+            "link",
+            format!(
+                "timing {} pins, {} arcs and {} RC nodes",
+                size.pins, size.arcs, size.rc_nodes
+            ),
+            crate::memory::update_bytes(&size),
+        )?;
         let started = Instant::now();
         let mut graph = self.design.build_unfinalized_graph()?;
         self.record("link", started);
@@ -258,9 +366,51 @@ impl Timer {
         });
         self.phases = phases;
         let data = data?;
+        self.warn_about_design(&graph, &data);
         self.timing = Some((graph, data));
         self.path_graph = None;
         Ok(())
+    }
+
+    /// Warns (once per timer) about what leaves a whole class of values untimed: a
+    /// split without a library, no clock, or a clock that reaches no flip-flop.
+    fn warn_about_design(&mut self, graph: &TimingGraph, data: &TimingData) {
+        let mut warnings = Vec::new();
+        for split in Split::BOTH {
+            if !self.design.has_library(split) {
+                let name = split_name(split);
+                warnings.push(format!(
+                    "no {name} library is loaded: {name} values are not timed"
+                ));
+            }
+        }
+        let n_tests = graph.tests().len();
+        match graph.assertions().clock {
+            None if n_tests > 0 => warnings.push(format!(
+                "no clock is set: the {n_tests} setup/hold checks are not timed"
+            )),
+            Some(clock) if n_tests > 0 => {
+                let reaches = graph.tests().iter().any(|test| {
+                    Split::BOTH.iter().any(|&split| {
+                        data.arrival_at(test.clock, split, test.clock_edge)
+                            .is_some()
+                    })
+                });
+                if !reaches {
+                    warnings.push(format!(
+                        "the clock at `{}` reaches no flip-flop: the {n_tests} setup/hold \
+                         checks are not timed",
+                        graph.pin(clock.source).name
+                    ));
+                }
+            }
+            _ => {}
+        }
+        for warning in warnings {
+            if self.warned.insert(warning.clone()) {
+                tracing::warn!("{warning}");
+            }
+        }
     }
 
     /// The graph and timing values of the current state (updating first).
@@ -355,37 +505,72 @@ impl Timer {
         Ok(slacks)
     }
 
-    /// The worst endpoint slack if negative, else 0.
+    /// The worst endpoint slack if negative, else 0; an error when nothing is timed for
+    /// `split` (no netlist, no library for it, or no endpoint with a slack), so that
+    /// "nothing timed" never reads as "no violation".
     pub fn worst_negative_slack(&mut self, split: Split) -> Result<f64, TimerError> {
-        Ok(self.endpoint_slacks(split)?.into_iter().fold(0.0, f64::min))
+        Ok(self
+            .timed_endpoint_slacks(split)?
+            .into_iter()
+            .fold(0.0, f64::min))
     }
 
-    /// The sum of negative endpoint slacks.
+    /// The sum of negative endpoint slacks; an error when nothing is timed (as for
+    /// [`Timer::worst_negative_slack`]).
     pub fn total_negative_slack(&mut self, split: Split) -> Result<f64, TimerError> {
         Ok(self
-            .endpoint_slacks(split)?
+            .timed_endpoint_slacks(split)?
             .into_iter()
             .filter(|slack| *slack < 0.0)
             // A fold from +0.0: `sum()` starts at -0.0, so no violation would print "-0.000".
             .fold(0.0, |total, slack| total + slack))
     }
 
+    /// The endpoint slacks of `split`, or why there are none.
+    fn timed_endpoint_slacks(&mut self, split: Split) -> Result<Vec<f64>, TimerError> {
+        let nothing = |reason: String| TimerError::NothingTimed {
+            split: split_name(split),
+            reason,
+        };
+        if !self.design.has_netlist() {
+            return Err(nothing("no netlist is loaded".to_string()));
+        }
+        if !self.design.has_library(split) {
+            return Err(nothing(format!(
+                "no {} library is loaded",
+                split_name(split)
+            )));
+        }
+        let slacks = self.endpoint_slacks(split)?;
+        if slacks.is_empty() {
+            let what = match split {
+                Split::Early => "no hold check or early required time is timed",
+                Split::Late => "no setup check or late required time is timed",
+            };
+            return Err(nothing(format!("no endpoint has a slack ({what})")));
+        }
+        Ok(slacks)
+    }
+
     /// `insert_gate`.
     pub fn insert_gate(&mut self, instance: &str, cell: &str) -> Result<(), TimerError> {
+        self.design.insert_gate(instance, cell)?;
         self.timing = None;
-        Ok(self.design.insert_gate(instance, cell)?)
+        Ok(())
     }
 
     /// `repower_gate`.
     pub fn repower_gate(&mut self, instance: &str, cell: &str) -> Result<(), TimerError> {
+        self.design.repower_gate(instance, cell)?;
         self.timing = None;
-        Ok(self.design.repower_gate(instance, cell)?)
+        Ok(())
     }
 
     /// `remove_gate`.
     pub fn remove_gate(&mut self, instance: &str) -> Result<(), TimerError> {
+        self.design.remove_gate(instance)?;
         self.timing = None;
-        Ok(self.design.remove_gate(instance)?)
+        Ok(())
     }
 
     /// `insert_net`.
@@ -397,20 +582,23 @@ impl Timer {
 
     /// `remove_net`.
     pub fn remove_net(&mut self, net: &str) -> Result<(), TimerError> {
+        self.design.remove_net(net)?;
         self.timing = None;
-        Ok(self.design.remove_net(net)?)
+        Ok(())
     }
 
     /// `connect_pin`.
     pub fn connect_pin(&mut self, pin: &str, net: &str) -> Result<(), TimerError> {
+        self.design.connect_pin(pin, net)?;
         self.timing = None;
-        Ok(self.design.connect_pin(pin, net)?)
+        Ok(())
     }
 
     /// `disconnect_pin`.
     pub fn disconnect_pin(&mut self, pin: &str) -> Result<(), TimerError> {
+        self.design.disconnect_pin(pin)?;
         self.timing = None;
-        Ok(self.design.disconnect_pin(pin)?)
+        Ok(())
     }
 
     /// Runs an `.ops` script: edits apply, each `report_at`/`report_rat`/`report_slack`
@@ -479,7 +667,8 @@ impl Timer {
                         Ok(Some(String::from_utf8_lossy(&text).trim_end().to_string()))
                     }),
             };
-            match answer? {
+            let answer = answer.map_err(|error| locate(operation, error))?;
+            match answer {
                 Some(line) => {
                     writeln!(out, "{line}")?;
                     summary.n_answers += 1;
@@ -489,6 +678,48 @@ impl Timer {
             }
         }
         Ok(summary)
+    }
+}
+
+/// `error` from `.ops` line `operation`, at the line (and at the name it is about).
+fn locate(operation: &Operation, error: TimerError) -> TimerError {
+    if let TimerError::Write(_) = error {
+        return error;
+    }
+    let name = match &error {
+        TimerError::Link(
+            LinkError::UnknownPin(name)
+            | LinkError::UnknownNet(name)
+            | LinkError::UnknownInstance(name),
+        ) => Some(name.as_str()),
+        TimerError::Link(
+            LinkError::UnknownCell { cell, .. } | LinkError::IncompatibleCell { cell, .. },
+        ) => Some(cell.as_str()),
+        TimerError::Link(LinkError::UnknownCellPin { instance, .. }) => Some(instance.as_str()),
+        _ => None,
+    };
+    let location = match name {
+        Some(name) => {
+            // An instance pin's error may name just the instance; the line has
+            // `instance:pin`.
+            let names = operation.kind.names();
+            let given = names
+                .iter()
+                .find(|given| {
+                    **given == name
+                        || given
+                            .rsplit_once(':')
+                            .is_some_and(|(instance, _)| instance == name)
+                })
+                .copied()
+                .unwrap_or(name);
+            operation.location_of(given)
+        }
+        None => operation.location.clone(),
+    };
+    TimerError::Script {
+        location,
+        error: Box::new(error),
     }
 }
 
@@ -507,6 +738,13 @@ fn endpoint_pins(graph: &TimingGraph) -> Vec<PinId> {
         }
     }
     pins
+}
+
+fn split_name(split: Split) -> &'static str {
+    match split {
+        Split::Early => "early",
+        Split::Late => "late",
+    }
 }
 
 fn convert(split: tachyon_sdc::Split, transition: tachyon_sdc::Transition) -> (Split, Transition) {
