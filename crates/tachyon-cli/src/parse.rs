@@ -110,11 +110,14 @@ struct FileReport {
 }
 
 pub fn run(args: ParseArgs) -> anyhow::Result<()> {
+    use std::io::Write;
     let mut reports = Vec::new();
+    let mut out = std::io::stdout().lock();
     for path in &args.files {
         let report = parse_file(path)?;
         if !args.quiet {
-            println!(
+            writeln!(
+                out,
                 "{}: {}: {}; {:.2} MB in {:.2} ms ({:.1} MB/s)",
                 report.path,
                 report.kind,
@@ -122,7 +125,8 @@ pub fn run(args: ParseArgs) -> anyhow::Result<()> {
                 report.bytes as f64 / 1e6,
                 report.seconds * 1e3,
                 report.bytes as f64 / 1e6 / report.seconds.max(1e-9),
-            );
+            )?;
+            out.flush()?;
         }
         reports.push(report);
     }

@@ -56,6 +56,8 @@ pub fn run(args: ShellArgs) -> anyhow::Result<()> {
                 match execute(&mut timer, &line, Path::new("."), &mut out) {
                     Ok(true) => {}
                     Ok(false) => break,
+                    // Nobody reads the answers any more: stop.
+                    Err(error) if crate::is_closed_output(&error) => return Err(error),
                     Err(error) => eprintln!("error: <stdin>:{}: {error:#}", line_idx + 1),
                 }
                 out.flush()?;
@@ -78,38 +80,48 @@ fn execute(
     let Some((&command, rest)) = words.split_first() else {
         return Ok(true);
     };
-    let file = |index: usize| -> anyhow::Result<PathBuf> {
-        let name = rest
-            .iter()
-            .filter(|word| !word.starts_with('-'))
-            .nth(index)
-            .with_context(|| format!("{command}: expected a file name"))?;
-        Ok(base_dir.join(name))
+    // What each command takes; anything else (an unknown flag, a second file, two
+    // flags that contradict each other) is an error, not silently dropped.
+    let take = |switches: &[&str], valued: &[&str], files: usize| {
+        Arguments::parse(command, rest, switches, valued, files)
     };
     match command {
-        "exit" | "quit" => return Ok(false),
-        "help" => writeln!(out, "{HELP}")?,
-        "read_celllib" => {
-            let split = split_flag(rest);
-            let explicit = rest
-                .iter()
-                .any(|word| *word == "-early" || *word == "-late");
-            timer.read_celllib(explicit.then_some(split), file(0)?)?;
+        "exit" | "quit" => {
+            take(&[], &[], 0)?;
+            return Ok(false);
         }
-        "read_verilog" => timer.read_verilog(file(0)?)?,
-        "read_spef" => timer.read_spef(file(0)?)?,
-        "read_timing" => timer.read_timing(file(0)?)?,
-        "read_sdc" => timer.read_sdc(file(0)?)?,
-        "cppr" => match rest.first().copied() {
-            Some("-enable") | None => timer.set_cppr(true),
-            Some("-disable") => timer.set_cppr(false),
-            Some(other) => bail!("cppr: expected -enable or -disable, found \"{other}\""),
-        },
-        "update_timing" => timer.update_timing()?,
+        "help" => {
+            take(&[], &[], 0)?;
+            writeln!(out, "{HELP}")?
+        }
+        "read_celllib" => {
+            let arguments = take(&["-early", "-late"], &[], 1)?;
+            let split = arguments.split()?;
+            timer.read_celllib(split, arguments.file(base_dir)?)?;
+        }
+        "read_verilog" => timer.read_verilog(take(&[], &[], 1)?.file(base_dir)?)?,
+        "read_spef" => timer.read_spef(take(&[], &[], 1)?.file(base_dir)?)?,
+        "read_timing" => timer.read_timing(take(&[], &[], 1)?.file(base_dir)?)?,
+        "read_sdc" => timer.read_sdc(take(&[], &[], 1)?.file(base_dir)?)?,
+        "cppr" => {
+            let arguments = take(&["-enable", "-disable"], &[], 0)?;
+            let enable = arguments.has("-enable");
+            if enable && arguments.has("-disable") {
+                bail!("cppr: -enable and -disable contradict each other");
+            }
+            timer.set_cppr(!arguments.has("-disable"));
+        }
+        "update_timing" => {
+            take(&[], &[], 0)?;
+            timer.update_timing()?
+        }
         "report_at" | "report_rat" | "report_slew" | "report_slack" => {
-            let pin = pin_flag(rest).with_context(|| format!("{command}: expected -pin <name>"))?;
-            let split = split_flag(rest);
-            let transition = transition_flag(rest);
+            let arguments = take(&["-early", "-late", "-rise", "-fall"], &["-pin"], 0)?;
+            let pin = arguments
+                .value("-pin")
+                .with_context(|| format!("{command}: expected -pin <name>"))?;
+            let split = arguments.split()?.unwrap_or(Split::Early);
+            let transition = arguments.transition()?;
             let value = match command {
                 "report_at" => timer.at(pin, split, transition)?,
                 "report_rat" => timer.rat(pin, split, transition)?,
@@ -121,33 +133,29 @@ fn execute(
                 None => writeln!(out, "n/a")?,
             }
         }
-        "report_wns" => writeln!(
-            out,
-            "{:.3}",
-            timer.worst_negative_slack(split_or_late(rest))?
-        )?,
-        "report_tns" => writeln!(
-            out,
-            "{:.3}",
-            timer.total_negative_slack(split_or_late(rest))?
-        )?,
+        "report_wns" | "report_tns" => {
+            // Default: the late (setup) split.
+            let split = take(&["-early", "-late"], &[], 0)?
+                .split()?
+                .unwrap_or(Split::Late);
+            let value = if command == "report_wns" {
+                timer.worst_negative_slack(split)?
+            } else {
+                timer.total_negative_slack(split)?
+            };
+            writeln!(out, "{value:.3}")?
+        }
         "report_timing" => {
-            let k = match rest.iter().position(|word| *word == "-num_paths") {
-                Some(position) => {
-                    let value = rest.get(position + 1).copied().unwrap_or("");
-                    value.parse::<usize>().with_context(|| {
-                        format!("report_timing: expected a path count after -num_paths, found \"{value}\"")
-                    })?
-                }
+            let arguments = take(&["-early", "-late"], &["-num_paths"], 0)?;
+            let k = match arguments.value("-num_paths") {
+                Some(value) => value.parse::<usize>().with_context(|| {
+                    format!(
+                        "report_timing: expected a path count after -num_paths, found \"{value}\""
+                    )
+                })?,
                 None => 1,
             };
-            let split = if rest.contains(&"-early") {
-                Some(Split::Early)
-            } else if rest.contains(&"-late") {
-                Some(Split::Late)
-            } else {
-                None
-            };
+            let split = arguments.split()?;
             let paths = timer.worst_paths(k, split, None, false)?;
             let (graph, data) = timer.timing()?;
             tachyon::report::write_path_report(out, graph, data, &paths)?;
@@ -166,32 +174,94 @@ fn execute(
     Ok(true)
 }
 
-fn pin_flag<'a>(words: &[&'a str]) -> Option<&'a str> {
-    let position = words.iter().position(|word| *word == "-pin")?;
-    words.get(position + 1).copied()
+/// A command's words after the command name, checked against what it takes: switches
+/// (`-late`), flags with a value (`-pin P`) and up to so many file names.
+struct Arguments<'a> {
+    command: &'a str,
+    switches: Vec<&'a str>,
+    values: Vec<(&'a str, &'a str)>,
+    files: Vec<&'a str>,
 }
 
-fn split_flag(words: &[&str]) -> Split {
-    if words.contains(&"-late") {
-        Split::Late
-    } else {
-        Split::Early
+impl<'a> Arguments<'a> {
+    fn parse(
+        command: &'a str,
+        words: &[&'a str],
+        switches: &[&str],
+        valued: &[&str],
+        max_files: usize,
+    ) -> anyhow::Result<Arguments<'a>> {
+        let mut arguments = Arguments {
+            command,
+            switches: Vec::new(),
+            values: Vec::new(),
+            files: Vec::new(),
+        };
+        let mut words = words.iter().copied();
+        while let Some(word) = words.next() {
+            if valued.contains(&word) {
+                let Some(value) = words.next() else {
+                    bail!("{command}: expected a value after {word}");
+                };
+                if arguments.value(word).is_some() {
+                    bail!("{command}: {word} is given twice");
+                }
+                arguments.values.push((word, value));
+            } else if switches.contains(&word) {
+                arguments.switches.push(word);
+            } else if word.starts_with('-') && word.len() > 1 {
+                let known: Vec<&str> = switches.iter().chain(valued).copied().collect();
+                if known.is_empty() {
+                    bail!("{command}: unknown flag \"{word}\" (it takes none)");
+                }
+                bail!(
+                    "{command}: unknown flag \"{word}\" (expected {})",
+                    known.join(", ")
+                );
+            } else if arguments.files.len() < max_files {
+                arguments.files.push(word);
+            } else {
+                bail!("{command}: unexpected argument \"{word}\"");
+            }
+        }
+        Ok(arguments)
     }
-}
 
-/// `report_wns`/`report_tns` default to the late (setup) split.
-fn split_or_late(words: &[&str]) -> Split {
-    if words.contains(&"-early") {
-        Split::Early
-    } else {
-        Split::Late
+    fn has(&self, switch: &str) -> bool {
+        self.switches.contains(&switch)
     }
-}
 
-fn transition_flag(words: &[&str]) -> Transition {
-    if words.contains(&"-fall") {
-        Transition::Fall
-    } else {
-        Transition::Rise
+    fn value(&self, flag: &str) -> Option<&'a str> {
+        self.values
+            .iter()
+            .find(|(given, _)| *given == flag)
+            .map(|&(_, value)| value)
+    }
+
+    /// The one file name the command takes, relative to `base_dir`.
+    fn file(&self, base_dir: &Path) -> anyhow::Result<PathBuf> {
+        match self.files.first() {
+            Some(name) => Ok(base_dir.join(name)),
+            None => bail!("{}: expected a file name", self.command),
+        }
+    }
+
+    /// `-early` or `-late`, if given (not both).
+    fn split(&self) -> anyhow::Result<Option<Split>> {
+        match (self.has("-early"), self.has("-late")) {
+            (true, true) => bail!("{}: -early and -late contradict each other", self.command),
+            (true, false) => Ok(Some(Split::Early)),
+            (false, true) => Ok(Some(Split::Late)),
+            (false, false) => Ok(None),
+        }
+    }
+
+    /// `-rise` (the default) or `-fall` (not both).
+    fn transition(&self) -> anyhow::Result<Transition> {
+        match (self.has("-rise"), self.has("-fall")) {
+            (true, true) => bail!("{}: -rise and -fall contradict each other", self.command),
+            (_, true) => Ok(Transition::Fall),
+            _ => Ok(Transition::Rise),
+        }
     }
 }
