@@ -164,7 +164,14 @@ fn execute(
         | "connect_pin" | "disconnect_pin" | "report_worst_paths" => {
             // The TAU 2015 edits share the .ops reader and runner.
             let operations = tachyon::sdc::parse_ops("<shell>", line)?;
-            let summary = timer.run_ops(&operations, base_dir, out)?;
+            // The shell names the line itself: drop the `<shell>:1:column` of the runner.
+            let summary =
+                timer
+                    .run_ops(&operations, base_dir, out)
+                    .map_err(|error| match error {
+                        tachyon::TimerError::Script { error, .. } => *error,
+                        error => error,
+                    })?;
             for notice in summary.notices {
                 eprintln!("{notice}");
             }
@@ -241,6 +248,8 @@ impl<'a> Arguments<'a> {
     /// The one file name the command takes, relative to `base_dir`.
     fn file(&self, base_dir: &Path) -> anyhow::Result<PathBuf> {
         match self.files.first() {
+            // Names stay as given where they are relative to the current folder.
+            Some(name) if base_dir == Path::new(".") => Ok(PathBuf::from(name)),
             Some(name) => Ok(base_dir.join(name)),
             None => bail!("{}: expected a file name", self.command),
         }

@@ -634,8 +634,7 @@ impl Design {
                         return Err(located(
                             net,
                             LinkError::Unsupported(format!(
-                                "the RC tree of net `{}` does not reach its driver `{driver}`",
-                                net.name
+                                "a tree without the net's driver `{driver}`"
                             )),
                         ))
                     }
@@ -1241,7 +1240,7 @@ fn spef_net_error(
         ),
         LinkError::Unsupported(what) => (
             format!(
-                "an RC tree rooted at its net's driver in *D_NET {}",
+                "an RC tree that reaches its net's driver in *D_NET {}",
                 net.name
             ),
             what.clone(),

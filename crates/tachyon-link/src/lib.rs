@@ -23,7 +23,7 @@ pub use library::{CellLibrary, LibraryCell, LibraryPin, PinDirection, TimingGrou
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum LinkError {
     /// An instance uses a cell neither library defines.
-    #[error("instance `{instance}`: cell `{cell}` is not in the library")]
+    #[error("instance `{instance}`: cell `{cell}` is missing from the libraries")]
     UnknownCell {
         /// The instance.
         instance: String,

@@ -124,6 +124,8 @@ pub struct Timer {
     /// The warnings about the design as a whole (no clock, no library for a split)
     /// given so far, so that each is given once and not at every update.
     warned: std::collections::HashSet<String>,
+    /// The clock source whose reach to the flip-flops was last checked.
+    checked_clock: Option<String>,
     /// The flattened graph of the path search, built by the first path query after a
     /// timing update and shared by the next ones.
     path_graph: Option<std::sync::Arc<tachyon_paths::flat::FlatGraph>>,
@@ -166,6 +168,7 @@ impl Timer {
             gpu_limit: None,
             gpu_fallback_logged: false,
             warned: std::collections::HashSet::new(),
+            checked_clock: None,
             path_graph: None,
         }
     }
@@ -390,18 +393,28 @@ impl Timer {
                 "no clock is set: the {n_tests} setup/hold checks are not timed"
             )),
             Some(clock) if n_tests > 0 => {
-                let reaches = graph.tests().iter().any(|test| {
+                let source = &graph.pin(clock.source).name;
+                let timed = graph.tests().iter().any(|test| {
                     Split::BOTH.iter().any(|&split| {
                         data.arrival_at(test.clock, split, test.clock_edge)
                             .is_some()
                     })
                 });
-                if !reaches {
+                if !timed {
                     warnings.push(format!(
-                        "the clock at `{}` reaches no flip-flop: the {n_tests} setup/hold \
-                         checks are not timed",
-                        graph.pin(clock.source).name
+                        "no flip-flop clock pin has an arrival time (the clock is at \
+                         `{source}`): the {n_tests} setup/hold checks are not timed"
                     ));
+                } else if self.checked_clock.as_deref() != Some(source.as_str()) {
+                    // Whether the clock reaches a flip-flop at all (once per clock
+                    // source: it walks the clock's fan-out cone).
+                    self.checked_clock = Some(source.clone());
+                    if !clock_reaches_a_test(graph, clock.source) {
+                        warnings.push(format!(
+                            "the clock at `{source}` reaches no flip-flop clock pin: the \
+                             {n_tests} setup/hold checks are timed from whatever arrives there"
+                        ));
+                    }
                 }
             }
             _ => {}
@@ -679,6 +692,29 @@ impl Timer {
         }
         Ok(summary)
     }
+}
+
+/// Whether any test's clock pin is in the fan-out cone of `source`.
+fn clock_reaches_a_test(graph: &TimingGraph, source: PinId) -> bool {
+    let mut clock_pins = vec![false; graph.n_pins() as usize];
+    for test in graph.tests() {
+        clock_pins[test.clock.index()] = true;
+    }
+    let mut seen = vec![false; graph.n_pins() as usize];
+    let mut stack = vec![source];
+    seen[source.index()] = true;
+    while let Some(pin) = stack.pop() {
+        if clock_pins[pin.index()] {
+            return true;
+        }
+        for &next in graph.fanout_pins(pin) {
+            if !seen[next.index()] {
+                seen[next.index()] = true;
+                stack.push(next);
+            }
+        }
+    }
+    false
 }
 
 /// `error` from `.ops` line `operation`, at the line (and at the name it is about).
