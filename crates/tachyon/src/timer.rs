@@ -179,6 +179,12 @@ impl Timer {
         backend::add_phase(&mut self.phases, phase, elapsed);
     }
 
+    /// The design as loaded and edited so far (read-only: change it through the
+    /// timer, which keeps its timing up to date).
+    pub fn design(&self) -> &Design {
+        &self.design
+    }
+
     /// Per-phase durations so far, in first-seen order: `parse` (the parsers only),
     /// `link` (binding libraries, the netlist and parasitics into the design, and building
     /// the graph), `levelize` (CSR adjacency and topological levels), `flatten` (the
