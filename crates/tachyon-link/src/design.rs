@@ -211,7 +211,7 @@ pub struct Design {
     net_aliases: FastMap<u32, u32>,
     /// Wide bus wires whose bits are made nets only when named (see
     /// `declared_wire_bits`): name -> (msb, lsb).
-    lazy_buses: FastMap<String, (i64, i64)>,
+    lazy_buses: BusRanges,
     timing_group_policy: TimingGroupPolicy,
 }
 
@@ -1088,13 +1088,16 @@ impl Design {
     }
 }
 
+/// A cell pin for [`PinResolver`]: its name, interned name, and whether it is an output.
+type ResolvedPin<'d> = (&'d str, u32, bool);
+
 /// Resolves pin names to [`PinKey`]s with each cell's pins at hand (a short list per
 /// cell id instead of a few hash lookups per pin).
 struct PinResolver<'d> {
     design: &'d Design,
-    /// Per interned cell: its pins (name, interned name, whether it is an output) in
-    /// the first library that has it; None for a cell no library has.
-    cell_pins: Vec<Option<Vec<(&'d str, u32, bool)>>>,
+    /// Per interned cell: its pins in the first library that has it; None for a cell no
+    /// library has.
+    cell_pins: Vec<Option<Vec<ResolvedPin<'d>>>>,
     /// Whether some port name has a `:` (otherwise `inst:pin` names skip the ports).
     port_with_colon: bool,
 }
@@ -1508,15 +1511,16 @@ fn repeated_instance(
     }
 }
 
+/// Bus wires by name, with their (msb, lsb) ranges.
+type BusRanges = FastMap<String, (i64, i64)>;
+
 /// The declared wire bits to make nets of up front: all of them, unless the buses
 /// declare far more bits than the module has items (`wire [65535:0] w;` is 20 bytes for
 /// 65,536 nets). Then only the scalar wires: the bits that connections name are added
 /// as undeclared nets, and the buses are kept (by name, with their ranges) so that an
 /// edit or SPEF naming one of their other bits still finds it. Time and memory so stay
 /// in proportion to the netlist, not to its declared widths.
-fn declared_wire_bits<'a>(
-    module: &tachyon_verilog::Module<'a>,
-) -> (Vec<Cow<'a, str>>, FastMap<String, (i64, i64)>) {
+fn declared_wire_bits<'a>(module: &tachyon_verilog::Module<'a>) -> (Vec<Cow<'a, str>>, BusRanges) {
     let bus_bits: u64 = module
         .wires
         .iter()
