@@ -1402,16 +1402,17 @@ fn resolve_chunk<'a>(
             ));
         };
         let cell_pins = checks.cell(instance, cell)?;
-        for connection in named {
-            if let Some(pins) = cell_pins {
-                let known = pin_names
-                    .get(connection.pin)
-                    .is_some_and(|pin| pins.ids.contains(&pin));
-                if !known {
-                    return Err(checks.unknown_pin(instance, cell, pins, connection.pin));
-                }
+        // Pins connected to a net are checked below, with their interned names; the
+        // others (`.A()`, a constant) here.
+        let check_pin = |pin: &str| match cell_pins {
+            Some(pins) if !pin_names.get(pin).is_some_and(|id| pins.ids.contains(&id)) => {
+                Err(checks.unknown_pin(instance, cell, pins, pin))
             }
+            _ => Ok(()),
+        };
+        for connection in named {
             let Some(expression) = &connection.expression else {
+                check_pin(connection.pin)?;
                 continue;
             };
             // A scalar net needs no bit list (the common case).
@@ -1440,8 +1441,9 @@ fn resolve_chunk<'a>(
                     }
                 }
             };
-            if let Some(net) = net {
-                pairs.push((connection.pin, net));
+            match net {
+                Some(net) => pairs.push((connection.pin, net)),
+                None => check_pin(connection.pin)?,
             }
         }
         ends.push(pairs.len());
@@ -1459,8 +1461,15 @@ fn resolve_chunk<'a>(
         instances.iter().zip(cells).zip(places).zip(ends.iter())
     {
         let mut connections: Vec<(u32, u32)> = Vec::with_capacity(end - start);
+        let cell_pins = checks.cell(instance, cell)?;
         for ((pin, net), &slot) in pairs[start..end].iter().zip(&net_slots[start..end]) {
-            match (pin_names.get(pin), slot) {
+            let pin_id = pin_names.get(pin);
+            if let Some(pins) = cell_pins {
+                if !pin_id.is_some_and(|id| pins.ids.contains(&id)) {
+                    return Err(checks.unknown_pin(instance, cell, pins, pin));
+                }
+            }
+            match (pin_id, slot) {
                 (Some(pin), Some(slot)) => connect(&mut connections, pin, slot),
                 (pin_id, slot) => {
                     if pin_id.is_none() {

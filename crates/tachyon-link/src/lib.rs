@@ -9,6 +9,14 @@
 //!
 //! Coupling capacitors in SPEF are grounded: their value is added to both nodes' ground
 //! capacitance.
+//!
+//! Every change is checked before it is made, so an error leaves the design as it was: a
+//! netlist is linked into new structures and swapped in; a SPEF's nets are all converted
+//! and checked (a net or pin the design lacks, a net described twice, an RC tree that
+//! leaves out its net's driver) before any is annotated. Given the source text
+//! (`set_netlist_from`, `annotate_from`) and assertion locations, errors carry
+//! file:line:column. `assign a = b` joins the two nets (the source side names the
+//! result); a net with two drivers is an error when the graph is built.
 
 mod build;
 mod design;
