@@ -143,10 +143,7 @@ impl<'a> Group<'a> {
 /// Parses a whole Liberty file into its top-level statements (normally one `library`
 /// group).
 pub fn parse<'a>(file_name: &str, text: &'a str) -> Result<Vec<Statement<'a>>, ParseError> {
-    let parser = Parser {
-        text,
-        first_multiline_string: std::cell::Cell::new(None),
-    };
+    let parser = Parser { text };
     match parser.statements(text, None, 0) {
         Ok((_, statements)) => Ok(statements),
         Err(NomErr::Error(error) | NomErr::Failure(error)) => {
@@ -230,10 +227,6 @@ fn is_bare_argument_char(character: char) -> bool {
 /// Holds the whole text so that sub-slices can be turned into byte offsets.
 struct Parser<'a> {
     text: &'a str,
-    /// The first string seen that runs across a line end (not escaped by `\`), as the
-    /// offsets of its opening and closing quotes: where an unclosed string at the end of
-    /// the file most likely began.
-    first_multiline_string: std::cell::Cell<Option<(usize, usize)>>,
 }
 
 impl<'a> Parser<'a> {
@@ -274,16 +267,14 @@ impl<'a> Parser<'a> {
         };
         // A string that runs across lines usually lacks its closing quote, and the
         // error surfaces later, where the quotes no longer pair up: name it.
-        if let Some((opened_at, closed_at)) = self.first_multiline_string.get() {
-            if offset > closed_at {
-                let opened = line_column(self.text, opened_at);
-                let closed = line_column(self.text, closed_at);
-                rendered.expected = format!(
-                    "{} (the string at {}:{} runs on to the quote at {}:{}: is its closing \
-                     '\"' missing?)",
-                    rendered.expected, opened.line, opened.column, closed.line, closed.column
-                );
-            }
+        if let Some((opened_at, closed_at)) = first_string_across_lines(self.text, offset) {
+            let opened = line_column(self.text, opened_at);
+            let closed = line_column(self.text, closed_at);
+            rendered.expected = format!(
+                "{} (the string at {}:{} runs on to the quote at {}:{}: is its closing \
+                 '\"' missing?)",
+                rendered.expected, opened.line, opened.column, closed.line, closed.column
+            );
         }
         rendered
     }
@@ -475,10 +466,6 @@ impl<'a> Parser<'a> {
                 b'"' => {
                     let text = body.get(..index).unwrap_or_default();
                     let rest = body.get(index + 1..).unwrap_or_default();
-                    if self.first_multiline_string.get().is_none() && runs_across_lines(text) {
-                        self.first_multiline_string
-                            .set(Some((offset - 1, offset + index)));
-                    }
                     return Ok((
                         rest,
                         Value {
@@ -492,7 +479,8 @@ impl<'a> Parser<'a> {
                 _ => index += 1,
             }
         }
-        if let Some((opened_at, closed_at)) = self.first_multiline_string.get() {
+        let opened_at = self.offset_of(input);
+        if let Some((opened_at, closed_at)) = first_string_across_lines(self.text, opened_at) {
             return Err(failure(
                 self.text.get(opened_at..).unwrap_or_default(),
                 Expected::StringCloseOnItsLine { closed_at },
@@ -505,17 +493,48 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// Whether a string's text holds a line end that no `\\` continues.
-fn runs_across_lines(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    bytes.iter().enumerate().any(|(index, &byte)| {
-        byte == b'\n' && {
-            let before = bytes[..index]
-                .strip_suffix(b"\r")
-                .unwrap_or(&bytes[..index]);
-            !before.trim_ascii_end().ends_with(b"\\")
+/// The first string of `text[..before]` that runs across a line end (not continued by
+/// `\`), as the offsets of its opening and closing quotes: where the quotes stop pairing
+/// up when an error follows. It scans the text again, comments included, so it costs
+/// nothing until an error is rendered.
+fn first_string_across_lines(text: &str, before: usize) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes().get(..before)?;
+    let mut index = 0;
+    while index < bytes.len() {
+        match (bytes[index], bytes.get(index + 1)) {
+            (b'/', Some(b'*')) => {
+                let end = text.get(index + 2..before)?.find("*/")?;
+                index += 2 + end + 2;
+            }
+            (b'/', Some(b'/')) => {
+                index += bytes[index..].iter().position(|&byte| byte == b'\n')?;
+            }
+            (b'"', _) => {
+                let open = index;
+                let mut across = false;
+                index += 1;
+                loop {
+                    match *bytes.get(index)? {
+                        b'"' => break,
+                        b'\\' => index += 2,
+                        b'\n' => {
+                            let line = &bytes[open + 1..index];
+                            let line = line.strip_suffix(b"\r").unwrap_or(line);
+                            across |= !line.trim_ascii_end().ends_with(b"\\");
+                            index += 1;
+                        }
+                        _ => index += 1,
+                    }
+                }
+                if across {
+                    return Some((open, index));
+                }
+                index += 1;
+            }
+            _ => index += 1,
         }
-    })
+    }
+    None
 }
 
 /// Skips white space, comments and `\` line continuations.

@@ -1470,7 +1470,29 @@ fn resolve_chunk<'a>(
                 }
             }
             match (pin_id, slot) {
-                (Some(pin), Some(slot)) => connect(&mut connections, pin, slot),
+                (Some(pin_id), Some(slot)) => {
+                    // A pin connected twice (`.A(x), .A(y)`) would silently keep one.
+                    if connections
+                        .iter()
+                        .any(|&(connected, _)| connected == pin_id)
+                    {
+                        return Err(checks.error(
+                            instance,
+                            "a pin not connected before in this instance".to_string(),
+                            format!(
+                                "a second connection of pin \"{pin}\" in instance \"{}\"",
+                                instance.name
+                            ),
+                            || {
+                                LinkError::Unsupported(format!(
+                                    "instance `{}`: pin `{pin}` connected twice",
+                                    instance.name
+                                ))
+                            },
+                        ));
+                    }
+                    connections.push((pin_id, slot));
+                }
                 (pin_id, slot) => {
                     if pin_id.is_none() {
                         misses.pins.push(*pin);

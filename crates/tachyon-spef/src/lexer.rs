@@ -121,24 +121,28 @@ pub(crate) fn is_keyword(token: &str) -> bool {
 /// Parses a number token (see [`parse_value`]); fails with `expected` at the token.
 #[inline]
 pub(crate) fn number<'a>(input: &'a str, expected: &'static str) -> PResult<'a, f64> {
+    number_with_token(input, expected).map(|(rest, (value, _))| (rest, value))
+}
+
+/// [`number`], with the token as written (for errors about the value).
+#[inline]
+fn number_with_token<'a>(input: &'a str, expected: &'static str) -> PResult<'a, (f64, &'a str)> {
     let input = skip_trivia(input);
     // The common case, a plain decimal followed by a separator, in one scan; anything else
     // (a triplet, a malformed token) goes through the token.
     if let Some((value, end)) = scan_decimal(input) {
         let bytes = input.as_bytes();
         if bytes.get(end).is_none_or(|&byte| is_separator(byte)) {
+            let (written, rest) = input.split_at_checked(end).unwrap_or((input, ""));
             if tachyon_source::in_range(value) {
-                return Ok((input.get(end..).unwrap_or_default(), value));
+                return Ok((rest, (value, written)));
             }
-            return Err(error(
-                input.get(..end).unwrap_or_default(),
-                out_of_range(expected),
-            ));
+            return Err(error(written, out_of_range(expected)));
         }
     }
     let (rest, token) = token(input);
     match parse_value(token) {
-        Some(value) => Ok((rest, value)),
+        Some(value) => Ok((rest, (value, token))),
         None if is_out_of_range(token) => Err(error(token, out_of_range(expected))),
         None => Err(error(token, expected)),
     }
@@ -147,10 +151,8 @@ pub(crate) fn number<'a>(input: &'a str, expected: &'static str) -> PResult<'a, 
 /// [`number`] for a quantity that cannot be negative (a capacitance, a resistance).
 #[inline]
 pub(crate) fn non_negative<'a>(input: &'a str, expected: &'static str) -> PResult<'a, f64> {
-    let start = skip_trivia(input);
-    let (rest, value) = number(start, expected)?;
+    let (rest, (value, written)) = number_with_token(input, expected)?;
     if value < 0.0 {
-        let written = start.get(..start.len() - rest.len()).unwrap_or_default();
         return Err(error(written, format!("{expected} of zero or more")));
     }
     Ok((rest, value))

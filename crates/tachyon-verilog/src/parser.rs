@@ -49,35 +49,6 @@ const MAX_CONCAT_NODES: usize = MAX_BITS as usize;
 /// The deepest nesting of concatenations accepted.
 const MAX_CONCATENATION_DEPTH: u32 = 64;
 
-/// Instances with more named connections than this check a repeated pin with a hash set
-/// (a cell has a few pins; a module instance may have thousands).
-const LINEAR_PIN_CHECK: usize = 16;
-
-/// The pins of one instance's named connections so far, to refuse a pin connected twice
-/// (`.A(x), .A(y)`): a scan while they are few, a hash set beyond.
-#[derive(Default)]
-struct ConnectedPins<'a> {
-    pins: Vec<&'a str>,
-    set: Option<HashSet<&'a str>>,
-}
-
-impl<'a> ConnectedPins<'a> {
-    /// Records `pin`; false when it was connected before.
-    fn insert(&mut self, pin: &'a str) -> bool {
-        if let Some(set) = &mut self.set {
-            return set.insert(pin);
-        }
-        if self.pins.contains(&pin) {
-            return false;
-        }
-        self.pins.push(pin);
-        if self.pins.len() > LINEAR_PIN_CHECK {
-            self.set = Some(self.pins.drain(..).collect());
-        }
-        true
-    }
-}
-
 /// What a module item starts with, for the "expected" part of errors.
 const MODULE_ITEM: &str =
     "a declaration (input, output, inout, wire), an instance, an assign or \"endmodule\"";
@@ -330,9 +301,8 @@ impl<'a> Parser<'a, '_> {
     ) -> ParseResult<()> {
         let range = self.optional_range()?;
         loop {
-            self.skip_trivia()?;
-            let offset = self.position;
             let name = self.identifier("a wire name")?;
+            let offset = self.offset_of(name);
             wires.push(Wire { name, range });
             if self.eat(b'=')? {
                 let source = self.expression()?;
@@ -376,8 +346,8 @@ impl<'a> Parser<'a, '_> {
                     self.error_here("an instance name (parameter overrides are not supported)")
                 );
             }
-            let offset = self.position;
             let name = self.identifier("an instance name")?;
+            let offset = self.offset_of(name);
             self.expect(b'(', "\"(\" before the connections of an instance")?;
             let connections = self.connections()?;
             instances.push(Instance {
@@ -400,21 +370,9 @@ impl<'a> Parser<'a, '_> {
         if self.peek() == Some(b'.') {
             // Most cells have two to five pins.
             let mut named = Vec::with_capacity(4);
-            let mut connected = ConnectedPins::default();
             loop {
                 self.expect(b'.', "\".\" before a pin name")?;
-                self.skip_trivia()?;
-                let pin_offset = self.position;
                 let pin = self.identifier("a pin name")?;
-                if !connected.insert(pin) {
-                    return Err(Box::new(ParseError::with_found(
-                        self.file_name,
-                        self.text,
-                        pin_offset,
-                        "a pin not connected before in this instance",
-                        format!("a second connection of pin \"{pin}\""),
-                    )));
-                }
                 self.expect(b'(', "\"(\" after a pin name")?;
                 let expression = if self.eat(b')')? {
                     None
@@ -592,6 +550,12 @@ impl<'a> Parser<'a, '_> {
     }
 
     // ----- Tokens -----
+
+    /// The byte offset of `name`, a slice of the text (an escaped identifier's name
+    /// starts after its `\\`).
+    fn offset_of(&self, name: &str) -> usize {
+        tachyon_source::offset_in(self.text, name)
+    }
 
     /// Parses a simple identifier, or an escaped one (`\a/b[3] ` gives `a/b[3]`).
     fn identifier(&mut self, expected: &str) -> ParseResult<&'a str> {
