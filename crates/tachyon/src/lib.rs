@@ -14,6 +14,7 @@
 
 mod backend;
 pub mod input;
+mod memory;
 mod timer;
 
 pub use tachyon_cppr as cppr;

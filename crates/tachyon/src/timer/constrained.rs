@@ -114,14 +114,12 @@ impl Timer {
     /// Adds SDC commands (read elsewhere, or typed in a shell) to the constraints.
     pub fn add_sdc_commands(&mut self, commands: Vec<SdcCommand>) {
         self.design_mut().add_sdc_commands(commands);
-        self.timing = None;
     }
 
     /// Times with SDC constraints from now on, even before any is read (every input
     /// then arrives unclocked at 0: nothing is checked).
     pub fn use_sdc(&mut self) {
         self.design_mut().use_sdc();
-        self.timing = None;
     }
 
     /// The design, for reading SDC against it.
