@@ -38,6 +38,6 @@ pub use backend::{Backend, BackendConfig, Device, GpuBackend, AUTO_GPU_MIN_PINS}
 pub use tachyon_kernels::{Split, Transition};
 pub use tachyon_link::TimingGroupPolicy;
 pub use timer::{
-    default_writer_options, BackendComparison, DesignInput, EndpointCounts, OpsSummary,
-    PathSelection, PhaseTiming, PinInfo, SdcTiming, SelectedPaths, Timer, TimerError,
+    default_writer_options, read_checked, BackendComparison, DesignInput, EndpointCounts,
+    OpsSummary, PathSelection, PhaseTiming, PinInfo, SdcTiming, SelectedPaths, Timer, TimerError,
 };

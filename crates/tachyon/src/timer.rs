@@ -168,7 +168,8 @@ impl Default for Timer {
 
 /// Reads a whole file (gzip data decompressed), first checking that parsing it fits in
 /// memory: by its size on disk before reading, and by its text when it was compressed.
-fn read(path: &Path) -> Result<String, TimerError> {
+/// What every read of the timer uses; the shell's SDC reader too.
+pub fn read_checked(path: &Path) -> Result<String, TimerError> {
     let io_error = |error| TimerError::Io {
         path: path.to_path_buf(),
         error,
@@ -310,7 +311,7 @@ impl Timer {
         path: impl AsRef<Path>,
     ) -> Result<(), TimerError> {
         let path = path.as_ref();
-        let text = read(path)?;
+        let text = read_checked(path)?;
         let started = Instant::now();
         let library = {
             let _span = tracing::info_span!("parse", file = %path.display()).entered();
@@ -345,7 +346,7 @@ impl Timer {
     /// changes nothing; link errors name the instance's file, line and column.
     pub fn read_verilog(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
         let path = path.as_ref();
-        let text = read(path)?;
+        let text = read_checked(path)?;
         let name = path.display().to_string();
         let started = Instant::now();
         let netlist = {
@@ -451,7 +452,7 @@ impl Timer {
     /// leaves out its net's driver is an error at its `*D_NET`, and no net changes.
     pub fn read_spef(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
         let path = path.as_ref();
-        let text = read(path)?;
+        let text = read_checked(path)?;
         let file = path.display().to_string();
         let started = Instant::now();
         let spef = {
@@ -487,7 +488,7 @@ impl Timer {
     /// loaded, a pin it lacks is an error at its line, and nothing changes.
     pub fn read_timing(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
         let path = path.as_ref();
-        let text = read(path)?;
+        let text = read_checked(path)?;
         let assertions = tachyon_sdc::parse_timing_located(&path.display().to_string(), &text)?;
         if assertions.is_empty() {
             tracing::warn!(file = %path.display(), "the .timing file has no assertions");
@@ -500,7 +501,7 @@ impl Timer {
     /// an error. [`Timer::read_sdc`] reads it with OpenSTA's conventions.
     pub fn read_sdc_as_assertions(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
         let path = path.as_ref();
-        let text = read(path)?;
+        let text = read_checked(path)?;
         let sdc = tachyon_sdc::parse_sdc(&path.display().to_string(), &text)?;
         let assertions = sdc
             .to_assertions()

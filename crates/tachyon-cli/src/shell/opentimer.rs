@@ -68,15 +68,10 @@ pub(super) fn read_sdc(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltRe
         Err(error) => return tachyon::sdc::fail(interp, "read_sdc", format!("{error:#}")),
     };
     let path = interp.context().path(&name);
-    let text = match tachyon::input::read_text(&path) {
+    // Read as the timer reads every file: within the memory limit.
+    let text = match tachyon::read_checked(&path) {
         Ok(text) => text,
-        Err(error) => {
-            return tachyon::sdc::fail(
-                interp,
-                "read_sdc",
-                format!("cannot read {}: {error}", path.display()),
-            )
-        }
+        Err(error) => return tachyon::sdc::fail(interp, "read_sdc", format!("{error:#}")),
     };
     // SDC files are in the library's units; typed commands in the command units.
     let host = interp.context_mut();

@@ -15,7 +15,7 @@ use tachyon_link::LinkError;
 use tachyon_sdc::{ReadOptions, SdcCommand, UnsupportedMode};
 use tachyon_sta::{Constraints, StaTiming};
 
-use super::{find_pin, read, Timer, TimerError};
+use super::{find_pin, read_checked, Timer, TimerError};
 
 /// How many endpoints there are and how many are constrained or violate, per split
 /// (`[early, late]`), as OpenSTA counts them; and how many leaf instances.
@@ -70,7 +70,7 @@ impl Timer {
     /// changes nothing.
     pub fn read_sdc(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
         let path = path.as_ref();
-        let text = read(path)?;
+        let text = read_checked(path)?;
         let name = path.display().to_string();
         let folder = path.parent().map(Path::to_path_buf).unwrap_or_default();
         self.eval_sdc(&name, &text, folder)
