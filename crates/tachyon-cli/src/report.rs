@@ -394,89 +394,64 @@ fn write_timings_json(
 /// The shell's `report_timing [-num_paths K] [-early|-late]` and OpenSTA-style
 /// `report_checks [-path_delay min|max|min_max] [-group_path_count K]
 /// [-endpoint_path_count N] [-format full|full_clock|full_clock_expanded|json|tau]
-/// [-fields {...}] [-digits 3]`: the human report (or the format asked) of the worst
-/// paths. `report_checks` lists min paths before max paths, as OpenSTA does.
+/// [-fields {...}] [-digits 3]` in a TAU session, their arguments checked by the shell:
+/// the human report (or the format asked) of the worst paths. `report_checks` lists min
+/// paths before max paths, as OpenSTA does.
 pub fn shell_command(
     timer: &mut Timer,
     command: &str,
-    words: &[&str],
+    arguments: &crate::shell::Arguments,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let mut selections: Vec<PathSelection> = Vec::new();
     let mut format = Format::Text;
-    let count = |words: &[&str], index: usize, flag: &str| -> anyhow::Result<usize> {
-        let value = words.get(index + 1).copied().unwrap_or("");
-        value.parse::<usize>().with_context(|| {
-            format!("{command}: expected a path count after {flag}, found \"{value}\"")
-        })
-    };
     if command == "report_timing" {
-        let mut selection = PathSelection::worst(1);
-        let mut index = 0;
-        while index < words.len() {
-            match words[index] {
-                "-num_paths" => {
-                    selection.paths = count(words, index, "-num_paths")?;
-                    index += 1;
-                }
-                "-early" => selection.split = Some(Split::Early),
-                "-late" => selection.split = Some(Split::Late),
-                other => bail!("report_timing: unknown option \"{other}\""),
-            }
-            index += 1;
-        }
+        let mut selection = PathSelection::worst(arguments.count("-num_paths")?.unwrap_or(1));
+        selection.split = arguments.split();
         selections.push(selection);
     } else {
-        let mut splits = vec![Split::Late];
-        let mut selection = PathSelection {
-            per_endpoint: Some(1),
-            ..PathSelection::worst(1)
-        };
-        let mut index = 0;
-        while index < words.len() {
-            let value = words.get(index + 1).copied().unwrap_or("");
-            match words[index] {
-                "-path_delay" => {
-                    splits = match value {
-                        "max" => vec![Split::Late],
-                        "min" => vec![Split::Early],
-                        "min_max" => vec![Split::Early, Split::Late],
-                        _ => bail!(
-                            "report_checks: expected min, max or min_max after -path_delay, found \"{value}\""
-                        ),
-                    };
-                    index += 1;
-                }
-                "-group_path_count" | "-group_count" => {
-                    selection.paths = count(words, index, words[index])?;
-                    index += 1;
-                }
-                "-endpoint_path_count" | "-endpoint_count" => {
-                    selection.per_endpoint = Some(count(words, index, words[index])?);
-                    index += 1;
-                }
-                "-format" => {
-                    format = match value {
-                        "full" | "full_clock" | "full_clock_expanded" => Format::Text,
-                        "json" => Format::Json,
-                        "tau" => Format::Tau,
-                        _ => bail!(
-                            "report_checks: expected full, full_clock, full_clock_expanded, json or tau after -format, found \"{value}\""
-                        ),
-                    };
-                    index += 1;
-                }
-                // The report always shows slew, cap, fanout and input pins.
-                "-fields" => {
-                    while index < words.len() && !words[index].ends_with('}') {
-                        index += 1;
-                    }
-                }
-                "-digits" if value == "3" => index += 1,
-                "-digits" => bail!("report_checks: only -digits 3 is supported, found \"{value}\""),
-                other => bail!("report_checks: unsupported option \"{other}\""),
+        for unsupported in [
+            "-sort_by",
+            "-sort_by_slack",
+            "-unique_paths_to_endpoint",
+            "-unconstrained",
+        ] {
+            if arguments.has(unsupported) || arguments.value(unsupported).is_some() {
+                bail!("{unsupported} is not supported with TAU assertions");
             }
-            index += 1;
+        }
+        let splits = match arguments.value("-path_delay").unwrap_or("max") {
+            "max" => vec![Split::Late],
+            "min" => vec![Split::Early],
+            "min_max" => vec![Split::Early, Split::Late],
+            value => bail!("expected min, max or min_max after -path_delay, found \"{value}\""),
+        };
+        let paths = match arguments.value("-group_count") {
+            Some(_) => arguments.count("-group_count")?,
+            None => arguments.count("-group_path_count")?,
+        };
+        let per_endpoint = match arguments.value("-endpoint_count") {
+            Some(_) => arguments.count("-endpoint_count")?,
+            None => arguments.count("-endpoint_path_count")?,
+        };
+        let selection = PathSelection {
+            per_endpoint: Some(per_endpoint.unwrap_or(1)),
+            ..PathSelection::worst(paths.unwrap_or(1))
+        };
+        if let Some(value) = arguments.value("-format") {
+            format = match value {
+                "full" | "full_clock" | "full_clock_expanded" => Format::Text,
+                "json" => Format::Json,
+                "tau" => Format::Tau,
+                _ => bail!(
+                    "expected full, full_clock, full_clock_expanded, json or tau after -format, found \"{value}\""
+                ),
+            };
+        }
+        // The report always shows slew, cap, fanout and input pins (`-fields`).
+        match arguments.value("-digits") {
+            None | Some("3") => {}
+            Some(value) => bail!("only -digits 3 is supported, found \"{value}\""),
         }
         selections.extend(splits.into_iter().map(|split| PathSelection {
             split: Some(split),
