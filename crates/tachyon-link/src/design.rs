@@ -1114,6 +1114,18 @@ impl Design {
         self.nets.slots[slot as usize].alive.then_some(slot)
     }
 
+    /// The name the graph knows net `name` by: its own, or that of the net an `assign`
+    /// joined it to (alive or not).
+    pub(crate) fn joined_net_name<'a>(&'a self, name: &'a str) -> &'a str {
+        match self.nets.get(name) {
+            Some(slot) => {
+                let slot = self.net_aliases.get(&slot).copied().unwrap_or(slot);
+                &self.nets.slots[slot as usize].name
+            }
+            None => name,
+        }
+    }
+
     fn live_net(&self, name: &str) -> Option<u32> {
         self.nets.get(name).and_then(|slot| self.live_slot(slot))
     }

@@ -125,7 +125,7 @@ impl Design {
             Touched::Net { name } => self.update_net(graph, name)?,
             Touched::Parasitics { nets } => {
                 for name in nets {
-                    if let Some(net) = graph.net_by_name(name) {
+                    if let Some(net) = graph.net_by_name(self.joined_net_name(name)) {
                         if graph.is_net_alive(net) {
                             self.reflatten(graph, net);
                         }
@@ -331,6 +331,8 @@ impl Design {
 
     /// Brings a net inserted or removed in the design in line.
     fn update_net(&self, graph: &mut TimingGraph, name: &str) -> Result<(), InPlaceError> {
+        // A net an `assign` joined into another is that net.
+        let name = self.joined_net_name(name);
         let alive = self
             .nets
             .get(name)

@@ -1011,10 +1011,7 @@ impl Timer {
         if let Some(sta) = &self.sta {
             return Ok(sta.timing.total_negative_slack(split));
         }
-        let mut negative: Vec<f64> = slacks
-            .into_iter()
-            .filter(|slack| *slack < 0.0)
-            .collect();
+        let mut negative: Vec<f64> = slacks.into_iter().filter(|slack| *slack < 0.0).collect();
         // Summed in value order, not endpoint order: the sum's bits then do not depend
         // on pin ids, which differ between an edited graph and a fresh build.
         negative.sort_unstable_by(f64::total_cmp);

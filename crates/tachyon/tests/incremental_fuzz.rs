@@ -391,11 +391,27 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
         if std::env::var_os("TACHYON_DIFF_SEED").is_some() {
             eprintln!("{context}");
         }
+        // Up to date before the edit (when the design times), so that a failed edit
+        // can be seen to leave nothing to re-time.
+        let timed_before = incremental.timing().is_ok();
+        incremental.take_update_history();
         let outcomes = (edit(&mut incremental), edit(&mut full));
         counts.edits += 1;
         match outcomes {
             (Ok(()), Ok(())) => {}
-            (Err(_), Err(_)) => counts.failed_edits += 1,
+            (Err(_), Err(_)) => {
+                counts.failed_edits += 1;
+                // A failed edit leaves the design, the graph and the timing as they
+                // were: nothing is dirty, the next query re-times nothing.
+                if timed_before {
+                    assert!(incremental.timing().is_ok(), "{context}: timed before");
+                    let updates = incremental.take_update_history();
+                    assert!(
+                        updates.is_empty(),
+                        "{context}: the failed edit left work to re-time: {updates:?}"
+                    );
+                }
+            }
             (ours, theirs) => panic!(
                 "{context}: incremental {:?}, full {:?}",
                 ours.map_err(|e| e.to_string()),
@@ -554,4 +570,109 @@ fn dump(timer: &mut Timer, pin: &str) {
             data.slew[a.from.index()]
         );
     }
+}
+
+/// Edits that name a net by either of its names after `assign out = w4` joined them
+/// (`testdata/robustness/assign.v`) are followed in place on the joined net: every pin
+/// equals a full re-time bit for bit after each edit.
+#[test]
+fn edits_of_nets_joined_by_assign_equal_a_full_retime() {
+    let testdata = tachyon_testkit::repo_root().join("testdata");
+    let tiny = testdata.join("tiny");
+    let spef = std::fs::read_to_string(tiny.join("tiny.spef")).expect("spef");
+    let header = &spef[..spef.find("*D_NET").expect("a net")];
+    let out_block = spef[spef.find("*D_NET out").expect("out's net")..]
+        .split_inclusive("*END")
+        .next()
+        .expect("out's block");
+    // The joined net's parasitics under its other name, with other values.
+    let change = format!(
+        "{header}{}\n",
+        out_block
+            .replace("*D_NET out", "*D_NET w4")
+            .replace("1.5", "2.5")
+    );
+    let scratch =
+        std::env::temp_dir().join(format!("tachyon-incremental-assign-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("scratch");
+    let change_path = scratch.join("w4.spef");
+    std::fs::write(&change_path, change).expect("written");
+
+    let load = |retime| {
+        let mut timer = Timer::new();
+        timer.set_retime(retime);
+        timer
+            .read_celllib(Some(Split::Early), tiny.join("tiny_Early.lib"))
+            .expect("early library");
+        timer
+            .read_celllib(Some(Split::Late), tiny.join("tiny_Late.lib"))
+            .expect("late library");
+        timer
+            .read_verilog(testdata.join("robustness/assign.v"))
+            .expect("netlist");
+        timer.read_spef(tiny.join("tiny.spef")).expect("spef");
+        timer.read_timing(tiny.join("tiny.timing")).expect("timing");
+        timer.timing().expect("times");
+        timer
+    };
+    let (mut incremental, mut full) = (load(Retime::Incremental), load(Retime::Full));
+    type Edit<'a> = Box<dyn Fn(&mut Timer) -> Result<(), tachyon::TimerError> + 'a>;
+    let edits: Vec<(&str, Edit<'_>)> = vec![
+        ("read_spef w4", Box::new(|t| t.read_spef(&change_path))),
+        ("insert_net w4", Box::new(|t| t.insert_net("w4"))),
+        (
+            "read_spef out",
+            Box::new(|t| t.read_spef(tiny.join("tiny.spef"))),
+        ),
+        (
+            "disconnect_pin g4:Z",
+            Box::new(|t| t.disconnect_pin("g4:Z")),
+        ),
+        (
+            "connect_pin g4:Z w4",
+            Box::new(|t| t.connect_pin("g4:Z", "w4")),
+        ),
+        (
+            "read_spef w4 again",
+            Box::new(|t| t.read_spef(&change_path)),
+        ),
+        ("remove_net w4", Box::new(|t| t.remove_net("w4"))),
+        ("insert_net out", Box::new(|t| t.insert_net("out"))),
+        (
+            "connect_pin g4:Z out",
+            Box::new(|t| t.connect_pin("g4:Z", "out")),
+        ),
+        (
+            "connect_pin out w4",
+            Box::new(|t| t.connect_pin("out", "w4")),
+        ),
+        (
+            "read_spef out again",
+            Box::new(|t| t.read_spef(tiny.join("tiny.spef"))),
+        ),
+    ];
+    let mut counts = Counts::default();
+    for (context, edit) in &edits {
+        match (edit(&mut incremental), edit(&mut full)) {
+            (Ok(()), Ok(())) => {}
+            (Err(_), Err(_)) => counts.failed_edits += 1,
+            (ours, theirs) => panic!(
+                "{context}: incremental {:?}, full {:?}",
+                ours.map_err(|e| e.to_string()),
+                theirs.map_err(|e| e.to_string())
+            ),
+        }
+        let (graph, _) = full.timing().expect("timed");
+        let all: Vec<String> = graph.pins().iter().map(|pin| pin.name.clone()).collect();
+        for pin in &all {
+            compare_pin(&mut incremental, &mut full, pin, context, &mut counts);
+        }
+        if !incremental.stats().full {
+            counts.incremental_updates += 1;
+        }
+    }
+    std::fs::remove_dir_all(&scratch).ok();
+    println!("assign: {counts:?}");
+    assert_eq!(counts.failed_edits, 0, "every edit applies");
+    assert!(counts.incremental_updates > 0, "some updates ran in place");
 }
