@@ -22,13 +22,15 @@
 mod analysis;
 mod constraints;
 mod relation;
+mod select;
 mod tags;
 
-pub use analysis::{register_clock_pins, Check, CheckKind, SearchResult, TagValues};
+pub use analysis::{register_clock_pins, Check, CheckKind, CheckTerms, SearchResult, TagValues};
 pub use constraints::{
     Clock, ClockEdge, ClockId, Constraints, Derates, Exception, ExceptionKind, PortDelay,
 };
 pub use relation::{check_offsets, edge_offsets};
+pub use select::{CheckSelection, PathGroup};
 pub use tags::{Tag, TagId};
 
 use tachyon_graph::{ArcId, PinId, PinKind, TimingData, TimingGraph};
@@ -60,6 +62,9 @@ pub struct StaTiming {
     required: Vec<[f64; 4]>,
     slack: Vec<[f64; 4]>,
     endpoints: Vec<PinId>,
+    /// Whether some clock pin's late and early arrivals differ (else no check has a
+    /// CRPR credit).
+    clock_spread: bool,
 }
 
 impl StaTiming {
@@ -108,6 +113,7 @@ impl StaTiming {
             required,
             slack,
             endpoints,
+            clock_spread: false,
         };
         let started = std::time::Instant::now();
         timing.remove_common_path_pessimism(graph, data, constraints);
@@ -139,6 +145,7 @@ impl StaTiming {
                     })
             })
         });
+        self.clock_spread = any_spread;
         if !any_spread {
             return;
         }
@@ -303,6 +310,29 @@ impl StaTiming {
     /// The tag `id`.
     pub fn tag(&self, id: TagId) -> &Tag {
         self.result.tags.tag(id)
+    }
+
+    /// The CRPR credit of `check`'s worst path. The analysis credits the worst checks of
+    /// each endpoint (their `crpr`); a check that cannot be its endpoint's worst keeps
+    /// none, and a report that lists it asks here.
+    pub fn credit(
+        &self,
+        graph: &TimingGraph,
+        data: &TimingData,
+        constraints: &Constraints,
+        check: &Check,
+    ) -> f64 {
+        if !self.clock_spread {
+            return 0.0;
+        }
+        let tracer = analysis::Tracer {
+            graph,
+            data,
+            constraints,
+            exceptions: &self.exceptions,
+            result: &self.result,
+        };
+        self.check_credit(&tracer, check, &mut std::collections::HashMap::new())
     }
 
     /// The CRPR credit of a check's worst path: late less early clock arrival at the
