@@ -9,7 +9,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use tachyon::report::{Format, WriterOptions, WriterStats};
+use tachyon::report::{Fields, Format, ReportedPath, TextStyle, WriterOptions, WriterStats};
 use tachyon::{DesignInput, PathSelection, Split, Timer, TimingGroupPolicy};
 
 use crate::peak_memory::{cpu_seconds, peak_resident_bytes, reset_peak_resident, resident_bytes};
@@ -201,6 +201,10 @@ pub fn run(
         crate::tau::TimingGroups::LastPerRelatedPin => TimingGroupPolicy::LastPerRelatedPin,
     });
     load(&mut timer, &inputs(&args)?, progress)?;
+    if args.format == FormatChoice::Tau && timer.uses_sdc() {
+        // Said before the design is timed rather than after.
+        bail!("{}", tachyon::report::TAU_FORMAT_NEEDS_TAU_PATHS);
+    }
     update_timing(&mut timer, progress)?;
     let summary = timer.report_summary(args.worst_endpoints)?;
 
@@ -210,12 +214,16 @@ pub fn run(
         per_endpoint: args.per_endpoint,
         split: args.split.map(Split::from),
         only_negative: args.violating,
+        per_group: false,
     };
     let selected = {
         let _phase = progress.phase(format!("finding the {} worst paths", args.paths));
         timer.select_paths(&selection)?
     };
     let search_seconds = search_started.elapsed().as_secs_f64();
+    for note in &selected.notes {
+        eprintln!("note: {note}");
+    }
     if !selected.complete {
         eprintln!(
             "warning: --per-endpoint {}: the {} worst paths hold only {} within the limit; \
@@ -318,7 +326,7 @@ fn write_report(
     timer: &mut Timer,
     args: &ReportArgs,
     summary: &tachyon::report::Summary,
-    paths: &[tachyon::paths::TimingPath],
+    paths: &[ReportedPath],
     options: &WriterOptions,
     progress: Progress,
 ) -> anyhow::Result<WriterStats> {
@@ -334,7 +342,14 @@ fn write_report(
         .beside_output(args.output.is_some())
         .bar(paths.len() as u64, "writing paths");
     let on_progress = |written: usize| bar.set_position(written as u64);
-    let stats = timer.write_paths(&mut out, paths, format, options, Some(&on_progress))?;
+    let stats = timer.write_paths(
+        &mut out,
+        paths,
+        format,
+        &TextStyle::default(),
+        options,
+        Some(&on_progress),
+    )?;
     out.flush()?;
     Ok(stats)
 }
@@ -391,24 +406,33 @@ fn write_timings_json(
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// The shell's `report_timing [-num_paths K] [-early|-late]` and OpenSTA-style
-/// `report_checks [-path_delay min|max|min_max] [-group_path_count K]
-/// [-endpoint_path_count N] [-format full|full_clock|full_clock_expanded|json|tau]
-/// [-fields {...}] [-digits 3]`: the human report (or the format asked) of the worst
-/// paths. `report_checks` lists min paths before max paths, as OpenSTA does.
+/// The shell's `report_timing [-num_paths K] [-early|-late]` and `report_checks
+/// [-path_delay min|max|min_max] [-group_count|-group_path_count N]
+/// [-endpoint_count|-endpoint_path_count N] [-format
+/// full|full_clock|full_clock_expanded|json|tau] [-fields {slew cap input_pins fanout}]
+/// [-digits N] [-sort_by_slack]`: the paths through the same writer and formats as
+/// `tachyon report`, text printed as `style` says unless the options say otherwise.
+/// `report_checks` lists up to N paths per path group (one per endpoint unless
+/// `-endpoint_count`), min paths before max paths, as OpenSTA does; options that
+/// OpenSTA has and Tachyon does not (path filters, other formats and fields) are errors
+/// that say so (the shell puts the command's name and line before them). Notes about
+/// the list go to standard error.
 pub fn shell_command(
     timer: &mut Timer,
     command: &str,
     words: &[&str],
     out: &mut dyn Write,
+    style: TextStyle,
 ) -> anyhow::Result<()> {
+    let mut style = style;
     let mut selections: Vec<PathSelection> = Vec::new();
     let mut format = Format::Text;
+    let mut sort_by_slack = false;
     let count = |words: &[&str], index: usize, flag: &str| -> anyhow::Result<usize> {
         let value = words.get(index + 1).copied().unwrap_or("");
-        value.parse::<usize>().with_context(|| {
-            format!("{command}: expected a path count after {flag}, found \"{value}\"")
-        })
+        value
+            .parse::<usize>()
+            .with_context(|| format!("expected a path count after {flag}, found \"{value}\""))
     };
     if command == "report_timing" {
         let mut selection = PathSelection::worst(1);
@@ -421,7 +445,9 @@ pub fn shell_command(
                 }
                 "-early" => selection.split = Some(Split::Early),
                 "-late" => selection.split = Some(Split::Late),
-                other => bail!("report_timing: unknown option \"{other}\""),
+                other => bail!(
+                    "unknown option \"{other}\" (report_timing takes -num_paths, -early, -late)"
+                ),
             }
             index += 1;
         }
@@ -430,6 +456,7 @@ pub fn shell_command(
         let mut splits = vec![Split::Late];
         let mut selection = PathSelection {
             per_endpoint: Some(1),
+            per_group: true,
             ..PathSelection::worst(1)
         };
         let mut index = 0;
@@ -442,7 +469,7 @@ pub fn shell_command(
                         "min" => vec![Split::Early],
                         "min_max" => vec![Split::Early, Split::Late],
                         _ => bail!(
-                            "report_checks: expected min, max or min_max after -path_delay, found \"{value}\""
+                            "expected min, max or min_max after -path_delay, found \"{value}\" (max_rise, min_fall and the like are not supported)"
                         ),
                     };
                     index += 1;
@@ -456,25 +483,35 @@ pub fn shell_command(
                     index += 1;
                 }
                 "-format" => {
-                    format = match value {
-                        "full" | "full_clock" | "full_clock_expanded" => Format::Text,
-                        "json" => Format::Json,
-                        "tau" => Format::Tau,
+                    (format, style.clock_paths) = match value {
+                        "full" => (Format::Text, false),
+                        "full_clock" | "full_clock_expanded" => (Format::Text, true),
+                        "json" => (Format::Json, style.clock_paths),
+                        "tau" => (Format::Tau, style.clock_paths),
                         _ => bail!(
-                            "report_checks: expected full, full_clock, full_clock_expanded, json or tau after -format, found \"{value}\""
+                            "expected full, full_clock, full_clock_expanded, json or tau after -format, found \"{value}\" (OpenSTA's end, summary, slack_only and shorter formats are not supported)"
                         ),
                     };
                     index += 1;
                 }
-                // The report always shows slew, cap, fanout and input pins.
                 "-fields" => {
-                    while index < words.len() && !words[index].ends_with('}') {
-                        index += 1;
-                    }
+                    style.fields = fields(value)?;
+                    index += 1;
                 }
-                "-digits" if value == "3" => index += 1,
-                "-digits" => bail!("report_checks: only -digits 3 is supported, found \"{value}\""),
-                other => bail!("report_checks: unsupported option \"{other}\""),
+                "-digits" => {
+                    style.digits = value
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|digits| *digits <= 12)
+                        .with_context(|| {
+                            format!("expected a number of digits (0 to 12) after -digits, found \"{value}\"")
+                        })?;
+                    index += 1;
+                }
+                "-sort_by_slack" => sort_by_slack = true,
+                other => bail!(
+                    "{other} is not supported (Tachyon's report_checks takes -path_delay, -group_count, -endpoint_count, -format, -fields, -digits and -sort_by_slack; no path filters)"
+                ),
             }
             index += 1;
         }
@@ -483,15 +520,59 @@ pub fn shell_command(
             ..selection
         }));
     }
+    let mut paths = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
     for selection in selections {
         let selected = timer.select_paths(&selection)?;
-        timer.write_paths(
-            out,
-            &selected.paths,
-            format,
-            &tachyon::default_writer_options(),
-            None,
-        )?;
+        for note in selected.notes {
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
+        paths.extend(selected.paths);
     }
+    for note in &notes {
+        eprintln!("note: {note}");
+    }
+    if sort_by_slack {
+        paths.sort_by(|a, b| a.slack().total_cmp(&b.slack()));
+    }
+    if paths.is_empty() && format == Format::Text {
+        writeln!(out, "No paths found.")?;
+        return Ok(());
+    }
+    timer.write_paths(
+        out,
+        &paths,
+        format,
+        &style,
+        &tachyon::default_writer_options(),
+        None,
+    )?;
     Ok(())
+}
+
+/// `-fields {...}`: OpenSTA's field names (or their beginnings, as OpenSTA matches
+/// them).
+fn fields(list: &str) -> anyhow::Result<Fields> {
+    let mut fields = Fields::NONE;
+    for field in list
+        .split(|c: char| c.is_whitespace() || c == '{' || c == '}')
+        .filter(|field| !field.is_empty())
+    {
+        if field.starts_with("cap") {
+            fields.capacitance = true;
+        } else if field.starts_with("slew") {
+            fields.slew = true;
+        } else if field.starts_with("fanout") {
+            fields.fanout = true;
+        } else if field.starts_with("input") {
+            fields.input_pins = true;
+        } else {
+            bail!(
+                "the field \"{field}\" is not supported (Tachyon's report_checks has slew, cap, input_pins and fanout)"
+            );
+        }
+    }
+    Ok(fields)
 }

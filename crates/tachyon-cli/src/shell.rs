@@ -132,6 +132,22 @@ impl ShellHost {
         }
     }
 
+    /// How the session's path reports print: an OpenSTA session's digits and command
+    /// units with OpenSTA's default columns (delay and time) and clock paths as one
+    /// line; otherwise `tachyon report`'s text.
+    pub(crate) fn report_style(&self) -> tachyon::report::TextStyle {
+        match self.dialect {
+            Dialect::OpenSta => tachyon::report::TextStyle {
+                digits: self.digits,
+                time_unit: self.sdc.units.time_ps,
+                capacitance_unit: self.sdc.units.capacitance_ff,
+                fields: tachyon::report::Fields::NONE,
+                clock_paths: false,
+            },
+            Dialect::OpenTimer | Dialect::Undecided => tachyon::report::TextStyle::default(),
+        }
+    }
+
     /// A time in ps as the command units print it.
     pub(crate) fn time(&self, value: f64) -> String {
         format!("{:.*}", self.digits, value / self.sdc.units.time_ps)

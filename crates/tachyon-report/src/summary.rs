@@ -1,9 +1,21 @@
 //! The timing summary of a report: per split the worst and total negative slack and the
 //! failing endpoints, the worst endpoints, and every endpoint's slack for the
-//! histogram.
+//! histogram. With TAU 2015 assertions from the engines' timing ([`Summary::new`]);
+//! under SDC constraints from the SDC search, as OpenSTA counts ([`Summary::from_sta`]).
 
 use tachyon_graph::{PinId, TimingData, TimingGraph};
 use tachyon_kernels::{Split, Transition};
+use tachyon_sta::StaTiming;
+
+/// What the total negative slack sums.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TnsConvention {
+    /// Every endpoint transition's negative slack (`report_tns` with TAU 2015
+    /// assertions).
+    EndpointTransitions,
+    /// Each endpoint's worst negative slack, once (OpenSTA's `report_tns`).
+    Endpoints,
+}
 
 /// The summary of one split.
 #[derive(Debug, Clone, PartialEq)]
@@ -12,8 +24,7 @@ pub struct SplitSummary {
     pub split: Split,
     /// The worst endpoint slack if negative, else 0.
     pub wns: f64,
-    /// The sum of the negative slacks of endpoint transitions (what `report_tns` and
-    /// `Timer::total_negative_slack` give).
+    /// The total negative slack, as [`Summary::tns`] says.
     pub tns: f64,
     /// Endpoints with a negative slack (either transition).
     pub failing: usize,
@@ -42,8 +53,10 @@ pub struct EndpointSlack {
 pub struct Summary {
     /// Pins of the graph.
     pub pins: u32,
-    /// Endpoints (primary outputs and test data pins).
+    /// Endpoints (primary outputs and test data pins; under SDC OpenSTA's).
     pub endpoints: usize,
+    /// What the TNS sums.
+    pub tns_convention: TnsConvention,
     /// Late first, then early.
     pub splits: [SplitSummary; 2],
     /// The worst endpoints of both splits, worst first (ties by name).
@@ -100,17 +113,77 @@ impl Summary {
             }
             summary
         });
-        worst.sort_by(|a, b| {
-            a.slack
-                .total_cmp(&b.slack)
-                .then_with(|| a.name.cmp(&b.name))
-        });
-        worst.truncate(n_worst);
+        sort_worst(&mut worst, n_worst);
         Summary {
             pins: graph.n_pins(),
             endpoints: endpoints.len(),
+            tns_convention: TnsConvention::EndpointTransitions,
             splits,
             worst,
         }
     }
+
+    /// The summary of the SDC search's results, as OpenSTA counts: its endpoints, WNS
+    /// the worst endpoint slack if negative, TNS each endpoint's worst negative slack
+    /// once; the `n_worst` worst endpoints named as OpenSTA names them.
+    pub fn from_sta(graph: &TimingGraph, timing: &StaTiming, n_worst: usize) -> Summary {
+        let mut worst: Vec<EndpointSlack> = Vec::new();
+        let splits = [Split::Late, Split::Early].map(|split| {
+            let mut summary = SplitSummary {
+                split,
+                wns: timing.worst_negative_slack(split),
+                tns: timing.total_negative_slack(split),
+                failing: 0,
+                constrained: 0,
+                endpoint_slacks: Vec::new(),
+            };
+            for &pin in timing.endpoints() {
+                let pin_worst = Transition::BOTH
+                    .into_iter()
+                    .filter_map(|transition| {
+                        timing
+                            .slack(pin, split, transition)
+                            .map(|slack| (transition, slack))
+                    })
+                    .reduce(|worst, other| if other.1 < worst.1 { other } else { worst });
+                let Some((transition, slack)) = pin_worst else {
+                    continue;
+                };
+                summary.constrained += 1;
+                summary.endpoint_slacks.push(slack);
+                if slack < 0.0 {
+                    summary.failing += 1;
+                }
+                let name = &graph.pin(pin).name;
+                worst.push(EndpointSlack {
+                    name: match name.rsplit_once(':') {
+                        Some((instance, pin)) => format!("{instance}/{pin}"),
+                        None => name.clone(),
+                    },
+                    split,
+                    transition,
+                    slack,
+                });
+            }
+            summary
+        });
+        sort_worst(&mut worst, n_worst);
+        Summary {
+            pins: graph.n_pins(),
+            endpoints: timing.endpoints().len(),
+            tns_convention: TnsConvention::Endpoints,
+            splits,
+            worst,
+        }
+    }
+}
+
+/// The `n_worst` worst endpoints, worst first (ties by name).
+fn sort_worst(worst: &mut Vec<EndpointSlack>, n_worst: usize) {
+    worst.sort_by(|a, b| {
+        a.slack
+            .total_cmp(&b.slack)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    worst.truncate(n_worst);
 }

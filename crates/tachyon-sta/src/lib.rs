@@ -283,30 +283,6 @@ impl StaTiming {
         &self.result.checks
     }
 
-    /// The worst check of each endpoint for `split`, worst first, at most `count`.
-    pub fn worst_checks(&self, split: Split, count: usize) -> Vec<Check> {
-        let mut worst: std::collections::HashMap<PinId, Check> = std::collections::HashMap::new();
-        for check in self
-            .result
-            .checks
-            .iter()
-            .filter(|check| check.split == split)
-        {
-            worst
-                .entry(check.pin)
-                .and_modify(|current| {
-                    if check.slack < current.slack {
-                        *current = *check;
-                    }
-                })
-                .or_insert(*check);
-        }
-        let mut checks: Vec<Check> = worst.into_values().collect();
-        checks.sort_by(|a, b| a.slack.total_cmp(&b.slack).then(a.pin.cmp(&b.pin)));
-        checks.truncate(count);
-        checks
-    }
-
     /// The tag `id`.
     pub fn tag(&self, id: TagId) -> &Tag {
         self.result.tags.tag(id)

@@ -39,4 +39,5 @@ pub use tachyon_link::TimingGroupPolicy;
 pub use timer::{
     default_writer_options, BackendComparison, DesignInput, EndpointCounts, OpsSummary,
     PathSelection, PhaseTiming, PinInfo, SdcTiming, SelectedPaths, Timer, TimerError,
+    SDC_PATHS_NOTE,
 };

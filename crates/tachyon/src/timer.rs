@@ -9,7 +9,7 @@ mod report;
 pub use constrained::{EndpointCounts, PinInfo, SdcTiming};
 pub use inputs::DesignInput;
 pub use phases::BackendComparison;
-pub use report::{default_writer_options, PathSelection, SelectedPaths};
+pub use report::{default_writer_options, PathSelection, SelectedPaths, SDC_PATHS_NOTE};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

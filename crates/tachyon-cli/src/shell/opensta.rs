@@ -3,7 +3,6 @@
 
 use anyhow::{bail, Context};
 use tachyon::sdc::molt_forked::prelude::*;
-use tachyon::sta::{Check, CheckKind, ClockEdge};
 use tachyon::{Split, Transition};
 
 use super::{run_command, Dialect, ShellHost};
@@ -187,183 +186,22 @@ pub(super) fn report_pin(interp: &mut Interp<ShellHost>, argv: &[Value]) -> Molt
     })
 }
 
-/// `report_checks [-path_delay min|max|min_max] [-group_count N] [-group_path_count N]
-/// [-endpoint_count N] [-fields {...}] [-format F] [-digits N]`: the worst paths, one
-/// per endpoint, worst first.
+/// `report_checks [-path_delay min|max|min_max] [-group_count N] [-endpoint_count N]
+/// [-format F] [-fields {...}] [-digits N] [-sort_by_slack]`: the worst paths as
+/// `tachyon report` writes them (`crate::report::shell_command`), in the session's
+/// style: an OpenSTA session's command units and digits, OpenSTA's default columns.
 pub(super) fn report_checks(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
     run_command(interp, argv, |interp, words| {
         let host = interp.context_mut();
-        if host.dialect == Dialect::OpenTimer {
-            // A TAU session (TAU assertions): the worst paths as `tachyon report`
-            // writes them.
-            let words: Vec<&str> = words.iter().map(String::as_str).collect();
-            let stdout = std::io::stdout();
-            return crate::report::shell_command(
-                host.timer(),
-                "report_checks",
-                &words,
-                &mut stdout.lock(),
-            );
-        }
-        const VALUED: &[&str] = &[
-            "-path_delay",
-            "-group_count",
-            "-group_path_count",
-            "-endpoint_count",
-            "-endpoint_path_count",
-            "-fields",
-            "-format",
-            "-digits",
-            "-sort_by",
-        ];
-        const FLAGS: &[&str] = &[
-            "-sort_by_slack",
-            "-unique_paths_to_endpoint",
-            "-unconstrained",
-        ];
-        let mut remaining = words.iter();
-        while let Some(word) = remaining.next() {
-            if VALUED.contains(&word.as_str()) {
-                remaining.next();
-            } else if !FLAGS.contains(&word.as_str()) {
-                bail!("unknown or unsupported argument {word} (path filters -from/-through/-to are not supported)");
-            }
-        }
-        let host = interp.context_mut();
-        host.set_dialect(Dialect::OpenSta);
-        set_digits(host, words)?;
-        let splits = match option(words, "-path_delay").unwrap_or("max") {
-            "max" => vec![Split::Late],
-            "min" => vec![Split::Early],
-            "min_max" => vec![Split::Late, Split::Early],
-            other => bail!("expected -path_delay min, max or min_max, found \"{other}\""),
-        };
-        let count =
-            match option(words, "-group_count").or_else(|| option(words, "-group_path_count")) {
-                Some(count) => count
-                    .parse::<usize>()
-                    .with_context(|| format!("expected a path count, found \"{count}\""))?,
-                None => 1,
-            };
-        print_checks(host, &splits, count)
-    })
-}
-
-/// Prints the `count` worst checks of each split, each with its path.
-pub(super) fn print_checks(
-    host: &mut ShellHost,
-    splits: &[Split],
-    count: usize,
-) -> anyhow::Result<()> {
-    let digits = host.digits;
-    let time_ps = tachyon::sdc::SdcHost::sdc(host).units.time_ps;
-    let time = |value: f64| format!("{:>10.*}", digits, value / time_ps);
-    let Some((graph, data, sta)) = host.timer().sdc_timing()? else {
-        bail!("report_checks needs SDC constraints (read_sdc)");
-    };
-    let clock_name = |edge: Option<ClockEdge>| {
-        edge.map_or_else(
-            || "(unclocked)".to_string(),
-            |edge| {
-                let clock = &sta.constraints.clock(edge.clock).name;
-                let rf = if edge.transition == Transition::Rise {
-                    "rise"
-                } else {
-                    "fall"
-                };
-                format!("{clock} ({rf} edge)")
-            },
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        let style = host.report_style();
+        let stdout = std::io::stdout();
+        crate::report::shell_command(
+            host.timer(),
+            "report_checks",
+            &words,
+            &mut stdout.lock(),
+            style,
         )
-    };
-    let mut out = String::new();
-    for &split in splits {
-        let checks: Vec<Check> = sta.timing.worst_checks(split, count);
-        if checks.is_empty() {
-            out.push_str("No paths found.\n\n");
-        }
-        for check in checks {
-            let points = sta.timing.trace(graph, data, &sta.constraints, &check);
-            let tag = sta.timing.tag(check.tag);
-            let start = points
-                .first()
-                .map_or("?".to_string(), |point| graph.pin(point.pin).name.clone());
-            out.push_str(&format!(
-                "Startpoint: {} (launched by {})\n",
-                opensta_name(&start),
-                clock_name(tag.launch)
-            ));
-            out.push_str(&format!(
-                "Endpoint: {} (captured by {})\n",
-                opensta_name(&graph.pin(check.pin).name),
-                clock_name(check.capture)
-            ));
-            out.push_str(&format!(
-                "Path Type: {}\n",
-                if split == Split::Late { "max" } else { "min" }
-            ));
-            out.push_str(&format!("Check: {}\n\n", check_word(check.kind)));
-            out.push_str("     Delay       Time   Description\n");
-            out.push_str("--------------------------------------------------------------\n");
-            let mut previous = None;
-            for point in &points {
-                let delay = previous.map_or(0.0, |previous: f64| point.arrival - previous);
-                previous = Some(point.arrival);
-                let rf = if point.transition == Transition::Rise {
-                    "^"
-                } else {
-                    "v"
-                };
-                out.push_str(&format!(
-                    "{}{} {} {}{}\n",
-                    time(delay),
-                    time(point.arrival),
-                    rf,
-                    opensta_name(&graph.pin(point.pin).name),
-                    if point.is_clock {
-                        " (clock network)"
-                    } else {
-                        ""
-                    }
-                ));
-            }
-            out.push_str(&format!(
-                "{:>10}{}   data arrival time\n",
-                "",
-                time(check.arrival)
-            ));
-            out.push_str(&format!(
-                "{:>10}{}   data required time\n",
-                "",
-                time(check.required)
-            ));
-            out.push_str("--------------------------------------------------------------\n");
-            let verdict = if check.slack < 0.0 { "VIOLATED" } else { "MET" };
-            out.push_str(&format!(
-                "{:>10}{}   slack ({verdict})\n\n",
-                "",
-                time(check.slack)
-            ));
-        }
-    }
-    print!("{out}");
-    Ok(())
-}
-
-/// A graph pin name as OpenSTA prints it (`instance/pin`).
-fn opensta_name(name: &str) -> String {
-    match name.rsplit_once(':') {
-        Some((instance, pin)) => format!("{instance}/{pin}"),
-        None => name.to_string(),
-    }
-}
-
-fn check_word(kind: CheckKind) -> &'static str {
-    match kind {
-        CheckKind::Setup => "setup",
-        CheckKind::Hold => "hold",
-        CheckKind::OutputSetup => "output delay (max)",
-        CheckKind::OutputHold => "output delay (min)",
-        CheckKind::MaxDelay => "max_delay",
-        CheckKind::MinDelay => "min_delay",
-    }
+    })
 }

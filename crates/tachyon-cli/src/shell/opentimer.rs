@@ -222,31 +222,17 @@ pub(super) fn report_wns_tns(interp: &mut Interp<ShellHost>, argv: &[Value]) -> 
 /// `report_timing [-num_paths K] [-early|-late]`.
 pub(super) fn report_timing(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
     run_command(interp, argv, |interp, words| {
-        let k = match words.iter().position(|word| word == "-num_paths") {
-            Some(position) => {
-                let value = words.get(position + 1).map_or("", String::as_str);
-                value.parse::<usize>().with_context(|| {
-                    format!("expected a path count after -num_paths, found \"{value}\"")
-                })?
-            }
-            None => 1,
-        };
-        let split = if has(words, "-early") {
-            Some(Split::Early)
-        } else if has(words, "-late") {
-            Some(Split::Late)
-        } else {
-            None
-        };
         let host = interp.context_mut();
-        if host.dialect == Dialect::OpenSta {
-            let splits: Vec<Split> =
-                split.map_or(vec![Split::Late, Split::Early], |split| vec![split]);
-            return super::opensta::print_checks(host, &splits, k);
-        }
         let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        let style = host.report_style();
         let stdout = std::io::stdout();
-        crate::report::shell_command(host.timer(), "report_timing", &words, &mut stdout.lock())
+        crate::report::shell_command(
+            host.timer(),
+            "report_timing",
+            &words,
+            &mut stdout.lock(),
+            style,
+        )
     })
 }
 
