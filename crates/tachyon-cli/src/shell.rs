@@ -12,7 +12,9 @@
 //! - OpenSTA's: `read_liberty [-min|-max] F`, `read_verilog F`, `link_design [top]`,
 //!   `read_spef F`, `read_sdc F`, every SDC command (`create_clock`,
 //!   `set_propagated_clock [all_clocks]`, ...), `set_cmd_units`, `report_checks
-//!   [-path_delay min|max|min_max] [-group_count N] [-fields ...] [-digits N]`,
+//!   [-path_delay min|max|min_max] [-group_count N] [-endpoint_count N] [-format F]
+//!   [-fields ...] [-digits N]` (laid out as OpenSTA's, through `tachyon report`'s
+//!   renderer as `report_timing` is),
 //!   `report_wns|report_tns|report_worst_slack [-min|-max] [-digits N]`,
 //!   `report_arrival|report_required|report_slack [-min|-max] [-rise|-fall] pin`.
 //!
@@ -196,6 +198,23 @@ pub(crate) fn run_command(
     }
 }
 
+/// `report_timing [-num_paths K] [-early|-late]` and `report_checks [-path_delay
+/// min|max|min_max] [-group_count N] [-endpoint_count N] [-format F] [-fields {...}]
+/// [-digits N] [-sort_by_slack]`, in either dialect: the worst paths through the
+/// writer and renderer of `tachyon report` (`crate::report::shell_command`), in the
+/// session's style (an OpenSTA session's command units and digits, OpenSTA's default
+/// columns).
+fn report_paths(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
+    let command = argv.first().map_or("", Value::as_str).to_string();
+    run_command(interp, argv, |interp, words| {
+        let host = interp.context_mut();
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        let style = host.report_style();
+        let stdout = std::io::stdout();
+        crate::report::shell_command(host.timer(), &command, &words, &mut stdout.lock(), style)
+    })
+}
+
 /// Commands that read files or time the design show a spinner while they run.
 fn is_long(command: &str) -> bool {
     command.starts_with("read_")
@@ -215,13 +234,14 @@ read_timing F | read_sdc F | cppr -enable|-disable | update_timing | \
 report_at|report_rat|report_slew|report_slack -pin P [-early|-late] [-rise|-fall] | \
 report_wns|report_tns [-early|-late] | report_timing [-num_paths K] [-early|-late] | \
 report_checks [-path_delay min|max|min_max] [-group_path_count K] [-endpoint_path_count N] \
-[-format full|json|tau] | \
+[-format full|full_clock|full_clock_expanded|json|tau] [-fields {...}] [-digits N] | \
 report_worst_paths [-pin P] [-numPaths K] | insert_gate I C | repower_gate I C | remove_gate I | \
 insert_net N | remove_net N | connect_pin P N | disconnect_pin P\n\
 OpenSTA: read_liberty [-min|-max] F | read_verilog F | link_design [top] | read_spef F | \
 read_sdc F | SDC commands (create_clock, set_propagated_clock [all_clocks], ...) | \
 set_cmd_units [-time U] [-capacitance U] [-digits N] | \
-report_checks [-path_delay min|max|min_max] [-group_count N] [-fields {...}] [-digits N] | \
+report_checks [-path_delay min|max|min_max] [-group_count N] [-endpoint_count N] \
+[-format full|full_clock|full_clock_expanded|json] [-fields {...}] [-digits N] | \
 report_wns|report_tns|report_worst_slack [-min|-max] [-digits N] | \
 report_arrival|report_required|report_slack [-min|-max] [-rise|-fall] pin\n\
 commands | help | exit";
@@ -295,7 +315,7 @@ fn new_shell(
         ),
         (
             "report_timing",
-            opentimer::report_timing,
+            report_paths,
             "report_timing [-num_paths K] [-early|-late]"
         ),
         (
@@ -327,8 +347,8 @@ fn new_shell(
         ),
         (
             "report_checks",
-            opensta::report_checks,
-            "report_checks [-path_delay min|max|min_max] [-group_count N]"
+            report_paths,
+            "report_checks [-path_delay min|max|min_max] [-group_count N] [-endpoint_count N] [-format F] [-fields {...}] [-digits N]"
         ),
         (
             "report_worst_slack",

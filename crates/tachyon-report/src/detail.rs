@@ -159,9 +159,10 @@ impl<'a> ReportDesign<'a> {
     /// assertions, OpenSTA's (`instance/pin`) under SDC.
     pub fn pin_name(&self, pin: PinId) -> Cow<'a, str> {
         let name = self.graph.pin(pin).name.as_str();
-        match (self.sdc.is_some(), name.rsplit_once(':')) {
-            (true, Some((instance, pin))) => Cow::Owned(format!("{instance}/{pin}")),
-            _ => Cow::Borrowed(name),
+        if self.sdc.is_some() {
+            opensta_pin_name(name)
+        } else {
+            Cow::Borrowed(name)
         }
     }
 
@@ -509,6 +510,15 @@ impl<'a> ReportDesign<'a> {
             }
         }
         best.map_or(Capture::unclocked(f64::NAN), |(_, capture)| capture)
+    }
+}
+
+/// A graph pin name (`instance:pin`, or a port's name) as OpenSTA prints it
+/// (`instance/pin`).
+pub fn opensta_pin_name(name: &str) -> Cow<'_, str> {
+    match name.rsplit_once(':') {
+        Some((instance, pin)) => Cow::Owned(format!("{instance}/{pin}")),
+        None => Cow::Borrowed(name),
     }
 }
 

@@ -7,6 +7,8 @@ use tachyon_graph::{PinId, TimingData, TimingGraph};
 use tachyon_kernels::{Split, Transition};
 use tachyon_sta::StaTiming;
 
+use crate::detail::opensta_pin_name;
+
 /// What the total negative slack sums.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TnsConvention {
@@ -74,116 +76,122 @@ impl Summary {
     ) -> Summary {
         let mut worst: Vec<EndpointSlack> = Vec::new();
         let splits = [Split::Late, Split::Early].map(|split| {
-            let mut summary = SplitSummary {
+            tally(
                 split,
-                wns: 0.0,
-                tns: 0.0,
-                failing: 0,
-                constrained: 0,
-                endpoint_slacks: Vec::new(),
-            };
-            for &pin in endpoints {
-                let mut pin_worst: Option<(Transition, f64)> = None;
-                for transition in Transition::BOTH {
-                    let Some(slack) = data.slack_at(pin, split, transition) else {
-                        continue;
-                    };
-                    if slack < 0.0 {
-                        summary.tns += slack;
-                    }
-                    if pin_worst.is_none_or(|(_, current)| slack < current) {
-                        pin_worst = Some((transition, slack));
-                    }
-                }
-                let Some((transition, slack)) = pin_worst else {
-                    continue;
-                };
-                summary.constrained += 1;
-                summary.endpoint_slacks.push(slack);
-                summary.wns = summary.wns.min(slack);
-                if slack < 0.0 {
-                    summary.failing += 1;
-                }
-                worst.push(EndpointSlack {
-                    name: graph.pin(pin).name.clone(),
-                    split,
-                    transition,
-                    slack,
-                });
-            }
-            summary
+                endpoints,
+                |pin, transition| data.slack_at(pin, split, transition),
+                |pin| graph.pin(pin).name.clone(),
+                &mut worst,
+            )
         });
-        sort_worst(&mut worst, n_worst);
-        Summary {
-            pins: graph.n_pins(),
-            endpoints: endpoints.len(),
-            tns_convention: TnsConvention::EndpointTransitions,
+        Summary::with_worst(
+            graph,
+            endpoints.len(),
+            TnsConvention::EndpointTransitions,
             splits,
             worst,
-        }
+            n_worst,
+        )
     }
 
     /// The summary of the SDC search's results, as OpenSTA counts: its endpoints, WNS
     /// the worst endpoint slack if negative, TNS each endpoint's worst negative slack
-    /// once; the `n_worst` worst endpoints named as OpenSTA names them.
+    /// once (the search's own sums); the `n_worst` worst endpoints named as OpenSTA
+    /// names them.
     pub fn from_sta(graph: &TimingGraph, timing: &StaTiming, n_worst: usize) -> Summary {
         let mut worst: Vec<EndpointSlack> = Vec::new();
         let splits = [Split::Late, Split::Early].map(|split| {
-            let mut summary = SplitSummary {
+            let mut summary = tally(
                 split,
-                wns: timing.worst_negative_slack(split),
-                tns: timing.total_negative_slack(split),
-                failing: 0,
-                constrained: 0,
-                endpoint_slacks: Vec::new(),
-            };
-            for &pin in timing.endpoints() {
-                let pin_worst = Transition::BOTH
-                    .into_iter()
-                    .filter_map(|transition| {
-                        timing
-                            .slack(pin, split, transition)
-                            .map(|slack| (transition, slack))
-                    })
-                    .reduce(|worst, other| if other.1 < worst.1 { other } else { worst });
-                let Some((transition, slack)) = pin_worst else {
-                    continue;
-                };
-                summary.constrained += 1;
-                summary.endpoint_slacks.push(slack);
-                if slack < 0.0 {
-                    summary.failing += 1;
-                }
-                let name = &graph.pin(pin).name;
-                worst.push(EndpointSlack {
-                    name: match name.rsplit_once(':') {
-                        Some((instance, pin)) => format!("{instance}/{pin}"),
-                        None => name.clone(),
-                    },
-                    split,
-                    transition,
-                    slack,
-                });
-            }
+                timing.endpoints(),
+                |pin, transition| timing.slack(pin, split, transition),
+                |pin| opensta_pin_name(&graph.pin(pin).name).into_owned(),
+                &mut worst,
+            );
+            summary.wns = timing.worst_negative_slack(split);
+            summary.tns = timing.total_negative_slack(split);
             summary
         });
-        sort_worst(&mut worst, n_worst);
+        Summary::with_worst(
+            graph,
+            timing.endpoints().len(),
+            TnsConvention::Endpoints,
+            splits,
+            worst,
+            n_worst,
+        )
+    }
+
+    fn with_worst(
+        graph: &TimingGraph,
+        endpoints: usize,
+        tns_convention: TnsConvention,
+        splits: [SplitSummary; 2],
+        mut worst: Vec<EndpointSlack>,
+        n_worst: usize,
+    ) -> Summary {
+        worst.sort_by(|a, b| {
+            a.slack
+                .total_cmp(&b.slack)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        worst.truncate(n_worst);
         Summary {
             pins: graph.n_pins(),
-            endpoints: timing.endpoints().len(),
-            tns_convention: TnsConvention::Endpoints,
+            endpoints,
+            tns_convention,
             splits,
             worst,
         }
     }
 }
 
-/// The `n_worst` worst endpoints, worst first (ties by name).
-fn sort_worst(worst: &mut Vec<EndpointSlack>, n_worst: usize) {
-    worst.sort_by(|a, b| {
-        a.slack
-            .total_cmp(&b.slack)
-            .then_with(|| a.name.cmp(&b.name))
-    });
-    worst.truncate(n_worst);
+/// One split over `endpoints`: the constrained and failing endpoints and their worst
+/// slacks (into `worst` too, named by `name_of`), WNS, and TNS summed over endpoint
+/// transitions.
+fn tally(
+    split: Split,
+    endpoints: &[PinId],
+    slack_of: impl Fn(PinId, Transition) -> Option<f64>,
+    name_of: impl Fn(PinId) -> String,
+    worst: &mut Vec<EndpointSlack>,
+) -> SplitSummary {
+    let mut summary = SplitSummary {
+        split,
+        wns: 0.0,
+        tns: 0.0,
+        failing: 0,
+        constrained: 0,
+        endpoint_slacks: Vec::new(),
+    };
+    for &pin in endpoints {
+        let mut pin_worst: Option<(Transition, f64)> = None;
+        for transition in Transition::BOTH {
+            let Some(slack) = slack_of(pin, transition) else {
+                continue;
+            };
+            if slack < 0.0 {
+                summary.tns += slack;
+            }
+            if pin_worst.is_none_or(|(_, current)| slack < current) {
+                pin_worst = Some((transition, slack));
+            }
+        }
+        let Some((transition, slack)) = pin_worst else {
+            continue;
+        };
+        summary.constrained += 1;
+        summary.endpoint_slacks.push(slack);
+        summary.wns = summary.wns.min(slack);
+        if slack < 0.0 {
+            summary.failing += 1;
+        }
+        worst.push(EndpointSlack {
+            name: name_of(pin),
+            split,
+            transition,
+            slack,
+        });
+    }
+    summary
 }

@@ -83,6 +83,22 @@ pub struct Check {
     pub exception: Option<u32>,
 }
 
+impl Check {
+    /// Credits `credit` of common path pessimism (nothing when not positive): a setup
+    /// requirement rises, a hold one falls, the slack rises either way.
+    pub fn credit_crpr(&mut self, credit: f64) {
+        if credit <= 0.0 {
+            return;
+        }
+        self.crpr = credit;
+        self.slack += credit;
+        match self.split {
+            Split::Late => self.required += credit,
+            Split::Early => self.required -= credit,
+        }
+    }
+}
+
 /// The terms a check's required time is made of.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CheckTerms {

@@ -161,13 +161,7 @@ impl StaTiming {
         }
         let mut clock_paths: std::collections::HashMap<(PinId, TagId, usize), Vec<PathPoint>> =
             std::collections::HashMap::new();
-        let tracer = analysis::Tracer {
-            graph,
-            data,
-            constraints,
-            exceptions: &self.exceptions,
-            result: &self.result,
-        };
+        let tracer = self.tracer(graph, data, constraints);
         let mut groups: Vec<Vec<usize>> = groups.into_values().collect();
         groups.sort();
         for mut group in groups {
@@ -179,14 +173,7 @@ impl StaTiming {
                 }
                 let credit = self.check_credit(&tracer, &checks[index], &mut clock_paths);
                 let check = &mut checks[index];
-                if credit > 0.0 {
-                    check.crpr = credit;
-                    check.slack += credit;
-                    match check.split {
-                        Split::Late => check.required += credit,
-                        Split::Early => check.required -= credit,
-                    }
-                }
+                check.credit_crpr(credit);
                 best = best.min(check.slack);
             }
         }
@@ -288,6 +275,22 @@ impl StaTiming {
         self.result.tags.tag(id)
     }
 
+    /// What traces paths through this search's results.
+    fn tracer<'t>(
+        &'t self,
+        graph: &'t TimingGraph,
+        data: &'t TimingData,
+        constraints: &'t Constraints,
+    ) -> analysis::Tracer<'t> {
+        analysis::Tracer {
+            graph,
+            data,
+            constraints,
+            exceptions: &self.exceptions,
+            result: &self.result,
+        }
+    }
+
     /// The CRPR credit of `check`'s worst path. The analysis credits the worst checks of
     /// each endpoint (their `crpr`); a check that cannot be its endpoint's worst keeps
     /// none, and a report that lists it asks here.
@@ -301,13 +304,7 @@ impl StaTiming {
         if !self.clock_spread {
             return 0.0;
         }
-        let tracer = analysis::Tracer {
-            graph,
-            data,
-            constraints,
-            exceptions: &self.exceptions,
-            result: &self.result,
-        };
+        let tracer = self.tracer(graph, data, constraints);
         self.check_credit(&tracer, check, &mut std::collections::HashMap::new())
     }
 
@@ -412,13 +409,7 @@ impl StaTiming {
         tag: TagId,
         condition: usize,
     ) -> Vec<PathPoint> {
-        let tracer = analysis::Tracer {
-            graph,
-            data,
-            constraints,
-            exceptions: &self.exceptions,
-            result: &self.result,
-        };
+        let tracer = self.tracer(graph, data, constraints);
         let mut points = Vec::new();
         let (mut pin, mut tag, mut condition) = (pin, tag, condition);
         for _ in 0..=graph.n_pins() {

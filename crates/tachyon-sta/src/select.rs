@@ -198,15 +198,7 @@ impl StaTiming {
             }
             let mut check = *candidate;
             if check.crpr == 0.0 {
-                let credit = self.credit(graph, data, constraints, &check);
-                if credit > 0.0 {
-                    check.crpr = credit;
-                    check.slack += credit;
-                    match check.split {
-                        Split::Late => check.required += credit,
-                        Split::Early => check.required -= credit,
-                    }
-                }
+                check.credit_crpr(self.credit(graph, data, constraints, &check));
             }
             ready.push(Ready {
                 order: order_of(&check),

@@ -744,8 +744,9 @@ impl Timer {
         self.update_timing()?;
         if self.sta.is_some() {
             return Err(TimerError::Sdc(
-                "the TAU 2015 path search times TAU assertions; under SDC constraints the \
-                 worst paths are the search's checks (Timer::sdc_timing, report_checks)"
+                "the TAU 2015 path search times TAU assertions; under SDC constraints \
+                 the worst paths are the SDC search's checks (Timer::select_paths, \
+                 report_checks)"
                     .to_string(),
             ));
         }

@@ -185,23 +185,3 @@ pub(super) fn report_pin(interp: &mut Interp<ShellHost>, argv: &[Value]) -> Molt
         Ok(())
     })
 }
-
-/// `report_checks [-path_delay min|max|min_max] [-group_count N] [-endpoint_count N]
-/// [-format F] [-fields {...}] [-digits N] [-sort_by_slack]`: the worst paths as
-/// `tachyon report` writes them (`crate::report::shell_command`), in the session's
-/// style: an OpenSTA session's command units and digits, OpenSTA's default columns.
-pub(super) fn report_checks(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
-    run_command(interp, argv, |interp, words| {
-        let host = interp.context_mut();
-        let words: Vec<&str> = words.iter().map(String::as_str).collect();
-        let style = host.report_style();
-        let stdout = std::io::stdout();
-        crate::report::shell_command(
-            host.timer(),
-            "report_checks",
-            &words,
-            &mut stdout.lock(),
-            style,
-        )
-    })
-}

@@ -219,23 +219,6 @@ pub(super) fn report_wns_tns(interp: &mut Interp<ShellHost>, argv: &[Value]) -> 
     })
 }
 
-/// `report_timing [-num_paths K] [-early|-late]`.
-pub(super) fn report_timing(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
-    run_command(interp, argv, |interp, words| {
-        let host = interp.context_mut();
-        let words: Vec<&str> = words.iter().map(String::as_str).collect();
-        let style = host.report_style();
-        let stdout = std::io::stdout();
-        crate::report::shell_command(
-            host.timer(),
-            "report_timing",
-            &words,
-            &mut stdout.lock(),
-            style,
-        )
-    })
-}
-
 /// The TAU 2015 edits and `report_worst_paths`, through the `.ops` reader and runner.
 pub(super) fn tau_operation(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
     let line: Vec<&str> = argv.iter().map(Value::as_str).collect();
