@@ -54,8 +54,8 @@ pub enum Format {
 /// Writes `paths` (in their order, slack order from the search) in `format` through
 /// the ordered writer. The TAU format starts with its `report_worst_paths <n>` line;
 /// the others write the paths only (see [`write_summary`]). `progress` hears the
-/// number of paths written now and then. The TAU format of a design under SDC is an
-/// `InvalidInput` error ([`TAU_FORMAT_NEEDS_TAU_PATHS`]).
+/// number of paths written now and then. The TAU format of a design under SDC, or of
+/// SDC checks, is an `InvalidInput` error ([`TAU_FORMAT_NEEDS_TAU_PATHS`]).
 pub fn write_paths(
     out: &mut dyn Write,
     design: &ReportDesign<'_>,
@@ -64,7 +64,12 @@ pub fn write_paths(
     options: &WriterOptions,
     progress: Option<&writer::Progress<'_>>,
 ) -> io::Result<WriterStats> {
-    if format == Format::Tau && design.sdc.is_some() {
+    let any_check = || {
+        paths
+            .iter()
+            .any(|path| matches!(path, ReportedPath::Sdc(_)))
+    };
+    if format == Format::Tau && (design.sdc.is_some() || any_check()) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             TAU_FORMAT_NEEDS_TAU_PATHS,
@@ -74,7 +79,7 @@ pub fn write_paths(
         (Format::Tau, ReportedPath::Tau(path)) => {
             tau::write_path(buffer, design.graph, index, path)
         }
-        // Refused above: an SDC check is a path of a design under SDC.
+        // Refused above.
         (Format::Tau, ReportedPath::Sdc(_)) => {}
         (Format::Text, path) => text::write_path(buffer, design, path),
         (Format::Json, path) => json::write_path(buffer, design, index, path),
