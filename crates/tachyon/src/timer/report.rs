@@ -66,7 +66,7 @@ pub struct SelectedPaths {
     pub notes: Vec<String>,
 }
 
-/// The note of an SDC selection that may list several paths per endpoint.
+/// The note of an SDC selection that lists several paths of one endpoint.
 pub const SDC_PATHS_NOTE: &str = "under SDC constraints each check (endpoint, transition, \
     launching and capturing clock edges) is listed with its worst path only: further paths \
     to the same check are not enumerated, so several paths per endpoint are its checks' \
@@ -92,9 +92,9 @@ impl Timer {
     /// search reaches its cap (see [`SelectedPaths::complete`]).
     ///
     /// Under SDC constraints the paths are the SDC search's checks (see
-    /// [`tachyon_sta::StaTiming::select_checks`]), each with its worst path; with more
-    /// than one path per endpoint allowed, [`SelectedPaths::notes`] says that further
-    /// paths to one check are not enumerated.
+    /// [`tachyon_sta::StaTiming::select_checks`]), each with its worst path; where the
+    /// list holds several paths of one endpoint, [`SelectedPaths::notes`] says that
+    /// further paths to one check are not enumerated.
     pub fn select_paths(&mut self, selection: &PathSelection) -> Result<SelectedPaths, TimerError> {
         self.update_timing()?;
         if self.sta.is_some() {
@@ -168,10 +168,15 @@ impl Timer {
                 per_group: selection.per_group,
             },
         );
-        let notes = if selection.per_endpoint == Some(1) || selection.paths == 0 {
-            Vec::new()
-        } else {
+        // The note matters only where an endpoint has several paths in the list.
+        let mut listed = std::collections::HashSet::new();
+        let several = checks
+            .iter()
+            .any(|check| !listed.insert((check.pin, check.split)));
+        let notes = if several {
             vec![SDC_PATHS_NOTE.to_string()]
+        } else {
+            Vec::new()
         };
         SelectedPaths {
             searched: sta.timing.checks().len(),
