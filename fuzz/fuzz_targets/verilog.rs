@@ -1,7 +1,12 @@
-//! Fuzz target for the verilog parser: any input must give Ok or Err, never a panic.
+//! Fuzz target for the verilog parser and the linker: any input must give Ok or Err,
+//! never a panic; a netlist that parses is linked against the tiny libraries (a failed
+//! link must leave the design as it was) and, when it links, its graph is built.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+
+#[path = "tiny.rs"]
+mod tiny;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
@@ -10,7 +15,6 @@ fuzz_target!(|data: &[u8]| {
             let _ = netlist.summary();
             for module in &netlist.modules {
                 let _ = module.port_bits();
-                let _ = module.wire_bits();
                 // A few expressions only: each may legitimately expand to many bits.
                 for assign in module.assigns.iter().take(8) {
                     let _ = assign.target.bits(module);
@@ -22,6 +26,8 @@ fuzz_target!(|data: &[u8]| {
                             for connection in named.iter().take(8) {
                                 if let Some(expression) = &connection.expression {
                                     let _ = expression.bits(module);
+                                    let _ = expression.width(module);
+                                    let _ = expression.first_bit(module);
                                 }
                             }
                         }
@@ -32,6 +38,18 @@ fuzz_target!(|data: &[u8]| {
                         }
                     }
                 }
+            }
+            let mut design = tiny::with_libraries().clone();
+            let before = format!("{design:?}");
+            let source = tachyon_source::Source {
+                file: "fuzz.v",
+                text,
+            };
+            match design.set_netlist_from(&netlist, source) {
+                Ok(()) => {
+                    let _ = design.build_graph();
+                }
+                Err(_) => tiny::assert_unchanged(&design, &before, "netlist read"),
             }
         }
     }

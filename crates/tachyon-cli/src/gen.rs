@@ -71,8 +71,9 @@ pub fn parse_count(text: &str) -> Result<u64, String> {
     };
     digits
         .parse::<u64>()
-        .map(|count| count * multiplier)
-        .map_err(|_| format!("expected a count like 1000, 100k or 1m, found \"{text}\""))
+        .ok()
+        .and_then(|count| count.checked_mul(multiplier))
+        .ok_or_else(|| format!("expected a count like 1000, 100k or 1m, found \"{text}\""))
 }
 
 pub fn run(args: GenArgs, progress: crate::progress::Progress) -> anyhow::Result<()> {

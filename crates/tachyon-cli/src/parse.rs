@@ -113,14 +113,17 @@ pub fn run(
     quiet: bool,
     progress: crate::progress::Progress,
 ) -> anyhow::Result<()> {
+    use std::io::Write;
     let mut reports = Vec::new();
+    let mut out = std::io::stdout().lock();
     for path in &args.files {
         let report = {
             let _phase = progress.phase(format!("parsing {}", path.display()));
             parse_file(path)?
         };
         if !quiet {
-            println!(
+            writeln!(
+                out,
                 "{}: {}: {}; {:.2} MB in {:.2} ms ({:.1} MB/s)",
                 report.path,
                 report.kind,
@@ -128,7 +131,8 @@ pub fn run(
                 report.bytes as f64 / 1e6,
                 report.seconds * 1e3,
                 report.bytes as f64 / 1e6 / report.seconds.max(1e-9),
-            );
+            )?;
+            out.flush()?;
         }
         reports.push(report);
     }

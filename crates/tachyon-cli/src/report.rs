@@ -410,17 +410,18 @@ fn write_timings_json(
 /// [-path_delay min|max|min_max] [-group_count|-group_path_count N]
 /// [-endpoint_count|-endpoint_path_count N] [-format
 /// full|full_clock|full_clock_expanded|json|tau] [-fields {slew cap input_pins fanout}]
-/// [-digits N] [-sort_by_slack]`: the paths through the same writer and formats as
+/// [-digits N] [-sort_by_slack|-sort_by slack|group]`, their arguments checked by the
+/// shell (`crate::shell::Syntax`): the paths through the same writer and formats as
 /// `tachyon report`, text printed as `style` says unless the options say otherwise.
 /// `report_checks` lists up to N paths per path group (one per endpoint unless
 /// `-endpoint_count`), min paths before max paths, as OpenSTA does; options that
-/// OpenSTA has and Tachyon does not (path filters, other formats and fields) are errors
-/// that say so (the shell puts the command's name and line before them). Notes about
-/// the list go to standard error.
+/// OpenSTA has and Tachyon does not (`-unique_paths_to_endpoint`, `-unconstrained`,
+/// other formats and fields) are errors that say so (the shell puts the command's name
+/// and line before them). Notes about the list go to standard error.
 pub fn shell_command(
     timer: &mut Timer,
     command: &str,
-    words: &[&str],
+    arguments: &crate::shell::Arguments,
     out: &mut dyn Write,
     style: TextStyle,
 ) -> anyhow::Result<()> {
@@ -428,92 +429,69 @@ pub fn shell_command(
     let mut selections: Vec<PathSelection> = Vec::new();
     let mut format = Format::Text;
     let mut sort_by_slack = false;
-    let count = |words: &[&str], index: usize, flag: &str| -> anyhow::Result<usize> {
-        let value = words.get(index + 1).copied().unwrap_or("");
-        value
-            .parse::<usize>()
-            .with_context(|| format!("expected a path count after {flag}, found \"{value}\""))
-    };
     if command == "report_timing" {
-        let mut selection = PathSelection::worst(1);
-        let mut index = 0;
-        while index < words.len() {
-            match words[index] {
-                "-num_paths" => {
-                    selection.paths = count(words, index, "-num_paths")?;
-                    index += 1;
-                }
-                "-early" => selection.split = Some(Split::Early),
-                "-late" => selection.split = Some(Split::Late),
-                other => bail!(
-                    "unknown option \"{other}\" (report_timing takes -num_paths, -early, -late)"
-                ),
-            }
-            index += 1;
-        }
+        let mut selection = PathSelection::worst(arguments.count("-num_paths")?.unwrap_or(1));
+        selection.split = arguments.split();
         selections.push(selection);
     } else {
-        let mut splits = vec![Split::Late];
-        let mut selection = PathSelection {
-            per_endpoint: Some(1),
-            per_group: true,
-            ..PathSelection::worst(1)
-        };
-        let mut index = 0;
-        while index < words.len() {
-            let value = words.get(index + 1).copied().unwrap_or("");
-            match words[index] {
-                "-path_delay" => {
-                    splits = match value {
-                        "max" => vec![Split::Late],
-                        "min" => vec![Split::Early],
-                        "min_max" => vec![Split::Early, Split::Late],
-                        _ => bail!(
-                            "expected min, max or min_max after -path_delay, found \"{value}\" (max_rise, min_fall and the like are not supported)"
-                        ),
-                    };
-                    index += 1;
-                }
-                "-group_path_count" | "-group_count" => {
-                    selection.paths = count(words, index, words[index])?;
-                    index += 1;
-                }
-                "-endpoint_path_count" | "-endpoint_count" => {
-                    selection.per_endpoint = Some(count(words, index, words[index])?);
-                    index += 1;
-                }
-                "-format" => {
-                    (format, style.clock_paths) = match value {
-                        "full" => (Format::Text, false),
-                        "full_clock" | "full_clock_expanded" => (Format::Text, true),
-                        "json" => (Format::Json, style.clock_paths),
-                        "tau" => (Format::Tau, style.clock_paths),
-                        _ => bail!(
-                            "expected full, full_clock, full_clock_expanded, json or tau after -format, found \"{value}\" (OpenSTA's end, summary, slack_only and shorter formats are not supported)"
-                        ),
-                    };
-                    index += 1;
-                }
-                "-fields" => {
-                    style.fields = fields(value)?;
-                    index += 1;
-                }
-                "-digits" => {
-                    style.digits = value
-                        .parse::<usize>()
-                        .ok()
-                        .filter(|digits| *digits <= 12)
-                        .with_context(|| {
-                            format!("expected a number of digits (0 to 12) after -digits, found \"{value}\"")
-                        })?;
-                    index += 1;
-                }
-                "-sort_by_slack" => sort_by_slack = true,
-                other => bail!(
-                    "{other} is not supported (Tachyon's report_checks takes -path_delay, -group_count, -endpoint_count, -format, -fields, -digits and -sort_by_slack; no path filters)"
-                ),
+        for unsupported in ["-unique_paths_to_endpoint", "-unconstrained"] {
+            if arguments.has(unsupported) {
+                bail!("{unsupported} is not supported");
             }
-            index += 1;
+        }
+        sort_by_slack = match (arguments.has("-sort_by_slack"), arguments.value("-sort_by")) {
+            (true, Some("group")) => {
+                bail!("-sort_by_slack and -sort_by group contradict each other")
+            }
+            (_, Some("slack")) | (true, None) => true,
+            (false, Some("group") | None) => false,
+            (_, Some(value)) => bail!("expected group or slack after -sort_by, found \"{value}\""),
+        };
+        let splits = match arguments.value("-path_delay").unwrap_or("max") {
+            "max" => vec![Split::Late],
+            "min" => vec![Split::Early],
+            "min_max" => vec![Split::Early, Split::Late],
+            value => bail!(
+                "expected min, max or min_max after -path_delay, found \"{value}\" (max_rise, min_fall and the like are not supported)"
+            ),
+        };
+        let paths = match arguments.value("-group_count") {
+            Some(_) => arguments.count("-group_count")?,
+            None => arguments.count("-group_path_count")?,
+        };
+        let per_endpoint = match arguments.value("-endpoint_count") {
+            Some(_) => arguments.count("-endpoint_count")?,
+            None => arguments.count("-endpoint_path_count")?,
+        };
+        let selection = PathSelection {
+            per_endpoint: Some(per_endpoint.unwrap_or(1)),
+            per_group: true,
+            ..PathSelection::worst(paths.unwrap_or(1))
+        };
+        if let Some(value) = arguments.value("-format") {
+            (format, style.clock_paths) = match value {
+                "full" => (Format::Text, false),
+                "full_clock" | "full_clock_expanded" => (Format::Text, true),
+                "json" => (Format::Json, style.clock_paths),
+                "tau" => (Format::Tau, style.clock_paths),
+                _ => bail!(
+                    "expected full, full_clock, full_clock_expanded, json or tau after -format, found \"{value}\" (OpenSTA's end, summary, slack_only and shorter formats are not supported)"
+                ),
+            };
+        }
+        if let Some(value) = arguments.value("-fields") {
+            style.fields = fields(value)?;
+        }
+        if let Some(value) = arguments.value("-digits") {
+            style.digits = value
+                .parse::<usize>()
+                .ok()
+                .filter(|digits| *digits <= 12)
+                .with_context(|| {
+                    format!(
+                        "expected a number of digits (0 to 12) after -digits, found \"{value}\""
+                    )
+                })?;
         }
         selections.extend(splits.into_iter().map(|split| PathSelection {
             split: Some(split),

@@ -2,7 +2,7 @@
 //! command sets beside the SDC commands.
 //!
 //! - OpenTimer's: `read_celllib [-early|-late] F`, `read_verilog F`, `read_spef F`,
-//!   `read_timing F`, `read_sdc F`, `cppr -enable|-disable`, `update_timing`,
+//!   `read_timing F`, `read_sdc F`, `cppr [-enable|-disable]`, `update_timing`,
 //!   `report_at|report_rat|report_slew|report_slack -pin P [-early|-late] [-rise|-fall]`,
 //!   `report_wns [-early|-late]`, `report_tns [-early|-late]`,
 //!   `report_timing [-num_paths K] [-early|-late]` (the K worst paths as readable
@@ -24,18 +24,22 @@
 //! as OpenSTA prints them, in the command units). File names are relative to the
 //! script's folder (or the current folder for standard input). In a script the first
 //! error stops the run (exit status 1, with `script:line:`); on standard input an error
-//! is printed and the shell goes on.
+//! is printed and the shell goes on. Every command checks its words against its
+//! [`Syntax`] first: an unknown flag, a missing value, a flag given twice, an extra
+//! argument or contradicting flags (`-early -late`, `-min -max`, `-rise -fall`,
+//! `-enable -disable`) is an error, never silently dropped. A closed standard output
+//! ends the session quietly.
 
 mod opensta;
 mod opentimer;
 
-use std::io::BufRead;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use tachyon::sdc::molt_forked::prelude::*;
 use tachyon::sdc::{SdcHost, SdcState, SdcUnits, UnsupportedMode};
-use tachyon::Timer;
+use tachyon::{Split, Timer, Transition};
 
 /// Arguments of `tachyon shell`.
 #[derive(clap::Args)]
@@ -121,6 +125,10 @@ impl ShellHost {
 
     /// A file name relative to the session's folder.
     pub(crate) fn path(&self, name: &str) -> PathBuf {
+        // Names stay as given where they are relative to the current folder.
+        if self.base_dir == Path::new(".") {
+            return PathBuf::from(name);
+        }
         self.base_dir.join(name)
     }
 
@@ -172,19 +180,17 @@ impl ShellHost {
     }
 }
 
-/// Runs a shell command body: an error becomes the command's error (with its file and
-/// line, added by the reader).
+/// Runs a shell command body on the command's words checked against its `syntax`: a
+/// bad argument or a failed body becomes the command's error (with its file and line,
+/// added by the reader). A closed standard output ends the session quietly.
 pub(crate) fn run_command(
     interp: &mut Interp<ShellHost>,
     argv: &[Value],
-    body: impl FnOnce(&mut Interp<ShellHost>, &[String]) -> anyhow::Result<()>,
+    syntax: &Syntax,
+    body: impl FnOnce(&mut Interp<ShellHost>, &Arguments) -> anyhow::Result<()>,
 ) -> MoltResult {
     let name = argv.first().map_or("", Value::as_str).to_string();
-    let words: Vec<String> = argv
-        .iter()
-        .skip(1)
-        .map(|value| value.as_str().to_string())
-        .collect();
+    let words = words_of(argv);
     let _phase = is_long(&name).then(|| {
         let line = std::iter::once(name.as_str())
             .chain(words.iter().map(String::as_str))
@@ -192,10 +198,22 @@ pub(crate) fn run_command(
             .join(" ");
         interp.context().progress.phase(line)
     });
-    match body(interp, &words) {
+    let outcome = syntax
+        .check(&words)
+        .and_then(|arguments| body(interp, &arguments));
+    match outcome {
         Ok(()) => molt_ok!(),
-        Err(error) => tachyon::sdc::fail(interp, &name, error.to_string()),
+        Err(error) if crate::is_closed_output(&error) => cmd_exit(interp, argv),
+        Err(error) => tachyon::sdc::fail(interp, &name, format!("{error:#}")),
     }
+}
+
+/// A command's words after its name.
+pub(crate) fn words_of(argv: &[Value]) -> Vec<String> {
+    argv.iter()
+        .skip(1)
+        .map(|value| value.as_str().to_string())
+        .collect()
 }
 
 /// `report_timing [-num_paths K] [-early|-late]` and `report_checks [-path_delay
@@ -203,15 +221,41 @@ pub(crate) fn run_command(
 /// [-digits N] [-sort_by_slack]`, in either dialect: the worst paths through the
 /// writer and renderer of `tachyon report` (`crate::report::shell_command`), in the
 /// session's style (an OpenSTA session's command units and digits, OpenSTA's default
-/// columns).
+/// columns). `report_checks` decides an undecided session for OpenSTA's conventions.
 fn report_paths(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
+    const REPORT_TIMING: Syntax = Syntax::options(&["-early", "-late"], &["-num_paths"]);
+    const REPORT_CHECKS: Syntax = Syntax::options(
+        &[
+            "-sort_by_slack",
+            "-unique_paths_to_endpoint",
+            "-unconstrained",
+        ],
+        &[
+            "-path_delay",
+            "-group_count",
+            "-group_path_count",
+            "-endpoint_count",
+            "-endpoint_path_count",
+            "-fields",
+            "-format",
+            "-digits",
+            "-sort_by",
+        ],
+    );
     let command = argv.first().map_or("", Value::as_str).to_string();
-    run_command(interp, argv, |interp, words| {
+    let syntax = if command == "report_timing" {
+        &REPORT_TIMING
+    } else {
+        &REPORT_CHECKS
+    };
+    run_command(interp, argv, syntax, |interp, arguments| {
         let host = interp.context_mut();
-        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        if command == "report_checks" {
+            host.set_dialect(Dialect::OpenSta);
+        }
         let style = host.report_style();
         let stdout = std::io::stdout();
-        crate::report::shell_command(host.timer(), &command, &words, &mut stdout.lock(), style)
+        crate::report::shell_command(host.timer(), &command, arguments, &mut stdout.lock(), style)
     })
 }
 
@@ -230,26 +274,28 @@ fn cmd_exit(interp: &mut Interp<ShellHost>, _argv: &[Value]) -> MoltResult {
 }
 
 const HELP: &str = "OpenTimer: read_celllib [-early|-late] F | read_verilog F | read_spef F | \
-read_timing F | read_sdc F | cppr -enable|-disable | update_timing | \
+read_timing F | read_sdc [-echo] F | cppr [-enable|-disable] | update_timing | \
 report_at|report_rat|report_slew|report_slack -pin P [-early|-late] [-rise|-fall] | \
-report_wns|report_tns [-early|-late] | report_timing [-num_paths K] [-early|-late] | \
+report_wns|report_tns [-early|-late] [-per_transition] | report_timing [-num_paths K] [-early|-late] | \
 report_checks [-path_delay min|max|min_max] [-group_path_count K] [-endpoint_path_count N] \
 [-format full|full_clock|full_clock_expanded|json|tau] [-fields {...}] [-digits N] | \
 report_worst_paths [-pin P] [-numPaths K] | insert_gate I C | repower_gate I C | remove_gate I | \
 insert_net N | remove_net N | connect_pin P N | disconnect_pin P\n\
-OpenSTA: read_liberty [-min|-max] F | read_verilog F | link_design [top] | read_spef F | \
+OpenSTA: read_liberty [-min|-max] [-corner C] F | read_verilog F | link_design [top] | read_spef F | \
 read_sdc F | SDC commands (create_clock, set_propagated_clock [all_clocks], ...) | \
 set_cmd_units [-time U] [-capacitance U] [-digits N] | \
 report_checks [-path_delay min|max|min_max] [-group_count N] [-endpoint_count N] \
-[-format full|full_clock|full_clock_expanded|json] [-fields {...}] [-digits N] | \
+[-fields {...}] [-format full|full_clock|full_clock_expanded|json] [-digits N] [-sort_by_slack] | \
 report_wns|report_tns|report_worst_slack [-min|-max] [-digits N] | \
 report_arrival|report_required|report_slack [-min|-max] [-rise|-fall] pin\n\
 commands | help | exit";
 
 /// `commands`: the shell's commands (the interpreter's own `help` lists them all).
-fn cmd_commands(_interp: &mut Interp<ShellHost>, _argv: &[Value]) -> MoltResult {
-    println!("{HELP}");
-    molt_ok!()
+fn cmd_commands(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
+    run_command(interp, argv, &Syntax::options(&[], &[]), |_, _| {
+        say(HELP)?;
+        Ok(())
+    })
 }
 
 /// The interpreter of a session.
@@ -443,4 +489,188 @@ fn run_on_this_thread(
         }
     }
     Ok(())
+}
+
+/// Writes one line of a command's answer to standard output; a closed pipe comes back
+/// as the error (the session then ends quietly) instead of a panic.
+pub(crate) fn say(line: &str) -> std::io::Result<()> {
+    write_out(&format!("{line}\n"))
+}
+
+/// Writes `text` to standard output as it is (see [`say`]).
+pub(crate) fn write_out(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+/// What a shell command takes, declared once per command: switches (`-late`), flags
+/// with a value (`-pin P`) and how many positional words (a file, a pin, a top module).
+/// Everything else is an error, never silently dropped: an unknown flag (the error lists
+/// the expected ones), a missing value, a flag given twice, one positional word too
+/// many, or two switches that contradict each other.
+pub(crate) struct Syntax {
+    pub(crate) switches: &'static [&'static str],
+    pub(crate) valued: &'static [&'static str],
+    /// The fewest and the most positional words.
+    pub(crate) positionals: (usize, usize),
+    /// What the positional words are, for the error when too few are given.
+    pub(crate) positional_name: &'static str,
+}
+
+/// Switches that contradict each other wherever a command takes both (`-min`/`-max`
+/// are OpenSTA's names of the early and late analyses).
+const CONTRADICTIONS: &[(&str, &str)] = &[
+    ("-early", "-late"),
+    ("-min", "-max"),
+    ("-early", "-max"),
+    ("-min", "-late"),
+    ("-rise", "-fall"),
+    ("-enable", "-disable"),
+];
+
+impl Syntax {
+    /// A command that takes only switches and flags with values.
+    pub(crate) const fn options(
+        switches: &'static [&'static str],
+        valued: &'static [&'static str],
+    ) -> Syntax {
+        Syntax {
+            switches,
+            valued,
+            positionals: (0, 0),
+            positional_name: "",
+        }
+    }
+
+    /// A command that takes one file name after its switches.
+    pub(crate) const fn file(switches: &'static [&'static str]) -> Syntax {
+        Syntax {
+            switches,
+            valued: &[],
+            positionals: (1, 1),
+            positional_name: "a file name",
+        }
+    }
+
+    /// A command that takes exactly `count` positional words and no flags.
+    pub(crate) const fn positional(count: usize, positional_name: &'static str) -> Syntax {
+        Syntax {
+            switches: &[],
+            valued: &[],
+            positionals: (count, count),
+            positional_name,
+        }
+    }
+
+    /// Sorts a command's words (after its name) by this syntax, or says what is wrong.
+    pub(crate) fn check<'w>(&self, words: &'w [String]) -> anyhow::Result<Arguments<'w>> {
+        let mut arguments = Arguments {
+            switches: Vec::new(),
+            values: Vec::new(),
+            positionals: Vec::new(),
+        };
+        let mut remaining = words.iter().map(String::as_str);
+        while let Some(word) = remaining.next() {
+            if self.valued.contains(&word) {
+                let Some(value) = remaining.next() else {
+                    bail!("expected a value after {word}");
+                };
+                if arguments.value(word).is_some() {
+                    bail!("{word} is given twice");
+                }
+                arguments.values.push((word, value));
+            } else if self.switches.contains(&word) {
+                if arguments.has(word) {
+                    bail!("{word} is given twice");
+                }
+                arguments.switches.push(word);
+            } else if is_flag(word) {
+                let known: Vec<&str> = self.switches.iter().chain(self.valued).copied().collect();
+                if known.is_empty() {
+                    bail!("unknown flag \"{word}\" (it takes none)");
+                }
+                bail!("unknown flag \"{word}\" (expected {})", known.join(", "));
+            } else if arguments.positionals.len() < self.positionals.1 {
+                arguments.positionals.push(word);
+            } else {
+                bail!("unexpected argument \"{word}\"");
+            }
+        }
+        if let Some((first, second)) = CONTRADICTIONS
+            .iter()
+            .find(|(first, second)| arguments.has(first) && arguments.has(second))
+        {
+            bail!("{first} and {second} contradict each other");
+        }
+        if arguments.positionals.len() < self.positionals.0 {
+            bail!("expected {}", self.positional_name);
+        }
+        Ok(arguments)
+    }
+}
+
+/// Whether `word` is a flag: a `-` word that is not a number.
+fn is_flag(word: &str) -> bool {
+    word.len() > 1 && word.starts_with('-') && word.parse::<f64>().is_err()
+}
+
+/// A command's words sorted by its [`Syntax`].
+pub(crate) struct Arguments<'w> {
+    switches: Vec<&'w str>,
+    values: Vec<(&'w str, &'w str)>,
+    /// The positional words, as many as the syntax allows.
+    pub(crate) positionals: Vec<&'w str>,
+}
+
+impl<'w> Arguments<'w> {
+    pub(crate) fn has(&self, switch: &str) -> bool {
+        self.switches.contains(&switch)
+    }
+
+    pub(crate) fn value(&self, flag: &str) -> Option<&'w str> {
+        self.values
+            .iter()
+            .find(|(given, _)| *given == flag)
+            .map(|&(_, value)| value)
+    }
+
+    /// The first positional word (the syntax says whether it must be there).
+    pub(crate) fn positional(&self) -> Option<&'w str> {
+        self.positionals.first().copied()
+    }
+
+    /// The analysis asked: `-early`/`-min` or `-late`/`-max` (never both: the check
+    /// refuses them together).
+    pub(crate) fn split(&self) -> Option<Split> {
+        if self.has("-early") || self.has("-min") {
+            Some(Split::Early)
+        } else if self.has("-late") || self.has("-max") {
+            Some(Split::Late)
+        } else {
+            None
+        }
+    }
+
+    /// The transition asked: `-rise` or `-fall`.
+    pub(crate) fn transition(&self) -> Option<Transition> {
+        if self.has("-rise") {
+            Some(Transition::Rise)
+        } else if self.has("-fall") {
+            Some(Transition::Fall)
+        } else {
+            None
+        }
+    }
+
+    /// A count given after `flag`.
+    pub(crate) fn count(&self, flag: &str) -> anyhow::Result<Option<usize>> {
+        self.value(flag)
+            .map(|value| {
+                value.parse::<usize>().with_context(|| {
+                    format!("expected a path count after {flag}, found \"{value}\"")
+                })
+            })
+            .transpose()
+    }
 }

@@ -279,7 +279,8 @@ fn check_cpu(timer: &mut Timer, runs: usize) -> anyhow::Result<()> {
         milliseconds(comparison.gpu_total)
     );
     let differences = &comparison.differences;
-    println!(
+    writeln!(
+        std::io::stdout(),
         "compared {} values: {} differ (arrival {}, slew {}, required {}, slack {}, \
          net load {}, wire {}, arc delay {}, tests {})",
         differences.compared,
@@ -292,7 +293,7 @@ fn check_cpu(timer: &mut Timer, runs: usize) -> anyhow::Result<()> {
         differences.wire,
         differences.arc_delay,
         differences.tests
-    );
+    )?;
     if differences.total() > 0 {
         anyhow::bail!("the GPU and CPU backends differ");
     }

@@ -252,7 +252,17 @@ fn shell_report_checks_lists_min_then_max() {
         &["shell"],
         &format!("{}report_checks -from in1\n", load_tiny()),
     );
-    assert!(String::from_utf8_lossy(&output.stderr).contains("-from is not supported"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("unknown flag \"-from\""), "{stderr}");
+    let output = tachyon(
+        &["shell"],
+        &format!("{}report_checks -unconstrained\n", load_tiny()),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("-unconstrained is not supported"),
+        "{stderr}"
+    );
 }
 
 /// `tachyon report` on the tiny design under `tiny.sdc` (OpenSTA's conventions), with

@@ -160,13 +160,89 @@ impl Csr {
     }
 }
 
-/// A combinational loop found by levelization, broken by disabling `broken_arcs`.
+/// A combinational loop found by levelization: a strongly connected component of the
+/// graph, made acyclic by disabling `broken_arcs`, each inside the component.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CombinationalLoop {
-    /// The pin where the loop was cut.
-    pub pin: PinId,
-    /// The arcs into `pin` that were disabled.
+    /// The component's pins, in pin order.
+    pub pins: Vec<PinId>,
+    /// The arcs disabled to break it (one for a simple loop).
     pub broken_arcs: Vec<ArcId>,
+}
+
+/// Not yet reached by [`LoopSearch`].
+const UNVISITED: u32 = u32::MAX;
+
+/// The state of the iterative depth-first search that breaks loops (Tarjan's strongly
+/// connected components, with the search path kept apart from the component stack).
+struct LoopSearch {
+    /// Visit order per pin (`UNVISITED` before).
+    order: Vec<u32>,
+    lowlink: Vec<u32>,
+    /// Whether a pin is on the search path (an arc to it is a back arc).
+    on_path: Vec<bool>,
+    /// Whether a pin is on the component stack.
+    on_stack: Vec<bool>,
+    stack: Vec<PinId>,
+    /// The search path: (pin, its next fan-out position to look at).
+    path: Vec<(PinId, usize)>,
+    /// Component per pin, once closed; and each component's pins.
+    component: Vec<u32>,
+    members: Vec<Vec<PinId>>,
+    next_order: u32,
+}
+
+impl LoopSearch {
+    fn new(n_pins: usize) -> LoopSearch {
+        LoopSearch {
+            order: vec![UNVISITED; n_pins],
+            lowlink: vec![0; n_pins],
+            on_path: vec![false; n_pins],
+            on_stack: vec![false; n_pins],
+            stack: Vec::new(),
+            path: Vec::new(),
+            component: vec![u32::MAX; n_pins],
+            members: Vec::new(),
+            next_order: 0,
+        }
+    }
+
+    /// Enters `pin`: numbers it and puts it on the path and the stack.
+    fn visit(&mut self, pin: PinId, fanout: &Csr) {
+        let index = pin.index();
+        self.order[index] = self.next_order;
+        self.lowlink[index] = self.next_order;
+        self.next_order += 1;
+        self.on_path[index] = true;
+        self.on_stack[index] = true;
+        self.stack.push(pin);
+        self.path.push((pin, fanout.start[index] as usize));
+    }
+
+    /// Leaves `pin` (the end of the path), all its arcs seen; closes its component when
+    /// it is the component's root.
+    fn close(&mut self, pin: PinId) {
+        let index = pin.index();
+        self.path.pop();
+        self.on_path[index] = false;
+        if let Some(&(parent, _)) = self.path.last() {
+            let low = self.lowlink[parent.index()].min(self.lowlink[index]);
+            self.lowlink[parent.index()] = low;
+        }
+        if self.lowlink[index] == self.order[index] {
+            let id = self.members.len() as u32;
+            let mut members = Vec::new();
+            while let Some(member) = self.stack.pop() {
+                self.on_stack[member.index()] = false;
+                self.component[member.index()] = id;
+                members.push(member);
+                if member == pin {
+                    break;
+                }
+            }
+            self.members.push(members);
+        }
+    }
 }
 
 /// The timing graph of one design state.
@@ -455,22 +531,44 @@ impl TimingGraph {
                     self.level_order = level_order;
                     break;
                 }
-                Err(stuck_pin) => {
-                    // Cut the loop at the lowest-numbered stuck pin: deterministic, and
-                    // every cut removes at least one arc so this terminates.
-                    let broken_arcs: Vec<ArcId> = fanin.of(stuck_pin).to_vec();
-                    for arc in &broken_arcs {
-                        self.arc_enabled[arc.index()] = false;
+                Err(levelized) => {
+                    // The pins left over are in loops or downstream of them: break each
+                    // loop inside its component, then levelize once more.
+                    let loops = self.break_loops(&fanout, &fanout_to, &levelized);
+                    if loops.is_empty() {
+                        // Cannot happen (pins left over means a cycle); stop rather
+                        // than spin.
+                        tracing::error!("levelization stalled without a loop");
+                        break;
                     }
-                    tracing::warn!(
-                        pin = %self.pins[stuck_pin.index()].name,
-                        n_arcs = broken_arcs.len(),
-                        "combinational loop: arcs into this pin are disabled"
-                    );
-                    self.loops.push(CombinationalLoop {
-                        pin: stuck_pin,
-                        broken_arcs,
-                    });
+                    for found in &loops {
+                        let names: Vec<&str> = found
+                            .pins
+                            .iter()
+                            .take(8)
+                            .map(|&pin| self.pins[pin.index()].name.as_str())
+                            .collect();
+                        let broken: Vec<String> = found
+                            .broken_arcs
+                            .iter()
+                            .take(4)
+                            .map(|&arc| {
+                                let arc = &self.arcs[arc.index()];
+                                format!(
+                                    "{} -> {}",
+                                    self.pins[arc.from.index()].name,
+                                    self.pins[arc.to.index()].name
+                                )
+                            })
+                            .collect();
+                        tracing::warn!(
+                            n_pins = found.pins.len(),
+                            pins = %names.join(" "),
+                            broken = %broken.join(", "),
+                            "combinational loop: broken at the arcs listed"
+                        );
+                    }
+                    self.loops.extend(loops);
                 }
             }
         }
@@ -485,14 +583,14 @@ impl TimingGraph {
         );
     }
 
-    /// Kahn's algorithm; on a loop, returns the lowest-numbered pin left unlevelized
-    /// that has unlevelized fan-in.
+    /// Kahn's algorithm; on a loop, returns which pins were levelized (the others are
+    /// in loops or downstream of one).
     fn levelize(
         &self,
         fanin: &Csr,
         fanout: &Csr,
         fanout_to: &[PinId],
-    ) -> Result<(Vec<u32>, Vec<PinId>), PinId> {
+    ) -> Result<(Vec<u32>, Vec<PinId>), Vec<bool>> {
         /// Up to this many worker threads, the sweep runs in order on one.
         const SEQUENTIAL_LEVELIZE_THREADS: usize = 1;
         use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -582,13 +680,78 @@ impl TimingGraph {
             begin = end;
         }
         if level_order.len() < n_pins {
-            let stuck = (0..n_pins)
-                .find(|&pin| remaining[pin].load(Relaxed) > 0)
-                .map(PinId::from_index)
-                .unwrap_or(PinId(0));
-            return Err(stuck);
+            let mut levelized = vec![false; n_pins];
+            for pin in &level_order {
+                levelized[pin.index()] = true;
+            }
+            return Err(levelized);
         }
         Ok((level_start, level_order))
+    }
+
+    /// Breaks every loop among the pins not `levelized`, inside its strongly connected
+    /// component: one depth-first search over them (roots in pin order, arcs in fan-out
+    /// order, so the result is deterministic) disables each arc that reaches back to a
+    /// pin on the search path. Those back arcs are what keeps the graph cyclic, and they
+    /// lie inside components, so nothing downstream of a loop loses an arc; a simple
+    /// loop loses exactly one. Tarjan's lowlinks, computed in the same search, give each
+    /// component's pins for the report.
+    fn break_loops(
+        &mut self,
+        fanout: &Csr,
+        fanout_to: &[PinId],
+        levelized: &[bool],
+    ) -> Vec<CombinationalLoop> {
+        let mut search = LoopSearch::new(self.pins.len());
+        let mut broken: Vec<ArcId> = Vec::new();
+        for root in (0..self.pins.len()).filter(|&pin| !levelized[pin]) {
+            if search.order[root] != UNVISITED {
+                continue;
+            }
+            search.visit(PinId::from_index(root), fanout);
+            while let Some(&mut (pin, ref mut position)) = search.path.last_mut() {
+                if *position < fanout.start[pin.index() + 1] as usize {
+                    let at = *position;
+                    *position += 1;
+                    let to = fanout_to[at];
+                    if levelized[to.index()] {
+                        continue;
+                    }
+                    if search.order[to.index()] == UNVISITED {
+                        search.visit(to, fanout);
+                    } else if search.on_stack[to.index()] {
+                        if search.on_path[to.index()] {
+                            broken.push(fanout.arcs[at]);
+                        }
+                        let low = search.lowlink[pin.index()].min(search.order[to.index()]);
+                        search.lowlink[pin.index()] = low;
+                    }
+                } else {
+                    search.close(pin);
+                }
+            }
+        }
+        // Each back arc lies inside one component: group them by it.
+        for arc in &broken {
+            self.arc_enabled[arc.index()] = false;
+        }
+        let mut by_component: Vec<(u32, ArcId)> = broken
+            .iter()
+            .map(|&arc| (search.component[self.arcs[arc.index()].to.index()], arc))
+            .collect();
+        by_component.sort_unstable();
+        let mut loops: Vec<CombinationalLoop> = Vec::new();
+        for group in by_component.chunk_by(|a, b| a.0 == b.0) {
+            let component = group[0].0;
+            let mut pins = search.members[component as usize].clone();
+            pins.sort_unstable();
+            loops.push(CombinationalLoop {
+                pins,
+                broken_arcs: group.iter().map(|&(_, arc)| arc).collect(),
+            });
+        }
+        loops.sort_by_key(|found| found.pins[0]);
+        loops
     }
 
     /// Whether [`TimingGraph::finalize`] ran after the last structural change.

@@ -78,10 +78,31 @@ fn loops_are_broken_deterministically() {
     graph.add_arc(buffer_arc(a, b));
     graph.add_arc(buffer_arc(b, a));
     graph.add_arc(buffer_arc(c, a));
+    let d = graph.add_pin(pin("d", PinKind::CellInput));
+    let e = graph.add_pin(pin("e", PinKind::CellOutput));
+    let f = graph.add_pin(pin("f", PinKind::CellInput));
+    // A second loop d -> e -> f -> d fed by the first (b -> d): downstream of one loop,
+    // a loop of its own.
+    graph.add_arc(buffer_arc(b, d));
+    graph.add_arc(buffer_arc(d, e));
+    graph.add_arc(buffer_arc(e, f));
+    graph.add_arc(buffer_arc(f, d));
     graph.finalize();
-    assert_eq!(graph.combinational_loops().len(), 1);
-    assert_eq!(graph.combinational_loops()[0].pin, a);
-    assert_eq!(graph.topological_order().len(), 3);
+    let loops = graph.combinational_loops();
+    assert_eq!(loops.len(), 2);
+    assert_eq!(loops[0].pins, [a, b]);
+    assert_eq!(loops[1].pins, [d, e, f]);
+    // One arc inside each loop, the one back to where the search entered it; the arcs
+    // into the loops (c -> a, b -> d) stay.
+    let broken: Vec<(PinId, PinId)> = loops
+        .iter()
+        .flat_map(|found| &found.broken_arcs)
+        .map(|&arc| (graph.arc(arc).from, graph.arc(arc).to))
+        .collect();
+    assert_eq!(broken, [(b, a), (f, d)]);
+    assert_eq!(graph.fanin(a).len(), 1);
+    assert_eq!(graph.fanin(d).len(), 1);
+    assert_eq!(graph.topological_order().len(), 6);
 }
 
 /// The sequential Kahn's algorithm over the graph's (enabled) fan-out, each level then

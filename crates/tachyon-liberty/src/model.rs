@@ -723,6 +723,13 @@ impl Builder<'_> {
                     parse_finite(number)
                 };
                 if let Some(scale) = scale {
+                    if scale <= 0.0 {
+                        return Err(self.error_found(
+                            value.offset,
+                            format!("{expected} with a scale above zero"),
+                            format!("\"{written}\""),
+                        ));
+                    }
                     return Ok(scale * factor);
                 }
             }
@@ -735,8 +742,11 @@ impl Builder<'_> {
         let [scale, unit] = attribute.values[..] else {
             return Err(self.error(attribute.offset, EXPECTED));
         };
-        let scale =
-            parse_finite(scale.text.trim()).ok_or_else(|| self.error(scale.offset, "a number"))?;
+        let scale = match parse_finite(scale.text.trim()) {
+            Some(value) if value > 0.0 => value,
+            Some(_) => return Err(self.error(scale.offset, "a unit scale above zero")),
+            None => return Err(self.error(scale.offset, "a number")),
+        };
         let factor = match unit.text.trim().to_ascii_lowercase().as_str() {
             "ff" => 1.0,
             "pf" => 1e3,
@@ -1005,28 +1015,32 @@ impl Builder<'_> {
             );
             timings.push(timing);
         }
-        let number = |name: &str, inherited: Option<f64>| -> Result<Option<f64>, ParseError> {
+        let capacitance = |name: &str, inherited: Option<f64>| -> Result<Option<f64>, ParseError> {
             Ok(self
-                .optional_number(group.simple_attribute(name))?
+                .optional_capacitance(group.simple_attribute(name))?
                 .or(inherited))
         };
         let range = |name: &str, inherited: Option<(f64, f64)>| match group.complex_attribute(name)
         {
             None => Ok(inherited),
             Some(attribute) => match self.numbers(attribute)?[..] {
-                [low, high] => Ok(Some((low, high))),
+                [low, high] if low >= 0.0 && high >= 0.0 => Ok(Some((low, high))),
+                [_, _] => Err(self.error(
+                    attribute.offset,
+                    format!("{name} of capacitances of zero or more"),
+                )),
                 _ => Err(self.error(attribute.offset, format!("{name} (<low>, <high>)"))),
             },
         };
         Ok(Pin {
             name: String::new(),
             direction,
-            capacitance: number("capacitance", inherited.and_then(|pin| pin.capacitance))?,
-            rise_capacitance: number(
+            capacitance: capacitance("capacitance", inherited.and_then(|pin| pin.capacitance))?,
+            rise_capacitance: capacitance(
                 "rise_capacitance",
                 inherited.and_then(|pin| pin.rise_capacitance),
             )?,
-            fall_capacitance: number(
+            fall_capacitance: capacitance(
                 "fall_capacitance",
                 inherited.and_then(|pin| pin.fall_capacitance),
             )?,
@@ -1202,8 +1216,30 @@ impl Builder<'_> {
 
     /// A finite number; the error quotes exactly the text that is not one.
     fn number(&self, text: &str, offset: usize) -> Result<f64, ParseError> {
-        parse_finite(text)
-            .ok_or_else(|| self.error_found(offset, "a number", format!("\"{text}\"")))
+        parse_finite(text).ok_or_else(|| {
+            let expected = if text.parse::<f64>().is_ok() {
+                "a number of at most 1e15 in magnitude"
+            } else {
+                "a number"
+            };
+            self.error_found(offset, expected, format!("\"{text}\""))
+        })
+    }
+
+    /// A pin capacitance: a number of zero or more.
+    fn optional_capacitance(
+        &self,
+        attribute: Option<&SimpleAttribute<'_>>,
+    ) -> Result<Option<f64>, ParseError> {
+        let value = self.optional_number(attribute)?;
+        match (value, attribute) {
+            (Some(capacitance), Some(attribute)) if capacitance < 0.0 => Err(self.error_found(
+                attribute.value.offset,
+                "a capacitance of zero or more",
+                format!("\"{}\"", attribute.value.text.trim()),
+            )),
+            _ => Ok(value),
+        }
     }
 
     fn optional_number(
@@ -1253,7 +1289,11 @@ fn text_attribute(group: &Group<'_>, name: &str) -> String {
         .unwrap_or_default()
 }
 
-/// A finite number; Rust also accepts `inf` and `nan`, which no library value means.
+/// A finite number of at most [`tachyon_source::MAX_MAGNITUDE`] in magnitude; Rust also
+/// accepts `inf` and `nan`, which no library value means, and `1e308` would overflow the
+/// timing sums.
 fn parse_finite(text: &str) -> Option<f64> {
-    text.parse::<f64>().ok().filter(|number| number.is_finite())
+    text.parse::<f64>()
+        .ok()
+        .filter(|&number| tachyon_source::in_range(number))
 }

@@ -170,6 +170,13 @@ pub enum Expected {
         /// Byte offset of the group's name.
         group_offset: usize,
     },
+    /// A closing `"` on the line of a string that opens at this place: it ran on to a
+    /// quote on a later line (at the byte offset given), and the file then ended inside
+    /// a string, so this is the string that most likely lacks its closing quote.
+    StringCloseOnItsLine {
+        /// Byte offset of the quote that closed it, lines later.
+        closed_at: usize,
+    },
     /// A low-level nom failure (should not reach users; kept for completeness).
     Nom(ErrorKind),
 }
@@ -229,7 +236,7 @@ impl<'a> Parser<'a> {
 
     fn render_error(&self, file_name: &str, error: &SyntaxError<'a>) -> ParseError {
         let offset = self.offset_of(error.remaining);
-        match &error.expected {
+        let mut rendered = match &error.expected {
             Expected::Text(expected) => ParseError::at(file_name, self.text, offset, *expected),
             Expected::GroupEnd {
                 group_name,
@@ -242,13 +249,34 @@ impl<'a> Parser<'a> {
                 );
                 ParseError::at(file_name, self.text, offset, expected)
             }
+            Expected::StringCloseOnItsLine { closed_at } => {
+                let closed = line_column(self.text, *closed_at);
+                let expected = format!(
+                    "a closing '\"' on this string's line (the string runs on to the quote \
+                     at {}:{}, and the file ends inside a later string)",
+                    closed.line, closed.column
+                );
+                return ParseError::at(file_name, self.text, offset, expected);
+            }
             Expected::Nom(kind) => ParseError::at(
                 file_name,
                 self.text,
                 offset,
                 format!("valid Liberty syntax ({})", kind.description()),
             ),
+        };
+        // A string that runs across lines usually lacks its closing quote, and the
+        // error surfaces later, where the quotes no longer pair up: name it.
+        if let Some((opened_at, closed_at)) = first_string_across_lines(self.text, offset) {
+            let opened = line_column(self.text, opened_at);
+            let closed = line_column(self.text, closed_at);
+            rendered.expected = format!(
+                "{} (the string at {}:{} runs on to the quote at {}:{}: is its closing \
+                 '\"' missing?)",
+                rendered.expected, opened.line, opened.column, closed.line, closed.column
+            );
         }
+        rendered
     }
 
     /// Statements up to the closing `}` of `enclosing` (or the end of the file at top
@@ -451,11 +479,62 @@ impl<'a> Parser<'a> {
                 _ => index += 1,
             }
         }
+        let opened_at = self.offset_of(input);
+        if let Some((opened_at, closed_at)) = first_string_across_lines(self.text, opened_at) {
+            return Err(failure(
+                self.text.get(opened_at..).unwrap_or_default(),
+                Expected::StringCloseOnItsLine { closed_at },
+            ));
+        }
         Err(failure(
             input,
             Expected::Text("a closing '\"' for this string"),
         ))
     }
+}
+
+/// The first string of `text[..before]` that runs across a line end (not continued by
+/// `\`), as the offsets of its opening and closing quotes: where the quotes stop pairing
+/// up when an error follows. It scans the text again, comments included, so it costs
+/// nothing until an error is rendered.
+fn first_string_across_lines(text: &str, before: usize) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes().get(..before)?;
+    let mut index = 0;
+    while index < bytes.len() {
+        match (bytes[index], bytes.get(index + 1)) {
+            (b'/', Some(b'*')) => {
+                let end = text.get(index + 2..before)?.find("*/")?;
+                index += 2 + end + 2;
+            }
+            (b'/', Some(b'/')) => {
+                index += bytes[index..].iter().position(|&byte| byte == b'\n')?;
+            }
+            (b'"', _) => {
+                let open = index;
+                let mut across = false;
+                index += 1;
+                loop {
+                    match *bytes.get(index)? {
+                        b'"' => break,
+                        b'\\' => index += 2,
+                        b'\n' => {
+                            let line = &bytes[open + 1..index];
+                            let line = line.strip_suffix(b"\r").unwrap_or(line);
+                            across |= !line.trim_ascii_end().ends_with(b"\\");
+                            index += 1;
+                        }
+                        _ => index += 1,
+                    }
+                }
+                if across {
+                    return Some((open, index));
+                }
+                index += 1;
+            }
+            _ => index += 1,
+        }
+    }
+    None
 }
 
 /// Skips white space, comments and `\` line continuations.
@@ -617,6 +696,34 @@ mod tests {
             )
         );
         assert!(parse("t.lib", "g () { s : \"open }").is_err());
+        let runs_on = parse("t.lib", "g () {\n  a : \"1ns ;\n  b : \"\n  c : \"y ;\n}\n")
+            .map_err(|e| e.to_string());
+        assert_eq!(
+            runs_on,
+            Err(
+                "t.lib:2:7: expected a closing '\"' on this string's line (the string runs \
+                 on to the quote at 3:7, and the file ends inside a later string), found \
+                 \"\"1ns\""
+                    .to_string()
+            )
+        );
+        let later =
+            parse("t.lib", "g () {\n  a : \"1ns ;\n  b : \"x\" ;\n}\n").map_err(|e| e.to_string());
+        assert_eq!(
+            later,
+            Err(
+                "t.lib:3:9: expected \":\" or \"(\" after the statement name (the string \
+                 at 2:7 runs on to the quote at 3:7: is its closing '\"' missing?), found \
+                 \"\"\""
+                    .to_string()
+            )
+        );
+        let continued = parse("t.lib", "g () {\n  v (\"1, \\\n 2\") ;\n  s : \"open ;\n}")
+            .map_err(|e| e.to_string());
+        assert_eq!(
+            continued,
+            Err("t.lib:4:7: expected a closing '\"' for this string, found \"\"open\"".to_string())
+        );
         assert!(parse("t.lib", "/* open").is_err());
         assert!(parse("t.lib", "g () { a : ; }").is_err());
     }

@@ -134,7 +134,7 @@ impl Design {
         mark("cell arcs");
         let connections = self.connections(&instances, &pins)?;
         mark("connections");
-        let mut nets = self.nets_of(&graph, &net_order, &connections, &mut mark);
+        let mut nets = self.nets_of(&graph, &net_order, &connections, &mut mark)?;
         drop(connections);
         mark("nets");
         let pin_of_key = |key: &PinKey| -> Option<PinId> {
@@ -389,10 +389,10 @@ impl Design {
         // Connections as (net slot, pin), then grouped by net.
         let mut connected: Vec<(u32, PinId)> = Vec::with_capacity(instances.n_pins);
         for (index, port) in self.ports.iter().enumerate() {
-            // A repeated port name is one pin with one connection.
-            let first = self.ports[..index]
-                .iter()
-                .all(|other| other.name != port.name);
+            // A repeated port name is one pin with one connection: its first port (the
+            // index keeps the first of each name; comparing each port with all before
+            // it was quadratic, 18 s for one 65,536-bit port).
+            let first = self.port_index(&port.name) == Some(index as u32);
             if let (Some(net), true) = (port.net, first) {
                 connected.push((net, pins.ports[index]));
             }
@@ -431,14 +431,15 @@ impl Design {
     }
 
     /// The nets of slots `net_order` (in name order): each net's pins in name order,
-    /// the first driver among them; independent per net, so in parallel.
+    /// the driver among them; independent per net, so in parallel. A net with two
+    /// drivers is an error naming them.
     fn nets_of(
         &self,
         graph: &TimingGraph,
         net_order: &[u32],
         connections: &NetConnections,
         mark: &mut impl FnMut(&'static str),
-    ) -> Vec<Net> {
+    ) -> Result<Vec<Net>, LinkError> {
         // Each pin's first 8 name bytes as a number that orders as the names do where
         // they differ: sorting a net's pins by name then rarely reads the names (a
         // cache miss or two each).
@@ -448,10 +449,22 @@ impl Design {
             .with_min_len(1 << 14)
             .map(|pin| tachyon_graph::name_prefix(&pin.name))
             .collect();
-        mark("prefixes");
-        net_order
+        // Which pins drive, one byte each, read per net pin below (the pins themselves
+        // are a cache miss each).
+        let drives: Vec<bool> = graph
+            .pins()
             .par_iter()
-            .map_init(Vec::new, |pins, &slot| {
+            .with_min_len(1 << 14)
+            .map(|pin| pin.kind.is_driver())
+            .collect();
+        mark("prefixes");
+        // The first net (in net order) with two drivers: Tachyon times one driver per
+        // net, and a second one would silently become a sink.
+        let first_multi_driven = std::sync::atomic::AtomicUsize::new(usize::MAX);
+        let nets: Vec<Net> = net_order
+            .par_iter()
+            .enumerate()
+            .map_init(Vec::new, |pins, (net_index, &slot)| {
                 pins.clear();
                 pins.extend_from_slice(connections.of(slot));
                 pins.sort_by(|&a, &b| {
@@ -459,7 +472,13 @@ impl Design {
                         .cmp(&name_prefix[b.index()])
                         .then_with(|| by_name(graph, a, b))
                 });
-                let driver = pins.iter().position(|&pin| graph.pin(pin).kind.is_driver());
+                let driver = pins.iter().position(|&pin| drives[pin.index()]);
+                if let Some(first) = driver {
+                    if pins[first + 1..].iter().any(|&pin| drives[pin.index()]) {
+                        first_multi_driven
+                            .fetch_min(net_index, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
                 let sinks: Vec<PinId> = pins
                     .iter()
                     .enumerate()
@@ -473,7 +492,22 @@ impl Design {
                     parasitics: None,
                 }
             })
-            .collect()
+            .collect();
+        let multi_driven = first_multi_driven.into_inner();
+        if let Some(net) = nets.get(multi_driven) {
+            let drivers: Vec<&str> = net
+                .driver
+                .iter()
+                .chain(&net.sinks)
+                .filter(|&&pin| drives[pin.index()])
+                .map(|&pin| graph.pin(pin).name.as_str())
+                .collect();
+            return Err(LinkError::MultipleDrivers {
+                net: net.name.clone(),
+                drivers: drivers.join("`, `"),
+            });
+        }
+        Ok(nets)
     }
 
     /// The RC trees of `nets` (the nets of slots `net_order`) flattened from their
@@ -698,12 +732,18 @@ impl Design {
 
     fn graph_assertions(&self, graph: &TimingGraph) -> Result<Assertions, LinkError> {
         let mut assertions = Assertions::default();
-        let pin = |name: &str| {
-            graph
-                .pin_by_name(name)
-                .ok_or_else(|| LinkError::UnknownPin(name.to_string()))
-        };
-        for assertion in &self.assertions {
+        for (index, assertion) in self.assertions.iter().enumerate() {
+            // A pin the design lacks (edits may have removed it) is reported where the
+            // assertion was read, when known.
+            let pin = |name: &str| {
+                graph.pin_by_name(name).ok_or_else(|| {
+                    let location = self.assertion_locations.get(index).and_then(Option::as_ref);
+                    match self.check_assertion(assertion, location) {
+                        Err(error) => error,
+                        Ok(()) => LinkError::UnknownPin(name.to_string()),
+                    }
+                })
+            };
             match assertion {
                 Assertion::Clock {
                     pin: name, period, ..
@@ -777,7 +817,14 @@ fn flatten_parasitics(
             .ok()
             .map(|index| node_of[index].1)
     };
-    let root = find(driver)?;
+    let Some(root) = find(driver) else {
+        tracing::warn!(
+            net = net.name,
+            driver = %graph.pin(driver).name,
+            "the net's parasitics do not include its driver: it is timed without them"
+        );
+        return None;
+    };
     pin_nodes.clear();
     pin_nodes.push((driver, root));
     for &sink in &net.sinks {

@@ -6,11 +6,12 @@ use std::borrow::Cow;
 use std::sync::Arc as Shared;
 
 use rayon::prelude::*;
-use tachyon_graph::{FastMap, NameIndex, NldmTable, PinKind};
+use tachyon_graph::{FastMap, FastSet, NameIndex, NldmTable, PinKind};
 use tachyon_kernels::Split;
 use tachyon_sdc::Assertion;
+use tachyon_source::{Location, Source};
 
-use crate::library::{BindNotes, CellLibrary, LibraryCell, TimingGroupPolicy};
+use crate::library::{BindNotes, CellLibrary, LibraryCell, PinDirection, TimingGroupPolicy};
 use crate::parasitics::{NetParasitics, PinKey};
 use crate::LinkError;
 
@@ -177,6 +178,20 @@ impl<T: Named + Send + Sync> Slots<T> {
     }
 }
 
+/// How large a design's timing graph will be, counted without building it (for memory
+/// estimates before the large allocations).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DesignSize {
+    /// Ports plus instance pins.
+    pub pins: u64,
+    /// Cell arcs, tests and net arcs (about one per connection).
+    pub arcs: u64,
+    /// Live nets.
+    pub nets: u64,
+    /// RC tree nodes over all nets with parasitics.
+    pub rc_nodes: u64,
+}
+
 /// The editable design: libraries, netlist, parasitics and assertions.
 #[derive(Debug, Clone, Default)]
 pub struct Design {
@@ -190,6 +205,13 @@ pub struct Design {
     pub(crate) cells: Interner,
     pub(crate) pin_names: Interner,
     pub(crate) assertions: Vec<Assertion>,
+    /// Where each assertion was read, when known (same order as `assertions`).
+    pub(crate) assertion_locations: Vec<Option<Location>>,
+    /// Nets joined into another by `assign` statements: dead slot -> the live slot.
+    net_aliases: FastMap<u32, u32>,
+    /// Wide bus wires whose bits are made nets only when named (see
+    /// `declared_wire_bits`): name -> (msb, lsb).
+    lazy_buses: BusRanges,
     timing_group_policy: TimingGroupPolicy,
     /// The SDC commands the design is timed with (OpenSTA's conventions).
     pub(crate) sdc_commands: Vec<tachyon_sdc::SdcCommand>,
@@ -205,6 +227,68 @@ impl Design {
     /// An empty design.
     pub fn new() -> Design {
         Design::default()
+    }
+
+    /// Whether a netlist is loaded (it has ports or instances).
+    pub fn has_netlist(&self) -> bool {
+        !self.ports.is_empty() || !self.instances.slots.is_empty()
+    }
+
+    /// Whether a library is bound for `split`.
+    pub fn has_library(&self, split: Split) -> bool {
+        self.libraries[split.index()].is_some()
+    }
+
+    /// Counts the graph the design would build (in parallel over instances and nets).
+    pub fn size(&self) -> DesignSize {
+        // Per interned cell: its pins, and its arcs and tests over both libraries.
+        let per_cell: Vec<(u64, u64)> = self
+            .cells
+            .names
+            .iter()
+            .map(|name| {
+                let pins = self.library_cell(name).map_or(0, |cell| cell.pins.len());
+                let items: usize = self
+                    .libraries
+                    .iter()
+                    .flatten()
+                    .filter_map(|library| library.cell(name))
+                    .map(|cell| cell.arcs.len() + cell.tests.len())
+                    .sum();
+                (pins as u64, items as u64)
+            })
+            .collect();
+        let (instance_pins, instance_arcs) = self
+            .instances
+            .slots
+            .par_iter()
+            .filter(|instance| instance.alive)
+            .map(|instance| {
+                let (pins, items) = per_cell
+                    .get(instance.cell as usize)
+                    .copied()
+                    .unwrap_or_default();
+                (pins, items + instance.connections.len() as u64)
+            })
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        let (nets, rc_nodes) = self
+            .nets
+            .slots
+            .par_iter()
+            .filter(|net| net.alive)
+            .map(|net| {
+                let nodes = net.parasitics.as_ref().map_or(0, |parasitics| {
+                    parasitics.ground_capacitance.len() + parasitics.pin_nodes.len()
+                });
+                (1, nodes as u64)
+            })
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        DesignSize {
+            pins: self.ports.len() as u64 + instance_pins,
+            arcs: self.ports.len() as u64 + instance_arcs,
+            nets,
+            rc_nodes,
+        }
     }
 
     /// Chooses which `timing()` groups libraries bound from now on turn into arcs.
@@ -250,9 +334,10 @@ impl Design {
     }
 
     /// Replaces the netlist with the top module of `netlist` (the one module no other
-    /// instantiates).
+    /// instantiates). Errors name the instance but no place in the file:
+    /// [`Design::set_netlist_from`] gives them one.
     pub fn set_netlist(&mut self, netlist: &tachyon_verilog::Netlist<'_>) -> Result<(), LinkError> {
-        self.set_netlist_top(netlist, None)
+        self.set_netlist_from(netlist, None, &[])
     }
 
     /// Replaces the netlist with module `top` of `netlist` (None: the one module no
@@ -262,34 +347,58 @@ impl Design {
         netlist: &tachyon_verilog::Netlist<'_>,
         top: Option<&str>,
     ) -> Result<(), LinkError> {
+        self.set_netlist_from(netlist, top, &[])
+    }
+
+    /// Replaces the netlist with module `top` of `netlist` (None: the one module no
+    /// other instantiates), parsed from `sources`; a hierarchical netlist is flattened
+    /// (`a/b/c` names). An instance of a cell no library has is a black box (no pins).
+    /// With libraries loaded, a pin its cell lacks is an error at the instance's line,
+    /// in the file that has it; so are a repeated instance name, a connection whose
+    /// width is not its pin's, and an `assign` of unequal widths. `assign a = b` joins
+    /// the two nets into one, named as OpenSTA names it (the source side, or the net
+    /// higher in the hierarchy); `assign a = 1'b0` ties the net to a constant, which
+    /// leaves it undriven. On any error the design is left as it was.
+    pub fn set_netlist_from(
+        &mut self,
+        netlist: &tachyon_verilog::Netlist<'_>,
+        top: Option<&str>,
+        sources: &[Source<'_>],
+    ) -> Result<(), LinkError> {
+        let places = Places::new(sources);
         let module = netlist
             .top(top)
             .map_err(|error| LinkError::Unsupported(error.to_string()))?;
         // A hierarchical netlist is linked as its flattened top module.
-        let flattened = crate::hierarchy::flatten(netlist, module)?;
+        let flattened = crate::hierarchy::flatten(netlist, module, places)?;
         let flat_module = flattened.as_ref().map(|flat| flat.module());
         let module = flat_module.as_ref().unwrap_or(module);
-        self.design_name = module.name.to_string();
-        self.ports.clear();
-        self.port_index.clear();
+        // Everything is built beside the current netlist and swapped in at the end, so
+        // that an error leaves the design as it was.
+        let mut ports: Vec<Port> = Vec::new();
+        let mut port_index: FastMap<String, u32> = FastMap::default();
         for (port, direction) in module.port_bits() {
             let kind = match direction {
                 tachyon_verilog::PortDirection::Input => PinKind::PrimaryInput,
                 _ => PinKind::PrimaryOutput,
             };
-            let id = self.ports.len() as u32;
-            self.port_index.entry(port.to_string()).or_insert(id);
-            self.ports.push(Port {
+            let id = ports.len() as u32;
+            port_index.entry(port.to_string()).or_insert(id);
+            ports.push(Port {
                 name: port.to_string(),
                 kind,
                 net: None,
             });
         }
+        let (assigned, (wires, lazy_buses)) = match &flattened {
+            Some(flat) => (flat.assigned(), flat.wires()),
+            None => (assigned_bits(module, places)?, declared_wire_bits(module)),
+        };
         // The nets: declared wires and ports, in name order, plus any connected net
         // not declared (rare, so they are merged in only when there are some).
-        let wires = module.wire_bits();
         let mut net_names: Vec<&str> = wires.iter().map(|wire| &**wire).collect();
-        net_names.extend(self.ports.iter().map(|port| port.name.as_str()));
+        net_names.extend(ports.iter().map(|port| port.name.as_str()));
+        net_names.extend(assigned_names(&assigned));
         let new_nets = |net_names: &mut Vec<&str>| {
             sort_names(net_names);
             Slots::from_sorted(
@@ -303,7 +412,8 @@ impl Design {
                     .collect(),
             )
         };
-        let cells = &mut self.cells;
+        let mut cells = self.cells.clone();
+        let mut pin_names = self.pin_names.clone();
         let (mut nets, cell_ids) = rayon::join(
             || new_nets(&mut net_names),
             || -> Vec<u32> {
@@ -314,13 +424,36 @@ impl Design {
                     .collect()
             },
         );
-        // Per cell, its bus pins (a connection to one is bit by bit).
-        let bus_pins: Vec<BusPins> = self
-            .cells
+        // Per interned cell, its pins (None: no library has the cell, or none is
+        // loaded yet): each instance is checked against them as it is resolved, and a
+        // connection to a bus pin is made bit by bit.
+        let cell_pins: Vec<Option<CellPins>> = cells
             .names
             .iter()
-            .map(|cell| self.library_cell(cell).and_then(bus_pins_of))
+            .map(|cell| {
+                let cell = self.library_cell(cell)?;
+                Some(CellPins {
+                    ids: cell
+                        .pins
+                        .iter()
+                        .filter_map(|pin| pin_names.get(&pin.name))
+                        .collect(),
+                    names: cell
+                        .pins
+                        .iter()
+                        .map(|pin| pin.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    buses: bus_pins_of(cell),
+                })
+            })
             .collect();
+        let checks = InstanceChecks {
+            cell_names: &cells.names,
+            cell_pins: &cell_pins,
+            libraries_loaded: self.libraries.iter().any(Option::is_some),
+            places,
+        };
         // The instances, written in place chunk by chunk (collecting them cost a copy
         // of every instance into fresh memory). A pass that meets a pin name no
         // library has (interned then) or a net not declared (added then) is run again.
@@ -339,14 +472,7 @@ impl Design {
                     ChunkScratch::default,
                     |scratch, ((places, instances), cells)| {
                         resolve_chunk(
-                            module,
-                            &self.pin_names,
-                            &nets,
-                            &bus_pins,
-                            instances,
-                            cells,
-                            places,
-                            scratch,
+                            module, &pin_names, &nets, &checks, instances, cells, places, scratch,
                         )
                     },
                 )
@@ -369,70 +495,84 @@ impl Design {
                 )));
             }
             for pin in unknown_pins {
-                self.pin_names.intern(&pin);
+                pin_names.intern(&pin);
             }
             if !missing_nets.is_empty() {
                 undeclared.extend(missing_nets);
                 drop(nets);
                 let mut names: Vec<&str> = wires.iter().map(|wire| &**wire).collect();
-                names.extend(self.ports.iter().map(|port| port.name.as_str()));
+                names.extend(ports.iter().map(|port| port.name.as_str()));
+                names.extend(assigned_names(&assigned));
                 names.extend(undeclared.iter().map(|net| &**net));
                 nets = new_nets(&mut names);
             }
         }
-        self.nets = nets;
-        for port in &mut self.ports {
-            // A port joined to another net by `assign` connects to that net.
-            let net = flattened
-                .as_ref()
-                .and_then(|flat| flat.aliases.get(&port.name))
-                .unwrap_or(&port.name);
-            port.net = self.nets.get(net);
+        for port in &mut ports {
+            port.net = nets.get(&port.name);
         }
-        // Name order; a repeated instance name keeps the last cell and merges the
-        // connections, later ones winning (as inserting one by one did).
+        // Name order; a repeated instance name is an error at its second place.
         instances.par_sort_by(|a, b| tachyon_graph::name_order(&a.name, &b.name));
-        let repeated = instances
+        if let Some(pair) = instances
             .par_windows(2)
-            .any(|pair| pair[0].name == pair[1].name);
-        let merged = if repeated {
-            let mut merged: Vec<Instance> = Vec::with_capacity(instances.len());
-            for instance in instances {
-                match merged.last_mut() {
-                    Some(last) if last.name == instance.name => {
-                        last.cell = instance.cell;
-                        for (pin, net) in instance.connections {
-                            connect(&mut last.connections, pin, net);
-                        }
-                    }
-                    _ => merged.push(instance),
-                }
-            }
-            merged
-        } else {
-            instances
-        };
-        self.instances = Slots::from_sorted(merged);
+            .find_first(|pair| pair[0].name == pair[1].name)
+        {
+            return Err(repeated_instance(module, &pair[0].name, places));
+        }
+        let aliases = join_assigned_nets(&assigned, &mut nets, &mut instances, &mut ports);
+        self.design_name = module.name.to_string();
+        self.instances = Slots::from_sorted(instances);
+        self.nets = nets;
+        self.net_aliases = aliases;
+        self.lazy_buses = lazy_buses;
+        self.ports = ports;
+        self.port_index = port_index;
+        self.cells = cells;
+        self.pin_names = pin_names;
         Ok(())
     }
 
     /// Annotates the nets `spef` describes, replacing their parasitics. A net the
-    /// design lacks is an error naming it.
+    /// design lacks is an error naming it (see [`Design::annotate_from`]).
     pub fn annotate(&mut self, spef: &tachyon_spef::Spef<'_>) -> Result<(), LinkError> {
+        self.annotate_spef(spef, None)
+    }
+
+    /// [`Design::annotate`] of a SPEF parsed from `source`: a net or pin the design
+    /// lacks, a net described twice, or an RC tree that leaves out its net's driver is
+    /// an error at the `*D_NET`'s line. All or nothing: on any error no net changes.
+    pub fn annotate_from(
+        &mut self,
+        spef: &tachyon_spef::Spef<'_>,
+        source: Source<'_>,
+    ) -> Result<(), LinkError> {
+        self.annotate_spef(spef, Some(source))
+    }
+
+    fn annotate_spef(
+        &mut self,
+        spef: &tachyon_spef::Spef<'_>,
+        source: Option<Source<'_>>,
+    ) -> Result<(), LinkError> {
         let units = spef.header.units;
         let resolver = PinResolver::new(self);
+        let located =
+            |net: &tachyon_spef::DNet<'_>, error: LinkError| spef_net_error(source, net, error);
         // Validation and conversion are independent per net: run them in parallel, then
         // report the first error in file order. The names of a chunk of nets, and of
         // all their connections, are looked up as batches (`NameIndex::get_batch`).
         const NETS_PER_CHUNK: usize = 64;
-        // Per chunk, its nets' slots and shared parasitics (made here, in parallel) up
-        // to its first error, if any: one small vector per chunk, in file order (a
-        // result per net, collected and then shared one by one, copied every net twice).
-        type Converted = (Vec<(u32, Shared<NetParasitics>)>, Option<LinkError>);
+        // Per chunk, its nets (index in the file, slot, shared parasitics made here in
+        // parallel, whether a node is a driver) up to its first error, if any: one small
+        // vector per chunk, in file order.
+        type Converted = (
+            Vec<(usize, u32, Shared<NetParasitics>, bool)>,
+            Option<LinkError>,
+        );
         let converted: Vec<Converted> = spef
             .nets
             .par_chunks(NETS_PER_CHUNK)
-            .map(|nets| {
+            .enumerate()
+            .map(|(chunk, nets)| {
                 // Names as the netlist spells them: OpenRCX escapes `.`, `[`, `]` and
                 // other characters of Verilog's escaped names (`a\.b\[1\]` is the
                 // Verilog `\a.b[1] `).
@@ -452,12 +592,18 @@ impl Design {
                 let keys = resolver.keys(&names);
                 let mut first_connection = 0;
                 let mut converted = Vec::with_capacity(nets.len());
-                for (net, slot) in nets.iter().zip(net_slots) {
+                for (index, (net, slot)) in nets.iter().zip(net_slots).enumerate() {
                     let range = first_connection..first_connection + net.connections.len();
                     first_connection = range.end;
-                    let live = slot.filter(|&slot| self.nets.slots[slot as usize].alive);
-                    let Some(slot) = live else {
-                        return (converted, Some(LinkError::UnknownNet(net.name.to_string())));
+                    let Some(slot) = slot.and_then(|slot| self.live_slot(slot)) else {
+                        if self.is_lazy_bus_bit(net_names[index]) {
+                            // A bit of a wide bus that nothing connects: no pin is timed
+                            // through it (see `declared_wire_bits`).
+                            tracing::debug!(net = %net.name, "parasitics of an unconnected bus bit skipped");
+                            continue;
+                        }
+                        let error = LinkError::UnknownNet(net.name.to_string());
+                        return (converted, Some(located(net, error)));
                     };
                     let (keys, names) = (&keys[range.clone()], &names[range]);
                     let connection_key = |index: usize| match &keys[index] {
@@ -480,34 +626,233 @@ impl Design {
                             .unwrap_or_else(|| PinKey::Name((*name).into())))
                     };
                     match NetParasitics::from_spef(net, &units, connection_key, node_key) {
-                        Ok(parasitics) => converted.push((slot, Shared::new(parasitics))),
-                        Err(error) => return (converted, Some(error)),
+                        Ok(parasitics) => {
+                            let has_driver = parasitics
+                                .pin_nodes
+                                .iter()
+                                .any(|(_, key)| resolver.is_driver(key));
+                            let file_index = chunk * NETS_PER_CHUNK + index;
+                            converted.push((file_index, slot, Shared::new(parasitics), has_driver));
+                        }
+                        Err(error) => return (converted, Some(located(net, error))),
                     }
                 }
                 (converted, None)
             })
             .collect();
-        // As before the first error in file order, which is returned.
+        drop(resolver);
+        // The first error in file order; nothing has changed yet.
+        let mut nets = Vec::with_capacity(spef.nets.len());
         for (chunk, error) in converted {
-            for (slot, parasitics) in chunk {
-                self.nets.slots[slot as usize].parasitics = Some(parasitics);
-            }
             if let Some(error) = error {
                 return Err(error);
             }
+            nets.extend(chunk);
+        }
+        // A net described twice (or two names of nets an `assign` joined).
+        let mut seen = vec![0u64; self.nets.slots.len().div_ceil(64)];
+        for &(index, slot, _, _) in &nets {
+            let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
+            if seen[word] & bit != 0 {
+                let net = &spef.nets[index];
+                let first = nets
+                    .iter()
+                    .find(|&&(_, other, _, _)| other == slot)
+                    .map_or(index, |&(first, _, _, _)| first);
+                return Err(duplicate_net(source, spef, first, net));
+            }
+            seen[word] |= bit;
+        }
+        // An RC tree without a driver: an error when its net has one in the design (the
+        // tree would be dropped and the net timed without wire delay), else a warning.
+        let driverless: Vec<(usize, u32)> = nets
+            .iter()
+            .filter(|&&(_, _, _, has_driver)| !has_driver)
+            .map(|&(index, slot, _, _)| (index, slot))
+            .collect();
+        if !driverless.is_empty() {
+            let drivers = self.drivers_of(driverless.iter().map(|&(_, slot)| slot));
+            for &(index, slot) in &driverless {
+                let net = &spef.nets[index];
+                match drivers.get(&slot) {
+                    Some(driver) => {
+                        return Err(located(
+                            net,
+                            LinkError::Unsupported(format!(
+                                "a tree without the net's driver `{driver}`"
+                            )),
+                        ))
+                    }
+                    None => tracing::warn!(
+                        net = %net.name,
+                        "the net has no driver: its parasitics are kept, but nothing is timed through it"
+                    ),
+                }
+            }
+        }
+        if !spef.r_nets.is_empty() {
+            tracing::warn!(
+                n = spef.r_nets.len(),
+                first = %spef.r_nets[0].name,
+                "*R_NET (reduced) parasitics are not supported: those nets keep what they had"
+            );
+        }
+        for (_, slot, parasitics, _) in nets {
+            self.nets.slots[slot as usize].parasitics = Some(parasitics);
         }
         Ok(())
     }
 
-    /// Replaces the assertions.
+    /// The driver pin (by name) of each of `slots` that has one in the design.
+    fn drivers_of(&self, slots: impl Iterator<Item = u32>) -> FastMap<u32, String> {
+        let wanted: FastSet<u32> = slots.collect();
+        let mut drivers = FastMap::default();
+        for port in &self.ports {
+            if let (PinKind::PrimaryInput, Some(net)) = (port.kind, port.net) {
+                if wanted.contains(&net) {
+                    drivers.entry(net).or_insert_with(|| port.name.clone());
+                }
+            }
+        }
+        for instance in self
+            .instances
+            .slots
+            .iter()
+            .filter(|instance| instance.alive)
+        {
+            let cell = &self.cells.names[instance.cell as usize];
+            let Some(cell) = self.library_cell(cell) else {
+                continue;
+            };
+            for &(pin, net) in &instance.connections {
+                if !wanted.contains(&net) || drivers.contains_key(&net) {
+                    continue;
+                }
+                let pin_name = &self.pin_names.names[pin as usize];
+                let is_output = cell.pin_index(pin_name).is_some_and(|index| {
+                    cell.pins[index as usize].direction == PinDirection::Output
+                });
+                if is_output {
+                    drivers.insert(net, format!("{}:{pin_name}", instance.name));
+                }
+            }
+        }
+        drivers
+    }
+
+    /// The live nets that connect two pins or more and have no parasitics, as a count
+    /// and the first few names: after a SPEF is read, these are timed without wire
+    /// delay (a SPEF cut short at a net boundary parses, but leaves many).
+    pub fn nets_without_parasitics(&self) -> (usize, Vec<String>) {
+        let mut pins_per_net = vec![0u8; self.nets.slots.len()];
+        let mut count = |net: u32| {
+            let pins = &mut pins_per_net[net as usize];
+            *pins = pins.saturating_add(1);
+        };
+        for port in &self.ports {
+            if let Some(net) = port.net {
+                count(net);
+            }
+        }
+        for instance in self
+            .instances
+            .slots
+            .iter()
+            .filter(|instance| instance.alive)
+        {
+            for &(_, net) in &instance.connections {
+                count(net);
+            }
+        }
+        let bare: Vec<u32> = (0..self.nets.slots.len() as u32)
+            .filter(|&slot| {
+                let net = &self.nets.slots[slot as usize];
+                net.alive && net.parasitics.is_none() && pins_per_net[slot as usize] >= 2
+            })
+            .collect();
+        let first = bare
+            .iter()
+            .take(3)
+            .map(|&slot| self.nets.slots[slot as usize].name.to_string())
+            .collect();
+        (bare.len(), first)
+    }
+
+    /// Replaces the assertions (their pins are checked when the graph is built).
     pub fn set_assertions(&mut self, assertions: Vec<Assertion>) {
+        self.assertion_locations = vec![None; assertions.len()];
         self.assertions = assertions;
+    }
+
+    /// Replaces the assertions with ones read from a file, each with where it was read.
+    /// With a netlist loaded, a pin the design lacks (or a `load` on anything but a
+    /// primary output) is an error at its place, and nothing changes; the graph build
+    /// checks the pins again (edits may remove them) and reports the same place.
+    pub fn set_located_assertions(
+        &mut self,
+        assertions: Vec<(Assertion, Location)>,
+    ) -> Result<(), LinkError> {
+        if !self.ports.is_empty() || !self.instances.slots.is_empty() {
+            for (assertion, location) in &assertions {
+                self.check_assertion(assertion, Some(location))?;
+            }
+        }
+        let (assertions, locations) = assertions
+            .into_iter()
+            .map(|(assertion, location)| (assertion, Some(location)))
+            .unzip();
+        self.assertions = assertions;
+        self.assertion_locations = locations;
+        Ok(())
+    }
+
+    /// Checks that `assertion` names a pin of the design (a primary output for `load`).
+    pub(crate) fn check_assertion(
+        &self,
+        assertion: &Assertion,
+        location: Option<&Location>,
+    ) -> Result<(), LinkError> {
+        let pin = assertion.pin();
+        let problem = match (self.require_pin(pin), assertion) {
+            (Err(error), _) => error,
+            (Ok(()), Assertion::Load { .. }) => {
+                let is_output = self
+                    .port_index
+                    .get(pin)
+                    .is_some_and(|&port| self.ports[port as usize].kind == PinKind::PrimaryOutput);
+                if is_output {
+                    return Ok(());
+                }
+                LinkError::Unsupported(format!("a load on `{pin}`, which is not a primary output"))
+            }
+            (Ok(()), _) => return Ok(()),
+        };
+        Err(match location {
+            Some(location) => {
+                let (expected, detail) = match &problem {
+                    LinkError::UnknownCellPin { cell, pin, .. } => (
+                        "a pin of the design",
+                        format!(" (cell {cell} has no pin {pin})"),
+                    ),
+                    LinkError::Unsupported(_) => (
+                        "a primary output",
+                        " (a load is set on an output port)".to_string(),
+                    ),
+                    _ => ("a pin of the design", String::new()),
+                };
+                LinkError::At(location.error(expected, format!("\"{pin}\"{detail}")))
+            }
+            None => problem,
+        })
     }
 
     /// `insert_gate`: adds an unconnected instance of `cell` (an existing instance of
     /// that name just changes cell).
     pub fn insert_gate(&mut self, instance: &str, cell: &str) -> Result<(), LinkError> {
         self.require_cell(instance, cell)?;
+        if let Some(slot) = self.live_instance(instance) {
+            self.require_compatible(slot, cell)?;
+        }
         let cell = self.cells.intern(cell);
         match self.instances.get(instance) {
             Some(slot) => {
@@ -530,13 +875,58 @@ impl Design {
         Ok(())
     }
 
-    /// `repower_gate`: changes an instance's cell, keeping its connections.
+    /// `repower_gate`: changes an instance's cell, keeping its connections; the new
+    /// cell must have every connected pin, with the same direction.
     pub fn repower_gate(&mut self, instance: &str, cell: &str) -> Result<(), LinkError> {
         self.require_cell(instance, cell)?;
         let Some(slot) = self.live_instance(instance) else {
             return Err(LinkError::UnknownInstance(instance.to_string()));
         };
+        self.require_compatible(slot, cell)?;
         self.instances.slots[slot as usize].cell = self.cells.intern(cell);
+        Ok(())
+    }
+
+    /// Checks that library cell `cell` has every pin instance `slot` connects, each
+    /// with the direction it has in the instance's present cell.
+    fn require_compatible(&self, slot: u32, cell: &str) -> Result<(), LinkError> {
+        let instance = &self.instances.slots[slot as usize];
+        let (Some(new_cell), old_cell) = (
+            self.library_cell(cell),
+            self.library_cell(&self.cells.names[instance.cell as usize]),
+        ) else {
+            return Ok(());
+        };
+        let direction = |cell: &LibraryCell, pin: &str| {
+            cell.pin_index(pin)
+                .map(|index| cell.pins[index as usize].direction)
+        };
+        for &(pin, _) in &instance.connections {
+            let pin = &self.pin_names.names[pin as usize];
+            let reason = match (
+                direction(new_cell, pin),
+                old_cell.and_then(|old| direction(old, pin)),
+            ) {
+                (None, _) => format!("it has no pin `{pin}`, which is connected"),
+                (Some(new), Some(old)) if new != old => {
+                    let name = |direction| match direction {
+                        PinDirection::Input => "an input",
+                        PinDirection::Output => "an output",
+                    };
+                    format!(
+                        "its pin `{pin}` is {} where the present cell's is {}",
+                        name(new),
+                        name(old)
+                    )
+                }
+                _ => continue,
+            };
+            return Err(LinkError::IncompatibleCell {
+                instance: instance.name.to_string(),
+                cell: cell.to_string(),
+                reason,
+            });
+        }
         Ok(())
     }
 
@@ -556,6 +946,7 @@ impl Design {
     pub fn insert_net(&mut self, net: &str) {
         match self.nets.get(net) {
             Some(slot) => {
+                let slot = self.net_aliases.get(&slot).copied().unwrap_or(slot);
                 let slot = &mut self.nets.slots[slot as usize];
                 slot.alive = true;
                 slot.parasitics = None;
@@ -593,20 +984,25 @@ impl Design {
 
     /// `connect_pin`: connects a port or instance pin to a net.
     pub fn connect_pin(&mut self, pin: &str, net: &str) -> Result<(), LinkError> {
-        let Some(net) = self.live_net(net) else {
+        // Everything is checked before anything changes.
+        self.require_pin(pin)?;
+        let (port, instance_pin) = match self.pin_key(pin) {
+            Some(PinKey::Port(port)) => (Some(port), None),
+            Some(PinKey::Instance { instance, pin }) => (None, Some((instance, pin))),
+            _ => return Err(LinkError::UnknownPin(pin.to_string())),
+        };
+        let Some(net) = self.live_or_declared_net(net) else {
             return Err(LinkError::UnknownNet(net.to_string()));
         };
-        self.require_pin(pin)?;
-        match self.pin_key(pin) {
-            Some(PinKey::Port(port)) => self.set_port_net(port, Some(net)),
-            Some(PinKey::Instance { instance, pin }) => {
-                connect(
-                    &mut self.instances.slots[instance as usize].connections,
-                    pin,
-                    net,
-                );
-            }
-            _ => return Err(LinkError::UnknownPin(pin.to_string())),
+        if let Some(port) = port {
+            self.set_port_net(port, Some(net));
+        }
+        if let Some((instance, pin)) = instance_pin {
+            connect(
+                &mut self.instances.slots[instance as usize].connections,
+                pin,
+                net,
+            );
         }
         Ok(())
     }
@@ -650,11 +1046,15 @@ impl Design {
         Some(self.instances.slots[slot as usize].cell)
     }
 
-    /// The port called `name`.
+    /// The first port called `name`.
+    pub(crate) fn port_index(&self, name: &str) -> Option<u32> {
+        self.port_index.get(name).copied()
+    }
+
+    /// The (first) port called `name`.
     pub(crate) fn port_by_name(&self, name: &str) -> Option<&Port> {
-        self.port_index
-            .get(name)
-            .map(|&index| &self.ports[index as usize])
+        self.port_index(name)
+            .map(|index| &self.ports[index as usize])
     }
 
     /// The instances whose cell no library has (black boxes: no pins in the graph), by
@@ -708,10 +1108,44 @@ impl Design {
             .filter(|&slot| self.instances.slots[slot as usize].alive)
     }
 
+    /// The live net of slot `slot`: itself, or the net an `assign` joined it to.
+    fn live_slot(&self, slot: u32) -> Option<u32> {
+        let slot = self.net_aliases.get(&slot).copied().unwrap_or(slot);
+        self.nets.slots[slot as usize].alive.then_some(slot)
+    }
+
     fn live_net(&self, name: &str) -> Option<u32> {
-        self.nets
-            .get(name)
-            .filter(|&slot| self.nets.slots[slot as usize].alive)
+        self.nets.get(name).and_then(|slot| self.live_slot(slot))
+    }
+
+    /// [`Design::live_net`], making a net of a wide bus's bit named for the first time
+    /// (see `declared_wire_bits`).
+    fn live_or_declared_net(&mut self, name: &str) -> Option<u32> {
+        if let Some(slot) = self.live_net(name) {
+            return Some(slot);
+        }
+        if self.nets.get(name).is_some() || !self.is_lazy_bus_bit(name) {
+            return None;
+        }
+        Some(self.nets.push(NetSlot {
+            name: name.into(),
+            alive: true,
+            parasitics: None,
+        }))
+    }
+
+    /// Whether `name` is `bus[index]` of a wide bus wire whose bits are made on demand.
+    fn is_lazy_bus_bit(&self, name: &str) -> bool {
+        let Some((bus, index)) = name
+            .strip_suffix(']')
+            .and_then(|name| name.rsplit_once('['))
+        else {
+            return false;
+        };
+        match (self.lazy_buses.get(bus), index.parse::<i64>()) {
+            (Some(&(msb, lsb)), Ok(index)) => (msb.min(lsb)..=msb.max(lsb)).contains(&index),
+            _ => false,
+        }
     }
 
     /// The port or live instance pin called `pin` whose cell has that pin, if any.
@@ -763,13 +1197,16 @@ impl Design {
     }
 }
 
+/// A cell pin for [`PinResolver`]: its name, interned name, and whether it is an output.
+type ResolvedPin<'d> = (&'d str, u32, bool);
+
 /// Resolves pin names to [`PinKey`]s with each cell's pins at hand (a short list per
 /// cell id instead of a few hash lookups per pin).
 struct PinResolver<'d> {
     design: &'d Design,
-    /// Per interned cell: its pins (name, interned name) in the first library that
-    /// has it; None for a cell no library has.
-    cell_pins: Vec<Option<Vec<(&'d str, u32)>>>,
+    /// Per interned cell: its pins in the first library that has it; None for a cell no
+    /// library has.
+    cell_pins: Vec<Option<Vec<ResolvedPin<'d>>>>,
     /// Whether some port name has a `:` (otherwise `inst:pin` names skip the ports).
     port_with_colon: bool,
 }
@@ -784,7 +1221,10 @@ impl<'d> PinResolver<'d> {
                 let cell = design.library_cell(cell)?;
                 cell.pins
                     .iter()
-                    .map(|pin| Some((pin.name.as_str(), design.pin_names.get(&pin.name)?)))
+                    .map(|pin| {
+                        let id = design.pin_names.get(&pin.name)?;
+                        Some((pin.name.as_str(), id, pin.direction == PinDirection::Output))
+                    })
                     .collect()
             })
             .collect();
@@ -829,13 +1269,28 @@ impl<'d> PinResolver<'d> {
         }
         let pins = self.cell_pins.get(instance.cell as usize)?.as_ref()?;
         // Whether the cell has a pin of that name; the key is the name.
-        let &(_, pin) = pins
+        let &(_, pin, _) = pins
             .iter()
-            .find(|(name, _)| tachyon_graph::names_equal(name, pin_name))?;
+            .find(|(name, _, _)| tachyon_graph::names_equal(name, pin_name))?;
         Some(PinKey::Instance {
             instance: slot,
             pin,
         })
+    }
+
+    /// Whether the pin `key` names drives its net: a primary input, or a cell output.
+    fn is_driver(&self, key: &PinKey) -> bool {
+        match key {
+            PinKey::Port(port) => self.design.ports[*port as usize].kind == PinKind::PrimaryInput,
+            PinKey::Instance { instance, pin } => {
+                let cell = self.design.instances.slots[*instance as usize].cell;
+                self.cell_pins
+                    .get(cell as usize)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|pins| pins.iter().any(|&(_, id, output)| id == *pin && output))
+            }
+            PinKey::Name(_) => false,
+        }
     }
 
     /// The port or live instance pin called `pin` whose cell has that pin, if any.
@@ -892,15 +1347,155 @@ struct ChunkScratch<'a> {
     net_slots: Vec<Option<u32>>,
 }
 
+/// `error` (about SPEF net `net`) at the net's `*D_NET` line when the source is known.
+fn spef_net_error(
+    source: Option<Source<'_>>,
+    net: &tachyon_spef::DNet<'_>,
+    error: LinkError,
+) -> LinkError {
+    let Some(source) = source else {
+        return error;
+    };
+    let (expected, found) = match &error {
+        LinkError::UnknownNet(name) => ("a net of the design".to_string(), format!("\"{name}\"")),
+        LinkError::UnknownPin(name) => (
+            format!("pins of the design in *D_NET {}", net.name),
+            format!("\"{name}\""),
+        ),
+        LinkError::UnknownCellPin {
+            instance,
+            cell,
+            pin,
+        } => (
+            format!("pins of the design in *D_NET {}", net.name),
+            format!("\"{instance}:{pin}\" (cell {cell} has no pin {pin})"),
+        ),
+        LinkError::Unsupported(what) => (
+            format!(
+                "an RC tree that reaches its net's driver in *D_NET {}",
+                net.name
+            ),
+            what.clone(),
+        ),
+        other => (format!("a valid *D_NET {}", net.name), other.to_string()),
+    };
+    LinkError::At(source.error(net.offset, expected, found))
+}
+
+/// The error for SPEF net `net`, described before by net `first` of `spef`.
+fn duplicate_net(
+    source: Option<Source<'_>>,
+    spef: &tachyon_spef::Spef<'_>,
+    first: usize,
+    net: &tachyon_spef::DNet<'_>,
+) -> LinkError {
+    let first = &spef.nets[first];
+    let joined = if first.name == net.name {
+        String::new()
+    } else {
+        format!(" (net {} joined to it by an assign)", first.name)
+    };
+    match source {
+        Some(source) => {
+            let at = tachyon_source::line_column(source.text, first.offset);
+            LinkError::At(source.error(
+                net.offset,
+                "each net described once",
+                format!(
+                    "a second *D_NET {}{joined} (the first is at {}:{})",
+                    net.name, at.line, at.column
+                ),
+            ))
+        }
+        None => LinkError::Unsupported(format!("net `{}` is described twice{joined}", net.name)),
+    }
+}
+
+/// A cell's pins for checking and resolving instances: interned ids, the names as a
+/// list for messages, and its bus pins (a connection to one is made bit by bit).
+struct CellPins {
+    ids: Vec<u32>,
+    names: String,
+    buses: BusPins,
+}
+
+impl CellPins {
+    /// Whether the cell has pin `pin` (a bit pin or a whole bus).
+    fn has(&self, pin_names: &Interner, pin: &str) -> bool {
+        pin_names.get(pin).is_some_and(|id| self.ids.contains(&id))
+            || self
+                .buses
+                .as_ref()
+                .is_some_and(|buses| buses.contains_key(pin))
+    }
+}
+
+/// What instances are checked against while they are resolved.
+struct InstanceChecks<'c> {
+    /// Interned cell names.
+    cell_names: &'c [String],
+    /// Per interned cell, its pins; None for a cell no library has (a black box, or no
+    /// library is loaded yet): nothing to check it against.
+    cell_pins: &'c [Option<CellPins>],
+    /// Whether any library is loaded (else a cell without pins is not a black box, just
+    /// not known yet).
+    libraries_loaded: bool,
+    /// The Verilog files, to place errors at the instance's line.
+    places: Places<'c>,
+}
+
+impl InstanceChecks<'_> {
+    /// An error about `instance`: at its line when its file is known.
+    fn error(
+        &self,
+        instance: &tachyon_verilog::Instance<'_>,
+        expected: String,
+        found: String,
+        unplaced: impl FnOnce() -> LinkError,
+    ) -> LinkError {
+        self.places
+            .error(instance.cell, instance.offset, expected, found, unplaced)
+    }
+
+    /// The pins of interned cell `cell`, when a library has it.
+    fn cell(&self, cell: u32) -> Option<&CellPins> {
+        self.cell_pins.get(cell as usize)?.as_ref()
+    }
+
+    /// The error for pin `pin` that the cell of `instance` lacks.
+    fn unknown_pin(
+        &self,
+        instance: &tachyon_verilog::Instance<'_>,
+        cell: u32,
+        pins: &CellPins,
+        pin: &str,
+    ) -> LinkError {
+        let cell_name = self
+            .cell_names
+            .get(cell as usize)
+            .map_or("", String::as_str);
+        self.error(
+            instance,
+            format!("a pin of cell {cell_name} ({})", pins.names),
+            format!("pin \"{pin}\" in instance \"{}\"", instance.name),
+            || LinkError::UnknownCellPin {
+                instance: instance.name.to_string(),
+                cell: cell_name.to_string(),
+                pin: pin.to_string(),
+            },
+        )
+    }
+}
+
 /// Writes the chunk `instances` (with interned `cells`) into `places`, their connections
-/// resolved against `pin_names` and `nets`: the nets of the whole chunk are looked up as
-/// one batch (`NameIndex::get_batch`).
+/// resolved against `pin_names` and `nets` and checked as `checks` say: the nets of the
+/// whole chunk are looked up as one batch (`NameIndex::get_batch`).
 #[allow(clippy::too_many_arguments)]
 fn resolve_chunk<'a>(
     module: &tachyon_verilog::Module<'a>,
     pin_names: &Interner,
     nets: &Slots<NetSlot>,
-    bus_pins: &[BusPins],
+    checks: &InstanceChecks<'_>,
     instances: &[tachyon_verilog::Instance<'a>],
     cells: &[u32],
     places: &mut [Instance],
@@ -915,13 +1510,30 @@ fn resolve_chunk<'a>(
     pairs.clear();
     for (instance, &cell) in instances.iter().zip(cells) {
         let tachyon_verilog::Connections::Named(named) = &instance.connections else {
-            return Err(LinkError::Unsupported(format!(
-                "instance `{}`: positional connections",
-                instance.name
-            )));
+            return Err(checks.error(
+                instance,
+                "named connections (.A(net))".to_string(),
+                format!("positional connections in instance \"{}\"", instance.name),
+                || {
+                    LinkError::Unsupported(format!(
+                        "instance `{}`: positional connections",
+                        instance.name
+                    ))
+                },
+            ));
+        };
+        let cell_pins = checks.cell(cell);
+        // Pins connected to a net are checked below, with their interned names; the
+        // others (`.A()`, a constant) here.
+        let check_pin = |pin: &str| match cell_pins {
+            Some(pins) if !pins.has(pin_names, pin) => {
+                Err(checks.unknown_pin(instance, cell, pins, pin))
+            }
+            _ => Ok(()),
         };
         for connection in named {
             let Some(expression) = &connection.expression else {
+                check_pin(connection.pin)?;
                 continue;
             };
             // A scalar net needs no bit list (the common case).
@@ -931,32 +1543,47 @@ fn resolve_chunk<'a>(
                     continue;
                 }
             }
-            let bits = expression.bits(module);
-            let bus = bus_pins
-                .get(cell as usize)
-                .and_then(|buses| buses.as_ref())
+            let width = expression.width(module);
+            let bus = cell_pins
+                .and_then(|pins| pins.buses.as_ref())
                 .and_then(|buses| buses.get(connection.pin));
-            match (bits.len(), bus) {
-                (1, _) => {
-                    if let Some(tachyon_verilog::Bit::Net(net)) = bits.into_iter().next() {
-                        pairs.push((Cow::Borrowed(connection.pin), net));
-                    }
-                }
-                // A bus pin of the cell: bit by bit, most significant first.
-                (n_bits, Some(bit_pins)) if n_bits == bit_pins.len() => {
-                    for (bit, bit_pin) in bits.into_iter().zip(bit_pins) {
+            match bus {
+                // A bus pin of the cell: bit by bit, most significant first (the width
+                // is the bus's, so the bits cost what the cell's pins do).
+                Some(bit_pins) if width == bit_pins.len() as u64 => {
+                    for (bit, bit_pin) in expression.bits(module).into_iter().zip(bit_pins) {
                         if let tachyon_verilog::Bit::Net(net) = bit {
                             pairs.push((Cow::Owned(bit_pin.clone()), net));
                         }
                     }
                 }
-                (n_bits, bus) => {
-                    return Err(LinkError::Unsupported(format!(
-                        "instance `{}`: pin {} gets {n_bits} bits, its cell's pin has {}",
-                        instance.name,
-                        connection.pin,
-                        bus.map_or(1, Vec::len)
-                    )))
+                None if width == 1 => match expression.first_bit(module) {
+                    Some(tachyon_verilog::Bit::Net(net)) => {
+                        pairs.push((Cow::Borrowed(connection.pin), net));
+                    }
+                    _ => check_pin(connection.pin)?,
+                },
+                // A black box has no pins: its connections time nothing.
+                None if cell_pins.is_none() && checks.libraries_loaded => {}
+                _ => {
+                    let pin_bits = bus.map_or(1, Vec::len);
+                    return Err(checks.error(
+                        instance,
+                        match bus {
+                            Some(_) => {
+                                format!("a {pin_bits}-bit connection of bus pin {}", connection.pin)
+                            }
+                            None => format!("a one-bit connection of pin {}", connection.pin),
+                        },
+                        format!("{width} bits in instance \"{}\"", instance.name),
+                        || {
+                            LinkError::Unsupported(format!(
+                                "instance `{}`: pin {} gets {width} bits, its cell's pin \
+                                 has {pin_bits}",
+                                instance.name, connection.pin
+                            ))
+                        },
+                    ));
                 }
             }
         }
@@ -975,9 +1602,38 @@ fn resolve_chunk<'a>(
         instances.iter().zip(cells).zip(places).zip(ends.iter())
     {
         let mut connections: Vec<(u32, u32)> = Vec::with_capacity(end - start);
+        let cell_pins = checks.cell(cell);
         for ((pin, net), &slot) in pairs[start..end].iter().zip(&net_slots[start..end]) {
-            match (pin_names.get(pin), slot) {
-                (Some(pin), Some(slot)) => connect(&mut connections, pin, slot),
+            let pin_id = pin_names.get(pin);
+            if let Some(pins) = cell_pins {
+                if !pin_id.is_some_and(|id| pins.ids.contains(&id)) {
+                    return Err(checks.unknown_pin(instance, cell, pins, pin));
+                }
+            }
+            match (pin_id, slot) {
+                (Some(pin_id), Some(slot)) => {
+                    // A pin connected twice (`.A(x), .A(y)`) would silently keep one.
+                    if connections
+                        .iter()
+                        .any(|&(connected, _)| connected == pin_id)
+                    {
+                        return Err(checks.error(
+                            instance,
+                            "a pin not connected before in this instance".to_string(),
+                            format!(
+                                "a second connection of pin \"{pin}\" in instance \"{}\"",
+                                instance.name
+                            ),
+                            || {
+                                LinkError::Unsupported(format!(
+                                    "instance `{}`: pin `{pin}` connected twice",
+                                    instance.name
+                                ))
+                            },
+                        ));
+                    }
+                    connections.push((pin_id, slot));
+                }
                 (pin_id, slot) => {
                     if pin_id.is_none() {
                         misses.pins.push(pin.clone());
@@ -997,6 +1653,279 @@ fn resolve_chunk<'a>(
         };
     }
     Ok(misses)
+}
+
+/// The Verilog files a netlist was parsed from, to place link errors: the file of an
+/// instance, assign or module is the one whose text holds its name (the parser's names
+/// are slices of the text, and a flattened netlist keeps them).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Places<'s> {
+    sources: &'s [Source<'s>],
+}
+
+impl<'s> Places<'s> {
+    pub(crate) fn new(sources: &'s [Source<'s>]) -> Places<'s> {
+        Places { sources }
+    }
+
+    /// The file whose text holds `anchor`.
+    fn source_of(&self, anchor: &str) -> Option<&Source<'s>> {
+        self.sources.iter().find(|source| source.holds(anchor))
+    }
+
+    /// An error at byte `offset` of the file that holds `anchor`, or `unplaced` when no
+    /// file given does.
+    pub(crate) fn error(
+        &self,
+        anchor: &str,
+        offset: usize,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+        unplaced: impl FnOnce() -> LinkError,
+    ) -> LinkError {
+        match self.source_of(anchor) {
+            Some(source) => LinkError::At(source.error(offset, expected, found)),
+            None => unplaced(),
+        }
+    }
+
+    /// The line and column of byte `offset` of the file that holds `anchor`.
+    fn line_column(&self, anchor: &str, offset: usize) -> Option<tachyon_source::LineColumn> {
+        self.source_of(anchor)
+            .map(|source| tachyon_source::line_column(source.text, offset))
+    }
+}
+
+/// The error for instance `name` named twice in `module`: at its second place.
+fn repeated_instance(
+    module: &tachyon_verilog::Module<'_>,
+    name: &str,
+    places: Places<'_>,
+) -> LinkError {
+    let mut twins = module
+        .instances
+        .iter()
+        .filter(|instance| instance.name == name);
+    let (Some(first), Some(second)) = (twins.next(), twins.next()) else {
+        return LinkError::Unsupported(format!("instance `{name}` is defined twice"));
+    };
+    let first_place = places
+        .line_column(first.cell, first.offset)
+        .map_or_else(String::new, |at| {
+            format!(" (the first is at {}:{})", at.line, at.column)
+        });
+    places.error(
+        second.cell,
+        second.offset,
+        "an instance name not used before in this module",
+        format!("a second instance \"{name}\"{first_place}"),
+        || LinkError::Unsupported(format!("instance `{name}` is defined twice")),
+    )
+}
+
+/// Bus wires by name, with their (msb, lsb) ranges.
+pub(crate) type BusRanges = FastMap<String, (i64, i64)>;
+
+/// The declared wire bits to make nets of up front: all of them, unless the buses
+/// declare far more bits than the module has items (`wire [65535:0] w;` is 20 bytes for
+/// 65,536 nets). Then only the scalar wires: the bits that connections name are added
+/// as undeclared nets, and the buses are kept (by name, with their ranges) so that an
+/// edit or SPEF naming one of their other bits still finds it. Time and memory so stay
+/// in proportion to the netlist, not to its declared widths.
+pub(crate) fn declared_wire_bits<'a>(
+    module: &tachyon_verilog::Module<'a>,
+) -> (Vec<Cow<'a, str>>, BusRanges) {
+    let bus_bits: u64 = module
+        .wires
+        .iter()
+        .filter_map(|wire| wire.range)
+        .map(|(msb, lsb)| msb.abs_diff(lsb) + 1)
+        .sum();
+    let items = module.instances.len() + module.wires.len() + module.ports.len();
+    let budget = 8 * items as u64 + (1 << 16);
+    if bus_bits <= budget {
+        return (module.wire_bits(), FastMap::default());
+    }
+    tracing::debug!(
+        bus_bits,
+        "wide bus wires: their bits become nets when named"
+    );
+    let mut scalars = Vec::new();
+    let mut buses = FastMap::default();
+    for wire in &module.wires {
+        match wire.range {
+            None => scalars.push(Cow::Borrowed(wire.name)),
+            Some(range) => {
+                buses.insert(wire.name.to_string(), range);
+            }
+        }
+    }
+    (scalars, buses)
+}
+
+/// The most bits all `assign` statements of a netlist may join: each bit is a pair of
+/// nets, so this bounds what a few bytes of `assign` can cost.
+const MAX_ASSIGNED_BITS: u64 = 1 << 20;
+
+/// A bit an `assign` joins: (target net, source net or None for a constant). The
+/// source side names the joined net.
+pub(crate) type AssignedBit<'a> = (Cow<'a, str>, Option<Cow<'a, str>>);
+
+/// The bits of the `assign` statements of flat `module`.
+fn assigned_bits<'a>(
+    module: &tachyon_verilog::Module<'a>,
+    places: Places<'_>,
+) -> Result<Vec<AssignedBit<'a>>, LinkError> {
+    let mut bits = Vec::new();
+    let mut total = 0;
+    for assign in &module.assigns {
+        bits.extend(assign_bits(module, assign, places, &mut total)?);
+    }
+    Ok(bits)
+}
+
+/// The bits `assign` of `module` joins, MSB first. Its sides must have the same width
+/// (an unsized constant takes the target's, as Verilog extends it) and its target must
+/// be nets; `total` counts the bits of all assigns so far, at most
+/// [`MAX_ASSIGNED_BITS`]. Errors are at the assign.
+pub(crate) fn assign_bits<'a>(
+    module: &tachyon_verilog::Module<'a>,
+    assign: &tachyon_verilog::Assign<'a>,
+    places: Places<'_>,
+    total: &mut u64,
+) -> Result<Vec<AssignedBit<'a>>, LinkError> {
+    let error = |expected: &str, found: String| {
+        places.error(module.name, assign.offset, expected, found.clone(), || {
+            LinkError::Unsupported(format!(
+                "module {}: assign: expected {expected}, found {found}",
+                module.name
+            ))
+        })
+    };
+    let (target_width, source_width) = (assign.target.width(module), assign.source.width(module));
+    let unsized_constant = matches!(
+        &assign.source,
+        tachyon_verilog::Expression::Constant(constant) if constant.width.is_none()
+    );
+    if target_width != source_width && !unsized_constant {
+        return Err(error(
+            "an assign whose sides have the same width",
+            format!("a {target_width}-bit target and a {source_width}-bit source"),
+        ));
+    }
+    *total += target_width;
+    if *total > MAX_ASSIGNED_BITS {
+        return Err(error(
+            "assigns of at most 1048576 bits in all",
+            format!("{total} bits"),
+        ));
+    }
+    let targets = assign.target.bits(module);
+    let sources = if unsized_constant {
+        Vec::new()
+    } else {
+        assign.source.bits(module)
+    };
+    let mut bits = Vec::with_capacity(targets.len());
+    for (index, target) in targets.into_iter().enumerate() {
+        let tachyon_verilog::Bit::Net(target) = target else {
+            return Err(error(
+                "a net on the left of an assign",
+                "a constant".to_string(),
+            ));
+        };
+        let source = match sources.get(index) {
+            Some(tachyon_verilog::Bit::Net(net)) => Some(net.clone()),
+            _ => None,
+        };
+        bits.push((target, source));
+    }
+    Ok(bits)
+}
+
+/// Every net name `assigned` mentions.
+fn assigned_names<'n>(assigned: &'n [AssignedBit<'_>]) -> impl Iterator<Item = &'n str> {
+    assigned
+        .iter()
+        .flat_map(|(target, source)| std::iter::once(&**target).chain(source.as_deref()))
+}
+
+/// Joins the nets that `assign` statements connect: each group of joined nets becomes
+/// the net of its source side (the first source named), whose slot every connection and
+/// port of the group now names; the others stay as dead slots, mapped to it (the map is
+/// returned). A net assigned a constant is left undriven (its pins are untimed).
+fn join_assigned_nets(
+    assigned: &[AssignedBit<'_>],
+    nets: &mut Slots<NetSlot>,
+    instances: &mut [Instance],
+    ports: &mut [Port],
+) -> FastMap<u32, u32> {
+    let mut aliases = FastMap::default();
+    if assigned.is_empty() {
+        return aliases;
+    }
+    // Union-find over net slots; each root is its group's source-side net.
+    let mut parent: FastMap<u32, u32> = FastMap::default();
+    fn root(parent: &mut FastMap<u32, u32>, slot: u32) -> u32 {
+        let mut top = slot;
+        while let Some(&up) = parent.get(&top) {
+            top = up;
+        }
+        // Path compression: a chain of assigns costs linear time, not quadratic.
+        let mut at = slot;
+        while let Some(&up) = parent.get(&at) {
+            if up != top {
+                parent.insert(at, top);
+            }
+            at = up;
+        }
+        top
+    }
+    let mut constants = 0usize;
+    for (target, source) in assigned {
+        let Some(target) = nets.get(target) else {
+            continue;
+        };
+        let Some(source) = source.as_deref().and_then(|source| nets.get(source)) else {
+            constants += 1;
+            continue;
+        };
+        let (target_root, source_root) = (root(&mut parent, target), root(&mut parent, source));
+        if target_root != source_root {
+            parent.insert(target_root, source_root);
+        }
+    }
+    if constants > 0 {
+        tracing::info!(
+            nets = constants,
+            "nets assigned a constant are undriven: their pins are untimed"
+        );
+    }
+    let joined: Vec<u32> = parent.keys().copied().collect();
+    for slot in joined {
+        let live = root(&mut parent, slot);
+        aliases.insert(slot, live);
+    }
+    for &alias in aliases.keys() {
+        nets.slots[alias as usize].alive = false;
+    }
+    let remap = |net: &mut u32| {
+        if let Some(&joined) = aliases.get(net) {
+            *net = joined;
+        }
+    };
+    instances.par_iter_mut().for_each(|instance| {
+        for (_, net) in &mut instance.connections {
+            remap(net);
+        }
+    });
+    for port in ports {
+        if let Some(net) = &mut port.net {
+            remap(net);
+        }
+    }
+    tracing::debug!(joined = aliases.len(), "nets joined by assign statements");
+    aliases
 }
 
 /// Sorts `names` by name order and drops repeats. Each name is sorted with its first 8

@@ -9,6 +9,14 @@
 //!
 //! Coupling capacitors in SPEF are grounded: their value is added to both nodes' ground
 //! capacitance.
+//!
+//! Every change is checked before it is made, so an error leaves the design as it was: a
+//! netlist is linked into new structures and swapped in; a SPEF's nets are all converted
+//! and checked (a net or pin the design lacks, a net described twice, an RC tree that
+//! leaves out its net's driver) before any is annotated. Given the source text
+//! (`set_netlist_from`, `annotate_from`) and assertion locations, errors carry
+//! file:line:column. `assign a = b` joins the two nets (the source side names the
+//! result); a net with two drivers is an error when the graph is built.
 
 mod build;
 mod design;
@@ -18,7 +26,7 @@ mod logic;
 mod parasitics;
 mod sdc;
 
-pub use design::Design;
+pub use design::{Design, DesignSize};
 pub use library::{
     BindNotes, CellLibrary, LibraryCell, LibraryPin, PinDirection, TimingGroupPolicy,
 };
@@ -28,7 +36,7 @@ pub use library::{
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum LinkError {
     /// An instance uses a cell neither library defines.
-    #[error("instance `{instance}`: cell `{cell}` is not in the library")]
+    #[error("instance `{instance}`: cell `{cell}` is missing from the libraries")]
     UnknownCell {
         /// The instance.
         instance: String,
@@ -44,6 +52,24 @@ pub enum LinkError {
         cell: String,
         /// The missing pin.
         pin: String,
+    },
+    /// A net with more than one driver (Tachyon times one driver per net).
+    #[error("net `{net}` has more than one driver: `{drivers}`")]
+    MultipleDrivers {
+        /// The net.
+        net: String,
+        /// Its drivers, by name.
+        drivers: String,
+    },
+    /// An edit would give an instance a cell that does not fit its connections.
+    #[error("instance `{instance}` cannot become a `{cell}`: {reason}")]
+    IncompatibleCell {
+        /// The instance.
+        instance: String,
+        /// The cell it was to become.
+        cell: String,
+        /// Which connected pin the cell lacks, or has with another direction.
+        reason: String,
     },
     /// An edit or assertion names an instance that does not exist.
     #[error("no instance `{0}`")]
@@ -67,4 +93,8 @@ pub enum LinkError {
         /// Why it does not apply.
         message: String,
     },
+    /// An error at a place in an input file: a Verilog instance, a SPEF net, a
+    /// `.timing` line.
+    #[error(transparent)]
+    At(#[from] tachyon_source::ParseError),
 }

@@ -213,9 +213,28 @@ endmodule";
         .set_netlist(&tachyon_verilog::parse_netlist("top.v", netlist).unwrap())
         .unwrap();
     let graph = design.build_graph().unwrap();
+    // As OpenSTA merges them: the source side names the joined net (port `z` is on net
+    // `t`); the constant leaves `y` undriven.
     assert_eq!(
         pins_and_nets(&graph),
-        ["a a", "b1:A a", "b1:Z m", "b2:A m", "b2:Z z", "y y", "z z"]
+        ["a a", "b1:A a", "b1:Z n", "b2:A n", "b2:Z t", "y y", "z t"]
+    );
+    // In a hierarchy the net higher up stays: `u1`'s `assign o = w` keeps the top's `t`.
+    let hierarchical = "module m (i, o); input i; output o; wire w;
+  BUF g (.A(i), .Z(w)); assign o = w;
+endmodule
+module top (a, z); input a; output z; wire t;
+  m u1 (.i(a), .o(t)); BUF b (.A(t), .Z(z));
+endmodule";
+    let mut design = Design::new();
+    design.set_library(None, &library(BUF));
+    design
+        .set_netlist(&tachyon_verilog::parse_netlist("top.v", hierarchical).unwrap())
+        .unwrap();
+    let graph = design.build_graph().unwrap();
+    assert_eq!(
+        pins_and_nets(&graph),
+        ["a a", "b:A t", "b:Z z", "u1/g:A a", "u1/g:Z t", "z z"]
     );
 }
 

@@ -75,27 +75,58 @@ fn a_net_lists_its_pins_by_name_and_edits_keep_that() {
     assert!(design.connect_pin("a0:A", "nope").is_err());
 }
 
-#[test]
-fn a_repeated_instance_keeps_its_last_cell_and_merges_its_connections() {
-    let path = tachyon_testkit::repo_root().join("testdata/tiny/tiny.v");
-    let declared = std::fs::read_to_string(path).unwrap();
-    // g4 again, as a BUF (a cell with the same pin names), its output moved to n3's
-    // fan-out net: the later declaration's cell and connections win, pin by pin.
-    let repeated = declared.replace(
-        "endmodule",
-        "BUF g4 ( .Z(out) );\nBUF g4 ( .A(q1) );\nendmodule",
-    );
-    let moved = declared.replace("INV g4 ( .A(q2), .Z(out) );", "BUF g4 ( .A(q1), .Z(out) );");
-    assert_ne!(moved, declared);
-    assert_eq!(nets(&tiny_design(&repeated)), nets(&tiny_design(&moved)));
+/// Links `verilog` after the tiny libraries, with the source known.
+fn link_error(verilog: &str) -> String {
+    let folder = tachyon_testkit::repo_root().join("testdata/tiny");
+    let mut design = Design::new();
+    let text = std::fs::read_to_string(folder.join("tiny_Late.lib")).unwrap();
+    let library = tachyon_liberty::parse_library("tiny_Late.lib", &text).unwrap();
+    design.set_library(None, &library);
+    let netlist = tachyon_verilog::parse_netlist("tiny.v", verilog).unwrap();
+    let source = tachyon_source::Source {
+        file: "tiny.v",
+        text: verilog,
+    };
+    match design.set_netlist_from(&netlist, None, &[source]) {
+        Ok(()) => "ok".to_string(),
+        Err(error) => error.to_string(),
+    }
 }
 
 #[test]
-fn a_pin_no_library_has_is_an_error_naming_it_when_the_graph_is_built() {
+fn a_repeated_instance_is_an_error_at_its_second_place() {
+    let path = tachyon_testkit::repo_root().join("testdata/tiny/tiny.v");
+    let declared = std::fs::read_to_string(path).unwrap();
+    let repeated = declared.replace("endmodule", "BUF g4 ( .A(q1) );\nendmodule");
+    assert_eq!(
+        link_error(&repeated),
+        "tiny.v:29:5: expected an instance name not used before in this module, found a \
+         second instance \"g4\" (the first is at 28:5)"
+    );
+}
+
+#[test]
+fn a_pin_its_cell_lacks_is_an_error_at_the_instance() {
     let path = tachyon_testkit::repo_root().join("testdata/tiny/tiny.v");
     let declared = std::fs::read_to_string(path).unwrap();
     let unknown = declared.replace(".A(q2), .Z(out)", ".A(q2), .Y(n1), .Z(out)");
     assert_ne!(unknown, declared);
-    let error = tiny_design(&unknown).build_graph().unwrap_err().to_string();
+    assert_eq!(
+        link_error(&unknown),
+        "tiny.v:28:5: expected a pin of cell INV (A, Z), found pin \"Y\" in instance \"g4\""
+    );
+    // A cell no library has is a black box (no pins), as OpenSTA links it.
+    let missing = declared.replace("INV g4", "NOSUCH g4");
+    assert_eq!(link_error(&missing), "ok");
+    // Read before any library, the netlist is checked when the graph is built.
+    let mut design = Design::new();
+    let netlist = tachyon_verilog::parse_netlist("tiny.v", &unknown).unwrap();
+    design.set_netlist(&netlist).unwrap();
+    let text =
+        std::fs::read_to_string(tachyon_testkit::repo_root().join("testdata/tiny/tiny_Late.lib"))
+            .unwrap();
+    let library = tachyon_liberty::parse_library("tiny_Late.lib", &text).unwrap();
+    design.set_library(None, &library);
+    let error = design.build_graph().unwrap_err().to_string();
     assert!(error.contains("g4") && error.contains("`Y`"), "{error}");
 }

@@ -58,4 +58,4 @@ pub mod sdc_commands {
 pub use summary::{count_assertions, count_operations, AssertionCounts, OperationCounts};
 pub use tachyon_source::ParseError;
 pub use tau2015::{parse_tau2015, Tau2015Files};
-pub use timing::{parse_timing, Assertion};
+pub use timing::{parse_timing, parse_timing_located, Assertion};

@@ -3,7 +3,7 @@
 //! Tokens are sub-slices of the file text, so their byte offsets (for errors) come for
 //! free from `offset_in`.
 
-use tachyon_source::{offset_in, ParseError};
+use tachyon_source::{offset_in, Location, ParseError};
 
 /// One non-blank line: its 1-based number and its tokens (comments removed).
 pub(crate) struct TokenLine<'text> {
@@ -11,6 +11,8 @@ pub(crate) struct TokenLine<'text> {
     pub(crate) tokens: Vec<&'text str>,
     /// The byte offset just past the line's content, where "end of line" errors point.
     pub(crate) end_offset: usize,
+    /// The byte offset where the line starts.
+    pub(crate) start_offset: usize,
 }
 
 /// Splits `text` into non-blank lines of tokens; `#` starts a comment to end of line.
@@ -24,11 +26,13 @@ pub(crate) fn token_lines(text: &str) -> impl Iterator<Item = TokenLine<'_>> {
         if tokens.is_empty() {
             return None;
         }
-        let end_offset = offset_in(text, content) + content.trim_end().len();
+        let start_offset = offset_in(text, content);
+        let end_offset = start_offset + content.trim_end().len();
         Some(TokenLine {
             number: u32::try_from(index + 1).unwrap_or(u32::MAX),
             tokens,
             end_offset,
+            start_offset,
         })
     })
 }
@@ -85,11 +89,61 @@ impl<'line, 'text> LineCursor<'line, 'text> {
     /// The next token as a number.
     pub(crate) fn number(&mut self, expected: &str) -> Result<f64, ParseError> {
         let token = self.next(expected)?;
-        crate::number::parse_number(token).ok_or_else(|| self.error_at(token, expected))
+        self.parse_number(token, expected)
+    }
+
+    /// `token` (a token of this line) as a number; an out-of-range number says so.
+    pub(crate) fn parse_number(&self, token: &str, expected: &str) -> Result<f64, ParseError> {
+        crate::number::parse_number(token).ok_or_else(|| {
+            if crate::number::is_out_of_range(token) {
+                self.error_at(token, format!("{expected} of at most 1e15 in magnitude"))
+            } else {
+                self.error_at(token, expected)
+            }
+        })
+    }
+
+    /// The next token as a number that is at least zero (`positive`: above zero).
+    pub(crate) fn non_negative(
+        &mut self,
+        expected: &str,
+        positive: bool,
+    ) -> Result<f64, ParseError> {
+        let token = self.next(expected)?;
+        let value = self.parse_number(token, expected)?;
+        if value < 0.0 || (positive && value == 0.0) {
+            let sign = if positive {
+                "above zero"
+            } else {
+                "of zero or more"
+            };
+            return Err(self.error_at(token, format!("{expected} {sign}")));
+        }
+        Ok(value)
+    }
+
+    /// The 1-based column of `token` (a token of this line), counted in characters
+    /// from the line's start only (not from the top of the file: scripts are long).
+    pub(crate) fn column_of(&self, token: &str) -> u32 {
+        let offset = offset_in(self.text, token);
+        let before = self
+            .text
+            .get(self.line.start_offset..offset)
+            .unwrap_or_default();
+        u32::try_from(before.chars().count() + 1).unwrap_or(u32::MAX)
+    }
+
+    /// The location of `token` (a token of this line) in the file `file`.
+    pub(crate) fn location_of(&self, file: &std::sync::Arc<str>, token: &str) -> Location {
+        Location {
+            file: file.clone(),
+            line: self.line.number,
+            column: self.column_of(token),
+        }
     }
 
     /// An error pointing at `token` (a token of this line).
-    pub(crate) fn error_at(&self, token: &str, expected: &str) -> ParseError {
+    pub(crate) fn error_at(&self, token: &str, expected: impl Into<String>) -> ParseError {
         ParseError::at(
             self.file_name,
             self.text,

@@ -3,7 +3,9 @@
 //! These files reach tens of thousands of lines, so they are read line by line with
 //! zero-copy tokens; only the names kept in the result are allocated.
 
-use tachyon_source::ParseError;
+use std::sync::Arc;
+
+use tachyon_source::{Location, ParseError};
 
 use crate::conditions::{Split, Transition};
 use crate::lines::{token_lines, LineCursor, TokenLine};
@@ -15,6 +17,30 @@ pub struct Operation {
     pub line: u32,
     /// What the line asks for.
     pub kind: OperationKind,
+    /// Where the line's command starts, so that an edit or query that fails (a pin the
+    /// design lacks) is reported at its line.
+    pub location: Location,
+    /// The columns of the names the line gives (instance, cell, pin, net or file, in the
+    /// order of [`OperationKind`]'s fields; 0 where there is none), so that an error
+    /// about one of them points at it.
+    pub name_columns: [u32; 2],
+}
+
+impl Operation {
+    /// Where the error about `name` (one of the names the line gives) points: at that
+    /// name, else at the command.
+    pub fn location_of(&self, name: &str) -> Location {
+        let names = self.kind.names();
+        let column = names
+            .iter()
+            .zip(self.name_columns)
+            .find(|(given, column)| **given == name && *column > 0)
+            .map_or(self.location.column, |(_, column)| column);
+        Location {
+            column,
+            ..self.location.clone()
+        }
+    }
 }
 
 /// An edit or a query of an `.ops` script.
@@ -103,6 +129,23 @@ pub enum OperationKind {
 }
 
 impl OperationKind {
+    /// The names the line gives, in field order (at most two).
+    pub fn names(&self) -> Vec<&str> {
+        match self {
+            OperationKind::InsertGate { instance, cell }
+            | OperationKind::RepowerGate { instance, cell } => vec![instance, cell],
+            OperationKind::RemoveGate { instance } => vec![instance],
+            OperationKind::InsertNet { net } | OperationKind::RemoveNet { net } => vec![net],
+            OperationKind::ConnectPin { pin, net } => vec![pin, net],
+            OperationKind::DisconnectPin { pin } => vec![pin],
+            OperationKind::ReadSpef { path } => vec![path],
+            OperationKind::ReportAt { pin, .. }
+            | OperationKind::ReportRat { pin, .. }
+            | OperationKind::ReportSlack { pin, .. } => vec![pin],
+            OperationKind::ReportWorstPaths { pin, .. } => pin.as_deref().into_iter().collect(),
+        }
+    }
+
     /// Whether this is a query (it prints an answer) rather than an edit.
     pub fn is_query(&self) -> bool {
         matches!(
@@ -118,11 +161,25 @@ impl OperationKind {
 /// Parses an `.ops` file. Blank lines and `#` comments are skipped; an unknown command
 /// or a malformed line is an error naming its line and column.
 pub fn parse_ops(file_name: &str, text: &str) -> Result<Vec<Operation>, ParseError> {
+    let file: Arc<str> = Arc::from(file_name);
     let mut operations = Vec::new();
     for line in token_lines(text) {
         let kind = parse_operation(file_name, text, &line)?;
+        let cursor = LineCursor::after_keyword(file_name, text, &line);
+        let command = line.tokens.first().copied().unwrap_or("");
+        // Each name is a token of the line: find its column by identity, skipping the
+        // flags before it.
+        let mut name_columns = [0u32; 2];
+        let mut tokens = line.tokens.iter().skip(1);
+        for (column, name) in name_columns.iter_mut().zip(kind.names()) {
+            if let Some(token) = tokens.by_ref().find(|token| **token == name) {
+                *column = cursor.column_of(token);
+            }
+        }
         operations.push(Operation {
             line: line.number,
+            location: cursor.location_of(&file, command),
+            name_columns,
             kind,
         });
     }
@@ -277,6 +334,10 @@ mod tests {
         );
         assert!(operations[3].kind.is_query());
         assert!(!operations[0].kind.is_query());
+        assert_eq!(operations[1].location.to_string(), "t.ops:2:1");
+        assert_eq!(operations[1].location_of("n1").to_string(), "t.ops:2:18");
+        assert_eq!(operations[2].location_of("g1:a").to_string(), "t.ops:4:22");
+        assert_eq!(operations[2].location_of("other").to_string(), "t.ops:4:1");
     }
 
     #[test]

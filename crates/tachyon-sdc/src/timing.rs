@@ -7,9 +7,13 @@
 //! rat  <po>  <early-rise> <early-fall> <late-rise> <late-fall>
 //! load <po>  <capacitance>
 //! ```
-//! Blank lines and `#` comments are allowed.
+//! Blank lines and `#` comments are allowed. Values are finite and at most 1e15 in
+//! magnitude; a period is positive, slews and loads are not negative, and there is one
+//! `clock` line at most (Tachyon times one clock: a second would silently replace it).
 
-use tachyon_source::ParseError;
+use std::sync::Arc;
+
+use tachyon_source::{Location, ParseError};
 
 use crate::lines::{token_lines, LineCursor};
 
@@ -72,38 +76,63 @@ impl Assertion {
 
 /// Parses a `.timing` file into its assertions, in file order.
 pub fn parse_timing(file_name: &str, text: &str) -> Result<Vec<Assertion>, ParseError> {
+    Ok(parse_timing_located(file_name, text)?
+        .into_iter()
+        .map(|(assertion, _)| assertion)
+        .collect())
+}
+
+/// [`parse_timing`], each assertion with the location of its pin name, so that a pin the
+/// design lacks can be reported at its line and column when the assertions are bound.
+pub fn parse_timing_located(
+    file_name: &str,
+    text: &str,
+) -> Result<Vec<(Assertion, Location)>, ParseError> {
+    let file: Arc<str> = Arc::from(file_name);
     let mut assertions = Vec::new();
+    let mut clock_line: Option<u32> = None;
     for line in token_lines(text) {
         let mut cursor = LineCursor::after_keyword(file_name, text, &line);
         let keyword = line.tokens.first().copied().unwrap_or("");
+        let pin_token = line.tokens.get(1).copied().unwrap_or(keyword);
         let assertion = match keyword {
             "clock" => {
+                if let Some(first) = clock_line {
+                    return Err(cursor.error_at(
+                        keyword,
+                        format!("one clock line (Tachyon times one clock; the clock is set at line {first})"),
+                    ));
+                }
+                clock_line = Some(line.number);
                 let pin = cursor.next("a clock pin name")?.to_string();
-                let period = cursor.number("a clock period")?;
+                let period = cursor.non_negative("a clock period", true)?;
                 let duty = match cursor.next_optional() {
-                    Some(token) => Some(
-                        crate::number::parse_number(token)
-                            .ok_or_else(|| cursor.error_at(token, "a duty value"))?,
-                    ),
+                    Some(token) => {
+                        let duty = cursor.parse_number(token, "a duty value")?;
+                        if duty <= 0.0 {
+                            return Err(cursor.error_at(token, "a duty value above zero"));
+                        }
+                        Some(duty)
+                    }
                     None => None,
                 };
                 Assertion::Clock { pin, period, duty }
             }
             "at" => {
-                let (pin, values) = pin_and_four_values(&mut cursor, "an arrival time")?;
+                let (pin, values) = pin_and_four_values(&mut cursor, "an arrival time", false)?;
                 Assertion::ArrivalTime { pin, values }
             }
             "slew" => {
-                let (pin, values) = pin_and_four_values(&mut cursor, "a slew")?;
+                let (pin, values) = pin_and_four_values(&mut cursor, "a slew", true)?;
                 Assertion::Slew { pin, values }
             }
             "rat" => {
-                let (pin, values) = pin_and_four_values(&mut cursor, "a required time")?;
+                let (pin, values) = pin_and_four_values(&mut cursor, "a required time", false)?;
                 Assertion::RequiredTime { pin, values }
             }
             "load" => {
                 let pin = cursor.next("a primary output name")?.to_string();
-                let capacitance = cursor.number("a load capacitance")?;
+                let capacitance = cursor.non_negative("a load capacitance", false)?;
                 Assertion::Load { pin, capacitance }
             }
             _ => {
@@ -114,21 +143,28 @@ pub fn parse_timing(file_name: &str, text: &str) -> Result<Vec<Assertion>, Parse
             }
         };
         cursor.finish()?;
-        assertions.push(assertion);
+        assertions.push((assertion, cursor.location_of(&file, pin_token)));
     }
     Ok(assertions)
 }
 
-/// Reads `<pin> <early-rise> <early-fall> <late-rise> <late-fall>`.
+/// Reads `<pin> <early-rise> <early-fall> <late-rise> <late-fall>`; `non_negative`
+/// refuses values below zero (slews).
 fn pin_and_four_values(
     cursor: &mut LineCursor<'_, '_>,
     what: &str,
+    non_negative: bool,
 ) -> Result<(String, [f64; 4]), ParseError> {
     const ORDER: [&str; 4] = ["early-rise", "early-fall", "late-rise", "late-fall"];
     let pin = cursor.next("a pin name")?.to_string();
     let mut values = [0.0; 4];
     for (value, condition) in values.iter_mut().zip(ORDER) {
-        *value = cursor.number(&format!("{what} ({condition})"))?;
+        let expected = format!("{what} ({condition})");
+        *value = if non_negative {
+            cursor.non_negative(&expected, false)?
+        } else {
+            cursor.number(&expected)?
+        };
     }
     Ok((pin, values))
 }
@@ -140,7 +176,7 @@ mod tests {
     #[test]
     fn all_keywords() {
         let text = "# comment\nclock clk 50 50\n\nat a 0 1 2 3\nslew a 1 2 3 4 # trailing\n\
-                    rat o -1 -2 3 4\nload o 4\nclock c2 10";
+                    rat o -1 -2 3 4\nload o 4\nat c2 10 10 10 10";
         let assertions = parse_timing("t.timing", text).unwrap();
         assert_eq!(assertions.len(), 6);
         assert_eq!(
@@ -176,5 +212,46 @@ mod tests {
         let error = parse_timing("t.timing", "\n  delay x 1").unwrap_err();
         assert_eq!(error.line, 2);
         assert_eq!(error.column, 3);
+    }
+
+    #[test]
+    fn values_out_of_range_and_signs_are_errors() {
+        let error_of = |text: &str| match parse_timing("t.timing", text) {
+            Ok(_) => "ok".to_string(),
+            Err(error) => error.to_string(),
+        };
+        assert_eq!(
+            error_of("at a 0 0 1e308 0"),
+            "t.timing:1:10: expected an arrival time (late-rise) of at most 1e15 in magnitude, found \"1e308\""
+        );
+        assert_eq!(
+            error_of("clock c 0 50"),
+            "t.timing:1:9: expected a clock period above zero, found \"0\""
+        );
+        assert_eq!(
+            error_of("clock c -10 50"),
+            "t.timing:1:9: expected a clock period above zero, found \"-10\""
+        );
+        assert_eq!(
+            error_of("slew a 1 -1 1 1"),
+            "t.timing:1:10: expected a slew (early-fall) of zero or more, found \"-1\""
+        );
+        assert_eq!(
+            error_of("load o -2"),
+            "t.timing:1:8: expected a load capacitance of zero or more, found \"-2\""
+        );
+        assert_eq!(
+            error_of("clock c 10 50\nclock d 20 50"),
+            "t.timing:2:1: expected one clock line (Tachyon times one clock; the clock is set at line 1), found \"clock\""
+        );
+        assert_eq!(error_of("at a -1 -1 -1 -1\nrat o -5 -5 -5 -5"), "ok");
+    }
+
+    #[test]
+    fn locations_point_at_the_pin() {
+        let located =
+            parse_timing_located("t.timing", "clock clk 10\n\n  at   in1 0 0 0 0").unwrap();
+        let places: Vec<String> = located.iter().map(|(_, at)| at.to_string()).collect();
+        assert_eq!(places, ["t.timing:1:7", "t.timing:3:8"]);
     }
 }

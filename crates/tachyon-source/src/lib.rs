@@ -5,6 +5,20 @@
 //! `file:line:column: expected <what>, found "<token>"`.
 
 use std::fmt;
+use std::sync::Arc;
+
+/// The largest magnitude a number read from an input file may have, in the file's own
+/// units. Larger values (`1e308` capacitances, `1e400` which parses as infinity) would
+/// overflow the timing sums to infinity and print as plausible numbers; 1e15 is far
+/// beyond any physical value in ps, fF or kOhm and still leaves every product and sum
+/// of the timing model finite after unit scaling.
+pub const MAX_MAGNITUDE: f64 = 1e15;
+
+/// Whether a number read from a file is usable: finite and at most [`MAX_MAGNITUDE`] in
+/// magnitude.
+pub fn in_range(value: f64) -> bool {
+    value.is_finite() && value.abs() <= MAX_MAGNITUDE
+}
 
 /// A 1-based line and column (the column counts characters, not bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +118,74 @@ impl fmt::Display for ParseError {
     }
 }
 
+/// A source file's name and text, for stages after parsing (the linker) that report
+/// errors at byte offsets the parser recorded.
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    /// The file name as given by the caller (often a path).
+    pub file: &'a str,
+    /// The whole text.
+    pub text: &'a str,
+}
+
+impl Source<'_> {
+    /// A semantic error at byte `offset`: `file:line:column: expected X, found Y`.
+    pub fn error(
+        &self,
+        offset: usize,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> ParseError {
+        ParseError::with_found(self.file, self.text, offset, expected, found)
+    }
+
+    /// Whether `slice` is part of this text (as the names a parser took from it are),
+    /// so that a later stage can tell which of several files an item came from.
+    pub fn holds(&self, slice: &str) -> bool {
+        let (start, at) = (self.text.as_ptr() as usize, slice.as_ptr() as usize);
+        at >= start && at + slice.len() <= start + self.text.len()
+    }
+}
+
+/// A place in a source file, kept beside what was read there (an assertion, an `.ops`
+/// line) so that a later stage, which no longer has the text, can point its errors at it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// The file name as given by the caller (often a path), shared by all its locations.
+    pub file: Arc<str>,
+    pub line: u32,
+    pub column: u32,
+}
+
+impl Location {
+    /// The location of byte `offset` of `text`, a file called `file`.
+    pub fn at(file: &Arc<str>, text: &str, offset: usize) -> Location {
+        let LineColumn { line, column } = line_column(text, offset);
+        Location {
+            file: file.clone(),
+            line,
+            column,
+        }
+    }
+
+    /// A semantic error at this location: `file:line:column: expected X, found Y`.
+    pub fn error(&self, expected: impl Into<String>, found: impl Into<String>) -> ParseError {
+        ParseError {
+            file: self.file.to_string(),
+            line: self.line,
+            column: self.column,
+            expected: expected.into(),
+            found: found.into(),
+        }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
 /// Byte offset of `inner` within `outer`, when `inner` is a sub-slice of `outer`
 /// (as zero-copy tokens are). Returns `outer.len()` for an unrelated slice.
 pub fn offset_in(outer: &str, inner: &str) -> usize {
@@ -139,6 +221,20 @@ mod tests {
         );
         let at_end = ParseError::at("x", text, text.len(), "a value");
         assert_eq!(at_end.found, "end of file");
+    }
+
+    #[test]
+    fn locations_render_and_build_errors() {
+        let file: Arc<str> = Arc::from("x.timing");
+        let location = Location::at(&file, "clock c 1\nat nopin 0 0 0 0\n", 13);
+        assert_eq!(location.to_string(), "x.timing:2:4");
+        assert_eq!(
+            location
+                .error("a pin of the design", "\"nopin\"")
+                .to_string(),
+            "x.timing:2:4: expected a pin of the design, found \"nopin\""
+        );
+        assert!(in_range(-1e15) && !in_range(1e16) && !in_range(f64::NAN));
     }
 
     #[test]

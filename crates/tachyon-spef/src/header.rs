@@ -192,7 +192,12 @@ fn unit<'a>(
     units: &[(&str, f64)],
     expected: &'static str,
 ) -> Result<&'a str, nom::Err<SyntaxError<'a>>> {
-    let (rest, scale) = crate::lexer::number(input, "a unit scale (a number such as 1)")?;
+    let start = skip_trivia(input);
+    let (rest, scale) = crate::lexer::number(start, "a unit scale (a number such as 1)")?;
+    if scale <= 0.0 {
+        let written = start.get(..start.len() - rest.len()).unwrap_or_default();
+        return Err(error(written, "a unit scale above zero"));
+    }
     let (rest, name) = token(rest);
     let Some(&(_, multiplier)) = units
         .iter()
@@ -370,6 +375,14 @@ mod tests {
         assert_eq!(
             expected_of("*C_UNIT 1 NF"),
             "a capacitance unit (FF or PF) at \"NF\""
+        );
+        assert_eq!(
+            expected_of("*C_UNIT 0 FF"),
+            "a unit scale above zero at \"0\""
+        );
+        assert_eq!(
+            expected_of("*R_UNIT -1 OHM"),
+            "a unit scale above zero at \"-1\""
         );
     }
 

@@ -121,28 +121,68 @@ pub(crate) fn is_keyword(token: &str) -> bool {
 /// Parses a number token (see [`parse_value`]); fails with `expected` at the token.
 #[inline]
 pub(crate) fn number<'a>(input: &'a str, expected: &'static str) -> PResult<'a, f64> {
+    number_with_token(input, expected).map(|(rest, (value, _))| (rest, value))
+}
+
+/// [`number`], with the token as written (for errors about the value).
+#[inline]
+fn number_with_token<'a>(input: &'a str, expected: &'static str) -> PResult<'a, (f64, &'a str)> {
     let input = skip_trivia(input);
     // The common case, a plain decimal followed by a separator, in one scan; anything else
     // (a triplet, a malformed token) goes through the token.
     if let Some((value, end)) = scan_decimal(input) {
         let bytes = input.as_bytes();
         if bytes.get(end).is_none_or(|&byte| is_separator(byte)) {
-            return Ok((input.get(end..).unwrap_or_default(), value));
+            let (written, rest) = input.split_at_checked(end).unwrap_or((input, ""));
+            if tachyon_source::in_range(value) {
+                return Ok((rest, (value, written)));
+            }
+            return Err(error(written, out_of_range(expected)));
         }
     }
     let (rest, token) = token(input);
     match parse_value(token) {
-        Some(value) => Ok((rest, value)),
+        Some(value) => Ok((rest, (value, token))),
+        None if is_out_of_range(token) => Err(error(token, out_of_range(expected))),
         None => Err(error(token, expected)),
     }
 }
 
+/// [`number`] for a quantity that cannot be negative (a capacitance, a resistance).
+#[inline]
+pub(crate) fn non_negative<'a>(input: &'a str, expected: &'static str) -> PResult<'a, f64> {
+    let (rest, (value, written)) = number_with_token(input, expected)?;
+    if value < 0.0 {
+        return Err(error(written, format!("{expected} of zero or more")));
+    }
+    Ok((rest, value))
+}
+
+/// What a number that is out of range was expected to be.
+pub(crate) fn out_of_range(expected: &str) -> String {
+    format!("{expected} of at most 1e15 in magnitude")
+}
+
+/// Whether `token` is a number (or triplet) with a part that is out of range: infinite
+/// (`1e400`) or beyond [`tachyon_source::MAX_MAGNITUDE`] (`1e308`).
+pub(crate) fn is_out_of_range(token: &str) -> bool {
+    let parts: Vec<Option<f64>> = token.split(':').map(parse_decimal).collect();
+    matches!(parts.len(), 1 | 3)
+        && parts.iter().all(Option::is_some)
+        && parts
+            .iter()
+            .flatten()
+            .any(|&value| !tachyon_source::in_range(value))
+}
+
 /// Parses a SPEF value: a decimal number (`0.25`, `-3`, `1.5e-3`) or a triplet
-/// `min:typ:max`, of which the typical value is kept.
+/// `min:typ:max`, of which the typical value is kept. Every part is finite and at most
+/// [`tachyon_source::MAX_MAGNITUDE`] in magnitude.
 #[inline]
 pub(crate) fn parse_value(token: &str) -> Option<f64> {
+    let in_range = |value: f64| tachyon_source::in_range(value).then_some(value);
     if let Some(value) = parse_decimal(token) {
-        return Some(value);
+        return in_range(value);
     }
     let mut parts = token.split(':');
     let (Some(low), Some(typical), Some(high), None) =
@@ -150,9 +190,9 @@ pub(crate) fn parse_value(token: &str) -> Option<f64> {
     else {
         return None;
     };
-    parse_decimal(low)?;
-    parse_decimal(high)?;
-    parse_decimal(typical)
+    parse_decimal(low).and_then(in_range)?;
+    parse_decimal(high).and_then(in_range)?;
+    parse_decimal(typical).and_then(in_range)
 }
 
 /// Parses a decimal number exactly as `str::parse::<f64>` would (correctly rounded), but
@@ -377,6 +417,33 @@ mod tests {
         assert_eq!(value("1.5//c"), "a value at \"1.5//c\"");
         assert_eq!(value("1e y"), "a value at \"1e\"");
         assert_eq!(value(""), "a value at \"\"");
+    }
+
+    #[test]
+    fn values_out_of_range_are_refused_and_said_so() {
+        let value = |input| match non_negative(input, "a value") {
+            Ok((_, value)) => format!("{value}"),
+            Err(nom::Err::Error(error) | nom::Err::Failure(error)) => {
+                format!("{} at {:?}", error.expected, error.at)
+            }
+            Err(nom::Err::Incomplete(_)) => "incomplete".to_string(),
+        };
+        assert_eq!(
+            value(" 1e400 x"),
+            "a value of at most 1e15 in magnitude at \"1e400\""
+        );
+        assert_eq!(
+            value("1e308"),
+            "a value of at most 1e15 in magnitude at \"1e308\""
+        );
+        assert_eq!(
+            value("1:2:1e308"),
+            "a value of at most 1e15 in magnitude at \"1:2:1e308\""
+        );
+        assert_eq!(value("-0.5 x"), "a value of zero or more at \"-0.5\"");
+        assert_eq!(value("1e15"), "1000000000000000");
+        assert_eq!(value("nan"), "a value at \"nan\"");
+        assert_eq!(parse_value("1e400"), None);
     }
 
     #[test]

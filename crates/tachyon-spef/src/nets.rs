@@ -12,7 +12,8 @@ use rayon::prelude::*;
 
 use crate::header::{direction, skip_attributes};
 use crate::lexer::{
-    error, is_keyword, number, parse_index, parse_value, peek, token, PResult, SyntaxError,
+    error, is_keyword, is_out_of_range, non_negative, number, out_of_range, parse_index,
+    parse_value, peek, skip_trivia, token, PResult, SyntaxError,
 };
 use crate::model::{Capacitor, Connection, ConnectionKind, DNet, RNet, Resistor};
 use crate::names::{resolve, resolve_name, NameMap};
@@ -168,7 +169,7 @@ fn d_net<'a>(
 ) -> PResult<'a, DNet<'a>> {
     let (input, name_token) = token(input);
     let name = resolve(name_token, names, "a net name")?;
-    let (mut input, total_cap) = number(input, "the total capacitance of the net")?;
+    let (mut input, total_cap) = non_negative(input, "the total capacitance of the net")?;
     if peek(input) == "*V" {
         input = number(token(input).0, "a routing confidence value")?.0;
     }
@@ -265,6 +266,9 @@ fn capacitors<'a>(
         let node = resolve_name(node_token, names, "a node name")?;
         let (rest, third) = token(rest);
         if let Some(value) = parse_value(third) {
+            if value < 0.0 {
+                return Err(error(third, "a capacitance value of zero or more"));
+            }
             caps.push(Capacitor {
                 node,
                 coupled_to: None,
@@ -273,11 +277,26 @@ fn capacitors<'a>(
             input = rest;
             continue;
         }
-        if third.is_empty() || is_keyword(third) {
+        if is_out_of_range(third) {
+            return Err(error(third, out_of_range("a capacitance value")));
+        }
+        if third.is_empty() || is_keyword(third) || is_not_a_number(third) {
             return Err(error(third, "a capacitance value"));
         }
         let coupled_to = resolve_name(third, names, "a capacitance value or a coupled node name")?;
-        let (rest, value) = number(rest, "a capacitance value")?;
+        let (rest, value) = match non_negative(rest, "a capacitance value") {
+            Ok(parsed) => parsed,
+            Err(failure) => {
+                // A capacitor is one line: with no value after the second node on that
+                // line, the token that should be the value is the one before (`1 *1
+                // 0.5x`), not the first token of the next line.
+                let gap = rest.get(..rest.len() - skip_trivia(rest).len());
+                if gap.is_some_and(|gap| gap.contains('\n')) {
+                    return Err(error(third, "a capacitance value"));
+                }
+                return Err(failure);
+            }
+        };
         caps.push(Capacitor {
             node,
             coupled_to: Some(coupled_to),
@@ -285,6 +304,12 @@ fn capacitors<'a>(
         });
         input = rest;
     }
+}
+
+/// Whether `token` is what Rust reads as a number but SPEF does not (`nan`, `inf`):
+/// in a value's place it is a bad value, not a node name.
+fn is_not_a_number(token: &str) -> bool {
+    token.parse::<f64>().is_ok_and(|value| !value.is_finite())
 }
 
 /// `*RES` entries: `id node node value`.
@@ -305,7 +330,7 @@ fn resistors<'a>(
         let from = resolve_name(from_token, names, "a node name")?;
         let (rest, to_token) = token(rest);
         let to = resolve_name(to_token, names, "a second node name")?;
-        let (rest, value) = number(rest, "a resistance value")?;
+        let (rest, value) = non_negative(rest, "a resistance value")?;
         resistors.push(Resistor { from, to, value });
         input = rest;
     }
@@ -333,7 +358,7 @@ fn inductors<'a>(mut input: &'a str, names: &NameMap<'a>) -> PResult<'a, ()> {
 fn r_net<'a>(input: &'a str, offset: usize, names: &NameMap<'a>) -> PResult<'a, RNet<'a>> {
     let (input, name_token) = token(input);
     let name = resolve(name_token, names, "a net name")?;
-    let (mut input, total_cap) = number(input, "the total capacitance of the net")?;
+    let (mut input, total_cap) = non_negative(input, "the total capacitance of the net")?;
     loop {
         let (rest, body_token) = token(input);
         match body_token {

@@ -275,6 +275,9 @@ pub struct Instance<'a> {
     pub name: Cow<'a, str>,
     /// The pin connections, by name or by position.
     pub connections: Connections<'a>,
+    /// Byte offset of the instance name in the source, so that the linker can report an
+    /// instance it cannot bind (a missing cell, a pin the cell lacks) at its line.
+    pub offset: usize,
 }
 
 /// The connection list of an instance.
@@ -302,6 +305,8 @@ pub struct Assign<'a> {
     pub target: Expression<'a>,
     /// The right-hand side.
     pub source: Expression<'a>,
+    /// Byte offset of the left-hand side in the source (for the linker's errors).
+    pub offset: usize,
 }
 
 /// A four-state logic value.
@@ -353,6 +358,37 @@ pub enum Bit<'a> {
 }
 
 impl<'a> Expression<'a> {
+    /// The number of bits [`Expression::bits`] gives, computed without expanding them
+    /// (a whole-bus reference or a part-select of a wide bus is one node, not its bits).
+    pub fn width(&self, module: &Module<'_>) -> u64 {
+        match self {
+            Expression::Net(name) => module
+                .range_of(name)
+                .map_or(1, |(msb, lsb)| msb.abs_diff(lsb) + 1),
+            Expression::Bit(..) => 1,
+            Expression::Part(_, first, last) => first.abs_diff(*last) + 1,
+            Expression::Constant(constant) => constant.bits.len() as u64,
+            Expression::Concat(parts) => parts.iter().map(|part| part.width(module)).sum(),
+        }
+    }
+
+    /// The first (most significant) bit of [`Expression::bits`], found without expanding
+    /// the others.
+    pub fn first_bit(&self, module: &Module<'_>) -> Option<Bit<'a>> {
+        match self {
+            Expression::Net(name) => Some(match module.range_of(name) {
+                None => Bit::Net(Cow::Borrowed(name)),
+                Some((msb, _)) => Bit::Net(Cow::Owned(bit_name(name, msb))),
+            }),
+            Expression::Bit(name, index) => Some(Bit::Net(Cow::Owned(bit_name(name, *index)))),
+            Expression::Part(name, first, _) => Some(Bit::Net(Cow::Owned(bit_name(name, *first)))),
+            Expression::Constant(constant) => {
+                constant.bits.first().map(|&value| Bit::Constant(value))
+            }
+            Expression::Concat(parts) => parts.iter().find_map(|part| part.first_bit(module)),
+        }
+    }
+
     /// Flattens the expression to bits, MSB-first. A whole-bus reference `n` to a name
     /// declared with a range in `module` expands to all its bits; any other name is a
     /// scalar. Indices are not checked against the declarations (the linker does that).

@@ -302,12 +302,14 @@ impl<'a> Parser<'a, '_> {
         let range = self.optional_range()?;
         loop {
             let name = self.identifier("a wire name")?;
+            let offset = self.offset_of(name);
             wires.push(Wire { name, range });
             if self.eat(b'=')? {
                 let source = self.expression()?;
                 assigns.push(Assign {
                     target: Expression::Net(name),
                     source,
+                    offset,
                 });
             }
             if self.expect_comma_or(b';', "\",\" or \";\" after a wire name")? {
@@ -319,10 +321,16 @@ impl<'a> Parser<'a, '_> {
     /// Parses `assign a = b, c = d;` after its keyword.
     fn assign(&mut self, assigns: &mut Vec<Assign<'a>>) -> ParseResult<()> {
         loop {
+            self.skip_trivia()?;
+            let offset = self.position;
             let target = self.expression()?;
             self.expect(b'=', "\"=\" in an assign")?;
             let source = self.expression()?;
-            assigns.push(Assign { target, source });
+            assigns.push(Assign {
+                target,
+                source,
+                offset,
+            });
             if self.expect_comma_or(b';', "\",\" or \";\" after an assign")? {
                 return Ok(());
             }
@@ -339,12 +347,14 @@ impl<'a> Parser<'a, '_> {
                 );
             }
             let name = self.identifier("an instance name")?;
+            let offset = self.offset_of(name);
             self.expect(b'(', "\"(\" before the connections of an instance")?;
             let connections = self.connections()?;
             instances.push(Instance {
                 cell,
                 name: Cow::Borrowed(name),
                 connections,
+                offset,
             });
             if self.expect_comma_or(b';', "\";\" after an instance")? {
                 return Ok(());
@@ -540,6 +550,12 @@ impl<'a> Parser<'a, '_> {
     }
 
     // ----- Tokens -----
+
+    /// The byte offset of `name`, a slice of the text (an escaped identifier's name
+    /// starts after its `\\`).
+    fn offset_of(&self, name: &str) -> usize {
+        tachyon_source::offset_in(self.text, name)
+    }
 
     /// Parses a simple identifier, or an escaped one (`\a/b[3] ` gives `a/b[3]`).
     fn identifier(&mut self, expected: &str) -> ParseResult<&'a str> {

@@ -283,8 +283,8 @@ fn errors_name_position_and_expectation() {
     assert!(error("module m; wire [0:99999999] a; endmodule").contains("a range of at most"));
     let deep = format!(
         "module m; assign a = {}b{};",
-        "{".repeat(1000),
-        "}".repeat(1000)
+        "{".repeat(50_000),
+        "}".repeat(50_000)
     );
     assert!(error(&deep).contains("nested at most"));
     assert!(

@@ -26,13 +26,14 @@ use crate::Backend;
 /// Everything a [`Timer`] call can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum TimerError {
-    /// A file could not be read.
-    #[error("{path}: {source}")]
+    /// A file could not be read. (The OS error is part of the message, not a separate
+    /// source, so that error chains print it once.)
+    #[error("cannot read {}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A file did not parse.
     #[error(transparent)]
@@ -59,6 +60,53 @@ pub enum TimerError {
     /// Writing query answers failed.
     #[error("writing answers: {0}")]
     Write(#[from] std::io::Error),
+    /// A line of a script (`.ops`) failed: where, and why.
+    #[error("{location}: {error}")]
+    Script {
+        /// The line (and the name on it that the error is about).
+        location: tachyon_source::Location,
+        /// Why.
+        error: Box<TimerError>,
+    },
+    /// A query for a split that nothing times (no netlist, no library for the split, or
+    /// no endpoint with a slack).
+    #[error("nothing is timed for the {split} split: {reason}")]
+    NothingTimed {
+        /// `early` or `late`.
+        split: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// A phase would need more memory than the limit allows.
+    #[error(
+        "{phase}: {what} needs about {}, more than the {} that {limit_source} allows \
+         (set TACHYON_MEMORY_LIMIT to change the limit)",
+        crate::memory::human(*needed),
+        crate::memory::human(*limit)
+    )]
+    OutOfMemory {
+        /// The phase (`parse`, `link`, ...).
+        phase: &'static str,
+        /// What would be allocated.
+        what: String,
+        /// Bytes needed (estimated).
+        needed: u64,
+        /// Bytes allowed.
+        limit: u64,
+        /// What sets the limit.
+        limit_source: &'static str,
+    },
+}
+
+impl TimerError {
+    /// The output error (e.g. a closed pipe) this error is, or wraps: writing answers.
+    pub fn write_error(&self) -> Option<&std::io::Error> {
+        match self {
+            TimerError::Write(error) => Some(error),
+            TimerError::Script { error, .. } => error.write_error(),
+            _ => None,
+        }
+    }
 }
 
 /// How long one phase took, summed over all updates.
@@ -102,6 +150,11 @@ pub struct Timer {
     phases: Vec<PhaseTiming>,
     /// Where timing runs, chosen once ([`Backend::select`]).
     backend: Backend,
+    /// The warnings about the design as a whole (no clock, no library for a split)
+    /// given so far, so that each is given once and not at every update.
+    warned: std::collections::HashSet<String>,
+    /// The clock source whose reach to the flip-flops was last checked.
+    checked_clock: Option<String>,
     /// The flattened graph of the path search, built by the first path query after a
     /// timing update and shared by the next ones.
     path_graph: Option<std::sync::Arc<tachyon_paths::flat::FlatGraph>>,
@@ -113,11 +166,41 @@ impl Default for Timer {
     }
 }
 
-fn read(path: &Path) -> Result<String, TimerError> {
-    crate::input::read_text(path).map_err(|source| TimerError::Io {
+/// Reads a whole file (gzip data decompressed), first checking that parsing it fits in
+/// memory: by its size on disk before reading, and by its text when it was compressed.
+/// What every read of the timer uses; the shell's SDC reader too.
+pub fn read_checked(path: &Path) -> Result<String, TimerError> {
+    let io_error = |error| TimerError::Io {
         path: path.to_path_buf(),
-        source,
-    })
+        error,
+    };
+    let check = |size: u64| {
+        crate::memory::check(
+            "parse",
+            format!(
+                "reading {} ({})",
+                path.display(),
+                crate::memory::human(size)
+            ),
+            crate::memory::parse_bytes(size),
+        )
+    };
+    let size = std::fs::metadata(path).map_err(io_error)?.len();
+    check(size)?;
+    let text = crate::input::read_text(path).map_err(io_error)?;
+    if text.len() as u64 > size {
+        check(text.len() as u64)?;
+    }
+    Ok(text)
+}
+
+/// What a multi-file read restores when one of its files fails (see
+/// [`Timer::load_tau2015`]): the design, and which Verilog files it was linked from.
+struct Checkpoint {
+    design: std::sync::Arc<Design>,
+    n_verilog: usize,
+    linked_top: Option<String>,
+    black_boxes_reported: bool,
 }
 
 impl Timer {
@@ -140,6 +223,8 @@ impl Timer {
             cppr: true,
             phases: Vec::new(),
             backend,
+            warned: std::collections::HashSet::new(),
+            checked_clock: None,
             path_graph: None,
         }
     }
@@ -149,10 +234,47 @@ impl Timer {
         &self.backend
     }
 
-    /// The design, to change (a reader that shared it is done by now).
+    /// The design, to change with what cannot fail; the timing is out of date after (a
+    /// reader that shared the design is done by now).
     fn design_mut(&mut self) -> &mut Design {
-        self.sta = None;
+        self.invalidate();
         std::sync::Arc::make_mut(&mut self.design)
+    }
+
+    /// Changes the design with `change`, which leaves it as it was when it fails; on
+    /// success the timing is out of date.
+    fn try_change_design<T>(
+        &mut self,
+        change: impl FnOnce(&mut Design) -> Result<T, LinkError>,
+    ) -> Result<T, TimerError> {
+        let changed = change(std::sync::Arc::make_mut(&mut self.design))?;
+        self.invalidate();
+        Ok(changed)
+    }
+
+    /// Drops the timing (and what is derived from it) after a change.
+    fn invalidate(&mut self) {
+        self.timing = None;
+        self.sta = None;
+        self.path_graph = None;
+    }
+
+    /// The state a multi-file read goes back to when one of its files fails.
+    fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            design: self.design.clone(),
+            n_verilog: self.verilog.len(),
+            linked_top: self.linked_top.clone(),
+            black_boxes_reported: self.black_boxes_reported,
+        }
+    }
+
+    fn restore(&mut self, checkpoint: Checkpoint) {
+        self.design = checkpoint.design;
+        self.verilog.truncate(checkpoint.n_verilog);
+        self.linked_top = checkpoint.linked_top;
+        self.black_boxes_reported = checkpoint.black_boxes_reported;
+        self.invalidate();
     }
 
     fn record(&mut self, phase: &'static str, started: Instant) {
@@ -180,14 +302,16 @@ impl Timer {
         self.design_mut().set_timing_group_policy(policy);
     }
 
-    /// Reads a Liberty library for `split` (None = both splits).
+    /// Reads a Liberty library for `split` (None = both splits); its cells join those
+    /// of the libraries read before for that split. A file that does not parse changes
+    /// nothing.
     pub fn read_celllib(
         &mut self,
         split: Option<Split>,
         path: impl AsRef<Path>,
     ) -> Result<(), TimerError> {
         let path = path.as_ref();
-        let text = read(path)?;
+        let text = read_checked(path)?;
         let started = Instant::now();
         let library = {
             let _span = tracing::info_span!("parse", file = %path.display()).entered();
@@ -212,16 +336,17 @@ impl Timer {
             );
         }
         self.record("link", started);
-        self.timing = None;
         Ok(())
     }
 
-    /// Reads a Verilog file. Its modules join those of the files read before, and the
-    /// design is linked with the one module no other instantiates as its top (when
-    /// there is no such single module, [`Timer::link_design`] names it).
+    /// Reads a Verilog file. Its modules join those of the files read before (a module
+    /// read again replaces its earlier definition), and the design is linked with the
+    /// one module no other instantiates as its top (when there is no such single
+    /// module, [`Timer::link_design`] names it). A file that does not parse or link
+    /// changes nothing; link errors name the instance's file, line and column.
     pub fn read_verilog(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
         let path = path.as_ref();
-        let text = read(path)?;
+        let text = read_checked(path)?;
         let name = path.display().to_string();
         let started = Instant::now();
         let netlist = {
@@ -232,17 +357,25 @@ impl Timer {
         self.record("parse", started);
         if self.verilog.is_empty() {
             // The first file: linked from this parse (the common case reads once).
-            let outcome = self.link_netlist(netlist, None);
+            let source = tachyon_source::Source {
+                file: &name,
+                text: &text,
+            };
+            self.link_netlist(netlist, None, &[source])?;
             self.verilog.push((name, text));
-            return outcome;
+            return Ok(());
         }
         drop_netlist(netlist);
         self.verilog.push((name, text));
-        self.link(None)
+        let linked = self.link(None);
+        if linked.is_err() {
+            self.verilog.pop();
+        }
+        linked
     }
 
     /// Links the design with module `top` of the Verilog read as its top (OpenSTA's
-    /// `link_design`).
+    /// `link_design`). On an error the design stays as it was.
     pub fn link_design(&mut self, top: &str) -> Result<(), TimerError> {
         if self.linked_top.as_deref() == Some(top) {
             return Ok(());
@@ -254,32 +387,45 @@ impl Timer {
     /// as the top module.
     fn link(&mut self, top: Option<&str>) -> Result<(), TimerError> {
         let verilog = std::mem::take(&mut self.verilog);
+        let linked = self.link_files(&verilog, top);
+        self.verilog = verilog;
+        linked
+    }
+
+    fn link_files(
+        &mut self,
+        files: &[(String, String)],
+        top: Option<&str>,
+    ) -> Result<(), TimerError> {
         let mut modules: Vec<tachyon_verilog::Module<'_>> = Vec::new();
-        let mut outcome = Ok(());
-        for (name, text) in &verilog {
-            match tachyon_verilog::parse_netlist(name, text) {
-                Ok(netlist) => {
-                    for module in netlist.modules {
-                        // A module read again replaces its earlier definition.
-                        modules.retain(|earlier| earlier.name != module.name);
+        // Module name -> its place in `modules`: a module read again replaces its
+        // earlier definition.
+        let mut places: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for (name, text) in files {
+            for module in tachyon_verilog::parse_netlist(name, text)?.modules {
+                match places.get(module.name) {
+                    Some(&place) => modules[place] = module,
+                    None => {
+                        places.insert(module.name, modules.len());
                         modules.push(module);
                     }
                 }
-                Err(error) => outcome = Err(error.into()),
             }
         }
-        if outcome.is_ok() {
-            outcome = self.link_netlist(tachyon_verilog::Netlist { modules }, top);
-        }
-        self.verilog = verilog;
-        outcome
+        let sources: Vec<tachyon_source::Source<'_>> = files
+            .iter()
+            .map(|(file, text)| tachyon_source::Source { file, text })
+            .collect();
+        self.link_netlist(tachyon_verilog::Netlist { modules }, top, &sources)
     }
 
-    /// Links `netlist` with `top` (or its one candidate) as the top module.
+    /// Links `netlist` (parsed from `sources`) with `top` (or its one candidate) as the
+    /// top module.
     fn link_netlist(
         &mut self,
         netlist: tachyon_verilog::Netlist<'_>,
         top: Option<&str>,
+        sources: &[tachyon_source::Source<'_>],
     ) -> Result<(), TimerError> {
         let started = Instant::now();
         if top.is_none() {
@@ -291,42 +437,63 @@ impl Timer {
                 return Ok(());
             }
         }
-        std::sync::Arc::make_mut(&mut self.design).set_netlist_top(&netlist, top)?;
-        self.sta = None;
-        self.linked_top = Some(self.design.design_name().to_string());
+        let linked =
+            self.try_change_design(|design| design.set_netlist_from(&netlist, top, sources));
         drop_netlist(netlist);
+        linked?;
+        self.linked_top = Some(self.design.design_name().to_string());
         self.black_boxes_reported = false;
         self.record("link", started);
-        self.timing = None;
         Ok(())
     }
 
-    /// Reads parasitics; the nets it names get these, replacing what they had.
+    /// Reads parasitics; the nets it names get these, replacing what they had. All or
+    /// nothing: a net or pin the design lacks, a net described twice, or an RC tree that
+    /// leaves out its net's driver is an error at its `*D_NET`, and no net changes.
     pub fn read_spef(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
         let path = path.as_ref();
-        let text = read(path)?;
+        let text = read_checked(path)?;
+        let file = path.display().to_string();
         let started = Instant::now();
         let spef = {
-            let _span = tracing::info_span!("parse", file = %path.display()).entered();
-            tachyon_spef::parse_spef(&path.display().to_string(), &text)?
+            let _span = tracing::info_span!("parse", file).entered();
+            tachyon_spef::parse_spef(&file, &text)?
         };
         self.record("parse", started);
         let started = Instant::now();
-        self.design_mut().annotate(&spef)?;
+        if spef.nets.is_empty() && spef.r_nets.is_empty() {
+            tracing::warn!(file, "the SPEF has no *D_NET: no parasitics were read");
+        }
+        let source = tachyon_source::Source {
+            file: &file,
+            text: &text,
+        };
+        self.try_change_design(|design| design.annotate_from(&spef, source))?;
         drop_in_parallel(spef.nets);
         self.record("link", started);
-        self.timing = None;
+        // A SPEF cut short at a net boundary parses: say how many nets it left bare.
+        let (bare, first) = self.design.nets_without_parasitics();
+        if bare > 0 {
+            tracing::warn!(
+                file,
+                nets = bare,
+                first = %first.join(" "),
+                "nets with pins but no parasitics in any SPEF read: they are timed without wire delay"
+            );
+        }
         Ok(())
     }
 
-    /// Reads TAU `.timing` assertions.
+    /// Reads TAU `.timing` assertions, replacing those read before. With a netlist
+    /// loaded, a pin it lacks is an error at its line, and nothing changes.
     pub fn read_timing(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
         let path = path.as_ref();
-        let text = read(path)?;
-        let assertions = tachyon_sdc::parse_timing(&path.display().to_string(), &text)?;
-        self.design_mut().set_assertions(assertions);
-        self.timing = None;
-        Ok(())
+        let text = read_checked(path)?;
+        let assertions = tachyon_sdc::parse_timing_located(&path.display().to_string(), &text)?;
+        if assertions.is_empty() {
+            tracing::warn!(file = %path.display(), "the .timing file has no assertions");
+        }
+        self.try_change_design(|design| design.set_located_assertions(assertions))
     }
 
     /// Reads an SDC as TAU 2015 assertions (the TAU conventions, as a `.timing` file):
@@ -334,23 +501,26 @@ impl Timer {
     /// an error. [`Timer::read_sdc`] reads it with OpenSTA's conventions.
     pub fn read_sdc_as_assertions(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
         let path = path.as_ref();
-        let text = read(path)?;
+        let text = read_checked(path)?;
         let sdc = tachyon_sdc::parse_sdc(&path.display().to_string(), &text)?;
         let assertions = sdc
             .to_assertions()
             .map_err(|error| TimerError::Sdc(error.to_string()))?;
         self.design_mut().set_assertions(assertions);
-        self.timing = None;
         Ok(())
     }
 
     /// Reads the four files a `.tau2015` names (relative to its folder) and the sibling
-    /// `.timing`, if present ([`Timer::tau2015_inputs`]).
+    /// `.timing`, if present ([`Timer::tau2015_inputs`]): all of them or, on an error,
+    /// none (the timer is left as it was).
     pub fn load_tau2015(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
-        for input in Timer::tau2015_inputs(path)? {
-            self.read_input(&input)?;
+        let checkpoint = self.checkpoint();
+        let loaded = Timer::tau2015_inputs(path)
+            .and_then(|inputs| inputs.iter().try_for_each(|input| self.read_input(input)));
+        if loaded.is_err() {
+            self.restore(checkpoint);
         }
-        Ok(())
+        loaded
     }
 
     /// Enables or disables CPPR (enabled by default).
@@ -394,6 +564,15 @@ impl Timer {
                 );
             }
         }
+        let size = self.design.size();
+        crate::memory::check(
+            "link",
+            format!(
+                "timing {} pins, {} arcs and {} RC nodes",
+                size.pins, size.arcs, size.rc_nodes
+            ),
+            crate::memory::update_bytes(&size),
+        )?;
         let started = Instant::now();
         let mut graph = self.design.build_unfinalized_graph()?;
         self.record("link", started);
@@ -419,9 +598,68 @@ impl Timer {
             });
             self.record("search", started);
         }
+        self.warn_about_design(&graph, &data);
         self.timing = Some((graph, data));
         self.path_graph = None;
         Ok(())
+    }
+
+    /// Warns (once per timer) about what leaves a whole class of values untimed: a
+    /// split without a library, or, with TAU assertions, no clock or a clock that
+    /// reaches no flip-flop.
+    fn warn_about_design(&mut self, graph: &TimingGraph, data: &TimingData) {
+        let mut warnings = Vec::new();
+        for split in Split::BOTH {
+            if !self.design.has_library(split) {
+                let name = split_name(split);
+                warnings.push(format!(
+                    "no {name} library is loaded: {name} values are not timed"
+                ));
+            }
+        }
+        // Under SDC constraints the clocks are the SDC's, and an unclocked register is
+        // OpenSTA's convention (unchecked), not a mistake.
+        let n_tests = if self.sta.is_some() {
+            0
+        } else {
+            graph.tests().len()
+        };
+        match graph.assertions().clock {
+            None if n_tests > 0 => warnings.push(format!(
+                "no clock is set: the {n_tests} setup/hold checks are not timed"
+            )),
+            Some(clock) if n_tests > 0 => {
+                let source = &graph.pin(clock.source).name;
+                let timed = graph.tests().iter().any(|test| {
+                    Split::BOTH.iter().any(|&split| {
+                        data.arrival_at(test.clock, split, test.clock_edge)
+                            .is_some()
+                    })
+                });
+                if !timed {
+                    warnings.push(format!(
+                        "no flip-flop clock pin has an arrival time (the clock is at \
+                         `{source}`): the {n_tests} setup/hold checks are not timed"
+                    ));
+                } else if self.checked_clock.as_deref() != Some(source.as_str()) {
+                    // Whether the clock reaches a flip-flop at all (once per clock
+                    // source: it walks the clock's fan-out cone).
+                    self.checked_clock = Some(source.clone());
+                    if !clock_reaches_a_test(graph, clock.source) {
+                        warnings.push(format!(
+                            "the clock at `{source}` reaches no flip-flop clock pin: the \
+                             {n_tests} setup/hold checks are timed from whatever arrives there"
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+        for warning in warnings {
+            if self.warned.insert(warning.clone()) {
+                tracing::warn!("{warning}");
+            }
+        }
     }
 
     /// The graph and timing values of the current state (updating first).
@@ -532,73 +770,99 @@ impl Timer {
         Ok(slacks)
     }
 
-    /// The worst endpoint slack if negative, else 0.
+    /// The worst endpoint slack if negative, else 0; an error when nothing is timed for
+    /// `split` (no netlist, no library for it, or, with TAU assertions, no endpoint with
+    /// a slack), so that "nothing timed" never reads as "no violation".
     pub fn worst_negative_slack(&mut self, split: Split) -> Result<f64, TimerError> {
-        self.update_timing()?;
+        let slacks = self.timed_endpoint_slacks(split)?;
         if let Some(sta) = &self.sta {
             return Ok(sta.timing.worst_negative_slack(split));
         }
-        Ok(self.endpoint_slacks(split)?.into_iter().fold(0.0, f64::min))
+        Ok(slacks.into_iter().fold(0.0, f64::min))
     }
 
     /// The sum of negative endpoint slacks: with SDC constraints as OpenSTA sums them
     /// (each endpoint's worst of rise and fall once; see
     /// [`Timer::total_negative_slack_per_transition`]), with TAU assertions per endpoint
-    /// and transition.
+    /// and transition. An error when nothing is timed (as for
+    /// [`Timer::worst_negative_slack`]).
     pub fn total_negative_slack(&mut self, split: Split) -> Result<f64, TimerError> {
-        self.update_timing()?;
+        let slacks = self.timed_endpoint_slacks(split)?;
         if let Some(sta) = &self.sta {
             return Ok(sta.timing.total_negative_slack(split));
         }
-        Ok(self
-            .endpoint_slacks(split)?
+        Ok(slacks
             .into_iter()
             .filter(|slack| *slack < 0.0)
             // A fold from +0.0: `sum()` starts at -0.0, so no violation would print "-0.000".
             .fold(0.0, |total, slack| total + slack))
     }
 
+    /// The endpoint slacks of `split` with TAU assertions (empty under SDC
+    /// constraints, whose search answers), or why nothing is timed.
+    fn timed_endpoint_slacks(&mut self, split: Split) -> Result<Vec<f64>, TimerError> {
+        let nothing = |reason: String| TimerError::NothingTimed {
+            split: split_name(split),
+            reason,
+        };
+        if !self.design.has_netlist() {
+            return Err(nothing("no netlist is loaded".to_string()));
+        }
+        if !self.design.has_library(split) {
+            return Err(nothing(format!(
+                "no {} library is loaded",
+                split_name(split)
+            )));
+        }
+        self.update_timing()?;
+        if self.sta.is_some() {
+            return Ok(Vec::new());
+        }
+        let slacks = self.endpoint_slacks(split)?;
+        if slacks.is_empty() {
+            let what = match split {
+                Split::Early => "no hold check or early required time is timed",
+                Split::Late => "no setup check or late required time is timed",
+            };
+            return Err(nothing(format!("no endpoint has a slack ({what})")));
+        }
+        Ok(slacks)
+    }
+
     /// `insert_gate`.
     pub fn insert_gate(&mut self, instance: &str, cell: &str) -> Result<(), TimerError> {
-        self.timing = None;
-        Ok(self.design_mut().insert_gate(instance, cell)?)
+        self.try_change_design(|design| design.insert_gate(instance, cell))
     }
 
     /// `repower_gate`.
     pub fn repower_gate(&mut self, instance: &str, cell: &str) -> Result<(), TimerError> {
-        self.timing = None;
-        Ok(self.design_mut().repower_gate(instance, cell)?)
+        self.try_change_design(|design| design.repower_gate(instance, cell))
     }
 
     /// `remove_gate`.
     pub fn remove_gate(&mut self, instance: &str) -> Result<(), TimerError> {
-        self.timing = None;
-        Ok(self.design_mut().remove_gate(instance)?)
+        self.try_change_design(|design| design.remove_gate(instance))
     }
 
     /// `insert_net`.
     pub fn insert_net(&mut self, net: &str) -> Result<(), TimerError> {
-        self.timing = None;
         self.design_mut().insert_net(net);
         Ok(())
     }
 
     /// `remove_net`.
     pub fn remove_net(&mut self, net: &str) -> Result<(), TimerError> {
-        self.timing = None;
-        Ok(self.design_mut().remove_net(net)?)
+        self.try_change_design(|design| design.remove_net(net))
     }
 
     /// `connect_pin`.
     pub fn connect_pin(&mut self, pin: &str, net: &str) -> Result<(), TimerError> {
-        self.timing = None;
-        Ok(self.design_mut().connect_pin(pin, net)?)
+        self.try_change_design(|design| design.connect_pin(pin, net))
     }
 
     /// `disconnect_pin`.
     pub fn disconnect_pin(&mut self, pin: &str) -> Result<(), TimerError> {
-        self.timing = None;
-        Ok(self.design_mut().disconnect_pin(pin)?)
+        self.try_change_design(|design| design.disconnect_pin(pin))
     }
 
     /// Runs an `.ops` script: edits apply, each `report_at`/`report_rat`/`report_slack`
@@ -659,16 +923,17 @@ impl Timer {
                     self.slack(pin, split, transition)
                         .map(|value| Some(format_value(value, 987654.0)))
                 }
-                OperationKind::ReportWorstPaths { pin, num_paths } => {
-                    // Written straight to `out` by the ordered writer.
-                    let paths =
-                        self.worst_paths(*num_paths as usize, None, pin.as_deref(), true)?;
-                    self.write_tau_paths(out, &paths)?;
-                    summary.n_answers += 1;
-                    Ok(None)
-                }
+                // Written straight to `out` by the ordered writer.
+                OperationKind::ReportWorstPaths { pin, num_paths } => self
+                    .worst_paths(*num_paths as usize, None, pin.as_deref(), true)
+                    .and_then(|paths| self.write_tau_paths(out, &paths))
+                    .map(|()| {
+                        summary.n_answers += 1;
+                        None
+                    }),
             };
-            match answer? {
+            let answer = answer.map_err(|error| locate(operation, error))?;
+            match answer {
                 Some(line) => {
                     writeln!(out, "{line}")?;
                     summary.n_answers += 1;
@@ -690,6 +955,71 @@ pub(crate) fn find_pin(graph: &TimingGraph, name: &str) -> Option<PinId> {
     })
 }
 
+/// Whether any test's clock pin is in the fan-out cone of `source`.
+fn clock_reaches_a_test(graph: &TimingGraph, source: PinId) -> bool {
+    let mut clock_pins = vec![false; graph.n_pins() as usize];
+    for test in graph.tests() {
+        clock_pins[test.clock.index()] = true;
+    }
+    let mut seen = vec![false; graph.n_pins() as usize];
+    let mut stack = vec![source];
+    seen[source.index()] = true;
+    while let Some(pin) = stack.pop() {
+        if clock_pins[pin.index()] {
+            return true;
+        }
+        for &next in graph.fanout_pins(pin) {
+            if !seen[next.index()] {
+                seen[next.index()] = true;
+                stack.push(next);
+            }
+        }
+    }
+    false
+}
+
+/// `error` from `.ops` line `operation`, at the line (and at the name it is about).
+fn locate(operation: &Operation, error: TimerError) -> TimerError {
+    if let TimerError::Write(_) = error {
+        return error;
+    }
+    let name = match &error {
+        TimerError::Link(
+            LinkError::UnknownPin(name)
+            | LinkError::UnknownNet(name)
+            | LinkError::UnknownInstance(name),
+        ) => Some(name.as_str()),
+        TimerError::Link(
+            LinkError::UnknownCell { cell, .. } | LinkError::IncompatibleCell { cell, .. },
+        ) => Some(cell.as_str()),
+        TimerError::Link(LinkError::UnknownCellPin { instance, .. }) => Some(instance.as_str()),
+        _ => None,
+    };
+    let location = match name {
+        Some(name) => {
+            // An instance pin's error may name just the instance; the line has
+            // `instance:pin`.
+            let names = operation.kind.names();
+            let given = names
+                .iter()
+                .find(|given| {
+                    **given == name
+                        || given
+                            .rsplit_once(':')
+                            .is_some_and(|(instance, _)| instance == name)
+                })
+                .copied()
+                .unwrap_or(name);
+            operation.location_of(given)
+        }
+        None => operation.location.clone(),
+    };
+    TimerError::Script {
+        location,
+        error: Box::new(error),
+    }
+}
+
 /// The endpoints (primary outputs, then test data pins in test order), each once.
 fn endpoint_pins(graph: &TimingGraph) -> Vec<PinId> {
     let mut seen = vec![false; graph.n_pins() as usize];
@@ -705,6 +1035,13 @@ fn endpoint_pins(graph: &TimingGraph) -> Vec<PinId> {
         }
     }
     pins
+}
+
+fn split_name(split: Split) -> &'static str {
+    match split {
+        Split::Early => "early",
+        Split::Late => "late",
+    }
 }
 
 fn convert(split: tachyon_sdc::Split, transition: tachyon_sdc::Transition) -> (Split, Transition) {

@@ -1,38 +1,18 @@
 //! The OpenTimer command set of the shell (TAU 2015 conventions).
 
-use anyhow::{bail, Context};
 use tachyon::sdc::molt_forked::prelude::*;
 use tachyon::{Split, Transition};
 
-use super::{run_command, Dialect, ShellHost};
-
-/// The file name among `words` (the first word that is not an option).
-fn file_word(command: &str, words: &[String]) -> anyhow::Result<String> {
-    words
-        .iter()
-        .find(|word| !word.starts_with('-'))
-        .cloned()
-        .with_context(|| format!("{command}: expected a file name"))
-}
-
-fn has(words: &[String], flag: &str) -> bool {
-    words.iter().any(|word| word == flag)
-}
+use super::{run_command, say, Dialect, ShellHost, Syntax};
 
 /// `read_celllib [-early|-late] F`.
 pub(super) fn read_celllib(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
-    run_command(interp, argv, |interp, words| {
+    const SYNTAX: Syntax = Syntax::file(&["-early", "-late"]);
+    run_command(interp, argv, &SYNTAX, |interp, arguments| {
         let host = interp.context_mut();
         host.set_dialect(Dialect::OpenTimer);
-        let split = if has(words, "-late") {
-            Some(Split::Late)
-        } else if has(words, "-early") {
-            Some(Split::Early)
-        } else {
-            None
-        };
-        let path = host.path(&file_word("read_celllib", words)?);
-        host.timer().read_celllib(split, path)?;
+        let path = host.path(arguments.positionals[0]);
+        host.timer().read_celllib(arguments.split(), path)?;
         host.adopt_library_units();
         Ok(())
     })
@@ -40,9 +20,9 @@ pub(super) fn read_celllib(interp: &mut Interp<ShellHost>, argv: &[Value]) -> Mo
 
 /// `read_verilog F`.
 pub(super) fn read_verilog(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
-    run_command(interp, argv, |interp, words| {
+    run_command(interp, argv, &Syntax::file(&[]), |interp, arguments| {
         let host = interp.context_mut();
-        let path = host.path(&file_word("read_verilog", words)?);
+        let path = host.path(arguments.positionals[0]);
         host.timer().read_verilog(path)?;
         Ok(())
     })
@@ -50,9 +30,9 @@ pub(super) fn read_verilog(interp: &mut Interp<ShellHost>, argv: &[Value]) -> Mo
 
 /// `read_spef F`.
 pub(super) fn read_spef(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
-    run_command(interp, argv, |interp, words| {
+    run_command(interp, argv, &Syntax::file(&[]), |interp, arguments| {
         let host = interp.context_mut();
-        let path = host.path(&file_word("read_spef", words)?);
+        let path = host.path(arguments.positionals[0]);
         host.timer().read_spef(path)?;
         Ok(())
     })
@@ -60,46 +40,38 @@ pub(super) fn read_spef(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltR
 
 /// `read_timing F`.
 pub(super) fn read_timing(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
-    run_command(interp, argv, |interp, words| {
+    run_command(interp, argv, &Syntax::file(&[]), |interp, arguments| {
         let host = interp.context_mut();
         host.set_dialect(Dialect::OpenTimer);
-        let path = host.path(&file_word("read_timing", words)?);
+        let path = host.path(arguments.positionals[0]);
         host.timer().read_timing(path)?;
         Ok(())
     })
 }
 
-/// `read_sdc F`: as TAU assertions in an OpenTimer session, as constraints (evaluated
-/// in this interpreter, in the library's units) in an OpenSTA one.
+/// `read_sdc [-echo] F`: as TAU assertions in an OpenTimer session, as constraints
+/// (evaluated in this interpreter, in the library's units) in an OpenSTA one. OpenSTA's
+/// `-echo` (print the commands as they are read) changes no timing and is accepted.
 pub(super) fn read_sdc(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
-    let words: Vec<String> = argv
-        .iter()
-        .skip(1)
-        .map(|value| value.as_str().to_string())
-        .collect();
-    let dialect = interp.context().dialect;
-    if dialect != Dialect::OpenSta {
-        return run_command(interp, argv, |interp, words| {
+    const SYNTAX: Syntax = Syntax::file(&["-echo"]);
+    if interp.context().dialect != Dialect::OpenSta {
+        return run_command(interp, argv, &SYNTAX, |interp, arguments| {
             let host = interp.context_mut();
-            let path = host.path(&file_word("read_sdc", words)?);
+            let path = host.path(arguments.positionals[0]);
             host.timer().read_sdc_as_assertions(path)?;
             Ok(())
         });
     }
-    let name = match file_word("read_sdc", &words) {
-        Ok(name) => name,
+    let words = super::words_of(argv);
+    let name = match SYNTAX.check(&words) {
+        Ok(arguments) => arguments.positionals[0].to_string(),
         Err(error) => return tachyon::sdc::fail(interp, "read_sdc", format!("{error:#}")),
     };
     let path = interp.context().path(&name);
-    let text = match tachyon::input::read_text(&path) {
+    // Read as the timer reads every file: within the memory limit.
+    let text = match tachyon::read_checked(&path) {
         Ok(text) => text,
-        Err(error) => {
-            return tachyon::sdc::fail(
-                interp,
-                "read_sdc",
-                format!("cannot read {}: {error}", path.display()),
-            )
-        }
+        Err(error) => return tachyon::sdc::fail(interp, "read_sdc", format!("{error:#}")),
     };
     // SDC files are in the library's units; typed commands in the command units.
     let host = interp.context_mut();
@@ -117,55 +89,35 @@ pub(super) fn read_sdc(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltRe
     outcome
 }
 
-/// `cppr -enable|-disable`.
+/// `cppr [-enable|-disable]` (enable when neither is given).
 pub(super) fn cppr(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
-    run_command(interp, argv, |interp, words| {
-        let timer = interp.context_mut().timer();
-        match words.first().map(String::as_str) {
-            Some("-enable") | None => timer.set_cppr(true),
-            Some("-disable") => timer.set_cppr(false),
-            Some(other) => bail!("expected -enable or -disable, found \"{other}\""),
-        }
+    const SYNTAX: Syntax = Syntax::options(&["-enable", "-disable"], &[]);
+    run_command(interp, argv, &SYNTAX, |interp, arguments| {
+        let enable = !arguments.has("-disable");
+        interp.context_mut().timer().set_cppr(enable);
         Ok(())
     })
 }
 
 /// `update_timing`.
 pub(super) fn update_timing(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
-    run_command(interp, argv, |interp, _| {
+    run_command(interp, argv, &Syntax::options(&[], &[]), |interp, _| {
         interp.context_mut().timer().update_timing()?;
         Ok(())
     })
 }
 
-fn split_of(words: &[String], default: Split) -> Split {
-    if has(words, "-late") || has(words, "-max") {
-        Split::Late
-    } else if has(words, "-early") || has(words, "-min") {
-        Split::Early
-    } else {
-        default
-    }
-}
-
 /// `report_at|report_rat|report_slew -pin P [-early|-late] [-rise|-fall]` (and
-/// `report_slack` with `-pin`).
+/// `report_slack` with `-pin`): early and rise unless asked.
 pub(super) fn report_pin_value(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
+    const SYNTAX: Syntax = Syntax::options(&["-early", "-late", "-rise", "-fall"], &["-pin"]);
     let command = argv.first().map_or("", Value::as_str).to_string();
-    run_command(interp, argv, |interp, words| {
-        let position = words
-            .iter()
-            .position(|word| word == "-pin")
-            .context("expected -pin <name>")?;
-        let pin = words
-            .get(position + 1)
-            .context("expected a pin name after -pin")?;
-        let split = split_of(words, Split::Early);
-        let transition = if has(words, "-fall") {
-            Transition::Fall
-        } else {
-            Transition::Rise
+    run_command(interp, argv, &SYNTAX, |interp, arguments| {
+        let Some(pin) = arguments.value("-pin") else {
+            anyhow::bail!("expected -pin <name>");
         };
+        let split = arguments.split().unwrap_or(Split::Early);
+        let transition = arguments.transition().unwrap_or(Transition::Rise);
         let timer = interp.context_mut().timer();
         let value = match command.as_str() {
             "report_at" => timer.at(pin, split, transition)?,
@@ -174,8 +126,8 @@ pub(super) fn report_pin_value(interp: &mut Interp<ShellHost>, argv: &[Value]) -
             _ => timer.slack(pin, split, transition)?,
         };
         match value {
-            Some(value) => println!("{value:.3}"),
-            None => println!("n/a"),
+            Some(value) => say(&format!("{value:.3}"))?,
+            None => say("n/a")?,
         }
         Ok(())
     })
@@ -186,18 +138,21 @@ pub(super) fn report_pin_value(interp: &mut Interp<ShellHost>, argv: &[Value]) -
 /// `-min`/`-max`/`-digits` or in an OpenSTA session. `report_tns -per_transition` sums
 /// each transition's negative slack.
 pub(super) fn report_wns_tns(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
+    const SYNTAX: Syntax = Syntax::options(
+        &["-early", "-late", "-min", "-max", "-per_transition"],
+        &["-digits"],
+    );
     let command = argv.first().map_or("", Value::as_str).to_string();
-    run_command(interp, argv, |interp, words| {
-        let opensta_flags = ["-min", "-max", "-digits"]
-            .iter()
-            .any(|flag| has(words, flag));
+    run_command(interp, argv, &SYNTAX, |interp, arguments| {
+        let opensta_flags = ["-min", "-max"].iter().any(|flag| arguments.has(flag))
+            || arguments.value("-digits").is_some();
         let host = interp.context_mut();
         let opensta = opensta_flags || host.dialect == Dialect::OpenSta;
         if opensta {
-            super::opensta::set_digits(host, words)?;
+            super::opensta::set_digits(host, arguments)?;
         }
-        let split = split_of(words, Split::Late);
-        let per_transition = has(words, "-per_transition");
+        let split = arguments.split().unwrap_or(Split::Late);
+        let per_transition = arguments.has("-per_transition");
         let timer = host.timer();
         let value = match (command.as_str(), per_transition) {
             ("report_wns", _) => timer.worst_negative_slack(split)?,
@@ -211,9 +166,9 @@ pub(super) fn report_wns_tns(interp: &mut Interp<ShellHost>, argv: &[Value]) -> 
                 "tns"
             };
             let minmax = if split == Split::Late { "max" } else { "min" };
-            println!("{word} {minmax} {}", host.time(value));
+            say(&format!("{word} {minmax} {}", host.time(value)))?;
         } else {
-            println!("{value:.3}");
+            say(&format!("{value:.3}"))?;
         }
         Ok(())
     })
@@ -223,14 +178,27 @@ pub(super) fn report_wns_tns(interp: &mut Interp<ShellHost>, argv: &[Value]) -> 
 pub(super) fn tau_operation(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
     let line: Vec<&str> = argv.iter().map(Value::as_str).collect();
     let line = line.join(" ");
-    run_command(interp, argv, |interp, _| {
+    let syntax = match argv.first().map_or("", Value::as_str) {
+        "report_worst_paths" => Syntax::options(&[], &["-pin", "-numPaths"]),
+        "insert_gate" | "repower_gate" => Syntax::positional(2, "an instance and a cell"),
+        "connect_pin" => Syntax::positional(2, "a pin and a net"),
+        "remove_gate" => Syntax::positional(1, "an instance"),
+        "insert_net" | "remove_net" => Syntax::positional(1, "a net"),
+        _ => Syntax::positional(1, "a pin"),
+    };
+    run_command(interp, argv, &syntax, |interp, _| {
         let host = interp.context_mut();
         let base_dir = host.base_dir.clone();
         let operations = tachyon::sdc::parse_ops("<shell>", &line)?;
         let stdout = std::io::stdout();
+        // The shell names the line itself: drop the `<shell>:1:column` of the runner.
         let summary = host
             .timer()
-            .run_ops(&operations, &base_dir, &mut stdout.lock())?;
+            .run_ops(&operations, &base_dir, &mut stdout.lock())
+            .map_err(|error| match error {
+                tachyon::TimerError::Script { error, .. } => *error,
+                error => error,
+            })?;
         for notice in summary.notices {
             eprintln!("{notice}");
         }

@@ -15,7 +15,7 @@ use tachyon_link::LinkError;
 use tachyon_sdc::{ReadOptions, SdcCommand, UnsupportedMode};
 use tachyon_sta::{Constraints, StaTiming};
 
-use super::{find_pin, read, Timer, TimerError};
+use super::{find_pin, read_checked, Timer, TimerError};
 
 /// How many endpoints there are and how many are constrained or violate, per split
 /// (`[early, late]`), as OpenSTA counts them; and how many leaf instances.
@@ -70,7 +70,7 @@ impl Timer {
     /// changes nothing.
     pub fn read_sdc(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
         let path = path.as_ref();
-        let text = read(path)?;
+        let text = read_checked(path)?;
         let name = path.display().to_string();
         let folder = path.parent().map(Path::to_path_buf).unwrap_or_default();
         self.eval_sdc(&name, &text, folder)
@@ -114,14 +114,12 @@ impl Timer {
     /// Adds SDC commands (read elsewhere, or typed in a shell) to the constraints.
     pub fn add_sdc_commands(&mut self, commands: Vec<SdcCommand>) {
         self.design_mut().add_sdc_commands(commands);
-        self.timing = None;
     }
 
     /// Times with SDC constraints from now on, even before any is read (every input
     /// then arrives unclocked at 0: nothing is checked).
     pub fn use_sdc(&mut self) {
         self.design_mut().use_sdc();
-        self.timing = None;
     }
 
     /// Whether the timer times with SDC constraints (OpenSTA's conventions) rather than

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use tachyon_kernels::Split;
 
-use super::{read, Timer, TimerError};
+use super::{read_checked, Timer, TimerError};
 
 /// One input file of a design and what it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +41,7 @@ impl Timer {
     /// `.timing` if there is one.
     pub fn tau2015_inputs(path: impl AsRef<Path>) -> Result<Vec<DesignInput>, TimerError> {
         let path = path.as_ref();
-        let text = read(path)?;
+        let text = read_checked(path)?;
         let files = tachyon_sdc::parse_tau2015(&path.display().to_string(), &text)?;
         let folder = path.parent().unwrap_or(Path::new("."));
         let mut inputs = vec![

@@ -1,0 +1,5 @@
+module tiny (a, z);
+input a;
+output z;
+INV u1 (a, z);
+endmodule
