@@ -9,7 +9,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use tachyon::report::{Format, WriterOptions, WriterStats};
+use tachyon::report::{Fields, Format, ReportedPath, TextStyle, WriterOptions, WriterStats};
 use tachyon::{DesignInput, PathSelection, Split, Timer, TimingGroupPolicy};
 
 use crate::peak_memory::{cpu_seconds, peak_resident_bytes, reset_peak_resident, resident_bytes};
@@ -201,6 +201,10 @@ pub fn run(
         crate::tau::TimingGroups::LastPerRelatedPin => TimingGroupPolicy::LastPerRelatedPin,
     });
     load(&mut timer, &inputs(&args)?, progress)?;
+    if args.format == FormatChoice::Tau && timer.uses_sdc() {
+        // Said before the design is timed rather than after.
+        bail!("{}", tachyon::report::TAU_FORMAT_NEEDS_TAU_PATHS);
+    }
     update_timing(&mut timer, progress)?;
     let summary = timer.report_summary(args.worst_endpoints)?;
 
@@ -210,12 +214,16 @@ pub fn run(
         per_endpoint: args.per_endpoint,
         split: args.split.map(Split::from),
         only_negative: args.violating,
+        per_group: false,
     };
     let selected = {
         let _phase = progress.phase(format!("finding the {} worst paths", args.paths));
         timer.select_paths(&selection)?
     };
     let search_seconds = search_started.elapsed().as_secs_f64();
+    for note in &selected.notes {
+        eprintln!("note: {note}");
+    }
     if !selected.complete {
         eprintln!(
             "warning: --per-endpoint {}: the {} worst paths hold only {} within the limit; \
@@ -318,7 +326,7 @@ fn write_report(
     timer: &mut Timer,
     args: &ReportArgs,
     summary: &tachyon::report::Summary,
-    paths: &[tachyon::paths::TimingPath],
+    paths: &[ReportedPath],
     options: &WriterOptions,
     progress: Progress,
 ) -> anyhow::Result<WriterStats> {
@@ -334,7 +342,14 @@ fn write_report(
         .beside_output(args.output.is_some())
         .bar(paths.len() as u64, "writing paths");
     let on_progress = |written: usize| bar.set_position(written as u64);
-    let stats = timer.write_paths(&mut out, paths, format, options, Some(&on_progress))?;
+    let stats = timer.write_paths(
+        &mut out,
+        paths,
+        format,
+        &TextStyle::default(),
+        options,
+        Some(&on_progress),
+    )?;
     out.flush()?;
     Ok(stats)
 }
@@ -391,40 +406,54 @@ fn write_timings_json(
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// The shell's `report_timing [-num_paths K] [-early|-late]` and OpenSTA-style
-/// `report_checks [-path_delay min|max|min_max] [-group_path_count K]
-/// [-endpoint_path_count N] [-format full|full_clock|full_clock_expanded|json|tau]
-/// [-fields {...}] [-digits 3]` in a TAU session, their arguments checked by the shell:
-/// the human report (or the format asked) of the worst paths. `report_checks` lists min
-/// paths before max paths, as OpenSTA does.
+/// The shell's `report_timing [-num_paths K] [-early|-late]` and `report_checks
+/// [-path_delay min|max|min_max] [-group_count|-group_path_count N]
+/// [-endpoint_count|-endpoint_path_count N] [-format
+/// full|full_clock|full_clock_expanded|json|tau] [-fields {slew cap input_pins fanout}]
+/// [-digits N] [-sort_by_slack|-sort_by slack|group]`, their arguments checked by the
+/// shell (`crate::shell::Syntax`): the paths through the same writer and formats as
+/// `tachyon report`, text printed as `style` says unless the options say otherwise.
+/// `report_checks` lists up to N paths per path group (one per endpoint unless
+/// `-endpoint_count`), min paths before max paths, as OpenSTA does; options that
+/// OpenSTA has and Tachyon does not (`-unique_paths_to_endpoint`, `-unconstrained`,
+/// other formats and fields) are errors that say so (the shell puts the command's name
+/// and line before them). Notes about the list go to standard error.
 pub fn shell_command(
     timer: &mut Timer,
     command: &str,
     arguments: &crate::shell::Arguments,
     out: &mut dyn Write,
+    style: TextStyle,
 ) -> anyhow::Result<()> {
+    let mut style = style;
     let mut selections: Vec<PathSelection> = Vec::new();
     let mut format = Format::Text;
+    let mut sort_by_slack = false;
     if command == "report_timing" {
         let mut selection = PathSelection::worst(arguments.count("-num_paths")?.unwrap_or(1));
         selection.split = arguments.split();
         selections.push(selection);
     } else {
-        for unsupported in [
-            "-sort_by",
-            "-sort_by_slack",
-            "-unique_paths_to_endpoint",
-            "-unconstrained",
-        ] {
-            if arguments.has(unsupported) || arguments.value(unsupported).is_some() {
-                bail!("{unsupported} is not supported with TAU assertions");
+        for unsupported in ["-unique_paths_to_endpoint", "-unconstrained"] {
+            if arguments.has(unsupported) {
+                bail!("{unsupported} is not supported");
             }
         }
+        sort_by_slack = match (arguments.has("-sort_by_slack"), arguments.value("-sort_by")) {
+            (true, Some("group")) => {
+                bail!("-sort_by_slack and -sort_by group contradict each other")
+            }
+            (_, Some("slack")) | (true, None) => true,
+            (false, Some("group") | None) => false,
+            (_, Some(value)) => bail!("expected group or slack after -sort_by, found \"{value}\""),
+        };
         let splits = match arguments.value("-path_delay").unwrap_or("max") {
             "max" => vec![Split::Late],
             "min" => vec![Split::Early],
             "min_max" => vec![Split::Early, Split::Late],
-            value => bail!("expected min, max or min_max after -path_delay, found \"{value}\""),
+            value => bail!(
+                "expected min, max or min_max after -path_delay, found \"{value}\" (max_rise, min_fall and the like are not supported)"
+            ),
         };
         let paths = match arguments.value("-group_count") {
             Some(_) => arguments.count("-group_count")?,
@@ -436,37 +465,92 @@ pub fn shell_command(
         };
         let selection = PathSelection {
             per_endpoint: Some(per_endpoint.unwrap_or(1)),
+            per_group: true,
             ..PathSelection::worst(paths.unwrap_or(1))
         };
         if let Some(value) = arguments.value("-format") {
-            format = match value {
-                "full" | "full_clock" | "full_clock_expanded" => Format::Text,
-                "json" => Format::Json,
-                "tau" => Format::Tau,
+            (format, style.clock_paths) = match value {
+                "full" => (Format::Text, false),
+                "full_clock" | "full_clock_expanded" => (Format::Text, true),
+                "json" => (Format::Json, style.clock_paths),
+                "tau" => (Format::Tau, style.clock_paths),
                 _ => bail!(
-                    "expected full, full_clock, full_clock_expanded, json or tau after -format, found \"{value}\""
+                    "expected full, full_clock, full_clock_expanded, json or tau after -format, found \"{value}\" (OpenSTA's end, summary, slack_only and shorter formats are not supported)"
                 ),
             };
         }
-        // The report always shows slew, cap, fanout and input pins (`-fields`).
-        match arguments.value("-digits") {
-            None | Some("3") => {}
-            Some(value) => bail!("only -digits 3 is supported, found \"{value}\""),
+        if let Some(value) = arguments.value("-fields") {
+            style.fields = fields(value)?;
+        }
+        if let Some(value) = arguments.value("-digits") {
+            style.digits = value
+                .parse::<usize>()
+                .ok()
+                .filter(|digits| *digits <= 12)
+                .with_context(|| {
+                    format!(
+                        "expected a number of digits (0 to 12) after -digits, found \"{value}\""
+                    )
+                })?;
         }
         selections.extend(splits.into_iter().map(|split| PathSelection {
             split: Some(split),
             ..selection
         }));
     }
+    let mut paths = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
     for selection in selections {
         let selected = timer.select_paths(&selection)?;
-        timer.write_paths(
-            out,
-            &selected.paths,
-            format,
-            &tachyon::default_writer_options(),
-            None,
-        )?;
+        for note in selected.notes {
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
+        paths.extend(selected.paths);
     }
+    for note in &notes {
+        eprintln!("note: {note}");
+    }
+    if sort_by_slack {
+        paths.sort_by(|a, b| a.slack().total_cmp(&b.slack()));
+    }
+    if paths.is_empty() && format == Format::Text {
+        writeln!(out, "No paths found.")?;
+        return Ok(());
+    }
+    timer.write_paths(
+        out,
+        &paths,
+        format,
+        &style,
+        &tachyon::default_writer_options(),
+        None,
+    )?;
     Ok(())
+}
+
+/// `-fields {...}`: OpenSTA's field names (or their beginnings, as OpenSTA matches
+/// them).
+fn fields(list: &str) -> anyhow::Result<Fields> {
+    let mut fields = Fields::NONE;
+    for field in list
+        .split(|c: char| c.is_whitespace() || c == '{' || c == '}')
+        .filter(|field| !field.is_empty())
+    {
+        if field.starts_with("cap") {
+            fields.capacitance = true;
+        } else if field.starts_with("slew") {
+            fields.slew = true;
+        } else if field.starts_with("fanout") {
+            fields.fanout = true;
+        } else if field.starts_with("input") {
+            fields.input_pins = true;
+        } else {
+            bail!(
+                "the field \"{field}\" is not supported (Tachyon's report_checks has slew, cap, input_pins and fanout)"
+            );
+        }
+    }
+    Ok(fields)
 }

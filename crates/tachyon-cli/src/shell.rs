@@ -12,7 +12,9 @@
 //! - OpenSTA's: `read_liberty [-min|-max] F`, `read_verilog F`, `link_design [top]`,
 //!   `read_spef F`, `read_sdc F`, every SDC command (`create_clock`,
 //!   `set_propagated_clock [all_clocks]`, ...), `set_cmd_units`, `report_checks
-//!   [-path_delay min|max|min_max] [-group_count N] [-fields ...] [-digits N]`,
+//!   [-path_delay min|max|min_max] [-group_count N] [-endpoint_count N] [-format F]
+//!   [-fields ...] [-digits N]` (laid out as OpenSTA's, through `tachyon report`'s
+//!   renderer as `report_timing` is),
 //!   `report_wns|report_tns|report_worst_slack [-min|-max] [-digits N]`,
 //!   `report_arrival|report_required|report_slack [-min|-max] [-rise|-fall] pin`.
 //!
@@ -144,6 +146,22 @@ impl ShellHost {
         }
     }
 
+    /// How the session's path reports print: an OpenSTA session's digits and command
+    /// units with OpenSTA's default columns (delay and time) and clock paths as one
+    /// line; otherwise `tachyon report`'s text.
+    pub(crate) fn report_style(&self) -> tachyon::report::TextStyle {
+        match self.dialect {
+            Dialect::OpenSta => tachyon::report::TextStyle {
+                digits: self.digits,
+                time_unit: self.sdc.units.time_ps,
+                capacitance_unit: self.sdc.units.capacitance_ff,
+                fields: tachyon::report::Fields::NONE,
+                clock_paths: false,
+            },
+            Dialect::OpenTimer | Dialect::Undecided => tachyon::report::TextStyle::default(),
+        }
+    }
+
     /// A time in ps as the command units print it.
     pub(crate) fn time(&self, value: f64) -> String {
         format!("{:.*}", self.digits, value / self.sdc.units.time_ps)
@@ -202,6 +220,49 @@ pub(crate) fn words_of(argv: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// `report_timing [-num_paths K] [-early|-late]` and `report_checks [-path_delay
+/// min|max|min_max] [-group_count N] [-endpoint_count N] [-format F] [-fields {...}]
+/// [-digits N] [-sort_by_slack]`, in either dialect: the worst paths through the
+/// writer and renderer of `tachyon report` (`crate::report::shell_command`), in the
+/// session's style (an OpenSTA session's command units and digits, OpenSTA's default
+/// columns). `report_checks` decides an undecided session for OpenSTA's conventions.
+fn report_paths(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
+    const REPORT_TIMING: Syntax = Syntax::options(&["-early", "-late"], &["-num_paths"]);
+    const REPORT_CHECKS: Syntax = Syntax::options(
+        &[
+            "-sort_by_slack",
+            "-unique_paths_to_endpoint",
+            "-unconstrained",
+        ],
+        &[
+            "-path_delay",
+            "-group_count",
+            "-group_path_count",
+            "-endpoint_count",
+            "-endpoint_path_count",
+            "-fields",
+            "-format",
+            "-digits",
+            "-sort_by",
+        ],
+    );
+    let command = argv.first().map_or("", Value::as_str).to_string();
+    let syntax = if command == "report_timing" {
+        &REPORT_TIMING
+    } else {
+        &REPORT_CHECKS
+    };
+    run_command(interp, argv, syntax, |interp, arguments| {
+        let host = interp.context_mut();
+        if command == "report_checks" {
+            host.set_dialect(Dialect::OpenSta);
+        }
+        let style = host.report_style();
+        let stdout = std::io::stdout();
+        crate::report::shell_command(host.timer(), &command, arguments, &mut stdout.lock(), style)
+    })
+}
+
 /// Commands that read files or time the design show a spinner while they run.
 fn is_long(command: &str) -> bool {
     command.starts_with("read_")
@@ -221,14 +282,14 @@ read_timing F | read_sdc [-echo] F | cppr [-enable|-disable] | update_timing | \
 report_at|report_rat|report_slew|report_slack -pin P [-early|-late] [-rise|-fall] | \
 report_wns|report_tns [-early|-late] [-per_transition] | report_timing [-num_paths K] [-early|-late] | \
 report_checks [-path_delay min|max|min_max] [-group_path_count K] [-endpoint_path_count N] \
-[-format full|json|tau] | \
+[-format full|full_clock|full_clock_expanded|json|tau] [-fields {...}] [-digits N] | \
 report_worst_paths [-pin P] [-numPaths K] | insert_gate I C | repower_gate I C | remove_gate I | \
 insert_net N | remove_net N | connect_pin P N | disconnect_pin P\n\
 OpenSTA: read_liberty [-min|-max] [-corner C] F | read_verilog F | link_design [top] | read_spef F | \
 read_sdc F | SDC commands (create_clock, set_propagated_clock [all_clocks], ...) | \
 set_cmd_units [-time U] [-capacitance U] [-digits N] | \
 report_checks [-path_delay min|max|min_max] [-group_count N] [-endpoint_count N] \
-[-fields {...}] [-format F] [-digits N] [-sort_by_slack] [-unique_paths_to_endpoint] | \
+[-fields {...}] [-format full|full_clock|full_clock_expanded|json] [-digits N] [-sort_by_slack] | \
 report_wns|report_tns|report_worst_slack [-min|-max] [-digits N] | \
 report_arrival|report_required|report_slack [-min|-max] [-rise|-fall] pin\n\
 commands | help | exit";
@@ -306,7 +367,7 @@ fn new_shell(
         ),
         (
             "report_timing",
-            opentimer::report_timing,
+            report_paths,
             "report_timing [-num_paths K] [-early|-late]"
         ),
         (
@@ -338,8 +399,8 @@ fn new_shell(
         ),
         (
             "report_checks",
-            opensta::report_checks,
-            "report_checks [-path_delay min|max|min_max] [-group_count N]"
+            report_paths,
+            "report_checks [-path_delay min|max|min_max] [-group_count N] [-endpoint_count N] [-format F] [-fields {...}] [-digits N]"
         ),
         (
             "report_worst_slack",

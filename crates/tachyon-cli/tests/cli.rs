@@ -1,7 +1,7 @@
 //! The `tachyon` binary end to end on the hand-made `testdata/tiny` design and the
 //! default design: `tachyon report` in each format with its histogram, the shell's
 //! reports, the TAU flow with `--paths` and `--labels`, and the errors bad commands
-//! give.
+//! give; `tachyon report --sdc` under OpenSTA's conventions on the tiny design.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -238,11 +238,119 @@ fn shell_report_checks_lists_min_then_max() {
     let min = text.find("Path Type: min").expect("a min path");
     let max = text.find("Path Type: max").expect("a max path");
     assert!(min < max, "{text}");
-    let output = tachyon(
+    let five = stdout_of(
         &["shell"],
         &format!("{}report_checks -digits 5\n", load_tiny()),
     );
-    assert!(String::from_utf8_lossy(&output.stderr).contains("only -digits 3 is supported"));
+    let slack_line = five
+        .lines()
+        .find(|line| line.contains("slack ("))
+        .expect("a slack line");
+    let slack = slack_line.split_whitespace().next().unwrap();
+    assert_eq!(slack.split_once('.').unwrap().1.len(), 5, "{slack_line}");
+    let output = tachyon(
+        &["shell"],
+        &format!("{}report_checks -from in1\n", load_tiny()),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("unknown flag \"-from\""), "{stderr}");
+    let output = tachyon(
+        &["shell"],
+        &format!("{}report_checks -unconstrained\n", load_tiny()),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("-unconstrained is not supported"),
+        "{stderr}"
+    );
+}
+
+/// `tachyon report` on the tiny design under `tiny.sdc` (OpenSTA's conventions), with
+/// `extra` arguments.
+fn report_tiny_sdc(extra: &[&str]) -> Output {
+    let files = [
+        ("--early-lib", tiny("tiny_Early.lib")),
+        ("--late-lib", tiny("tiny_Late.lib")),
+        ("--verilog", tiny("tiny.v")),
+        ("--spef", tiny("tiny.spef")),
+        ("--sdc", tiny("tiny.sdc")),
+    ];
+    let mut args: Vec<&str> = vec!["report"];
+    for (flag, file) in &files {
+        args.push(flag);
+        args.push(file);
+    }
+    args.extend_from_slice(extra);
+    tachyon(&args, "")
+}
+
+#[test]
+fn report_command_under_sdc_writes_the_searchs_checks() {
+    // The worst check of each endpoint and split: input, register and output paths,
+    // a multicycle path, clock uncertainty, and a CRPR credit on the shared clock
+    // buffer (ff1 to ff2).
+    let output = report_tiny_sdc(&["--paths", "6", "--per-endpoint", "1"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    insta::assert_snapshot!(text);
+    assert_eq!(text.matches("Startpoint: ").count(), 6, "{text}");
+    // One path per endpoint asked: nothing to say about further paths of a check.
+    assert!(!stderr.contains("note:"), "{stderr}");
+
+    let output = report_tiny_sdc(&["--paths", "12", "--format", "json"]);
+    assert!(output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("note: under SDC constraints"));
+    let json = String::from_utf8_lossy(&output.stdout).into_owned();
+    let lines: Vec<serde_json::Value> = json
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let summary = &lines[0];
+    assert_eq!(summary["tns_sums"], "endpoints");
+    assert_eq!(summary["paths"], lines.len() - 1);
+    let paths = &lines[1..];
+    // Every check of the design: 3 endpoints, 2 transitions, 2 splits.
+    assert_eq!(paths.len(), 12, "{json}");
+    let slacks: Vec<f64> = paths
+        .iter()
+        .map(|path| path["slack"].as_f64().unwrap())
+        .collect();
+    assert!(
+        slacks.windows(2).all(|pair| pair[0] <= pair[1]),
+        "{slacks:?}"
+    );
+    // The worst path of the summary is the first path.
+    assert_eq!(summary["early"]["wns"], paths[0]["slack"]);
+    // Pins as OpenSTA names them; the in1 paths carry their multicycle exception.
+    assert!(paths.iter().any(|path| path["endpoint"] == "ff2/D"));
+    let multicycle: Vec<&serde_json::Value> = paths
+        .iter()
+        .filter(|path| path["startpoint"] == "in1")
+        .collect();
+    assert!(!multicycle.is_empty());
+    for path in multicycle {
+        let exception = &path["exception"];
+        assert_eq!(exception["kind"], "multicycle", "{path}");
+        assert!(exception["location"]
+            .as_str()
+            .unwrap()
+            .starts_with("tiny.sdc:"));
+    }
+    let credited = paths
+        .iter()
+        .filter(|path| path["capture"]["cppr_credit"].as_f64().unwrap() > 0.0)
+        .count();
+    assert!(credited > 0, "no CRPR credit in {json}");
+}
+
+#[test]
+fn report_command_under_sdc_refuses_the_tau_format() {
+    let output = report_tiny_sdc(&["--format", "tau"]);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("TAU 2015 report format"), "{stderr}");
+    assert!(output.stdout.is_empty());
 }
 
 #[test]

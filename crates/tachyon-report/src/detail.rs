@@ -1,8 +1,11 @@
-//! What a report says about one path: every pin with its values along the path, the
-//! launch, and the capture side (clock edge, clock network, CPPR credit, setup/hold).
+//! What a report says about one path, whichever engine found it: every pin with its
+//! values along the path, how the path starts (the launching clock edge and its
+//! latency, or an input's external delay), and the capture side (the capturing clock
+//! edge, its latency or expanded clock path, uncertainty, CRPR, the setup or hold time
+//! or output delay, a path delay limit). Every format writes a [`PathDetail`].
 //!
-//! A [`TimingPath`] is a list of (pin, transition) and a post-CPPR slack; the rest is
-//! read back from the graph and the finished timing:
+//! A TAU 2015 path ([`ReportedPath::Tau`]) is a list of (pin, transition) and a
+//! post-CPPR slack; the rest is read back from the graph and the finished timing:
 //! - Arrivals along the path: the start's arrival (a primary input's, or the clock
 //!   source's), the clock network's arrivals as the engine has them (the path follows
 //!   the clock tree's worst predecessors, as the search does), then from the launching
@@ -12,12 +15,21 @@
 //!   capture clock pin's arrival give the setup or hold value; the path's own CPPR
 //!   credit is its slack less its pre-CPPR slack (a launch from another branch of the
 //!   clock tree gets another credit than the test's worst path).
+//!
+//! An SDC check ([`ReportedPath::Sdc`]) is traced through the search's tags
+//! (`crate::sdc`); its required time comes with its terms.
+
+use std::borrow::Cow;
 
 use rayon::prelude::*;
 use tachyon_graph::{ArcKind, NetId, PinId, TestKind, TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::{Split, Transition};
 use tachyon_paths::{PathKind, TimingPath};
+use tachyon_sta::{Constraints, StaTiming};
+
+use crate::path::ReportedPath;
+use crate::text::TextStyle;
 
 /// The library cell of each pin's instance, by pin index.
 #[derive(Debug, Clone, Default)]
@@ -42,15 +54,29 @@ impl CellNames {
     }
 }
 
+/// The SDC search's results and the constraints they were found under.
+#[derive(Clone, Copy)]
+pub struct SdcDesign<'a> {
+    /// The constraints, resolved to the graph's pins.
+    pub constraints: &'a Constraints,
+    /// The search's results.
+    pub timing: &'a StaTiming,
+}
+
 /// What every report of one timing reads: the graph, its finished timing, the cells,
-/// and an index of the tests by data pin.
+/// under SDC the search's results, and how the text format prints.
 pub struct ReportDesign<'a> {
     /// The timing graph.
     pub graph: &'a TimingGraph,
-    /// Its finished timing (arrivals, required times, arc delays, test results).
+    /// Its finished timing (arrivals, required times, arc delays, test results; under
+    /// SDC the delay calculation's slews, delays and loads).
     pub data: &'a TimingData,
     /// The cell of each pin's instance.
     pub cells: &'a CellNames,
+    /// Under SDC constraints: the search's results.
+    pub sdc: Option<SdcDesign<'a>>,
+    /// How the text format prints (digits, units, fields, clock paths).
+    pub style: TextStyle,
     /// (data pin, test index), sorted.
     tests_by_data: Vec<(u32, u32)>,
     /// Net loads computed here when the timing has none (see
@@ -59,7 +85,7 @@ pub struct ReportDesign<'a> {
 }
 
 impl<'a> ReportDesign<'a> {
-    /// A design to report on.
+    /// A design to report on (TAU 2015 conventions until [`ReportDesign::with_sdc`]).
     pub fn new(graph: &'a TimingGraph, data: &'a TimingData, cells: &'a CellNames) -> Self {
         let mut tests_by_data: Vec<(u32, u32)> = graph
             .tests()
@@ -72,21 +98,42 @@ impl<'a> ReportDesign<'a> {
             graph,
             data,
             cells,
+            sdc: None,
+            style: TextStyle::default(),
             tests_by_data,
             own_net_loads: Vec::new(),
         }
     }
 
+    /// Reports the SDC search's checks (pins named as OpenSTA names them).
+    pub fn with_sdc(mut self, constraints: &'a Constraints, timing: &'a StaTiming) -> Self {
+        self.sdc = Some(SdcDesign {
+            constraints,
+            timing,
+        });
+        self
+    }
+
+    /// Prints text reports with `style`.
+    pub fn with_style(mut self, style: TextStyle) -> Self {
+        self.style = style;
+        self
+    }
+
     /// When the timing has no net loads (the GPU backend leaves the RC pass's values
-    /// on the device), computes the loads of the nets `paths` drive once, in parallel,
-    /// rather than once per pin row.
-    pub fn with_loads_for(mut self, paths: &[TimingPath]) -> Self {
+    /// on the device), computes the loads of the nets TAU `paths` drive once, in
+    /// parallel, rather than once per pin row (an SDC path's pins are known once it is
+    /// traced: its loads are computed as its rows are written).
+    pub fn with_loads_for(mut self, paths: &[ReportedPath]) -> Self {
         if !self.data.net_load.is_empty() {
             return self;
         }
         let graph = self.graph;
         let mut wanted = vec![false; graph.nets().len()];
         for path in paths {
+            let ReportedPath::Tau(path) = path else {
+                continue;
+            };
             for &(pin, _) in &path.pins {
                 let graph_pin = graph.pin(pin);
                 if let (true, Some(net)) = (graph_pin.kind.is_driver(), graph_pin.net) {
@@ -108,10 +155,29 @@ impl<'a> ReportDesign<'a> {
         self
     }
 
-    /// The name of the clock: its source port's (TAU 2015 clocks have no other).
-    pub fn clock_name(&self) -> Option<&str> {
-        let clock = self.graph.assertions().clock?;
-        Some(&self.graph.pin(clock.source).name)
+    /// The name of a pin as reports print it: the graph's (`instance:pin`) with TAU
+    /// assertions, OpenSTA's (`instance/pin`) under SDC.
+    pub fn pin_name(&self, pin: PinId) -> Cow<'a, str> {
+        let name = self.graph.pin(pin).name.as_str();
+        if self.sdc.is_some() {
+            opensta_pin_name(name)
+        } else {
+            Cow::Borrowed(name)
+        }
+    }
+
+    /// The name of `pin`'s instance (a port's own name).
+    pub fn instance_name(&self, pin: PinId) -> &'a str {
+        let name = self.graph.pin(pin).name.as_str();
+        name.rsplit_once(':').map_or(name, |(instance, _)| instance)
+    }
+
+    /// The name of the TAU 2015 clock: its source port's (TAU clocks have no other).
+    fn tau_clock_name(&self) -> &'a str {
+        self.graph
+            .assertions()
+            .clock
+            .map_or("clock", |clock| self.graph.pin(clock.source).name.as_str())
     }
 
     /// The tests whose data pin is `pin`.
@@ -139,8 +205,68 @@ impl<'a> ReportDesign<'a> {
         }
     }
 
+    /// A pin's row values (everything but how it is reached and its arrival).
+    pub(crate) fn step(
+        &self,
+        pin: PinId,
+        transition: Transition,
+        split: Split,
+        via: Via,
+        arrival: f64,
+        required: Option<f64>,
+    ) -> Step {
+        let condition = condition_index(split, transition);
+        let graph_pin = self.graph.pin(pin);
+        let driver = graph_pin.kind.is_driver();
+        let fanout = graph_pin
+            .net
+            .filter(|_| driver)
+            .map(|net| self.graph.net(net).sinks.len() as u32);
+        Step {
+            pin,
+            transition,
+            via,
+            incr: None,
+            arrival,
+            slew: defined(self.data.slew[pin.index()][condition]),
+            required,
+            load: if driver {
+                self.driver_load(pin, condition)
+            } else {
+                None
+            },
+            fanout,
+        }
+    }
+
     /// Everything a report says about `path`.
-    pub fn detail(&self, path: &TimingPath) -> PathDetail {
+    pub fn detail(&self, path: &ReportedPath) -> PathDetail {
+        match (path, &self.sdc) {
+            (ReportedPath::Tau(path), _) => self.tau_detail(path),
+            (ReportedPath::Sdc(check), Some(sdc)) => self.sdc_detail(sdc, check),
+            (ReportedPath::Sdc(check), None) => {
+                // A check without the search's results: its values only.
+                PathDetail {
+                    split: check.split,
+                    check: CheckKind::from_sta(check.kind),
+                    steps: Vec::new(),
+                    launch: None,
+                    start: Start::Internal,
+                    endpoint: Endpoint::Internal,
+                    launch_clock: None,
+                    launch_latency: LaunchLatency::default(),
+                    arrival: check.arrival,
+                    capture: Capture::unclocked(check.required),
+                    slack: check.slack,
+                    group: "(none)".to_string(),
+                    exception: None,
+                }
+            }
+        }
+    }
+
+    /// A TAU 2015 path's detail.
+    fn tau_detail(&self, path: &TimingPath) -> PathDetail {
         let split = path.split;
         let pins: Vec<(PinId, Transition)> = path.pins.iter().rev().copied().collect();
         let arcs: Vec<(Via, Option<f64>)> = pins
@@ -163,39 +289,86 @@ impl<'a> ReportDesign<'a> {
                 (Some(previous), Some(delay)) if !in_clock_network => previous.arrival + delay,
                 _ => self.data.arrival[pin.index()][condition],
             };
-            let graph_pin = self.graph.pin(pin);
-            let driver = graph_pin.kind.is_driver();
-            let fanout = graph_pin
-                .net
-                .filter(|_| driver)
-                .map(|net| self.graph.net(net).sinks.len() as u32);
-            steps.push(Step {
-                pin,
-                transition,
-                via,
-                incr,
-                arrival,
-                slew: defined(self.data.slew[pin.index()][condition]),
-                required: defined(self.data.required[pin.index()][condition]),
-                load: if driver {
-                    self.driver_load(pin, condition)
-                } else {
-                    None
-                },
-                fanout,
-            });
+            let required = defined(self.data.required[pin.index()][condition]);
+            let mut step = self.step(pin, transition, split, via, arrival, required);
+            step.incr = incr;
+            steps.push(step);
         }
         let arrival = steps.last().map_or(f64::NAN, |step| step.arrival);
-        let capture = match path.pins.first() {
-            Some(&(endpoint, transition)) => self.capture(path, endpoint, transition, arrival),
-            None => Capture::Output { required: f64::NAN },
+        let first_arrival = steps.first().map_or(0.0, |step| step.arrival);
+        let clock_name = self.tau_clock_name();
+        let (start, launch_clock, launch_latency) = match (launch, steps.first()) {
+            (Some(_), Some(first)) => (
+                Start::Register,
+                Some(ClockEdgeInfo {
+                    name: clock_name.to_string(),
+                    edge: first.transition,
+                    inverted: false,
+                    time: 0.0,
+                    propagated: true,
+                    slew: None,
+                }),
+                LaunchLatency {
+                    source: first_arrival,
+                    ..LaunchLatency::default()
+                },
+            ),
+            _ => (
+                Start::InputPort,
+                None,
+                LaunchLatency {
+                    input_delay: Some(first_arrival),
+                    ..LaunchLatency::default()
+                },
+            ),
+        };
+        let (check, endpoint, capture, group) = match path.pins.first() {
+            Some(&(endpoint, transition)) if path.kind != PathKind::PrimaryOutput => {
+                let capture = self.tau_capture(path, endpoint, transition, arrival);
+                let check = match path.kind {
+                    PathKind::Hold => CheckKind::Hold,
+                    _ => CheckKind::Setup,
+                };
+                (check, Endpoint::Register, capture, clock_name.to_string())
+            }
+            Some(&(endpoint, transition)) => {
+                let required =
+                    self.data.required[endpoint.index()][condition_index(split, transition)];
+                let capture = Capture {
+                    margin: Some(Margin {
+                        kind: MarginKind::RequiredTime,
+                        value: required,
+                    }),
+                    ..Capture::unclocked(required)
+                };
+                (
+                    CheckKind::OutputRequired,
+                    Endpoint::OutputPort,
+                    capture,
+                    "(none)".to_string(),
+                )
+            }
+            None => (
+                CheckKind::OutputRequired,
+                Endpoint::OutputPort,
+                Capture::unclocked(f64::NAN),
+                "(none)".to_string(),
+            ),
         };
         PathDetail {
+            split,
+            check,
             steps,
             launch,
+            start,
+            endpoint,
+            launch_clock,
+            launch_latency,
             arrival,
             capture,
             slack: path.slack,
+            group,
+            exception: None,
         }
     }
 
@@ -249,8 +422,8 @@ impl<'a> ReportDesign<'a> {
         }
     }
 
-    /// The required side of a path ending at `endpoint`.
-    fn capture(
+    /// The required side of a TAU path ending at a test's data pin.
+    fn tau_capture(
         &self,
         path: &TimingPath,
         endpoint: PinId,
@@ -259,13 +432,8 @@ impl<'a> ReportDesign<'a> {
     ) -> Capture {
         let split = path.split;
         let test_kind = match path.kind {
-            PathKind::PrimaryOutput => {
-                let required =
-                    self.data.required[endpoint.index()][condition_index(split, transition)];
-                return Capture::Output { required };
-            }
-            PathKind::Setup => TestKind::Setup,
             PathKind::Hold => TestKind::Hold,
+            _ => TestKind::Setup,
         };
         // Several tests of one kind on one data pin are rare; the path is the one whose
         // credit comes out smallest and not negative (credits are never negative).
@@ -290,8 +458,8 @@ impl<'a> ReportDesign<'a> {
                 ),
                 TestKind::Hold => (0.0, Split::Late),
             };
-            let clock_arrival =
-                engine_arrival_of(self.data, clock_split, test.clock, test.clock_edge);
+            let clock_latency = self.data.arrival[test.clock.index()]
+                [condition_index(clock_split, test.clock_edge)];
             let (credit, required) = match test_kind {
                 TestKind::Setup => {
                     let credit = path.slack - (before_cppr - arrival);
@@ -302,14 +470,34 @@ impl<'a> ReportDesign<'a> {
                     (credit, before_cppr - credit)
                 }
             };
-            let capture = Capture::Test {
-                test: test_index,
-                clock_pin: test.clock,
-                edge: test.clock_edge,
-                edge_time,
-                clock_arrival,
-                credit,
-                check: before_cppr - (edge_time + clock_arrival),
+            let capture = Capture {
+                clock: Some(ClockEdgeInfo {
+                    name: self.tau_clock_name().to_string(),
+                    edge: test.clock_edge,
+                    inverted: false,
+                    time: edge_time,
+                    propagated: true,
+                    slew: None,
+                }),
+                time: edge_time,
+                source_latency: 0.0,
+                clock_path: Vec::new(),
+                clock_latency,
+                clock_pin: Some((test.clock, test.clock_edge)),
+                path_delay: None,
+                uncertainty: 0.0,
+                inter_clock: false,
+                crpr: match split {
+                    Split::Late => credit,
+                    Split::Early => -credit,
+                },
+                margin: Some(Margin {
+                    kind: match test_kind {
+                        TestKind::Setup => MarginKind::SetupTime,
+                        TestKind::Hold => MarginKind::HoldTime,
+                    },
+                    value: before_cppr - (edge_time + clock_latency),
+                }),
                 required,
             };
             let score = if credit >= -1e-9 {
@@ -321,17 +509,21 @@ impl<'a> ReportDesign<'a> {
                 best = Some((score, capture));
             }
         }
-        best.map_or(Capture::Output { required: f64::NAN }, |(_, capture)| {
-            capture
-        })
+        best.map_or(Capture::unclocked(f64::NAN), |(_, capture)| capture)
     }
 }
 
-fn engine_arrival_of(data: &TimingData, split: Split, pin: PinId, transition: Transition) -> f64 {
-    data.arrival[pin.index()][condition_index(split, transition)]
+/// A graph pin name (`instance:pin`, or a port's name) as OpenSTA prints it
+/// (`instance/pin`).
+pub fn opensta_pin_name(name: &str) -> Cow<'_, str> {
+    match name.rsplit_once(':') {
+        Some((instance, pin)) => Cow::Owned(format!("{instance}/{pin}")),
+        None => Cow::Borrowed(name),
+    }
 }
 
-fn defined(value: f64) -> Option<f64> {
+/// `Some(value)` unless NaN or infinite.
+pub(crate) fn defined(value: f64) -> Option<f64> {
     value.is_finite().then_some(value)
 }
 
@@ -372,65 +564,241 @@ pub struct Step {
     pub fanout: Option<u32>,
 }
 
+/// What a path's required time checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CheckKind {
+    /// A register's setup (or recovery) test.
+    Setup,
+    /// A register's hold (or removal) test.
+    Hold,
+    /// An output delay, late side.
+    OutputSetup,
+    /// An output delay, early side.
+    OutputHold,
+    /// A TAU 2015 primary output's required-time assertion.
+    OutputRequired,
+    /// `set_max_delay`.
+    MaxDelay,
+    /// `set_min_delay`.
+    MinDelay,
+}
+
+impl CheckKind {
+    pub(crate) fn from_sta(kind: tachyon_sta::CheckKind) -> CheckKind {
+        use tachyon_sta::CheckKind as Sta;
+        match kind {
+            Sta::Setup => CheckKind::Setup,
+            Sta::Hold => CheckKind::Hold,
+            Sta::OutputSetup => CheckKind::OutputSetup,
+            Sta::OutputHold => CheckKind::OutputHold,
+            Sta::MaxDelay => CheckKind::MaxDelay,
+            Sta::MinDelay => CheckKind::MinDelay,
+        }
+    }
+
+    /// The name JSON reports give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CheckKind::Setup => "setup",
+            CheckKind::Hold => "hold",
+            CheckKind::OutputSetup => "output_setup",
+            CheckKind::OutputHold => "output_hold",
+            CheckKind::OutputRequired => "output",
+            CheckKind::MaxDelay => "max_delay",
+            CheckKind::MinDelay => "min_delay",
+        }
+    }
+}
+
+/// How a path starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// At a register's clock pin (the clock network before it, when traced).
+    Register,
+    /// At an input port.
+    InputPort,
+    /// Anywhere else.
+    Internal,
+}
+
+/// What a path ends at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A register's data pin.
+    Register,
+    /// An output port.
+    OutputPort,
+    /// Anywhere else.
+    Internal,
+}
+
+/// A clock edge as a report names it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClockEdgeInfo {
+    /// The clock's name (a TAU 2015 clock's: its source port's).
+    pub name: String,
+    /// Which edge of its waveform.
+    pub edge: Transition,
+    /// The edge reaches the register inverted (OpenSTA prints the name with `'`).
+    pub inverted: bool,
+    /// The edge's time (the capture edge's with its cycle and multicycle shift).
+    pub time: f64,
+    /// Propagated through the clock network (else ideal).
+    pub propagated: bool,
+    /// An ideal clock's transition (`set_clock_transition`).
+    pub slew: Option<f64>,
+}
+
+/// The latencies before the data path's first pin.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LaunchLatency {
+    /// The clock's source latency (a propagated clock's rows start after it).
+    pub source: f64,
+    /// An ideal clock's (or an input's clock's) delay from its edge to where the path
+    /// starts, source latency included.
+    pub network: f64,
+    /// An input port's external delay.
+    pub input_delay: Option<f64>,
+}
+
+/// What a margin line says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarginKind {
+    /// The library setup time.
+    SetupTime,
+    /// The library hold time.
+    HoldTime,
+    /// An output delay.
+    OutputDelay,
+    /// A TAU 2015 output's required-time assertion.
+    RequiredTime,
+}
+
+/// The last term of a required time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Margin {
+    /// What it is.
+    pub kind: MarginKind,
+    /// Its value as it adds to the required time (a setup time negated).
+    pub value: f64,
+}
+
 /// The required side of a path.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Capture {
-    /// A primary output: its required-time assertion.
-    Output {
-        /// The required time (NaN when the endpoint is not constrained).
-        required: f64,
-    },
-    /// A setup or hold test.
-    Test {
-        /// The test's index in the graph.
-        test: usize,
-        /// The capturing clock pin.
-        clock_pin: PinId,
-        /// The capturing edge.
-        edge: Transition,
-        /// The capturing edge's time: the period for setup, 0 for hold.
-        edge_time: f64,
-        /// The capture clock pin's arrival (early for setup, late for hold): the
-        /// clock network delay, the source's arrival included.
-        clock_arrival: f64,
-        /// This path's CPPR credit (0 without CPPR).
-        credit: f64,
-        /// The setup time (negated, as it is added) or hold time: the required time
-        /// before CPPR less the edge and the clock arrival.
-        check: f64,
-        /// The required time with the credit.
-        required: f64,
-    },
+pub struct Capture {
+    /// The capturing clock edge (none: unclocked, a TAU output).
+    pub clock: Option<ClockEdgeInfo>,
+    /// When the capture happens: the capture edge's time, or for a path delay the
+    /// launch edge's time plus the limit.
+    pub time: f64,
+    /// The capture clock's source latency (its rows start after it).
+    pub source_latency: f64,
+    /// The capture clock's path from its source to the capturing pin, at its arrivals
+    /// for this capture edge; empty when not traced (the clock network delay is one
+    /// line then).
+    pub clock_path: Vec<Step>,
+    /// The capture clock's delay from its edge to the capturing pin (source latency
+    /// included).
+    pub clock_latency: f64,
+    /// The capturing register clock pin and its transition.
+    pub clock_pin: Option<(PinId, Transition)>,
+    /// A `set_max_delay`/`set_min_delay` limit.
+    pub path_delay: Option<f64>,
+    /// The clock uncertainty as it adds to the required time (negative for setup).
+    pub uncertainty: f64,
+    /// The uncertainty is between two clocks (`-from`/`-to` clocks).
+    pub inter_clock: bool,
+    /// The CRPR credit as it adds to the required time (negative for hold).
+    pub crpr: f64,
+    /// The setup or hold time, output delay or required-time assertion.
+    pub margin: Option<Margin>,
+    /// The data required time.
+    pub required: f64,
 }
 
 impl Capture {
-    /// The data required time.
-    pub fn required(&self) -> f64 {
-        match self {
-            Capture::Output { required } | Capture::Test { required, .. } => *required,
+    /// No clock: a required time alone.
+    pub(crate) fn unclocked(required: f64) -> Capture {
+        Capture {
+            clock: None,
+            time: 0.0,
+            source_latency: 0.0,
+            clock_path: Vec::new(),
+            clock_latency: 0.0,
+            clock_pin: None,
+            path_delay: None,
+            uncertainty: 0.0,
+            inter_clock: false,
+            crpr: 0.0,
+            margin: None,
+            required,
         }
     }
+
+    /// The data required time.
+    pub fn required(&self) -> f64 {
+        self.required
+    }
+
+    /// The CRPR credit (not negative; added to a setup requirement, taken from a hold
+    /// one).
+    pub fn credit(&self) -> f64 {
+        self.crpr.abs()
+    }
+}
+
+/// The path exception that decided a check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExceptionNote {
+    /// `multicycle`, `max_delay`, `min_delay` or `false_path`.
+    pub kind: &'static str,
+    /// The multiplier or the delay limit.
+    pub value: Option<f64>,
+    /// Where the SDC set it (`file:line`, the file's name only).
+    pub location: String,
 }
 
 /// Everything a report says about one path.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PathDetail {
+    /// Late (setup, max) or early (hold, min).
+    pub split: Split,
+    /// What the required time checks.
+    pub check: CheckKind,
     /// The pins from the start to the endpoint.
     pub steps: Vec<Step>,
-    /// Index in `steps` of the launching flip-flop's clock pin: it and the pins before
-    /// it are the launch clock network. `None` for a path from a primary input.
+    /// Index in `steps` of the launching register's clock pin: it and the pins before
+    /// it are the launch clock network. `None` for a path from an input.
     pub launch: Option<usize>,
+    /// How the path starts.
+    pub start: Start,
+    /// What it ends at.
+    pub endpoint: Endpoint,
+    /// The launching clock edge (none: unclocked, a TAU input).
+    pub launch_clock: Option<ClockEdgeInfo>,
+    /// The latencies before the first pin.
+    pub launch_latency: LaunchLatency,
     /// The data arrival time at the endpoint.
     pub arrival: f64,
     /// The required side.
     pub capture: Capture,
-    /// The post-CPPR slack (the search's).
+    /// The slack, with the CRPR credit.
     pub slack: f64,
+    /// The path group, as OpenSTA names it (the capture clock's name, `path delay`,
+    /// `(none)`).
+    pub group: String,
+    /// The path exception that decided the check.
+    pub exception: Option<ExceptionNote>,
 }
 
 impl PathDetail {
     /// The pin the path starts from: the launching clock pin, else the first pin.
     pub fn startpoint(&self) -> Option<&Step> {
         self.steps.get(self.launch.unwrap_or(0))
+    }
+
+    /// Whether the step at `position` is in the launch clock network.
+    pub fn in_clock_network(&self, position: usize) -> bool {
+        self.launch.is_some_and(|launch| position <= launch)
     }
 }

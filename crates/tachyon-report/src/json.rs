@@ -6,11 +6,13 @@
 //! Times are ps and capacitances fF, as exact `f64`s (shortest round-trip decimals); a
 //! value the engine does not have is `null`.
 
-use serde::Serialize;
-use tachyon_paths::{PathKind, TimingPath};
+use std::borrow::Cow;
 
-use crate::detail::{Capture, ReportDesign, Via};
-use crate::summary::Summary;
+use serde::Serialize;
+
+use crate::detail::{ClockEdgeInfo, MarginKind, ReportDesign, Via};
+use crate::path::ReportedPath;
+use crate::summary::{Summary, TnsConvention};
 use crate::tau::{split_name, transition_letter};
 
 /// The JSON Schema (draft 2020-12) of every line of a JSON report.
@@ -41,6 +43,7 @@ struct SummaryRecord<'a> {
     record: &'static str,
     pins: u32,
     endpoints: usize,
+    tns_sums: &'static str,
     paths: usize,
     late: SplitRecord,
     early: SplitRecord,
@@ -62,6 +65,10 @@ pub fn write_summary(out: &mut Vec<u8>, summary: &Summary, n_paths: usize) {
         record: "summary",
         pins: summary.pins,
         endpoints: summary.endpoints,
+        tns_sums: match summary.tns_convention {
+            TnsConvention::EndpointTransitions => "endpoint_transitions",
+            TnsConvention::Endpoints => "endpoints",
+        },
         paths: n_paths,
         late: split(0),
         early: split(1),
@@ -81,7 +88,7 @@ pub fn write_summary(out: &mut Vec<u8>, summary: &Summary, n_paths: usize) {
 
 #[derive(Serialize)]
 struct PinRecord<'a> {
-    pin: &'a str,
+    pin: Cow<'a, str>,
     cell: Option<&'a str>,
     transition: &'static str,
     via: &'static str,
@@ -96,27 +103,56 @@ struct PinRecord<'a> {
 
 #[derive(Serialize)]
 struct LaunchRecord<'a> {
-    clock_pin: &'a str,
+    clock_pin: Cow<'a, str>,
     edge: &'static str,
     clock_arrival: Option<f64>,
 }
 
 #[derive(Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-enum CaptureRecord<'a> {
-    Output {
-        required: Option<f64>,
-    },
-    Test {
-        clock_pin: &'a str,
-        edge: &'static str,
-        edge_time: f64,
-        clock_arrival: Option<f64>,
-        cppr_credit: Option<f64>,
-        check: &'static str,
-        check_time: Option<f64>,
-        required: Option<f64>,
-    },
+struct ClockRecord<'a> {
+    name: &'a str,
+    edge: &'static str,
+    inverted: bool,
+    time: f64,
+    propagated: bool,
+}
+
+impl<'a> ClockRecord<'a> {
+    fn of(clock: &'a ClockEdgeInfo) -> ClockRecord<'a> {
+        ClockRecord {
+            name: &clock.name,
+            edge: transition_letter(clock.edge),
+            inverted: clock.inverted,
+            time: clock.time,
+            propagated: clock.propagated,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct MarginRecord {
+    kind: &'static str,
+    value: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct CaptureRecord<'a> {
+    clock: Option<ClockRecord<'a>>,
+    clock_pin: Option<Cow<'a, str>>,
+    clock_pin_edge: Option<&'static str>,
+    clock_latency: Option<f64>,
+    path_delay: Option<f64>,
+    uncertainty: f64,
+    cppr_credit: Option<f64>,
+    margin: Option<MarginRecord>,
+    required: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct ExceptionRecord<'a> {
+    kind: &'static str,
+    value: Option<f64>,
+    location: &'a str,
 }
 
 #[derive(Serialize)]
@@ -125,13 +161,17 @@ struct PathRecord<'a> {
     index: usize,
     split: &'static str,
     kind: &'static str,
+    path_group: &'a str,
     slack: f64,
     arrival: Option<f64>,
     required: Option<f64>,
-    startpoint: &'a str,
-    endpoint: &'a str,
+    startpoint: Cow<'a, str>,
+    endpoint: Cow<'a, str>,
     launch: Option<LaunchRecord<'a>>,
+    launch_clock: Option<ClockRecord<'a>>,
+    input_delay: Option<f64>,
     capture: CaptureRecord<'a>,
+    exception: Option<ExceptionRecord<'a>>,
     pins: Vec<PinRecord<'a>>,
 }
 
@@ -140,11 +180,10 @@ pub(crate) fn write_path(
     out: &mut Vec<u8>,
     design: &ReportDesign<'_>,
     index: usize,
-    path: &TimingPath,
+    path: &ReportedPath,
 ) {
-    let graph = design.graph;
     let detail = design.detail(path);
-    let name = |pin| graph.pin(pin).name.as_str();
+    let name = |pin| design.pin_name(pin);
     let pins = detail
         .steps
         .iter()
@@ -159,8 +198,8 @@ pub(crate) fn write_path(
                 Via::Cell => "cell",
                 Via::Launch => "launch",
             },
-            clock_network: detail.launch.is_some_and(|launch| position <= launch),
-            incr: step.incr,
+            clock_network: detail.in_clock_network(position),
+            incr: step.incr.and_then(finite),
             arrival: finite(step.arrival),
             required: step.required,
             slew: step.slew,
@@ -176,50 +215,54 @@ pub(crate) fn write_path(
             edge: transition_letter(step.transition),
             clock_arrival: finite(step.arrival),
         });
-    let capture = match &detail.capture {
-        Capture::Output { required } => CaptureRecord::Output {
-            required: finite(*required),
-        },
-        &Capture::Test {
-            clock_pin,
-            edge,
-            edge_time,
-            clock_arrival,
-            credit,
-            check,
-            required,
-            ..
-        } => CaptureRecord::Test {
-            clock_pin: name(clock_pin),
-            edge: transition_letter(edge),
-            edge_time,
-            clock_arrival: finite(clock_arrival),
-            cppr_credit: finite(credit),
-            check: if path.kind == PathKind::Hold {
-                "hold"
-            } else {
-                "setup"
+    let capture = &detail.capture;
+    let capture = CaptureRecord {
+        clock: capture.clock.as_ref().map(ClockRecord::of),
+        clock_pin: capture.clock_pin.map(|(pin, _)| name(pin)),
+        clock_pin_edge: capture.clock_pin.map(|(_, edge)| transition_letter(edge)),
+        clock_latency: capture
+            .clock
+            .as_ref()
+            .and_then(|_| finite(capture.clock_latency)),
+        path_delay: capture.path_delay,
+        uncertainty: capture.uncertainty,
+        cppr_credit: finite(capture.credit()),
+        margin: capture.margin.map(|margin| MarginRecord {
+            kind: match margin.kind {
+                MarginKind::SetupTime => "setup_time",
+                MarginKind::HoldTime => "hold_time",
+                MarginKind::OutputDelay => "output_delay",
+                MarginKind::RequiredTime => "required_time",
             },
-            check_time: finite(check),
-            required: finite(required),
-        },
+            value: finite(margin.value),
+        }),
+        required: finite(capture.required),
     };
     let record = PathRecord {
         record: "path",
         index: index + 1,
-        split: split_name(path.split),
-        kind: match path.kind {
-            PathKind::PrimaryOutput => "output",
-            PathKind::Setup => "setup",
-            PathKind::Hold => "hold",
-        },
-        slack: path.slack,
+        split: split_name(detail.split),
+        kind: detail.check.name(),
+        path_group: &detail.group,
+        slack: detail.slack,
         arrival: finite(detail.arrival),
         required: finite(detail.capture.required()),
-        startpoint: detail.startpoint().map_or("", |step| name(step.pin)),
-        endpoint: detail.steps.last().map_or("", |step| name(step.pin)),
+        startpoint: detail
+            .startpoint()
+            .map_or(Cow::Borrowed(""), |step| name(step.pin)),
+        endpoint: detail
+            .steps
+            .last()
+            .map_or(Cow::Borrowed(""), |step| name(step.pin)),
         launch,
+        launch_clock: detail.launch_clock.as_ref().map(ClockRecord::of),
+        input_delay: detail.launch_latency.input_delay,
         capture,
+        exception: detail.exception.as_ref().map(|exception| ExceptionRecord {
+            kind: exception.kind,
+            value: exception.value,
+            location: &exception.location,
+        }),
         pins,
     };
     write_line(out, &record);

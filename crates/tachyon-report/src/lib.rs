@@ -1,15 +1,19 @@
 //! Reports of timing paths, and the ordered multi-threaded writer they go through.
 //!
+//! - [`ReportedPath`]: a path to report, whichever engine found it: a path of the TAU
+//!   2015 path search, or a check of the SDC search with its worst path.
+//! - [`detail`]: what a report says about one path, the one model every format
+//!   writes ([`PathDetail`]): per pin cell, transition, arrival, required time, arc
+//!   delay, slew, load, fanout; the launching clock edge and its latency or an input's
+//!   external delay; the capture clock edge, its latency or clock path, uncertainty,
+//!   CRPR, the setup or hold time, output delay or path delay limit. Read back from
+//!   the graph and the finished timing, or (SDC, `sdc`) traced through the search.
+//! - Formats ([`Format`]): the TAU 2015 `report_worst_paths` answer ([`tau`]), a human
+//!   report laid out as OpenSTA's `report_checks` ([`text`], [`TextStyle`]), and JSON
+//!   Lines with a schema ([`json`]).
 //! - [`writer`]: the ordered pipelined writer. Paths are formatted by collector threads
 //!   in workgroups and written by one thread strictly in order; the output is the same
 //!   bytes for any thread count and workgroup size.
-//! - Formats ([`Format`]): the TAU 2015 `report_worst_paths` answer ([`tau`]), a human
-//!   report in the style of OpenSTA's `report_checks` ([`text`]), and JSON Lines with a
-//!   schema ([`json`]).
-//! - [`detail`]: what a report says about one path (per pin: cell, transition,
-//!   arrival, required time, arc delay, slew, load, fanout; the launch and capture
-//!   clocks, the CPPR credit, the setup or hold time), read back from the graph and
-//!   the finished timing.
 //! - [`summary`]: WNS, TNS and failing endpoints per split, the worst endpoints;
 //!   [`histogram`]: the SVG histogram of endpoint slacks.
 
@@ -17,6 +21,8 @@ pub mod detail;
 pub mod histogram;
 pub mod json;
 pub mod number;
+pub mod path;
+mod sdc;
 pub mod summary;
 pub mod tau;
 pub mod text;
@@ -28,8 +34,10 @@ use tachyon_graph::TimingGraph;
 use tachyon_paths::TimingPath;
 
 pub use detail::{CellNames, PathDetail, ReportDesign};
-pub use summary::Summary;
+pub use path::ReportedPath;
+pub use summary::{Summary, TnsConvention};
 pub use tau::{split_letter, split_name, tau_path_type, transition_letter};
+pub use text::{Fields, TextStyle};
 pub use writer::{write_ordered, WriterOptions, WriterStats};
 
 /// A path report format.
@@ -46,19 +54,35 @@ pub enum Format {
 /// Writes `paths` (in their order, slack order from the search) in `format` through
 /// the ordered writer. The TAU format starts with its `report_worst_paths <n>` line;
 /// the others write the paths only (see [`write_summary`]). `progress` hears the
-/// number of paths written now and then.
+/// number of paths written now and then. The TAU format of a design under SDC, or of
+/// SDC checks, is an `InvalidInput` error ([`TAU_FORMAT_NEEDS_TAU_PATHS`]).
 pub fn write_paths(
     out: &mut dyn Write,
     design: &ReportDesign<'_>,
-    paths: &[TimingPath],
+    paths: &[ReportedPath],
     format: Format,
     options: &WriterOptions,
     progress: Option<&writer::Progress<'_>>,
 ) -> io::Result<WriterStats> {
-    let format_path = |index: usize, buffer: &mut Vec<u8>| match format {
-        Format::Tau => tau::write_path(buffer, design.graph, index, &paths[index]),
-        Format::Text => text::write_path(buffer, design, &paths[index]),
-        Format::Json => json::write_path(buffer, design, index, &paths[index]),
+    let any_check = || {
+        paths
+            .iter()
+            .any(|path| matches!(path, ReportedPath::Sdc(_)))
+    };
+    if format == Format::Tau && (design.sdc.is_some() || any_check()) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            TAU_FORMAT_NEEDS_TAU_PATHS,
+        ));
+    }
+    let format_path = |index: usize, buffer: &mut Vec<u8>| match (format, &paths[index]) {
+        (Format::Tau, ReportedPath::Tau(path)) => {
+            tau::write_path(buffer, design.graph, index, path)
+        }
+        // Refused above.
+        (Format::Tau, ReportedPath::Sdc(_)) => {}
+        (Format::Text, path) => text::write_path(buffer, design, path),
+        (Format::Json, path) => json::write_path(buffer, design, index, path),
     };
     if format == Format::Tau {
         let mut header = Vec::new();
@@ -67,6 +91,13 @@ pub fn write_paths(
     }
     write_ordered(out, paths.len(), options, &format_path, progress)
 }
+
+/// Why a design under SDC constraints has no TAU 2015 report: the format names a
+/// path's type by the TAU assertions (`RAT`, `Setup`, `Hold`) and has no place for
+/// clocks, groups or exceptions.
+pub const TAU_FORMAT_NEEDS_TAU_PATHS: &str = "the TAU 2015 report format (--format tau, \
+    -format tau) is for designs timed with TAU 2015 assertions; under SDC constraints \
+    report in text or json";
 
 /// Writes the summary in `format` (nothing for the TAU format, which has none);
 /// `n_paths` paths follow it.

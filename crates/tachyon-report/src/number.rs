@@ -33,6 +33,17 @@ pub fn push_fixed3(out: &mut Vec<u8>, value: f64, width: usize) {
     let _ = write!(out, "{value:>width$.3}");
 }
 
+/// Appends `value` with `digits` decimals, right-aligned in `width` bytes (three
+/// decimals take the fast path).
+pub fn push_fixed(out: &mut Vec<u8>, value: f64, digits: usize, width: usize) {
+    if digits == 3 {
+        push_fixed3(out, value, width);
+    } else {
+        // Writing into a `Vec` cannot fail.
+        let _ = write!(out, "{value:>width$.digits$}");
+    }
+}
+
 /// Appends `[-]integer.fff` of `thousandths`, right-aligned in `width` bytes.
 fn push_thousandths(out: &mut Vec<u8>, negative: bool, thousandths: u64, width: usize) {
     // At most 11 integer digits below the fast limit, a sign, a point, 3 decimals.

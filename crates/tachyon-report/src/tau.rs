@@ -1,6 +1,7 @@
 //! The TAU 2015 `report_worst_paths` answer: `report_worst_paths <n>`, then per path
 //! `Path <i>: <Type> <slack> <npins> <E|L>` and one `<pin> <R|F>` line per pin, the
-//! endpoint first.
+//! endpoint first. It reports the TAU 2015 path search's paths only: under SDC
+//! constraints a report is text or JSON ([`crate::TAU_FORMAT_NEEDS_TAU_PATHS`]).
 
 use std::io::Write;
 

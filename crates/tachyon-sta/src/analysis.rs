@@ -6,7 +6,7 @@ use tachyon_graph::{ArcKind, PinId, PinKind, TestKind, TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::{Split, Transition, CONDITIONS};
 
-use crate::constraints::{ClockEdge, ClockId, Constraints, ExceptionKind, PortDelay};
+use crate::constraints::{ClockEdge, ClockId, Constraints, Exception, ExceptionKind, PortDelay};
 use crate::relation::check_offsets;
 use crate::tags::{
     governing_exception, ExceptionIndex, State, StateId, Tag, TagId, Tags, NO_STATE,
@@ -25,7 +25,7 @@ pub struct TagValues {
 }
 
 /// What constrains an endpoint's required time.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CheckKind {
     /// A setup test of a register (or recovery).
     Setup,
@@ -69,6 +69,51 @@ pub struct Check {
     /// The common path pessimism removed (0 when the launch and capture clock paths
     /// share no pin).
     pub crpr: f64,
+    /// What captures the data, whatever governs the check: a register's setup or hold
+    /// test, an output delay (`OutputSetup`, `OutputHold`, also for an endpoint no
+    /// clock captures).
+    pub capture_kind: CheckKind,
+    /// The terms of the required time, as reports show them: late,
+    /// `edge_time + clock_latency - margin - uncertainty (+ crpr)`; early,
+    /// `edge_time + clock_latency + margin + uncertainty (- crpr)`.
+    pub terms: CheckTerms,
+    /// The path exception that decided the check (an index into
+    /// `Constraints::exceptions`): the one governing it, or for a hold check the setup
+    /// multicycle path that moved its edge.
+    pub exception: Option<u32>,
+}
+
+impl Check {
+    /// Credits `credit` of common path pessimism (nothing when not positive): a setup
+    /// requirement rises, a hold one falls, the slack rises either way.
+    pub fn credit_crpr(&mut self, credit: f64) {
+        if credit <= 0.0 {
+            return;
+        }
+        self.crpr = credit;
+        self.slack += credit;
+        match self.split {
+            Split::Late => self.required += credit,
+            Split::Early => self.required -= credit,
+        }
+    }
+}
+
+/// The terms a check's required time is made of.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CheckTerms {
+    /// The capture edge's time: the first edge after the launch (setup) or the one at
+    /// or before it (hold), moved by multicycle paths; for a path delay, the launch
+    /// edge's time plus the limit.
+    pub edge_time: f64,
+    /// The capture clock's delay from its edge to the checking pin (its source latency
+    /// included; an ideal clock's latencies; 0 without a capture clock).
+    pub clock_latency: f64,
+    /// The margin: the library setup or hold time, or the output delay (its negation
+    /// for the early check).
+    pub margin: f64,
+    /// The clock uncertainty (setup or hold).
+    pub uncertainty: f64,
 }
 
 /// The outcome of a search.
@@ -469,7 +514,7 @@ impl<'a> Search<'a> {
                     is_clock: false,
                     state,
                 });
-                let base = self.launch_base(delay);
+                let base = constraints.launch_base(delay);
                 let slot = tag_slot(values, tag);
                 for (condition, &(split, _)) in CONDITIONS.iter().enumerate() {
                     let value = delay.values[condition];
@@ -528,26 +573,6 @@ impl<'a> Search<'a> {
                 tag_slot(values, tag).arrival = [0.0; 4];
             }
         }
-    }
-
-    /// The arrival base of an input delay: its clock edge and latencies, per condition.
-    fn launch_base(&self, delay: &PortDelay) -> [f64; 4] {
-        let Some(edge) = delay.edge else {
-            return [0.0; 4];
-        };
-        let clock = self.constraints.clock(edge.clock);
-        let mut base = [0.0; 4];
-        for (condition, value) in base.iter_mut().enumerate() {
-            let edge_condition = (condition & 2) + edge.transition.index();
-            *value = clock.edge_time(edge.transition);
-            if !delay.source_latency_included {
-                *value += clock.source_latency[edge_condition];
-            }
-            if !clock.propagated && !delay.network_latency_included {
-                *value += clock.network_latency[edge_condition];
-            }
-        }
-        base
     }
 
     /// The arrival of a capture clock edge where there is no clock pin (an output
@@ -721,6 +746,7 @@ impl<'a> Search<'a> {
                 split,
                 transition.index(),
             );
+            let mut exception = governing.map(|(number, _)| number as u32);
             let launch_time = tag.launch.map_or(0.0, |edge| constraints.edge_time(edge));
             let uncertainty = match (capture_clock, split) {
                 (Some(clock), Split::Late) => {
@@ -731,12 +757,13 @@ impl<'a> Search<'a> {
                 }
                 (None, _) => 0.0,
             };
-            let (required, kind) = match governing.map(|exception| exception.kind) {
+            let (required, kind, edge_time) = match governing.map(|(_, exception)| exception.kind) {
                 Some(ExceptionKind::FalsePath) => continue,
                 Some(ExceptionKind::PathDelay { max, delay }) => {
                     // OpenSTA: the limit from the launch edge, plus the capture clock's
                     // delay and uncertainty, less the check's margin.
-                    let base = launch_time + delay + capture.latency;
+                    let edge_time = launch_time + delay;
+                    let base = edge_time + capture.latency;
                     let required = if max {
                         base - uncertainty - capture.margin
                     } else {
@@ -749,6 +776,7 @@ impl<'a> Search<'a> {
                         } else {
                             CheckKind::MinDelay
                         },
+                        edge_time,
                     )
                 }
                 multicycle => {
@@ -780,11 +808,16 @@ impl<'a> Search<'a> {
                             capture_clock,
                             Split::Late,
                             transition.index(),
-                        )
-                        .map(|exception| exception.kind)
-                        {
-                            Some(ExceptionKind::Multicycle { multiplier, start }) => {
-                                (multiplier, start)
+                        ) {
+                            Some((
+                                number,
+                                Exception {
+                                    kind: ExceptionKind::Multicycle { multiplier, start },
+                                    ..
+                                },
+                            )) => {
+                                exception = exception.or(Some(number as u32));
+                                (*multiplier, *start)
                             }
                             _ => (1, false),
                         }
@@ -796,21 +829,15 @@ impl<'a> Search<'a> {
                     };
                     let (setup_offset, hold_offset) =
                         check_offsets(constraints, launch, capture_edge, setup_cycles, hold_cycles);
-                    let required = match split {
-                        Split::Late => {
-                            launch_time + setup_offset + capture.latency
-                                - capture.margin
-                                - uncertainty
-                        }
-                        Split::Early => {
-                            launch_time
-                                + hold_offset
-                                + capture.latency
-                                + capture.margin
-                                + uncertainty
-                        }
+                    let edge_time = match split {
+                        Split::Late => launch_time + setup_offset,
+                        Split::Early => launch_time + hold_offset,
                     };
-                    (required, capture.kind)
+                    let required = match split {
+                        Split::Late => edge_time + capture.latency - capture.margin - uncertainty,
+                        Split::Early => edge_time + capture.latency + capture.margin + uncertainty,
+                    };
+                    (required, capture.kind, edge_time)
                 }
             };
             let slack = match split {
@@ -829,6 +856,14 @@ impl<'a> Search<'a> {
                 slack,
                 capture_clock: capture.clock,
                 crpr: 0.0,
+                capture_kind: capture.kind,
+                terms: CheckTerms {
+                    edge_time,
+                    clock_latency: capture.latency,
+                    margin: capture.margin,
+                    uncertainty,
+                },
+                exception,
             });
             seeds.push((entry.tag, required));
         }

@@ -285,6 +285,28 @@ impl Constraints {
         self.clock(capture).uncertainty
     }
 
+    /// The arrival base of an input delay, per condition: its clock edge and the
+    /// latencies its value does not include (source latency; network latency of an
+    /// ideal clock); 0 for a delay relative to no clock.
+    pub fn launch_base(&self, delay: &PortDelay) -> [f64; 4] {
+        let Some(edge) = delay.edge else {
+            return [0.0; 4];
+        };
+        let clock = self.clock(edge.clock);
+        let mut base = [0.0; 4];
+        for (condition, value) in base.iter_mut().enumerate() {
+            let edge_condition = (condition & 2) + edge.transition.index();
+            *value = clock.edge_time(edge.transition);
+            if !delay.source_latency_included {
+                *value += clock.source_latency[edge_condition];
+            }
+            if !clock.propagated && !delay.network_latency_included {
+                *value += clock.network_latency[edge_condition];
+            }
+        }
+        base
+    }
+
     /// Whether paths from `launch` to `capture` are timed (not cut by clock groups).
     pub fn related(&self, launch: ClockId, capture: ClockId) -> bool {
         !self

@@ -22,13 +22,15 @@
 mod analysis;
 mod constraints;
 mod relation;
+mod select;
 mod tags;
 
-pub use analysis::{register_clock_pins, Check, CheckKind, SearchResult, TagValues};
+pub use analysis::{register_clock_pins, Check, CheckKind, CheckTerms, SearchResult, TagValues};
 pub use constraints::{
     Clock, ClockEdge, ClockId, Constraints, Derates, Exception, ExceptionKind, PortDelay,
 };
 pub use relation::{check_offsets, edge_offsets};
+pub use select::{CheckSelection, PathGroup};
 pub use tags::{Tag, TagId};
 
 use tachyon_graph::{ArcId, PinId, PinKind, TimingData, TimingGraph};
@@ -60,6 +62,9 @@ pub struct StaTiming {
     required: Vec<[f64; 4]>,
     slack: Vec<[f64; 4]>,
     endpoints: Vec<PinId>,
+    /// Whether some clock pin's late and early arrivals differ (else no check has a
+    /// CRPR credit).
+    clock_spread: bool,
 }
 
 impl StaTiming {
@@ -108,6 +113,7 @@ impl StaTiming {
             required,
             slack,
             endpoints,
+            clock_spread: false,
         };
         let started = std::time::Instant::now();
         timing.remove_common_path_pessimism(graph, data, constraints);
@@ -139,6 +145,7 @@ impl StaTiming {
                     })
             })
         });
+        self.clock_spread = any_spread;
         if !any_spread {
             return;
         }
@@ -154,13 +161,7 @@ impl StaTiming {
         }
         let mut clock_paths: std::collections::HashMap<(PinId, TagId, usize), Vec<PathPoint>> =
             std::collections::HashMap::new();
-        let tracer = analysis::Tracer {
-            graph,
-            data,
-            constraints,
-            exceptions: &self.exceptions,
-            result: &self.result,
-        };
+        let tracer = self.tracer(graph, data, constraints);
         let mut groups: Vec<Vec<usize>> = groups.into_values().collect();
         groups.sort();
         for mut group in groups {
@@ -172,14 +173,7 @@ impl StaTiming {
                 }
                 let credit = self.check_credit(&tracer, &checks[index], &mut clock_paths);
                 let check = &mut checks[index];
-                if credit > 0.0 {
-                    check.crpr = credit;
-                    check.slack += credit;
-                    match check.split {
-                        Split::Late => check.required += credit,
-                        Split::Early => check.required -= credit,
-                    }
-                }
+                check.credit_crpr(credit);
                 best = best.min(check.slack);
             }
         }
@@ -276,33 +270,42 @@ impl StaTiming {
         &self.result.checks
     }
 
-    /// The worst check of each endpoint for `split`, worst first, at most `count`.
-    pub fn worst_checks(&self, split: Split, count: usize) -> Vec<Check> {
-        let mut worst: std::collections::HashMap<PinId, Check> = std::collections::HashMap::new();
-        for check in self
-            .result
-            .checks
-            .iter()
-            .filter(|check| check.split == split)
-        {
-            worst
-                .entry(check.pin)
-                .and_modify(|current| {
-                    if check.slack < current.slack {
-                        *current = *check;
-                    }
-                })
-                .or_insert(*check);
-        }
-        let mut checks: Vec<Check> = worst.into_values().collect();
-        checks.sort_by(|a, b| a.slack.total_cmp(&b.slack).then(a.pin.cmp(&b.pin)));
-        checks.truncate(count);
-        checks
-    }
-
     /// The tag `id`.
     pub fn tag(&self, id: TagId) -> &Tag {
         self.result.tags.tag(id)
+    }
+
+    /// What traces paths through this search's results.
+    fn tracer<'t>(
+        &'t self,
+        graph: &'t TimingGraph,
+        data: &'t TimingData,
+        constraints: &'t Constraints,
+    ) -> analysis::Tracer<'t> {
+        analysis::Tracer {
+            graph,
+            data,
+            constraints,
+            exceptions: &self.exceptions,
+            result: &self.result,
+        }
+    }
+
+    /// The CRPR credit of `check`'s worst path. The analysis credits the worst checks of
+    /// each endpoint (their `crpr`); a check that cannot be its endpoint's worst keeps
+    /// none, and a report that lists it asks here.
+    pub fn credit(
+        &self,
+        graph: &TimingGraph,
+        data: &TimingData,
+        constraints: &Constraints,
+        check: &Check,
+    ) -> f64 {
+        if !self.clock_spread {
+            return 0.0;
+        }
+        let tracer = self.tracer(graph, data, constraints);
+        self.check_credit(&tracer, check, &mut std::collections::HashMap::new())
     }
 
     /// The CRPR credit of a check's worst path: late less early clock arrival at the
@@ -406,13 +409,7 @@ impl StaTiming {
         tag: TagId,
         condition: usize,
     ) -> Vec<PathPoint> {
-        let tracer = analysis::Tracer {
-            graph,
-            data,
-            constraints,
-            exceptions: &self.exceptions,
-            result: &self.result,
-        };
+        let tracer = self.tracer(graph, data, constraints);
         let mut points = Vec::new();
         let (mut pin, mut tag, mut condition) = (pin, tag, condition);
         for _ in 0..=graph.n_pins() {

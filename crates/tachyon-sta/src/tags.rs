@@ -224,8 +224,9 @@ impl ExceptionIndex {
     }
 }
 
-/// The exception that governs a check: of those that apply, the one of highest
-/// priority, the tightest among equals, the last defined among equally tight ones.
+/// The exception that governs a check, with its index: of those that apply, the one of
+/// highest priority, the tightest among equals, the last defined among equally tight
+/// ones.
 pub fn governing_exception<'c>(
     constraints: &'c Constraints,
     state: &State,
@@ -233,8 +234,8 @@ pub fn governing_exception<'c>(
     capture: Option<ClockId>,
     split: Split,
     end_transition: usize,
-) -> Option<&'c Exception> {
-    let mut best: Option<&Exception> = None;
+) -> Option<(usize, &'c Exception)> {
+    let mut best: Option<(usize, &Exception)> = None;
     let passed = |number: usize| {
         state
             .binary_search_by_key(&(number as u32), |&(exception, _)| exception)
@@ -261,15 +262,15 @@ pub fn governing_exception<'c>(
             }
         }
         best = match best {
-            None => Some(exception),
-            Some(current) => {
+            None => Some((number, exception)),
+            Some((current_number, current)) => {
                 let (priority, current_priority) = (exception.priority(), current.priority());
                 if priority > current_priority
                     || (priority == current_priority && !current.tighter_than(exception))
                 {
-                    Some(exception)
+                    Some((number, exception))
                 } else {
-                    Some(current)
+                    Some((current_number, current))
                 }
             }
         };

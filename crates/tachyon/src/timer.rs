@@ -9,7 +9,7 @@ mod report;
 pub use constrained::{EndpointCounts, PinInfo, SdcTiming};
 pub use inputs::DesignInput;
 pub use phases::BackendComparison;
-pub use report::{default_writer_options, PathSelection, SelectedPaths};
+pub use report::{default_writer_options, PathSelection, SelectedPaths, SDC_PATHS_NOTE};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -1316,8 +1316,9 @@ impl Timer {
         self.update_timing()?;
         if self.sta.is_some() {
             return Err(TimerError::Sdc(
-                "the TAU 2015 path search times TAU assertions; under SDC constraints the \
-                 worst paths are the search's checks (Timer::sdc_timing, report_checks)"
+                "the TAU 2015 path search times TAU assertions; under SDC constraints \
+                 the worst paths are the SDC search's checks (Timer::select_paths, \
+                 report_checks)"
                     .to_string(),
             ));
         }

@@ -1,12 +1,12 @@
 //! Reports through the ordered writer: snapshots of every format on the small designs
 //! in `testdata/`, the same bytes for any thread count and workgroup size, JSON lines
 //! valid against the schema, the SVG histogram's structure, and the values a report
-//! derives (path arrivals, CPPR credits) checked against the engine.
+//! derives (path arrivals, CPPR credits) checked against the engine; under SDC
+//! constraints (`testdata/tiny/tiny.sdc`) the same, from the SDC search's checks.
 
 use tachyon::cppr::ClockTree;
-use tachyon::paths::{PathKind, TimingPath};
-use tachyon::report::detail::Capture;
-use tachyon::report::{CellNames, Format, ReportDesign, WriterOptions};
+use tachyon::paths::PathKind;
+use tachyon::report::{CellNames, Format, ReportDesign, ReportedPath, TextStyle, WriterOptions};
 use tachyon::{PathSelection, Split, Timer};
 
 fn timer_of(design: &str) -> Timer {
@@ -17,20 +17,44 @@ fn timer_of(design: &str) -> Timer {
     timer
 }
 
+/// The tiny design under `tiny.sdc` (OpenSTA's conventions).
+fn sdc_timer() -> Timer {
+    let tiny = tachyon_testkit::repo_root().join("testdata/tiny");
+    let mut timer = Timer::new();
+    timer
+        .read_celllib(Some(Split::Early), tiny.join("tiny_Early.lib"))
+        .unwrap();
+    timer
+        .read_celllib(Some(Split::Late), tiny.join("tiny_Late.lib"))
+        .unwrap();
+    timer.read_verilog(tiny.join("tiny.v")).unwrap();
+    timer.read_spef(tiny.join("tiny.spef")).unwrap();
+    timer.read_sdc(tiny.join("tiny.sdc")).unwrap();
+    timer.update_timing().unwrap();
+    timer
+}
+
 fn report(
     timer: &mut Timer,
-    paths: &[TimingPath],
+    paths: &[ReportedPath],
     format: Format,
     options: &WriterOptions,
 ) -> String {
     let mut out = Vec::new();
     timer
-        .write_paths(&mut out, paths, format, options, None)
+        .write_paths(
+            &mut out,
+            paths,
+            format,
+            &TextStyle::default(),
+            options,
+            None,
+        )
         .unwrap();
     String::from_utf8(out).unwrap()
 }
 
-fn summary_and_paths(timer: &mut Timer, format: Format, paths: &[TimingPath]) -> String {
+fn summary_and_paths(timer: &mut Timer, format: Format, paths: &[ReportedPath]) -> String {
     let summary = timer.report_summary(5).unwrap();
     let mut out = Vec::new();
     tachyon::report::write_summary(&mut out, &summary, format, paths.len()).unwrap();
@@ -80,7 +104,7 @@ fn default_design_reports_in_every_format() {
         })
         .unwrap()
         .paths;
-    let paths: Vec<TimingPath> = late.into_iter().chain(early).collect();
+    let paths: Vec<ReportedPath> = late.into_iter().chain(early).collect();
     insta::assert_snapshot!(
         "gen300_text",
         summary_and_paths(&mut timer, Format::Text, &paths)
@@ -125,8 +149,16 @@ fn reports_are_identical_for_any_thread_count_and_workgroup() {
 fn json_lines_validate_against_the_schema() {
     let schema: serde_json::Value = serde_json::from_str(tachyon::report::json::SCHEMA).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
-    for design in ["tiny/tiny.tau2015", "default/gen300.tau2015"] {
-        let mut timer = timer_of(design);
+    for design in [
+        "tiny/tiny.tau2015",
+        "default/gen300.tau2015",
+        "tiny/tiny.sdc",
+    ] {
+        let mut timer = if design.ends_with(".sdc") {
+            sdc_timer()
+        } else {
+            timer_of(design)
+        };
         let paths = timer
             .select_paths(&PathSelection::worst(100))
             .unwrap()
@@ -227,27 +259,27 @@ fn check_details(timer: &mut Timer, k: usize) -> usize {
             detail.arrival
         );
         let required = detail.capture.required();
-        let slack = match path.split {
+        let slack = match path.split() {
             Split::Late => required - detail.arrival,
             Split::Early => detail.arrival - required,
         };
-        assert!((slack - path.slack).abs() < 1e-6, "{slack} {}", path.slack);
-        if let (
-            Capture::Test {
-                clock_pin,
-                edge,
-                credit,
-                ..
-            },
-            Some(launch),
-            Some(trees),
-        ) = (&detail.capture, detail.launch, &trees)
+        assert!(
+            (slack - path.slack()).abs() < 1e-6,
+            "{slack} {}",
+            path.slack()
+        );
+        let ReportedPath::Tau(path) = path else {
+            panic!("a TAU design reports TAU paths");
+        };
+        if let (Some((clock_pin, edge)), Some(launch), Some(trees)) =
+            (detail.capture.clock_pin, detail.launch, &trees)
         {
+            let credit = detail.capture.credit();
             let tree = &trees[path.split.index()];
             let launch = &detail.steps[launch];
             let (Some(a), Some(b)) = (
                 tree.node(launch.pin, launch.transition),
-                tree.node(*clock_pin, *edge),
+                tree.node(clock_pin, edge),
             ) else {
                 continue;
             };
@@ -309,17 +341,17 @@ fn a_per_endpoint_limit_keeps_the_worst_paths_of_each_endpoint() {
     assert_eq!(selected.paths.len(), 20);
     // The same as filtering the full list.
     let mut counts = std::collections::HashMap::new();
-    let expected: Vec<&TimingPath> = all
+    let expected: Vec<&ReportedPath> = all
         .iter()
         .filter(|path| {
-            let count = counts.entry((path.pins[0].0, path.split)).or_insert(0);
+            let count = counts.entry((path.endpoint(), path.split())).or_insert(0);
             *count += 1;
             *count <= 2
         })
         .take(20)
         .collect();
     for (found, expected) in selected.paths.iter().zip(expected) {
-        assert!((found.slack - expected.slack).abs() < 1e-9);
+        assert!((found.slack() - expected.slack()).abs() < 1e-9);
     }
 }
 
@@ -341,4 +373,162 @@ fn loads_are_the_same_when_the_backend_keeps_them_on_the_device() {
         out
     };
     assert!(write(data) == write(&without_loads));
+}
+
+/// Under SDC constraints a report's values add up: the increments to the arrival, the
+/// required time's terms (capture edge, clock latency or the traced capture clock
+/// path, uncertainty, CRPR, margin) to the required time, and required and arrival to
+/// the check's slack; the listed checks are every check, worst first, each with the
+/// credit the search gives it.
+#[test]
+fn sdc_report_values_add_up() {
+    let mut timer = sdc_timer();
+    let paths = timer
+        .select_paths(&PathSelection::worst(100))
+        .unwrap()
+        .paths;
+    let (graph, data, sta) = timer.sdc_timing().unwrap().unwrap();
+    assert_eq!(paths.len(), sta.timing.checks().len());
+    let cells = CellNames::default();
+    let design = ReportDesign::new(graph, data, &cells).with_sdc(&sta.constraints, &sta.timing);
+    let mut credited = 0;
+    for pair in paths.windows(2) {
+        assert!(pair[0].slack() <= pair[1].slack());
+    }
+    for path in &paths {
+        let ReportedPath::Sdc(check) = path else {
+            panic!("an SDC design reports SDC checks");
+        };
+        let detail = design.detail(path);
+        let first = &detail.steps[0];
+        let summed = detail.steps[1..]
+            .iter()
+            .fold(first.arrival, |time, step| time + step.incr.unwrap());
+        assert!((summed - detail.arrival).abs() < 1e-6);
+        assert!((detail.arrival - check.arrival).abs() < 1e-9);
+        let capture = &detail.capture;
+        let clock = capture
+            .clock_path
+            .last()
+            .map_or(capture.time + capture.clock_latency, |pin| pin.arrival);
+        let margin = capture.margin.map_or(0.0, |margin| margin.value);
+        let required = clock + capture.uncertainty + capture.crpr + margin;
+        assert!(
+            (required - capture.required).abs() < 1e-6,
+            "{required} {}",
+            capture.required
+        );
+        let slack = match check.split {
+            Split::Late => capture.required - detail.arrival,
+            Split::Early => detail.arrival - capture.required,
+        };
+        assert!(
+            (slack - check.slack).abs() < 1e-6,
+            "{slack} {}",
+            check.slack
+        );
+        let credit = sta.timing.credit(graph, data, &sta.constraints, check);
+        assert!((credit - capture.credit()).abs() < 1e-9);
+        if credit > 0.0 {
+            credited += 1;
+        }
+    }
+    // ff1 and ff2 share the clock buffer cb1.
+    assert!(credited > 0);
+}
+
+#[test]
+fn the_tau_format_is_refused_under_sdc() {
+    let mut timer = sdc_timer();
+    let paths = timer.select_paths(&PathSelection::worst(2)).unwrap().paths;
+    let mut out = Vec::new();
+    let error = timer
+        .write_paths(
+            &mut out,
+            &paths,
+            Format::Tau,
+            &TextStyle::default(),
+            &WriterOptions::with_threads(1),
+            None,
+        )
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("TAU 2015 report format"),
+        "{error}"
+    );
+    assert!(out.is_empty());
+}
+
+/// The SDC selection (credits computed only for the checks it may list) lists what
+/// crediting every check, sorting and filtering lists.
+#[test]
+fn sdc_selection_equals_crediting_every_check() {
+    use tachyon::sta::{Check, CheckSelection};
+    let mut timer = sdc_timer();
+    let (graph, data, sta) = timer.sdc_timing().unwrap().unwrap();
+    let mut all: Vec<Check> = sta
+        .timing
+        .checks()
+        .iter()
+        .map(|check| {
+            let mut check = *check;
+            if check.crpr == 0.0 {
+                check.credit_crpr(sta.timing.credit(graph, data, &sta.constraints, &check));
+            }
+            check
+        })
+        .collect();
+    all.sort_by(|a, b| {
+        a.slack
+            .total_cmp(&b.slack)
+            .then(a.pin.cmp(&b.pin))
+            .then(a.transition.index().cmp(&b.transition.index()))
+            .then(a.tag.0.cmp(&b.tag.0))
+    });
+    let early_first = |split: Split| match split {
+        Split::Early => 0,
+        Split::Late => 1,
+    };
+    for per_group in [false, true] {
+        for per_endpoint in [None, Some(1), Some(2)] {
+            for split in [None, Some(Split::Late), Some(Split::Early)] {
+                for count in 0..=all.len() + 1 {
+                    let mut listed: std::collections::HashMap<_, usize> = Default::default();
+                    let mut expected: Vec<Check> = all
+                        .iter()
+                        .filter(|check| split.is_none_or(|split| check.split == split))
+                        .filter(|check| {
+                            let endpoint = listed.entry((check.pin, check.split)).or_default();
+                            *endpoint += 1;
+                            per_endpoint.is_none_or(|limit| *endpoint <= limit)
+                        })
+                        .copied()
+                        .collect();
+                    if per_group {
+                        // One clock, one group: `count` per split, min before max.
+                        let mut taken: std::collections::HashMap<_, usize> = Default::default();
+                        expected.retain(|check| {
+                            let group = taken.entry(early_first(check.split)).or_default();
+                            *group += 1;
+                            *group <= count
+                        });
+                        expected.sort_by_key(|check| early_first(check.split));
+                    } else {
+                        expected.truncate(count);
+                    }
+                    let selection = CheckSelection {
+                        count,
+                        per_endpoint,
+                        split,
+                        only_negative: false,
+                        per_group,
+                    };
+                    let found = sta
+                        .timing
+                        .select_checks(graph, data, &sta.constraints, &selection);
+                    assert_eq!(found, expected, "{selection:?}");
+                }
+            }
+        }
+    }
 }

@@ -174,23 +174,6 @@ pub(super) fn report_wns_tns(interp: &mut Interp<ShellHost>, argv: &[Value]) -> 
     })
 }
 
-/// `report_timing [-num_paths K] [-early|-late]`.
-pub(super) fn report_timing(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
-    const SYNTAX: Syntax = Syntax::options(&["-early", "-late"], &["-num_paths"]);
-    run_command(interp, argv, &SYNTAX, |interp, arguments| {
-        let k = arguments.count("-num_paths")?.unwrap_or(1);
-        let split = arguments.split();
-        let host = interp.context_mut();
-        if host.dialect == Dialect::OpenSta {
-            let splits: Vec<Split> =
-                split.map_or(vec![Split::Late, Split::Early], |split| vec![split]);
-            return super::opensta::print_checks(host, &splits, k);
-        }
-        let stdout = std::io::stdout();
-        crate::report::shell_command(host.timer(), "report_timing", arguments, &mut stdout.lock())
-    })
-}
-
 /// The TAU 2015 edits and `report_worst_paths`, through the `.ops` reader and runner.
 pub(super) fn tau_operation(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
     let line: Vec<&str> = argv.iter().map(Value::as_str).collect();

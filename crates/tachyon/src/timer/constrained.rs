@@ -122,6 +122,12 @@ impl Timer {
         self.design_mut().use_sdc();
     }
 
+    /// Whether the timer times with SDC constraints (OpenSTA's conventions) rather than
+    /// TAU 2015 assertions.
+    pub fn uses_sdc(&self) -> bool {
+        self.design.uses_sdc()
+    }
+
     /// The design, for reading SDC against it.
     pub fn design(&self) -> &Arc<tachyon_link::Design> {
         &self.design
