@@ -4,9 +4,11 @@
 //!   into `crates/tachyon-gpu/ptx/` with a hash of the kernel sources.
 //! - `gen`: write a generated TAU 2015 design.
 //! - `bench`: run the whole flow on TAU benchmarks and generated designs, per phase
-//!   (`bench parse`: parser throughput; `bench report`: the report writer).
+//!   (`bench parse`: parser throughput; `bench report`: the report writer; `bench
+//!   incremental`: edit+query pairs against full updates).
 
 mod bench;
+mod bench_incremental;
 mod bench_report;
 mod cli_binary;
 mod gen;
