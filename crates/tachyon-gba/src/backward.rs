@@ -128,7 +128,7 @@ pub fn required_seed_list(graph: &TimingGraph, data: &TimingData) -> Vec<(u32, [
 }
 
 /// Where [`seed_required`] keeps each pin's seeds ("no value" until first seeded).
-trait SeedStore {
+pub(crate) trait SeedStore {
     fn seeds_of(&mut self, pin: usize) -> &mut [f64; 4];
 }
 
@@ -161,7 +161,7 @@ impl SeedStore for SparseSeeds {
 
 /// Puts the output assertions' and the tests' required times into `store`, in one
 /// order for both forms (assertions first, then the tests in order).
-fn seed_required(graph: &TimingGraph, data: &TimingData, store: &mut impl SeedStore) {
+pub(crate) fn seed_required(graph: &TimingGraph, data: &TimingData, store: &mut impl SeedStore) {
     for &(pin, values) in &graph.assertions().required {
         *store.seeds_of(pin.index()) = values;
     }

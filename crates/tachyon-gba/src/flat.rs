@@ -44,7 +44,7 @@ fn table_index(table: Option<TableId>) -> u32 {
 }
 
 /// The graph's CSR with `u32` arc indices (the list converted in parallel).
-fn csr(csr: &Csr) -> (Vec<u32>, Vec<u32>) {
+pub(crate) fn csr(csr: &Csr) -> (Vec<u32>, Vec<u32>) {
     let list = csr
         .arcs()
         .par_iter()

@@ -17,7 +17,7 @@ use tachyon_kernels::rc;
 type ChunkParasitics = (Vec<[f64; 4]>, Vec<SinkValues>);
 
 /// A sink's pin index, wire delay and impulse.
-type SinkValues = (usize, [f64; 4], [f64; 4]);
+pub(crate) type SinkValues = (usize, [f64; 4], [f64; 4]);
 
 /// Fills `net_load`, `wire_delay` and `wire_impulse` of every net.
 pub fn compute_parasitics(graph: &TimingGraph, data: &mut TimingData) {
@@ -58,7 +58,7 @@ const CHUNK: usize = 256;
 /// Per-node work arrays, reused from net to net by one thread (a million nets
 /// allocating arrays each spent more time in the allocator than in the passes).
 #[derive(Default)]
-struct Scratch {
+pub(crate) struct Scratch {
     cap: Vec<f64>,
     load: Vec<f64>,
     delay: Vec<f64>,
@@ -68,7 +68,7 @@ struct Scratch {
 
 /// The RC passes of one net: returns its driver load and appends one entry per sink to
 /// `sinks`.
-fn net_parasitics(
+pub(crate) fn net_parasitics(
     graph: &TimingGraph,
     net: &Net,
     scratch: &mut Scratch,

@@ -61,11 +61,20 @@ pub fn slack_before_cppr(
 /// Sets every test's credit to 0 and its slack to the pre-CPPR slack.
 pub fn finish_tests_without_cppr(graph: &TimingGraph, data: &mut TimingData) {
     for test_index in 0..graph.tests().len() {
-        for transition in Transition::BOTH {
-            let slack = slack_before_cppr(graph, data, test_index, transition);
-            let result = &mut data.tests[test_index];
-            result.credit[transition.index()] = 0.0;
-            result.slack[transition.index()] = slack;
-        }
+        finish_test_without_cppr(graph, data, test_index);
+    }
+}
+
+/// [`finish_tests_without_cppr`] for one test.
+pub(crate) fn finish_test_without_cppr(
+    graph: &TimingGraph,
+    data: &mut TimingData,
+    test_index: usize,
+) {
+    for transition in Transition::BOTH {
+        let slack = slack_before_cppr(graph, data, test_index, transition);
+        let result = &mut data.tests[test_index];
+        result.credit[transition.index()] = 0.0;
+        result.slack[transition.index()] = slack;
     }
 }

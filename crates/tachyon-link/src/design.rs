@@ -536,6 +536,21 @@ impl Design {
         let Some(slot) = self.live_instance(instance) else {
             return Err(LinkError::UnknownInstance(instance.to_string()));
         };
+        // The new cell must have every pin the instance connects: refused here, the
+        // design stays as it was (accepted, every later update would fail to link).
+        if let Some(library_cell) = self.library_cell(cell) {
+            let connections = &self.instances.slots[slot as usize].connections;
+            for &(pin, _) in connections {
+                let pin_name = &self.pin_names.names[pin as usize];
+                if library_cell.pin_index(pin_name).is_none() {
+                    return Err(LinkError::UnknownCellPin {
+                        instance: instance.to_string(),
+                        cell: cell.to_string(),
+                        pin: pin_name.to_string(),
+                    });
+                }
+            }
+        }
         self.instances.slots[slot as usize].cell = self.cells.intern(cell);
         Ok(())
     }
@@ -1027,6 +1042,15 @@ fn connect(connections: &mut Vec<(u32, u32)>, pin: u32, net: u32) {
         Some(entry) => entry.1 = net,
         None => connections.push((pin, net)),
     }
+}
+
+/// The names of the nets a SPEF annotates, as the netlist spells them (what
+/// [`Design::annotate`] gives parasitics; for [`crate::Touched::Parasitics`]).
+pub fn spef_net_names(spef: &tachyon_spef::Spef<'_>) -> Vec<String> {
+    spef.nets
+        .iter()
+        .map(|net| spef_name(Cow::Borrowed(&net.name)).into_owned())
+        .collect()
 }
 
 /// A SPEF name as the netlist spells it: each `\x` escape is the character `x`.

@@ -20,7 +20,7 @@ mod logic;
 mod parasitics;
 mod sdc;
 
-pub use design::Design;
+pub use design::{spef_net_names, Design};
 pub use edit::{InPlaceError, InstanceBefore, Touched};
 pub use library::{
     BindNotes, CellLibrary, LibraryCell, LibraryPin, PinDirection, TimingGroupPolicy,

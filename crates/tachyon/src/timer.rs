@@ -135,6 +135,19 @@ pub struct Timer {
     retime: Retime,
     /// What the last update re-timed.
     stats: UpdateStats,
+    /// Every update's stats since the last [`Timer::take_update_history`].
+    history: Vec<UpdateStats>,
+    /// With [`Retime::Incremental`], what incremental re-timing keeps beside `timing`
+    /// (its dirty state included); None when the next update is a full one.
+    incremental: Option<tachyon_gba::Incremental>,
+}
+
+/// What an edit touched, as [`Timer::apply_edit`] tells the graph.
+enum EditTarget {
+    Instance(String),
+    Pin(String),
+    Net(String),
+    Parasitics(Vec<String>),
 }
 
 impl Default for Timer {
@@ -173,6 +186,8 @@ impl Timer {
             path_graph: None,
             retime: Retime::default(),
             stats: UpdateStats::default(),
+            history: Vec::new(),
+            incremental: None,
         }
     }
 
@@ -189,6 +204,115 @@ impl Timer {
     /// What the last timing update re-timed.
     pub fn stats(&self) -> UpdateStats {
         self.stats
+    }
+
+    /// The stats of every timing update since the last call, oldest first.
+    pub fn take_update_history(&mut self) -> Vec<UpdateStats> {
+        std::mem::take(&mut self.history)
+    }
+
+    /// Whether edits would be followed in place: incremental re-timing, a timed design,
+    /// TAU assertions (under SDC constraints, `tachyon-sta`'s search re-runs whole after
+    /// any edit, so edits re-time fully).
+    fn follows_edits(&self) -> bool {
+        self.retime == Retime::Incremental
+            && self.timing.is_some()
+            && self.incremental.is_some()
+            && !self.design.uses_sdc()
+    }
+
+    /// Applies `edit` to the design and, when the timer follows edits in place, the
+    /// graph (`Design::update_graph`) and the incremental state's dirty frontiers;
+    /// otherwise the next query re-times fully. A failed edit changes nothing: the
+    /// design refuses it before changing anything, and the graph is not touched.
+    fn apply_edit(
+        &mut self,
+        target: EditTarget,
+        edit: impl FnOnce(&mut Design) -> Result<(), LinkError>,
+    ) -> Result<(), TimerError> {
+        let follow = self.follows_edits();
+        if self.design.uses_sdc() {
+            // The SDC search's results go with any edit attempt (`design_mut`).
+            self.timing = None;
+        }
+        let before = match &target {
+            EditTarget::Instance(name) if follow => Some(self.design.instance_before(name)),
+            _ => None,
+        };
+        edit(self.design_mut())?;
+        self.path_graph = None;
+        let (Some((graph, data)), Some(incremental), true) =
+            (&mut self.timing, &mut self.incremental, follow)
+        else {
+            self.timing = None;
+            return Ok(());
+        };
+        let started = Instant::now();
+        let empty = tachyon_link::InstanceBefore::default();
+        let touched = match &target {
+            EditTarget::Instance(name) => tachyon_link::Touched::Instance {
+                name,
+                before: before.as_ref().unwrap_or(&empty),
+            },
+            EditTarget::Pin(name) => tachyon_link::Touched::Pin { name },
+            EditTarget::Net(name) => tachyon_link::Touched::Net { name },
+            EditTarget::Parasitics(nets) => tachyon_link::Touched::Parasitics { nets },
+        };
+        match self.design.update_graph(graph, touched) {
+            Ok(journal) => incremental.follow_edit(graph, data, &journal),
+            Err(why) => {
+                tracing::debug!("the graph cannot follow the edit in place ({why}): full re-time");
+                self.timing = None;
+            }
+        }
+        self.record("edit graph", started);
+        Ok(())
+    }
+
+    /// Brings the timing up to date incrementally from the dirty frontiers the edits
+    /// left (on the CPU, whatever the backend: the same kernel functions give the same
+    /// bits). Every query brings all dirty state up to date.
+    fn retime_incremental(&mut self) {
+        let cppr = self.main_engine_cppr();
+        let (Some((graph, data)), Some(incremental)) = (&mut self.timing, &mut self.incremental)
+        else {
+            return;
+        };
+        if !incremental.is_dirty() {
+            return;
+        }
+        let started = Instant::now();
+        let changed = incremental.update_forward(graph, data);
+        let forward = started.elapsed();
+        if changed {
+            if cppr {
+                graph.refresh_level_lists();
+                // Every test's post-CPPR slack again (the depth-grouping passes run over
+                // the whole data network); the tests whose results changed seed the
+                // backward step.
+                let before = data.tests.clone();
+                let structure = tachyon_cppr::CpprStructure::build(graph);
+                tachyon_cppr::apply_cppr_with(graph, data, &structure);
+                incremental.tests_rerun(graph, &before, data);
+            } else {
+                incremental.finish_tests_without_cppr(graph, data);
+            }
+        }
+        let cppr_done = started.elapsed();
+        let counts = incremental.update_backward(graph, data);
+        // Whole-graph readers (the path search, CPPR's structure) walk the level lists.
+        graph.refresh_level_lists();
+        self.path_graph = None;
+        self.stats = UpdateStats {
+            full: false,
+            pins: counts.pins,
+            arcs: counts.arcs,
+            nets: counts.nets,
+        };
+        self.history.push(self.stats);
+        phases::add_phase(&mut self.phases, "propagate", forward);
+        phases::add_phase(&mut self.phases, "cppr", cppr_done - forward);
+        phases::add_phase(&mut self.phases, "propagate", started.elapsed() - cppr_done);
     }
 
     /// Where timing runs.
@@ -359,11 +483,13 @@ impl Timer {
         };
         self.record("parse", started);
         let started = Instant::now();
-        self.design_mut().annotate(&spef)?;
+        let nets = tachyon_link::spef_net_names(&spef);
+        let outcome = self.apply_edit(EditTarget::Parasitics(nets), |design| {
+            design.annotate(&spef)
+        });
         drop_in_parallel(spef.nets);
         self.record("link", started);
-        self.timing = None;
-        Ok(())
+        outcome
     }
 
     /// Reads TAU `.timing` assertions.
@@ -411,6 +537,7 @@ impl Timer {
     /// Brings the timing up to date (a no-op when nothing changed).
     pub fn update_timing(&mut self) -> Result<(), TimerError> {
         if self.timing.is_some() {
+            self.retime_incremental();
             return Ok(());
         }
         if !self.verilog.is_empty() && self.linked_top.is_none() {
@@ -446,6 +573,11 @@ impl Timer {
         self.record("link", started);
         let started = Instant::now();
         graph.finalize();
+        let follow = self.retime == Retime::Incremental && !self.design.uses_sdc();
+        if follow {
+            // Rows with room and per-pin levels, for edits in place.
+            graph.make_editable();
+        }
         self.record("levelize", started);
         let mut phases = std::mem::take(&mut self.phases);
         let backend = self.backend.for_design(graph.n_pins());
@@ -454,7 +586,18 @@ impl Timer {
             phases::add_phase(&mut phases, phase, elapsed)
         });
         self.phases = phases;
-        let data = data?;
+        let (mut data, flat) = data?;
+        self.incremental = follow.then(|| {
+            let flat = flat.unwrap_or_else(|| tachyon_gba::FlatTiming::build(&graph));
+            tachyon_gba::Incremental::new(&graph, flat, &mut data)
+        });
+        self.stats = UpdateStats {
+            full: true,
+            pins: graph.n_pins() as usize,
+            arcs: graph.arcs().len(),
+            nets: graph.nets().len(),
+        };
+        self.history.push(self.stats);
         self.sta = None;
         if self.design.uses_sdc() {
             let started = Instant::now();
@@ -597,55 +740,66 @@ impl Timer {
         if let Some(sta) = &self.sta {
             return Ok(sta.timing.total_negative_slack(split));
         }
-        Ok(self
+        let mut negative: Vec<f64> = self
             .endpoint_slacks(split)?
             .into_iter()
             .filter(|slack| *slack < 0.0)
-            // A fold from +0.0: `sum()` starts at -0.0, so no violation would print "-0.000".
-            .fold(0.0, |total, slack| total + slack))
+            .collect();
+        // Summed in value order, not endpoint order: the sum's bits then do not depend
+        // on pin ids, which differ between an edited graph and a fresh build.
+        negative.sort_unstable_by(f64::total_cmp);
+        // A fold from +0.0: `sum()` starts at -0.0, so no violation would print "-0.000".
+        Ok(negative.into_iter().fold(0.0, |total, slack| total + slack))
     }
 
     /// `insert_gate`.
     pub fn insert_gate(&mut self, instance: &str, cell: &str) -> Result<(), TimerError> {
-        self.timing = None;
-        Ok(self.design_mut().insert_gate(instance, cell)?)
+        self.apply_edit(EditTarget::Instance(instance.to_string()), |design| {
+            design.insert_gate(instance, cell)
+        })
     }
 
     /// `repower_gate`.
     pub fn repower_gate(&mut self, instance: &str, cell: &str) -> Result<(), TimerError> {
-        self.timing = None;
-        Ok(self.design_mut().repower_gate(instance, cell)?)
+        self.apply_edit(EditTarget::Instance(instance.to_string()), |design| {
+            design.repower_gate(instance, cell)
+        })
     }
 
     /// `remove_gate`.
     pub fn remove_gate(&mut self, instance: &str) -> Result<(), TimerError> {
-        self.timing = None;
-        Ok(self.design_mut().remove_gate(instance)?)
+        self.apply_edit(EditTarget::Instance(instance.to_string()), |design| {
+            design.remove_gate(instance)
+        })
     }
 
     /// `insert_net`.
     pub fn insert_net(&mut self, net: &str) -> Result<(), TimerError> {
-        self.timing = None;
-        self.design_mut().insert_net(net);
-        Ok(())
+        self.apply_edit(EditTarget::Net(net.to_string()), |design| {
+            design.insert_net(net);
+            Ok(())
+        })
     }
 
     /// `remove_net`.
     pub fn remove_net(&mut self, net: &str) -> Result<(), TimerError> {
-        self.timing = None;
-        Ok(self.design_mut().remove_net(net)?)
+        self.apply_edit(EditTarget::Net(net.to_string()), |design| {
+            design.remove_net(net)
+        })
     }
 
     /// `connect_pin`.
     pub fn connect_pin(&mut self, pin: &str, net: &str) -> Result<(), TimerError> {
-        self.timing = None;
-        Ok(self.design_mut().connect_pin(pin, net)?)
+        self.apply_edit(EditTarget::Pin(pin.to_string()), |design| {
+            design.connect_pin(pin, net)
+        })
     }
 
     /// `disconnect_pin`.
     pub fn disconnect_pin(&mut self, pin: &str) -> Result<(), TimerError> {
-        self.timing = None;
-        Ok(self.design_mut().disconnect_pin(pin)?)
+        self.apply_edit(EditTarget::Pin(pin.to_string()), |design| {
+            design.disconnect_pin(pin)
+        })
     }
 
     /// Runs an `.ops` script: edits apply, each `report_at`/`report_rat`/`report_slack`

@@ -85,10 +85,15 @@ impl Timer {
         backend: &Backend,
         host_values: HostValues,
         record: &mut dyn FnMut(&'static str, Duration),
-    ) -> Result<TimingData, TimerError> {
+    ) -> Result<(TimingData, Option<FlatTiming>), TimerError> {
         match backend {
-            Backend::Cpu => Ok(self.cpu_phases(graph, record)),
-            Backend::Gpu(gpu) => gpu_phases::run(self, graph, gpu, host_values, record),
+            Backend::Cpu => {
+                let (data, flat) = self.cpu_phases(graph, record);
+                Ok((data, Some(flat)))
+            }
+            Backend::Gpu(gpu) => {
+                gpu_phases::run(self, graph, gpu, host_values, record).map(|data| (data, None))
+            }
         }
     }
 
@@ -99,7 +104,7 @@ impl Timer {
         &self,
         graph: &TimingGraph,
         record: &mut dyn FnMut(&'static str, Duration),
-    ) -> TimingData {
+    ) -> (TimingData, FlatTiming) {
         let (mut data, flat, flatten) = prepare_arrays(graph, HostValues::ResultsAndWireValues);
         record("flatten", flatten);
         let started = Instant::now();
@@ -124,7 +129,7 @@ impl Timer {
         let started = Instant::now();
         tachyon_gba::propagate_required_flat(graph, &flat, &mut data);
         record("propagate", started.elapsed());
-        data
+        (data, flat)
     }
 
     /// Times the current design `runs` times on the GPU and on the CPU (after one
@@ -146,7 +151,7 @@ impl Timer {
             let mut phases = Vec::new();
             let mut totals = Vec::new();
             let everything = HostValues::ResultsAndWireValues;
-            let warm_up = self.run_phases(&graph, backend, everything, &mut |_, _| {})?;
+            let (warm_up, _) = self.run_phases(&graph, backend, everything, &mut |_, _| {})?;
             let mut data = None;
             for _ in 0..runs.max(1) {
                 let mut run = Vec::new();
@@ -155,7 +160,8 @@ impl Timer {
                 data = Some(
                     self.run_phases(&graph, backend, values, &mut |phase, elapsed| {
                         add_phase(&mut run, phase, elapsed)
-                    })?,
+                    })?
+                    .0,
                 );
                 totals.push(started.elapsed());
                 phases.push(run);

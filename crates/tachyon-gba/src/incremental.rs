@@ -1,0 +1,574 @@
+//! Incremental re-timing: after edits of an editable graph (`tachyon_graph`'s `edit`
+//! module), bring the timing data up to date by recomputing only what the edits can
+//! have changed, with the same per-pin functions as the full passes, so that every
+//! value is bit-identical to a full re-time of the edited graph.
+//!
+//! [`Incremental::follow_edit`] takes each edit's [`Journal`]: it patches the flat
+//! arrays the kernels read ([`FlatTiming`]), sizes the timing data for new pins, arcs,
+//! nets and tests, and records the dirty state: nets whose RC values must be
+//! recomputed, the forward frontier (pins whose arrival or slew may change) and the
+//! backward frontier (pins whose required time may change). An update then runs:
+//!
+//! 1. [`Incremental::update_forward`]: the RC passes of the dirty nets only
+//!    (`compute_parasitics`'s per-net function), then arrivals and slews from the
+//!    forward frontier in level order (`forward_pin`, which also gives the delays of
+//!    the pin's fan-in arcs), a pin's fan-out joining the frontier only when its
+//!    arrival or slew changed bit for bit; then the tests whose clock or data pin
+//!    changed (`evaluate_test`).
+//! 2. The caller's CPPR (`tachyon-cppr`) or [`Incremental::finish_tests_without_cppr`].
+//! 3. [`Incremental::update_backward`]: the required-time seeds of the tests that
+//!    changed, then required times from the backward frontier in reverse level order
+//!    (`backward_pin`), a pin's fan-in joining only when its required time changed.
+//!
+//! A pin's value depends only on its fan-in (forward) or fan-out (backward), its net's
+//! RC values and its seeds; every one of those that an edit or an earlier step changed
+//! puts the pin on a frontier, so the pins never reached keep values equal to what a
+//! full pass computes. Merges (min/max) are exact, so the order pins are reached in
+//! does not matter; sums run inside the per-pin functions over rows in the graph's
+//! canonical order.
+//!
+//! The update runs on the CPU whatever the backend: it gives the same bits as the GPU
+//! (the same kernel functions), and small updates do not pay for transfers.
+
+use rayon::prelude::*;
+use tachyon_graph::{FastMap, Journal, PinId, TestResult, TimingData, TimingGraph, NO_VALUE};
+use tachyon_kernels::propagate::{backward_pin, evaluate_test, forward_pin, NONE};
+
+use crate::backward::{seed_required, SeedStore};
+use crate::flat::{arc_descriptor, csr as csr_into, test_descriptor, FlatTiming};
+use crate::parasitics::{net_parasitics, Scratch};
+use crate::{compute_parasitics, tests_eval};
+
+/// What one incremental update recomputed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RetimeCounts {
+    /// Pins whose arrival and slew, or required time, were recomputed (each once per
+    /// direction).
+    pub pins: usize,
+    /// Arcs whose delay changed.
+    pub arcs: usize,
+    /// Nets whose RC values were recomputed.
+    pub nets: usize,
+    /// Tests re-evaluated.
+    pub tests: usize,
+}
+
+/// The state incremental re-timing keeps beside a graph and its timing data.
+#[derive(Debug)]
+pub struct Incremental {
+    flat: FlatTiming,
+    /// Pins whose arrival and slew are assertions (the full pass's primary inputs).
+    is_input: Vec<bool>,
+    /// The required-time seed of every seeded pin (output assertions, tests).
+    seeds: FastMap<u32, [f64; 4]>,
+    /// Dirty state recorded by edits, consumed by the next update.
+    rc_nets: Vec<u32>,
+    forward: Vec<u32>,
+    backward: Vec<u32>,
+    seed_pins: Vec<u32>,
+    tests: Vec<u32>,
+    /// Pins that left a net or were removed: their wire values go back to zero.
+    reset_pins: Vec<u32>,
+    /// Per pin, the stamp of the last step that marked it (no clearing between steps).
+    mark: Vec<u32>,
+    stamp: u32,
+    /// Pins whose arrival or slew changed in this update.
+    forward_changed: Vec<u32>,
+    /// Tests re-evaluated in this update (their results before, for comparison).
+    tests_before: Vec<(u32, TestResult)>,
+    counts: RetimeCounts,
+}
+
+impl Incremental {
+    /// The state for `graph` (editable, finalized) with its full timing `data`, and
+    /// `flat` built from the graph as it is. When the backend kept the RC pass's values
+    /// on the device (`data.net_load` empty), they are computed here on the CPU (the
+    /// same function, so the same bits).
+    pub fn new(graph: &TimingGraph, flat: FlatTiming, data: &mut TimingData) -> Incremental {
+        assert!(graph.is_editable(), "incremental timing edits the graph");
+        let n_pins = graph.n_pins() as usize;
+        if data.net_load.len() != graph.nets().len() || data.wire_delay.len() != n_pins {
+            data.net_load = vec![[0.0; 4]; graph.nets().len()];
+            data.wire_delay = vec![[0.0; 4]; n_pins];
+            data.wire_impulse = vec![[0.0; 4]; n_pins];
+            compute_parasitics(graph, data);
+        }
+        let mut is_input = vec![false; n_pins];
+        for &pin in &flat.primary_inputs {
+            is_input[pin as usize] = true;
+        }
+        let mut all = AllSeeds::default();
+        seed_required(graph, data, &mut all);
+        Incremental {
+            flat,
+            is_input,
+            seeds: all.0,
+            rc_nets: Vec::new(),
+            forward: Vec::new(),
+            backward: Vec::new(),
+            seed_pins: Vec::new(),
+            tests: Vec::new(),
+            reset_pins: Vec::new(),
+            mark: vec![0; n_pins],
+            stamp: 0,
+            forward_changed: Vec::new(),
+            tests_before: Vec::new(),
+            counts: RetimeCounts::default(),
+        }
+    }
+
+    /// Whether edits left work for an update.
+    pub fn is_dirty(&self) -> bool {
+        !(self.rc_nets.is_empty()
+            && self.forward.is_empty()
+            && self.backward.is_empty()
+            && self.seed_pins.is_empty()
+            && self.tests.is_empty()
+            && self.reset_pins.is_empty())
+    }
+
+    /// Follows one edit of `graph` (its journal, from `TimingGraph::finish_edit`):
+    /// patches the flat arrays, sizes `data` and records what the edit made dirty.
+    pub fn follow_edit(&mut self, graph: &TimingGraph, data: &mut TimingData, journal: &Journal) {
+        let n_pins = graph.n_pins() as usize;
+        let flat = &mut self.flat;
+        // Rows, arcs, pins' nets.
+        follow_csr(
+            &mut flat.fanin_start,
+            &mut flat.fanin_arcs,
+            graph.fanin_csr(),
+            &journal.fanin_rows,
+            journal.relaid_fanin,
+        );
+        follow_csr(
+            &mut flat.fanout_start,
+            &mut flat.fanout_arcs,
+            graph.fanout_csr(),
+            &journal.fanout_rows,
+            journal.relaid_fanout,
+        );
+        flat.arcs.resize(graph.arcs().len(), [0; 8]);
+        for &arc in &journal.arcs {
+            flat.arcs[arc.index()] = arc_descriptor(graph.arc(arc));
+        }
+        data.arc_delay.resize(graph.arcs().len(), [NO_VALUE; 4]);
+        for &arc in &journal.arcs {
+            if !graph.is_arc_alive(arc) {
+                // As a full pass leaves an arc no row holds.
+                data.arc_delay[arc.index()] = [NO_VALUE; 4];
+            }
+        }
+        flat.pin_net.resize(n_pins, NONE);
+        for &pin in &journal.pins {
+            flat.pin_net[pin.index()] = graph.pin(pin).net.map_or(NONE, |net| net.0);
+        }
+        // The full pass's level lists are not kept: updates walk the graph's levels.
+        flat.level_start.clear();
+        flat.level_pins.clear();
+        flat.forward_level_start.clear();
+        flat.forward_pins.clear();
+        // Data sized for what was added.
+        data.arrival.resize(n_pins, [NO_VALUE; 4]);
+        data.slew.resize(n_pins, [NO_VALUE; 4]);
+        data.required.resize(n_pins, [NO_VALUE; 4]);
+        data.wire_delay.resize(n_pins, [0.0; 4]);
+        data.wire_impulse.resize(n_pins, [0.0; 4]);
+        data.net_load.resize(graph.nets().len(), [0.0; 4]);
+        self.is_input.resize(n_pins, false);
+        self.mark.resize(n_pins, 0);
+        // Tests: removed ones take their seeds with them; kept ones keep their results.
+        if let Some(kept) = &journal.tests_kept {
+            let mut next = 0u32;
+            let mut new_id = Vec::with_capacity(kept.len());
+            let mut results = Vec::with_capacity(graph.tests().len());
+            for (old, (&keep, descriptor)) in kept.iter().zip(&flat.tests).enumerate() {
+                if keep {
+                    new_id.push(Some(next));
+                    next += 1;
+                    results.push(data.tests[old].clone());
+                } else {
+                    new_id.push(None);
+                    self.seed_pins.extend([descriptor[0], descriptor[1]]);
+                }
+            }
+            self.tests = self
+                .tests
+                .iter()
+                .filter_map(|&test| new_id.get(test as usize).copied().flatten())
+                .collect();
+            data.tests = results;
+            flat.tests = graph.tests().iter().map(test_descriptor).collect();
+        }
+        data.tests
+            .resize(graph.tests().len(), TestResult::default());
+        flat.tests.resize(graph.tests().len(), [0; 6]);
+        for &test in &journal.tests {
+            flat.tests[test.index()] = test_descriptor(&graph.tests()[test.index()]);
+            self.tests.push(test.0);
+        }
+        // Dirty state.
+        for &pin in &journal.pins {
+            if !graph.is_pin_alive(pin) {
+                data.arrival[pin.index()] = [NO_VALUE; 4];
+                data.slew[pin.index()] = [NO_VALUE; 4];
+                data.required[pin.index()] = [NO_VALUE; 4];
+                self.seed_pins.push(pin.0);
+            }
+            self.reset_pins.push(pin.0);
+            self.forward.push(pin.0);
+            self.backward.push(pin.0);
+        }
+        self.forward
+            .extend(journal.fanin_rows.iter().map(|pin| pin.0));
+        self.backward
+            .extend(journal.fanout_rows.iter().map(|pin| pin.0));
+        for &arc in &journal.arcs {
+            let arc = graph.arc(arc);
+            self.forward.push(arc.to.0);
+            self.backward.push(arc.from.0);
+        }
+        self.rc_nets.extend(journal.nets.iter().map(|net| net.0));
+    }
+
+    /// Step 1 of an update: RC values of the dirty nets, arrivals and slews from the
+    /// forward frontier, and the tests whose inputs changed (their pre-CPPR required
+    /// times). Returns whether any arrival, slew or test changed (CPPR has work).
+    pub fn update_forward(&mut self, graph: &TimingGraph, data: &mut TimingData) -> bool {
+        self.counts = RetimeCounts::default();
+        self.forward_changed.clear();
+        self.tests_before.clear();
+        let levels = graph.pin_levels().expect("an editable graph has levels");
+        // RC: pins that left a net (or were removed) lose their wire values first.
+        for pin in std::mem::take(&mut self.reset_pins) {
+            data.wire_delay[pin as usize] = [0.0; 4];
+            data.wire_impulse[pin as usize] = [0.0; 4];
+        }
+        let mut nets = std::mem::take(&mut self.rc_nets);
+        nets.sort_unstable();
+        nets.dedup();
+        let mut scratch = Scratch::default();
+        let mut sinks = Vec::new();
+        for &net_id in &nets {
+            let net = &graph.nets()[net_id as usize];
+            sinks.clear();
+            data.net_load[net_id as usize] = net_parasitics(graph, net, &mut scratch, &mut sinks);
+            for &(pin, delay, impulse) in &sinks {
+                data.wire_delay[pin] = delay;
+                data.wire_impulse[pin] = impulse;
+            }
+            self.forward
+                .extend(net.driver.iter().chain(&net.sinks).map(|pin| pin.0));
+        }
+        self.counts.nets = nets.len();
+        // Arrivals and slews, level by level.
+        let mut frontier = Frontier::default();
+        let stamp = self.next_stamp();
+        for pin in std::mem::take(&mut self.forward) {
+            frontier.push(&mut self.mark, stamp, levels, pin);
+        }
+        let flat = &self.flat;
+        let view = flat.graph();
+        let is_input = &self.is_input;
+        while let Some(mut pins) = frontier.pop_lowest() {
+            pins.retain(|&pin| !is_input[pin as usize] && graph.is_pin_alive(PinId(pin)));
+            pins.sort_unstable();
+            type PinResult = (u32, [f64; 4], [f64; 4], Vec<(usize, [f64; 4])>);
+            let compute = |&pin: &u32| -> PinResult {
+                let mut arc_delays = Vec::new();
+                let (arrival, slew) = forward_pin(
+                    &view,
+                    &data.net_load,
+                    &data.wire_delay,
+                    &data.wire_impulse,
+                    &data.arrival[..],
+                    &data.slew[..],
+                    pin as usize,
+                    |arc, delays| arc_delays.push((arc, delays)),
+                );
+                (pin, arrival, slew, arc_delays)
+            };
+            let results: Vec<PinResult> = if pins.len() >= PARALLEL_PINS {
+                pins.par_iter().with_min_len(64).map(compute).collect()
+            } else {
+                pins.iter().map(compute).collect()
+            };
+            self.counts.pins += results.len();
+            for (pin, arrival, slew, arc_delays) in results {
+                for (arc, delays) in arc_delays {
+                    if !same(&data.arc_delay[arc], &delays) {
+                        data.arc_delay[arc] = delays;
+                        if graph.is_arc_alive(tachyon_graph::ArcId(arc as u32)) {
+                            self.counts.arcs += 1;
+                            self.backward.push(flat.arcs[arc][0]);
+                        }
+                    }
+                }
+                let at = pin as usize;
+                if same(&data.arrival[at], &arrival) && same(&data.slew[at], &slew) {
+                    continue;
+                }
+                data.arrival[at] = arrival;
+                data.slew[at] = slew;
+                self.forward_changed.push(pin);
+                for &next in graph.fanout_pins(PinId(pin)) {
+                    frontier.push(&mut self.mark, stamp, levels, next.0);
+                }
+            }
+        }
+        // Tests whose clock or data pin changed, or that an edit added or retabled.
+        let stamp = self.next_stamp();
+        let flat = &self.flat;
+        for &pin in &self.forward_changed {
+            self.mark[pin as usize] = stamp;
+        }
+        let mut tests = std::mem::take(&mut self.tests);
+        tests.extend(
+            flat.tests
+                .iter()
+                .enumerate()
+                .filter(|(_, test)| {
+                    self.mark[test[0] as usize] == stamp || self.mark[test[1] as usize] == stamp
+                })
+                .map(|(index, _)| index as u32),
+        );
+        tests.sort_unstable();
+        tests.dedup();
+        let period = graph.assertions().clock.map(|clock| clock.period);
+        for &test in &tests {
+            let descriptor = &flat.tests[test as usize];
+            self.tests_before
+                .push((test, data.tests[test as usize].clone()));
+            if let Some(period) = period {
+                data.tests[test as usize].required_before_cppr = evaluate_test(
+                    &flat.tables,
+                    &flat.table_data,
+                    descriptor,
+                    period,
+                    &data.arrival[..],
+                    &data.slew[..],
+                );
+            }
+            // The seeds of its pins read the result and the clock pin's arrival.
+            self.seed_pins.extend([descriptor[0], descriptor[1]]);
+        }
+        self.counts.tests = tests.len();
+        !self.forward_changed.is_empty() || self.counts.arcs > 0 || !tests.is_empty()
+    }
+
+    /// Step 2 without CPPR: the re-evaluated tests' credits and slacks, as
+    /// [`crate::finish_tests_without_cppr`] gives them.
+    pub fn finish_tests_without_cppr(&mut self, graph: &TimingGraph, data: &mut TimingData) {
+        for &(test, _) in &self.tests_before {
+            tests_eval::finish_test_without_cppr(graph, data, test as usize);
+        }
+    }
+
+    /// After CPPR re-ran over every test: the tests whose results changed put their
+    /// pins' seeds on the backward frontier.
+    pub fn tests_rerun(&mut self, graph: &TimingGraph, before: &[TestResult], data: &TimingData) {
+        for (index, (old, new)) in before.iter().zip(&data.tests).enumerate() {
+            if !same_result(old, new) {
+                let test = &graph.tests()[index];
+                self.seed_pins.extend([test.clock.0, test.data.0]);
+            }
+        }
+    }
+
+    /// Step 3: the seeds of the pins whose tests changed, then required times from the
+    /// backward frontier in reverse level order. Returns what the update recomputed.
+    pub fn update_backward(&mut self, graph: &TimingGraph, data: &mut TimingData) -> RetimeCounts {
+        let levels = graph.pin_levels().expect("an editable graph has levels");
+        let mut frontier = Frontier::default();
+        let stamp = self.next_stamp();
+        // Seeds of the marked pins, recomputed as the full pass computes them.
+        let mut seed_pins = std::mem::take(&mut self.seed_pins);
+        seed_pins.sort_unstable();
+        seed_pins.dedup();
+        if !seed_pins.is_empty() {
+            for &pin in &seed_pins {
+                self.mark[pin as usize] = stamp;
+            }
+            let mut only = MarkedSeeds {
+                mark: &self.mark,
+                stamp,
+                seeds: FastMap::default(),
+                elsewhere: [NO_VALUE; 4],
+            };
+            seed_required(graph, data, &mut only);
+            let fresh = only.seeds;
+            for &pin in &seed_pins {
+                let new = fresh.get(&pin).copied();
+                let old = self.seeds.get(&pin).copied();
+                if new.map(bits) != old.map(bits) {
+                    match new {
+                        Some(seed) => self.seeds.insert(pin, seed),
+                        None => self.seeds.remove(&pin),
+                    };
+                    self.backward.push(pin);
+                }
+            }
+        }
+        let stamp = self.next_stamp();
+        for pin in std::mem::take(&mut self.backward) {
+            frontier.push(&mut self.mark, stamp, levels, pin);
+        }
+        let view = self.flat.graph();
+        let seeds = &self.seeds;
+        while let Some(mut pins) = frontier.pop_highest() {
+            pins.retain(|&pin| graph.is_pin_alive(PinId(pin)));
+            pins.sort_unstable();
+            let compute = |&pin: &u32| -> (u32, [f64; 4]) {
+                let seed = seeds.get(&pin).copied().unwrap_or([NO_VALUE; 4]);
+                let required = backward_pin(
+                    &view,
+                    &data.arc_delay,
+                    &data.required[..],
+                    pin as usize,
+                    seed,
+                );
+                (pin, required)
+            };
+            let results: Vec<(u32, [f64; 4])> = if pins.len() >= PARALLEL_PINS {
+                pins.par_iter().with_min_len(64).map(compute).collect()
+            } else {
+                pins.iter().map(compute).collect()
+            };
+            self.counts.pins += results.len();
+            for (pin, required) in results {
+                if same(&data.required[pin as usize], &required) {
+                    continue;
+                }
+                data.required[pin as usize] = required;
+                for &arc in graph.fanin(PinId(pin)) {
+                    frontier.push(&mut self.mark, stamp, levels, graph.arc(arc).from.0);
+                }
+            }
+        }
+        self.counts
+    }
+
+    /// The results of the tests before this update's CPPR, for [`Incremental::tests_rerun`].
+    pub fn test_results(data: &TimingData) -> Vec<TestResult> {
+        data.tests.clone()
+    }
+
+    fn next_stamp(&mut self) -> u32 {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.mark.fill(0);
+            self.stamp = 1;
+        }
+        self.stamp
+    }
+}
+
+/// Above this many pins in one level, the level's pins are computed in parallel.
+const PARALLEL_PINS: usize = 512;
+
+/// Pins waiting to be computed, by level (each once per step: `mark` holds the step's
+/// stamp for pins already waiting).
+#[derive(Default)]
+struct Frontier {
+    by_level: std::collections::BTreeMap<u32, Vec<u32>>,
+}
+
+impl Frontier {
+    fn push(&mut self, mark: &mut [u32], stamp: u32, levels: &[u32], pin: u32) {
+        let slot = &mut mark[pin as usize];
+        if *slot == stamp {
+            return;
+        }
+        *slot = stamp;
+        self.by_level
+            .entry(levels[pin as usize])
+            .or_default()
+            .push(pin);
+    }
+
+    fn pop_lowest(&mut self) -> Option<Vec<u32>> {
+        self.by_level.pop_first().map(|(_, pins)| pins)
+    }
+
+    fn pop_highest(&mut self) -> Option<Vec<u32>> {
+        self.by_level.pop_last().map(|(_, pins)| pins)
+    }
+}
+
+/// Writes the rows `rows` of `csr` (or all of it, when it was laid out anew) into the
+/// flat copy, appending the rows of pins added since.
+fn follow_csr(
+    start: &mut Vec<u32>,
+    arcs: &mut Vec<u32>,
+    csr: &tachyon_graph::Csr,
+    rows: &[PinId],
+    relaid: bool,
+) {
+    if relaid {
+        let (new_start, new_arcs) = csr_into(csr);
+        *start = new_start;
+        *arcs = new_arcs;
+        return;
+    }
+    let starts = csr.starts();
+    let list = csr.arcs();
+    let old_pins = start.len().saturating_sub(1);
+    if starts.len() > start.len() {
+        let old_end = *start.last().unwrap_or(&0) as usize;
+        start.extend_from_slice(&starts[start.len()..]);
+        arcs.extend(list[old_end..].iter().map(|arc| arc.0));
+    }
+    for &pin in rows {
+        if pin.index() >= old_pins {
+            continue;
+        }
+        let range = starts[pin.index()] as usize..starts[pin.index() + 1] as usize;
+        for (place, arc) in arcs[range.clone()].iter_mut().zip(&list[range]) {
+            *place = arc.0;
+        }
+    }
+}
+
+fn bits(values: [f64; 4]) -> [u64; 4] {
+    values.map(f64::to_bits)
+}
+
+/// Bit-for-bit equality (NaN equals the same NaN).
+fn same(a: &[f64; 4], b: &[f64; 4]) -> bool {
+    bits(*a) == bits(*b)
+}
+
+fn same_result(a: &TestResult, b: &TestResult) -> bool {
+    let two = |x: [f64; 2], y: [f64; 2]| x.map(f64::to_bits) == y.map(f64::to_bits);
+    two(a.required_before_cppr, b.required_before_cppr)
+        && two(a.credit, b.credit)
+        && two(a.slack, b.slack)
+}
+
+/// Every seeded pin's seeds.
+#[derive(Default)]
+struct AllSeeds(FastMap<u32, [f64; 4]>);
+
+impl SeedStore for AllSeeds {
+    fn seeds_of(&mut self, pin: usize) -> &mut [f64; 4] {
+        self.0.entry(pin as u32).or_insert([NO_VALUE; 4])
+    }
+}
+
+/// The seeds of the marked pins only (the others go to a scratch value).
+struct MarkedSeeds<'a> {
+    mark: &'a [u32],
+    stamp: u32,
+    seeds: FastMap<u32, [f64; 4]>,
+    elsewhere: [f64; 4],
+}
+
+impl SeedStore for MarkedSeeds<'_> {
+    fn seeds_of(&mut self, pin: usize) -> &mut [f64; 4] {
+        if self.mark[pin] == self.stamp {
+            self.seeds.entry(pin as u32).or_insert([NO_VALUE; 4])
+        } else {
+            self.elsewhere = [NO_VALUE; 4];
+            &mut self.elsewhere
+        }
+    }
+}

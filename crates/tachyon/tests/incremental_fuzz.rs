@@ -1,0 +1,497 @@
+//! A differential test of incremental timing: random sequences of every edit kind
+//! (`repower_gate`, `insert_gate`, `remove_gate`, `insert_net`, `remove_net`,
+//! `connect_pin`, `disconnect_pin`, `read_spef` of a change file naming a few nets),
+//! including edits that fail, with queries between them. Each answer of a timer under
+//! `Retime::Incremental` (at, rat, slew, slack for both splits and transitions,
+//! WNS/TNS, the worst paths) must equal bit for bit the answer of a timer under
+//! `Retime::Full`, which rebuilds the graph from the design and re-times everything.
+//!
+//! Designs: small TAU 2015 benchmarks of `../shared` (skipped with a message when it is
+//! absent, failing instead under `TACHYON_REQUIRE_SHARED=1`) and generated ones. CI runs
+//! a few sequences per design; `TACHYON_DIFF_SEQUENCES=N` runs N sequences in all
+//! (spread over the designs) for a longer check.
+
+use std::path::{Path, PathBuf};
+
+use tachyon::{Retime, Split, Timer, TimingGroupPolicy, Transition};
+use tachyon_testkit::SplitMix64;
+
+const TAU_DESIGNS: &[&str] = &["c17", "s27", "s344", "c432", "simple"];
+/// Steps (edits, each followed by a few queries) per sequence.
+const STEPS: usize = 24;
+/// Sequences per design in the default (CI) run.
+const CI_SEQUENCES_PER_DESIGN: usize = 3;
+
+/// What a sequence may pick its edits from.
+struct Names {
+    /// Instances with their cells.
+    instances: Vec<(String, String)>,
+    cells: Vec<String>,
+    nets: Vec<String>,
+    pins: Vec<String>,
+    /// The design's SPEF, cut into its header and one block per net.
+    spef_header: String,
+    spef_nets: Vec<(String, String)>,
+}
+
+fn loaded(tau2015: &Path, retime: Retime) -> Timer {
+    let mut timer = Timer::new();
+    timer.set_retime(retime);
+    timer.set_timing_group_policy(TimingGroupPolicy::LastPerRelatedPin);
+    timer.load_tau2015(tau2015).expect("loads");
+    timer
+}
+
+fn names_of(tau2015: &Path, timer: &mut Timer) -> Names {
+    let folder = tau2015.parent().expect("folder");
+    let listed = std::fs::read_to_string(tau2015).expect("tau2015");
+    let files: Vec<&str> = listed.split_whitespace().collect();
+    let library = std::fs::read_to_string(folder.join(files[0])).expect("library");
+    let mut cells: Vec<String> = library
+        .lines()
+        .filter_map(|line| {
+            let rest = line.trim_start().strip_prefix("cell")?;
+            let rest = rest.trim_start().strip_prefix('(')?;
+            let name = rest.split(')').next()?.trim().trim_matches('"');
+            Some(name.to_string())
+        })
+        .collect();
+    cells.sort();
+    cells.dedup();
+    let spef = std::fs::read_to_string(folder.join(files[2])).expect("spef");
+    let verilog_text = std::fs::read_to_string(folder.join(files[3])).expect("verilog");
+    let netlist = tachyon::verilog::parse_netlist("design.v", &verilog_text).expect("parses");
+    let cell_of: std::collections::HashMap<String, String> = netlist
+        .modules
+        .iter()
+        .flat_map(|module| module.instances.iter())
+        .map(|instance| (instance.name.to_string(), instance.cell.to_string()))
+        .collect();
+    let (graph, _) = timer.timing().expect("times");
+    // Instances as the graph names them (hierarchy flattened), with their cells where
+    // the netlist is flat (else any cell: resizing then mostly changes the cell).
+    let mut instances: Vec<(String, String)> = graph
+        .pins()
+        .iter()
+        .filter_map(|pin| {
+            pin.name
+                .rsplit_once(':')
+                .map(|(instance, _)| instance.to_string())
+        })
+        .map(|instance| {
+            let cell = cell_of
+                .get(&instance)
+                .cloned()
+                .unwrap_or_else(|| cells[0].clone());
+            (instance, cell)
+        })
+        .collect();
+    instances.dedup();
+    let nets = graph.nets().iter().map(|net| net.name.clone()).collect();
+    let pins = graph.pins().iter().map(|pin| pin.name.clone()).collect();
+    let mut blocks = spef.split("*D_NET");
+    let spef_header = blocks.next().unwrap_or_default().to_string();
+    let spef_nets = blocks
+        .map(|block| {
+            let name = block.split_whitespace().next().unwrap_or_default();
+            (name.to_string(), format!("*D_NET{block}"))
+        })
+        .collect();
+    Names {
+        instances,
+        cells,
+        nets,
+        pins,
+        spef_header,
+        spef_nets,
+    }
+}
+
+/// `block` with every value of its `*CAP` and `*RES` lines scaled by `factor`.
+fn scaled_block(block: &str, factor: f64) -> String {
+    let mut out = String::new();
+    let mut section = "";
+    for line in block.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('*') {
+            section = trimmed.split_whitespace().next().unwrap_or_default();
+            out.push_str(line);
+        } else if (section == "*CAP" || section == "*RES") && !trimmed.is_empty() {
+            let mut tokens: Vec<String> = trimmed.split_whitespace().map(str::to_string).collect();
+            if let Some(last) = tokens.last_mut() {
+                if let Ok(value) = last.parse::<f64>() {
+                    *last = format!("{:.4}", value * factor);
+                }
+            }
+            out.push_str(&tokens.join(" "));
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The family of a cell (`NAND2` of `NAND2_X4`), for resizing within it.
+fn family(cell: &str) -> &str {
+    cell.rsplit_once("_X").map_or(cell, |(family, _)| family)
+}
+
+/// Counts of what a run compared.
+#[derive(Default, Debug)]
+struct Counts {
+    sequences: usize,
+    edits: usize,
+    failed_edits: usize,
+    values: usize,
+    incremental_updates: usize,
+    full_fallbacks: usize,
+}
+
+fn same_value(
+    context: &str,
+    ours: Result<Option<f64>, tachyon::TimerError>,
+    theirs: Result<Option<f64>, tachyon::TimerError>,
+) {
+    match (ours, theirs) {
+        (Ok(ours), Ok(theirs)) => assert_eq!(
+            ours.map(f64::to_bits),
+            theirs.map(f64::to_bits),
+            "{context}: incremental {ours:?}, full {theirs:?}"
+        ),
+        (Err(_), Err(_)) => {}
+        (ours, theirs) => panic!(
+            "{context}: incremental {:?}, full {:?}",
+            ours.map_err(|e| e.to_string()),
+            theirs.map_err(|e| e.to_string())
+        ),
+    }
+}
+
+fn compare_pin(
+    incremental: &mut Timer,
+    full: &mut Timer,
+    pin: &str,
+    context: &str,
+    counts: &mut Counts,
+) {
+    for split in [Split::Early, Split::Late] {
+        for transition in [Transition::Rise, Transition::Fall] {
+            let at = format!("{context}: at {pin} {split:?} {transition:?}");
+            same_value(
+                &at,
+                incremental.at(pin, split, transition),
+                full.at(pin, split, transition),
+            );
+            let slew = format!("{context}: slew {pin} {split:?} {transition:?}");
+            same_value(
+                &slew,
+                incremental.slew(pin, split, transition),
+                full.slew(pin, split, transition),
+            );
+            let rat = format!("{context}: rat {pin} {split:?} {transition:?}");
+            same_value(
+                &rat,
+                incremental.rat(pin, split, transition),
+                full.rat(pin, split, transition),
+            );
+            let slack = format!("{context}: slack {pin} {split:?} {transition:?}");
+            same_value(
+                &slack,
+                incremental.slack(pin, split, transition),
+                full.slack(pin, split, transition),
+            );
+            counts.values += 4;
+        }
+    }
+}
+
+fn compare_summary(incremental: &mut Timer, full: &mut Timer, context: &str, counts: &mut Counts) {
+    for split in [Split::Early, Split::Late] {
+        let wns = (
+            incremental.worst_negative_slack(split).expect("wns"),
+            full.worst_negative_slack(split).expect("wns"),
+        );
+        assert_eq!(
+            wns.0.to_bits(),
+            wns.1.to_bits(),
+            "{context}: WNS {split:?} {wns:?}"
+        );
+        let tns = (
+            incremental.total_negative_slack(split).expect("tns"),
+            full.total_negative_slack(split).expect("tns"),
+        );
+        assert_eq!(
+            tns.0.to_bits(),
+            tns.1.to_bits(),
+            "{context}: TNS {split:?} {tns:?}"
+        );
+        counts.values += 2;
+    }
+    let paths = |timer: &mut Timer| -> Vec<(u64, Vec<(String, Transition)>)> {
+        let found = timer.worst_paths(8, None, None, false).expect("paths");
+        let (graph, _) = timer.timing().expect("timed");
+        let mut described: Vec<(u64, Vec<(String, Transition)>)> = found
+            .iter()
+            .map(|path| {
+                let pins = path
+                    .pins
+                    .iter()
+                    .map(|&(pin, transition)| (graph.pin(pin).name.clone(), transition))
+                    .collect();
+                (path.slack.to_bits(), pins)
+            })
+            .collect();
+        // Paths of equal slack may come in any order.
+        described.sort_by(|a, b| {
+            (f64::from_bits(a.0), &a.1)
+                .partial_cmp(&(f64::from_bits(b.0), &b.1))
+                .expect("ordered")
+        });
+        described
+    };
+    let (ours, theirs) = (paths(incremental), paths(full));
+    assert_eq!(ours, theirs, "{context}: worst paths");
+    counts.values += ours.len();
+}
+
+/// One random sequence of edits and queries on a fresh pair of timers.
+fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts: &mut Counts) {
+    let mut random = SplitMix64(seed);
+    let mut incremental = loaded(tau2015, Retime::Incremental);
+    let mut full = loaded(tau2015, Retime::Full);
+    let label = tau2015
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("design");
+    let mut instances = names.instances.clone();
+    let mut nets = names.nets.clone();
+    let mut pins = names.pins.clone();
+    // Timed once before the edits, so that edits follow the graph in place.
+    incremental
+        .worst_negative_slack(Split::Late)
+        .expect("times");
+    full.worst_negative_slack(Split::Late).expect("times");
+    for step in 0..STEPS {
+        let context = format!("{label} seed {seed} step {step}");
+        let pick =
+            |random: &mut SplitMix64, list: &[String]| list[random.below(list.len())].clone();
+        let kind = random.below(100);
+        type Edit = Box<dyn Fn(&mut Timer) -> Result<(), tachyon::TimerError>>;
+        let (description, edit): (String, Edit) = if kind < 35 {
+            let (instance, cell) = instances[random.below(instances.len())].clone();
+            let same_family: Vec<String> = names
+                .cells
+                .iter()
+                .filter(|other| family(other) == family(&cell))
+                .cloned()
+                .collect();
+            let new_cell = if random.below(10) < 8 && !same_family.is_empty() {
+                pick(&mut random, &same_family)
+            } else {
+                pick(&mut random, &names.cells)
+            };
+            if let Some(entry) = instances.iter_mut().find(|(name, _)| *name == instance) {
+                entry.1 = new_cell.clone();
+            }
+            (
+                format!("repower_gate {instance} {new_cell}"),
+                Box::new(move |timer| timer.repower_gate(&instance, &new_cell)),
+            )
+        } else if kind < 50 {
+            // A buffer on a net, as TAU's .ops insert one: the driver moves to a new net.
+            let buffer = format!("FZ_G{seed}_{step}");
+            let net = format!("FZ_N{seed}_{step}");
+            let cell = names
+                .cells
+                .iter()
+                .find(|cell| cell.starts_with("BUF"))
+                .cloned()
+                .unwrap_or_else(|| pick(&mut random, &names.cells));
+            let driver = pick(&mut random, &pins);
+            let old_net = pick(&mut random, &nets);
+            instances.push((buffer.clone(), cell.clone()));
+            nets.push(net.clone());
+            for pin in ["A", "Z", "ZN", "Y", "I"] {
+                pins.push(format!("{buffer}:{pin}"));
+            }
+            let description = format!("buffer {buffer} ({cell}) between {driver} and {old_net}");
+            (
+                description,
+                Box::new(move |timer| {
+                    timer.insert_gate(&buffer, &cell)?;
+                    timer.insert_net(&net)?;
+                    timer.disconnect_pin(&driver)?;
+                    timer.connect_pin(&driver, &net)?;
+                    timer.connect_pin(&format!("{buffer}:A"), &net)?;
+                    timer.connect_pin(&format!("{buffer}:Z"), &old_net)
+                }),
+            )
+        } else if kind < 55 {
+            let (instance, _) = instances[random.below(instances.len())].clone();
+            (
+                format!("remove_gate {instance}"),
+                Box::new(move |timer| timer.remove_gate(&instance)),
+            )
+        } else if kind < 62 {
+            let net = if random.below(2) == 0 {
+                format!("FZ_NET{seed}_{step}")
+            } else {
+                pick(&mut random, &nets)
+            };
+            nets.push(net.clone());
+            (
+                format!("insert_net {net}"),
+                Box::new(move |timer| timer.insert_net(&net)),
+            )
+        } else if kind < 66 {
+            let net = pick(&mut random, &nets);
+            (
+                format!("remove_net {net}"),
+                Box::new(move |timer| timer.remove_net(&net)),
+            )
+        } else if kind < 76 {
+            let pin = pick(&mut random, &pins);
+            let net = pick(&mut random, &nets);
+            (
+                format!("connect_pin {pin} {net}"),
+                Box::new(move |timer| timer.connect_pin(&pin, &net)),
+            )
+        } else if kind < 84 {
+            let pin = pick(&mut random, &pins);
+            (
+                format!("disconnect_pin {pin}"),
+                Box::new(move |timer| timer.disconnect_pin(&pin)),
+            )
+        } else if kind < 97 && !names.spef_nets.is_empty() {
+            let mut text = names.spef_header.clone();
+            let mut named = Vec::new();
+            for _ in 0..random.between(1, 3) {
+                let (net, block) = &names.spef_nets[random.below(names.spef_nets.len())];
+                named.push(net.clone());
+                text.push_str(&scaled_block(block, random.uniform(0.5, 2.0)));
+            }
+            let path = scratch.join(format!("change_{seed}_{step}.spef"));
+            std::fs::write(&path, text).expect("writes");
+            (
+                format!("read_spef {}", named.join(" ")),
+                Box::new(move |timer| timer.read_spef(&path)),
+            )
+        } else {
+            (
+                "repower_gate of a cell that does not exist".to_string(),
+                Box::new(|timer| timer.repower_gate("no_such_instance", "NO_SUCH_CELL")),
+            )
+        };
+        let context = format!("{context} ({description})");
+        let outcomes = (edit(&mut incremental), edit(&mut full));
+        counts.edits += 1;
+        match outcomes {
+            (Ok(()), Ok(())) => {}
+            (Err(_), Err(_)) => counts.failed_edits += 1,
+            (ours, theirs) => panic!(
+                "{context}: incremental {:?}, full {:?}",
+                ours.map_err(|e| e.to_string()),
+                theirs.map_err(|e| e.to_string())
+            ),
+        }
+        for _ in 0..3 {
+            let pin = pick(&mut random, &pins);
+            compare_pin(&mut incremental, &mut full, &pin, &context, counts);
+        }
+        let stats = incremental.stats();
+        if stats.full {
+            counts.full_fallbacks += 1;
+        } else {
+            counts.incremental_updates += 1;
+        }
+        if step % 6 == 5 || step + 1 == STEPS {
+            compare_summary(&mut incremental, &mut full, &context, counts);
+        }
+    }
+    // At the end, every pin.
+    let (graph, _) = full.timing().expect("timed");
+    let all: Vec<String> = graph.pins().iter().map(|pin| pin.name.clone()).collect();
+    for pin in &all {
+        compare_pin(
+            &mut incremental,
+            &mut full,
+            pin,
+            &format!("{label} seed {seed} end"),
+            counts,
+        );
+    }
+    counts.sequences += 1;
+}
+
+/// How many sequences to run on `n_designs` designs: per design in CI, or the total
+/// that `TACHYON_DIFF_SEQUENCES` asks for, spread over them.
+fn sequences_per_design(n_designs: usize) -> usize {
+    match std::env::var("TACHYON_DIFF_SEQUENCES")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+    {
+        Some(total) => total.div_ceil(n_designs.max(1)),
+        None => CI_SEQUENCES_PER_DESIGN,
+    }
+}
+
+fn run_designs(designs: &[PathBuf], first_seed: u64) -> Counts {
+    let scratch = std::env::temp_dir().join(format!(
+        "tachyon-incremental-fuzz-{}-{first_seed}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&scratch).expect("scratch");
+    let mut counts = Counts::default();
+    let per_design = sequences_per_design(designs.len());
+    for (index, tau2015) in designs.iter().enumerate() {
+        let mut probe = loaded(tau2015, Retime::Full);
+        let names = names_of(tau2015, &mut probe);
+        for sequence in 0..per_design {
+            let seed = first_seed + (index * 100_000 + sequence) as u64;
+            run_sequence(tau2015, &names, seed, &scratch, &mut counts);
+        }
+    }
+    std::fs::remove_dir_all(&scratch).ok();
+    counts
+}
+
+#[test]
+fn incremental_equals_full_on_tau_designs() {
+    let Some(shared) = tachyon_testkit::shared_dir("incremental_fuzz") else {
+        return;
+    };
+    let designs: Vec<PathBuf> = TAU_DESIGNS
+        .iter()
+        .map(|name| {
+            shared
+                .join("tau2015")
+                .join(name)
+                .join(format!("{name}.tau2015"))
+        })
+        .collect();
+    let counts = run_designs(&designs, 1);
+    println!("TAU designs: {counts:?}");
+    assert!(
+        counts.incremental_updates > 0,
+        "some updates ran incrementally"
+    );
+}
+
+#[test]
+fn incremental_equals_full_on_generated_designs() {
+    let designs = [
+        tachyon_testkit::GeneratedDesign::new("incremental_fuzz_a", 300, 11),
+        tachyon_testkit::GeneratedDesign::new("incremental_fuzz_b", 800, 12),
+    ];
+    let paths: Vec<PathBuf> = designs
+        .iter()
+        .map(|design| design.tau2015().to_path_buf())
+        .collect();
+    let counts = run_designs(&paths, 1_000_000);
+    println!("generated designs: {counts:?}");
+    assert!(
+        counts.incremental_updates > 0,
+        "some updates ran incrementally"
+    );
+}
