@@ -315,6 +315,19 @@ fn print_report(
             distribution_ms(pair_ms(Some(kind)))
         );
     }
+    match measured
+        .pairs
+        .iter()
+        .enumerate()
+        .max_by(|(_, a), (_, b)| a.1.cmp(&b.1))
+    {
+        Some((index, (kind, duration, _))) => println!(
+            "slowest_pair index {index} kind {} ms {:.3}",
+            kind.name(),
+            milliseconds(*duration)
+        ),
+        None => println!("slowest_pair index - kind - ms NaN"),
+    }
     println!(
         "wns_ms count {} {}",
         measured.wns.len(),
