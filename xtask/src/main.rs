@@ -30,13 +30,13 @@ enum Task {
     /// Generate a TAU 2015 design.
     Gen(gen::GenArgs),
     /// Benchmark the flow per phase.
-    Bench(bench::BenchArgs),
+    Bench(Box<bench::BenchArgs>),
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().task {
         Task::Ptx(args) => ptx::run(args),
         Task::Gen(args) => gen::run(args),
-        Task::Bench(args) => bench::run(args),
+        Task::Bench(args) => bench::run(*args),
     }
 }
