@@ -185,7 +185,7 @@ impl Incremental {
                 if keep {
                     new_id.push(Some(next));
                     next += 1;
-                    results.push(data.tests[old].clone());
+                    results.push(data.tests[old]);
                 } else {
                     new_id.push(None);
                     self.seed_pins.extend([descriptor[0], descriptor[1]]);
@@ -336,8 +336,7 @@ impl Incremental {
         let period = graph.assertions().clock.map(|clock| clock.period);
         for &test in &tests {
             let descriptor = &flat.tests[test as usize];
-            self.tests_before
-                .push((test, data.tests[test as usize].clone()));
+            self.tests_before.push((test, data.tests[test as usize]));
             if let Some(period) = period {
                 data.tests[test as usize].required_before_cppr = evaluate_test(
                     &flat.tables,
