@@ -75,6 +75,9 @@ const WNS_EVERY: usize = 100;
 /// What one run measured.
 struct Measured {
     pairs: Vec<(EditKind, Duration, tachyon::UpdateStats)>,
+    /// The timer's phase times spent during the pairs (WNS queries included), in the
+    /// timer's order.
+    pair_phases: Vec<(&'static str, Duration)>,
     wns: Vec<Duration>,
     full_updates: Vec<Duration>,
     peak_after_pairs: Option<u64>,
@@ -181,6 +184,7 @@ fn measure(
     let mut answers = Vec::with_capacity(16 * plan.pairs.len());
     let mut pairs = Vec::with_capacity(plan.pairs.len());
     let mut wns = Vec::new();
+    let phases_before = timer.phase_timings().to_vec();
     let bar = progress.bar(plan.pairs.len() as u64, "edit+query pairs");
     for (index, (pair, operations)) in plan.pairs.iter().zip(&parsed).enumerate() {
         let started = Instant::now();
@@ -199,6 +203,17 @@ fn measure(
     }
     drop(bar);
     let peak_after_pairs = peak_resident_bytes();
+    let pair_phases = timer
+        .phase_timings()
+        .iter()
+        .map(|phase| {
+            let before = phases_before
+                .iter()
+                .find(|earlier| earlier.phase == phase.phase)
+                .map_or(Duration::ZERO, |earlier| earlier.duration);
+            (phase.phase, phase.duration.saturating_sub(before))
+        })
+        .collect();
 
     // Full updates of the edited design: each a resize of a gate to the cell it has
     // (which changes nothing) under `Retime::Full`, so that the update rebuilds and
@@ -218,6 +233,7 @@ fn measure(
     }
     Ok(Measured {
         pairs,
+        pair_phases,
         wns,
         full_updates,
         peak_after_pairs,
@@ -328,6 +344,15 @@ fn print_report(
         ),
         None => println!("slowest_pair index - kind - ms NaN"),
     }
+    print!("pair_phase_ms");
+    for (phase, duration) in &measured.pair_phases {
+        print!(
+            " {} {:.3}",
+            phase.replace(' ', "_"),
+            milliseconds(*duration)
+        );
+    }
+    println!();
     println!(
         "wns_ms count {} {}",
         measured.wns.len(),

@@ -6,7 +6,7 @@ use std::process::Command;
 use tachyon_testkit::GeneratedDesign;
 
 /// The report's keys, in order (docs/PERFORMANCE.md, "bench-edits output").
-const KEYS: [&str; 25] = [
+const KEYS: [&str; 26] = [
     "design",
     "pins",
     "backend",
@@ -21,6 +21,7 @@ const KEYS: [&str; 25] = [
     "pair_ms_buffer",
     "pair_ms_spef",
     "slowest_pair",
+    "pair_phase_ms",
     "wns_ms",
     "retimed_pins",
     "retimed_arcs",
