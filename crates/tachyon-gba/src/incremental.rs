@@ -207,7 +207,7 @@ impl Incremental {
                 if keep {
                     new_id.push(Some(next));
                     next += 1;
-                    results.push(data.tests[old].clone());
+                    results.push(data.tests[old]);
                 } else {
                     new_id.push(None);
                     self.seed_pins.extend([descriptor[0], descriptor[1]]);
@@ -363,8 +363,7 @@ impl Incremental {
         let period = graph.assertions().clock.map(|clock| clock.period);
         for &test in &tests {
             let descriptor = &flat.tests[test as usize];
-            self.tests_before
-                .push((test, data.tests[test as usize].clone()));
+            self.tests_before.push((test, data.tests[test as usize]));
             if let Some(period) = period {
                 data.tests[test as usize].required_before_cppr = evaluate_test(
                     &flat.tables,
@@ -520,11 +519,6 @@ impl Incremental {
             }
         }
         self.counts
-    }
-
-    /// The results of the tests before this update's CPPR, for [`Incremental::tests_rerun`].
-    pub fn test_results(data: &TimingData) -> Vec<TestResult> {
-        data.tests.clone()
     }
 
     fn next_stamp(&mut self) -> u32 {

@@ -174,9 +174,9 @@ impl Csr {
         } else {
             Vec::new()
         };
-        for pin in 0..n_pins {
+        for (pin, &place) in start.iter().take(n_pins).enumerate() {
             let old = self.range(PinId::from_index(pin));
-            let place = start[pin] as usize;
+            let place = place as usize;
             arcs[place..place + old.len()].copy_from_slice(&self.arcs[old.clone()]);
             if let Some(targets) = targets {
                 new_targets[place..place + old.len()].copy_from_slice(&targets[old]);
