@@ -43,6 +43,10 @@ pub struct ShellArgs {
     /// What an SDC command Tachyon does not implement does: an error, or a warning.
     #[arg(long, value_enum, default_value = "error")]
     sdc_unsupported: SdcUnsupported,
+    /// How updates after edits re-time (see `tachyon tau --retime`); under SDC
+    /// constraints (OpenSTA's conventions) edits always re-time fully.
+    #[arg(long, value_enum, default_value = "incremental")]
+    retime: crate::tau::RetimeArg,
 }
 
 /// `--sdc-unsupported`.
@@ -220,11 +224,13 @@ fn cmd_commands(_interp: &mut Interp<ShellHost>, _argv: &[Value]) -> MoltResult 
 fn new_shell(
     base_dir: PathBuf,
     unsupported: UnsupportedMode,
+    retime: tachyon::Retime,
     backend: tachyon::Backend,
     progress: crate::progress::Progress,
 ) -> Interp<ShellHost> {
     let mut timer = Timer::with_backend(backend);
     timer.set_sdc_unsupported(unsupported);
+    timer.set_retime(retime);
     let host = ShellHost {
         timer,
         sdc: tachyon::sdc::new_state(SdcUnits::AS_WRITTEN, unsupported, None),
@@ -369,7 +375,8 @@ fn run_on_this_thread(
             let text = tachyon::input::read_text(script)
                 .with_context(|| format!("cannot read {}", script.display()))?;
             let base_dir = script.parent().unwrap_or(Path::new(".")).to_path_buf();
-            let mut interp = new_shell(base_dir, unsupported, backend, progress);
+            let mut interp =
+                new_shell(base_dir, unsupported, args.retime.into(), backend, progress);
             let name = script.display().to_string();
             match tachyon::sdc::eval_sdc_script(&mut interp, &name, &text) {
                 Ok(()) => {}
@@ -378,7 +385,13 @@ fn run_on_this_thread(
             }
         }
         None => {
-            let mut interp = new_shell(PathBuf::from("."), unsupported, backend, progress);
+            let mut interp = new_shell(
+                PathBuf::from("."),
+                unsupported,
+                args.retime.into(),
+                backend,
+                progress,
+            );
             let stdin = std::io::stdin();
             let mut chunk = String::new();
             let mut chunk_line = 1u32;

@@ -55,12 +55,36 @@ pub struct TauArgs {
     /// check where its library has hold then setup on one pin).
     #[arg(long, value_enum, default_value = "all")]
     timing_groups: TimingGroups,
-    /// Print the time spent per phase on standard error.
+    /// How updates after edits re-time: `incremental` (the default) edits the graph in
+    /// place and re-times only what the edits touched; `full` rebuilds and re-times
+    /// everything (for comparison; the answers are bit-identical).
+    #[arg(long, value_enum, default_value = "incremental")]
+    retime: RetimeArg,
+    /// Print the time spent per phase on standard error, and per timing update what it
+    /// re-timed (pins, arcs, nets; `full` for a full re-time).
     #[arg(long)]
     timings: bool,
     /// Write per-phase times, peak memory and a slack summary as JSON here.
     #[arg(long)]
     timings_json: Option<PathBuf>,
+}
+
+/// The `--retime` choices.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub enum RetimeArg {
+    /// Edit the graph in place and re-time only what the edits touched.
+    Incremental,
+    /// Rebuild the graph and re-time everything after edits.
+    Full,
+}
+
+impl From<RetimeArg> for tachyon::Retime {
+    fn from(choice: RetimeArg) -> Self {
+        match choice {
+            RetimeArg::Incremental => tachyon::Retime::Incremental,
+            RetimeArg::Full => tachyon::Retime::Full,
+        }
+    }
 }
 
 /// The `--timing-groups` choices.
@@ -80,6 +104,7 @@ pub fn run(
     let device = args.check_cpu.then_some(tachyon::Device::Gpu);
     let mut timer = Timer::with_backend(backend.select(device)?);
     timer.set_cppr(!args.no_cppr);
+    timer.set_retime(args.retime.into());
     timer.set_timing_group_policy(match args.timing_groups {
         TimingGroups::All => TimingGroupPolicy::KeepAll,
         TimingGroups::LastPerRelatedPin => TimingGroupPolicy::LastPerRelatedPin,
@@ -151,6 +176,7 @@ pub fn run(
     drop(out);
 
     if args.timings {
+        print_update_stats(&mut timer);
         print_phase_table(&timer);
     }
     if let Some(json_path) = &args.timings_json {
@@ -161,6 +187,30 @@ pub fn run(
     // (1M gates, 2 threads). Everything the user asked for is written and flushed.
     std::mem::forget(timer);
     Ok(())
+}
+
+/// One line per timing update (what it re-timed), then their totals.
+fn print_update_stats(timer: &mut Timer) {
+    let updates = timer.take_update_history();
+    let (mut n_full, mut pins, mut arcs, mut nets) = (0, 0, 0, 0);
+    for (index, stats) in updates.iter().enumerate() {
+        let kind = if stats.full { "full" } else { "incremental" };
+        eprintln!(
+            "update {:>5} {kind:<11} pins {:>9} arcs {:>9} nets {:>8}",
+            index + 1,
+            stats.pins,
+            stats.arcs,
+            stats.nets
+        );
+        n_full += usize::from(stats.full);
+        pins += stats.pins;
+        arcs += stats.arcs;
+        nets += stats.nets;
+    }
+    eprintln!(
+        "updates      {} ({n_full} full): pins {pins}, arcs {arcs}, nets {nets} re-timed in all",
+        updates.len()
+    );
 }
 
 fn print_phase_table(timer: &Timer) {

@@ -81,9 +81,12 @@ impl ClockNetwork {
         }
     }
 
-    /// Whether `pin` is on the clock network.
+    /// Whether `pin` is on the clock network (false for a pin added to the graph after
+    /// the network was found).
     pub fn is_clock_pin(&self, pin: PinId) -> bool {
-        self.is_clock[pin.index() / 64] & (1 << (pin.index() % 64)) != 0
+        self.is_clock
+            .get(pin.index() / 64)
+            .is_some_and(|word| word & (1 << (pin.index() % 64)) != 0)
     }
 
     fn n_pins(&self) -> usize {

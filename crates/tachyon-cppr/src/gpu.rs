@@ -272,34 +272,41 @@ pub fn post_cppr_slacks_with(
     gpus: GpuPasses<'_>,
 ) -> Result<Vec<[f64; 2]>, GpuError> {
     let host_values = matches!(gpus, GpuPasses::Shared(_));
-    crate::slacks_by(graph, data, structure, host_values, |prepare| match gpus {
-        GpuPasses::Shared(gpus) => {
-            let run = |network: &DataNetwork<'_>,
-                       tree: &ClockTree,
-                       wanted: &[u32],
-                       seedings: &[Seeding]| {
-                shared_passes(gpus, network, tree, wanted, seedings)
-            };
-            both_splits(graph, data, prepare(Split::Early), prepare, &run)
-        }
-        GpuPasses::Resident(values) => {
-            let Some(shape) = structure.shape() else {
-                return Ok(Vec::new());
-            };
-            // The shape goes to the GPU while the host prepares the early split.
-            let (uploaded, early) =
-                rayon::join(|| shape.upload_to(values), || prepare(Split::Early));
-            let uploaded = uploaded?;
-            let run = |network: &DataNetwork<'_>,
-                       tree: &ClockTree,
-                       wanted: &[u32],
-                       seedings: &[Seeding]| {
-                let passes = start_groups(network, tree, seedings);
-                run_resident_group_passes(values, &uploaded, network.split(), wanted, &passes)
-            };
-            both_splits(graph, data, early, prepare, &run)
-        }
-    })
+    crate::slacks_by(
+        graph,
+        data,
+        structure,
+        host_values,
+        None,
+        |prepare| match gpus {
+            GpuPasses::Shared(gpus) => {
+                let run = |network: &DataNetwork<'_>,
+                           tree: &ClockTree,
+                           wanted: &[u32],
+                           seedings: &[Seeding]| {
+                    shared_passes(gpus, network, tree, wanted, seedings)
+                };
+                both_splits(graph, data, prepare(Split::Early), prepare, &run)
+            }
+            GpuPasses::Resident(values) => {
+                let Some(shape) = structure.shape() else {
+                    return Ok(Vec::new());
+                };
+                // The shape goes to the GPU while the host prepares the early split.
+                let (uploaded, early) =
+                    rayon::join(|| shape.upload_to(values), || prepare(Split::Early));
+                let uploaded = uploaded?;
+                let run = |network: &DataNetwork<'_>,
+                           tree: &ClockTree,
+                           wanted: &[u32],
+                           seedings: &[Seeding]| {
+                    let passes = start_groups(network, tree, seedings);
+                    run_resident_group_passes(values, &uploaded, network.split(), wanted, &passes)
+                };
+                both_splits(graph, data, early, prepare, &run)
+            }
+        },
+    )
 }
 
 /// A split's passes on the GPUs: one per seeding, each returning the entries `wanted`.

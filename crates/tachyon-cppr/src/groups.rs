@@ -171,12 +171,31 @@ fn prefetch_fanin_arcs(graph: &TimingGraph, pin: PinId) {
 impl NetworkShape {
     /// Compiles the shape of `graph`'s data network around its clock network.
     pub fn build(graph: &TimingGraph, clock: &ClockNetwork) -> NetworkShape {
+        NetworkShape::build_for(graph, clock, None)
+    }
+
+    /// [`NetworkShape::build`] for the fan-in cones of the data pins of `tests` only
+    /// (all tests when None): what their post-CPPR slacks read, no more.
+    pub(crate) fn build_for(
+        graph: &TimingGraph,
+        clock: &ClockNetwork,
+        tests: Option<&[usize]>,
+    ) -> NetworkShape {
         let n_pins = graph.n_pins() as usize;
         // Backward reachability from the data pins: other pins cannot change a result.
         // Level by level from the last, each pin pulling from its fan-out.
         let mut is_data = vec![false; n_pins];
-        for test in graph.tests() {
-            is_data[test.data.index()] = true;
+        match tests {
+            None => {
+                for test in graph.tests() {
+                    is_data[test.data.index()] = true;
+                }
+            }
+            Some(tests) => {
+                for &test in tests {
+                    is_data[graph.tests()[test].data.index()] = true;
+                }
+            }
         }
         let started = std::time::Instant::now();
         let mut marks = Vec::new();

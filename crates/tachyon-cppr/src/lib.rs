@@ -101,6 +101,57 @@ pub fn apply_cppr_with(graph: &TimingGraph, data: &mut TimingData, structure: &C
     store(graph, data, &post);
 }
 
+/// The clock network of `graph` (None without a clock), for [`apply_cppr_to_tests`].
+pub fn clock_network(graph: &TimingGraph) -> Option<Arc<ClockNetwork>> {
+    let clock = graph.assertions().clock?;
+    Some(Arc::new(ClockNetwork::build(graph, clock.source)))
+}
+
+/// [`apply_cppr_with`] for the tests `tests` only (sorted; the others keep their
+/// results), for incremental timing: the passes run over the fan-in cones of their data
+/// pins only, which hold every arrival their post-CPPR slacks read, so each gets the
+/// same bits as from a run over every test. `clock` is `graph`'s clock network
+/// ([`clock_network`]).
+pub fn apply_cppr_to_tests(
+    graph: &TimingGraph,
+    data: &mut TimingData,
+    clock: Option<&Arc<ClockNetwork>>,
+    tests: &[usize],
+) {
+    let _span = tracing::info_span!("cppr_tests", tests = tests.len()).entered();
+    let parts = clock.map(|clock| {
+        (
+            clock.clone(),
+            NetworkShape::build_for(graph, clock, Some(tests)),
+        )
+    });
+    let restricted = CpprStructure {
+        parts,
+        n_pins: graph.n_pins(),
+    };
+    let post = cpu_slacks(graph, data, &restricted, Some(tests));
+    for &test in tests {
+        let before = Transition::BOTH
+            .map(|transition| tachyon_gba::slack_before_cppr(graph, data, test, transition));
+        store_test(&mut data.tests[test], before, post[test]);
+    }
+}
+
+/// One test's post-CPPR slacks and the credits they imply (no credit where either
+/// slack is undefined).
+fn store_test(result: &mut tachyon_graph::TestResult, before: [f64; 2], after: [f64; 2]) {
+    for transition in Transition::BOTH {
+        let (before, after) = (before[transition.index()], after[transition.index()]);
+        if before.is_nan() || !after.is_finite() {
+            result.credit[transition.index()] = 0.0;
+            result.slack[transition.index()] = before;
+        } else {
+            result.credit[transition.index()] = after - before;
+            result.slack[transition.index()] = after;
+        }
+    }
+}
+
 /// Writes post-CPPR slacks and the credits they imply into `data.tests`, in parallel
 /// (each test reads its data pin's arrival, scattered over the pins).
 pub(crate) fn store(graph: &TimingGraph, data: &mut TimingData, post: &[[f64; 2]]) {
@@ -118,18 +169,7 @@ pub(crate) fn store(graph: &TimingGraph, data: &mut TimingData, post: &[[f64; 2]
         .par_iter_mut()
         .zip(before.par_iter().zip(post))
         .with_min_len(1024)
-        .for_each(|(result, (before, after))| {
-            for transition in Transition::BOTH {
-                let (before, after) = (before[transition.index()], after[transition.index()]);
-                if before.is_nan() || !after.is_finite() {
-                    result.credit[transition.index()] = 0.0;
-                    result.slack[transition.index()] = before;
-                } else {
-                    result.credit[transition.index()] = after - before;
-                    result.slack[transition.index()] = after;
-                }
-            }
-        });
+        .for_each(|(result, (before, after))| store_test(result, *before, *after));
     tracing::debug!(
         store_ms = started.elapsed().as_secs_f64() * 1e3,
         "cppr slacks stored"
@@ -154,22 +194,34 @@ pub fn post_cppr_slacks_with(
     data: &TimingData,
     structure: &CpprStructure,
 ) -> Vec<[f64; 2]> {
-    let slacks = slacks_by::<std::convert::Infallible>(graph, data, structure, true, |prepare| {
-        let mut arrivals = Vec::new();
-        let mut results = Vec::new();
-        for split in Split::BOTH {
-            if let Some(prepared) = prepare(split) {
-                results.extend(prepared.finish::<std::convert::Infallible>(
-                    graph,
-                    data,
-                    &mut |network, tree, wanted, seedings| {
-                        Ok(cpu_passes(network, tree, wanted, seedings, &mut arrivals))
-                    },
-                )?);
+    cpu_slacks(graph, data, structure, None)
+}
+
+/// The post-CPPR slacks of every test (or of `only`: the others stay `+inf`) with the
+/// passes on the CPU.
+fn cpu_slacks(
+    graph: &TimingGraph,
+    data: &TimingData,
+    structure: &CpprStructure,
+    only: Option<&[usize]>,
+) -> Vec<[f64; 2]> {
+    let slacks =
+        slacks_by::<std::convert::Infallible>(graph, data, structure, true, only, |prepare| {
+            let mut arrivals = Vec::new();
+            let mut results = Vec::new();
+            for split in Split::BOTH {
+                if let Some(prepared) = prepare(split) {
+                    results.extend(prepared.finish::<std::convert::Infallible>(
+                        graph,
+                        data,
+                        &mut |network, tree, wanted, seedings| {
+                            Ok(cpu_passes(network, tree, wanted, seedings, &mut arrivals))
+                        },
+                    )?);
+                }
             }
-        }
-        Ok(results)
-    });
+            Ok(results)
+        });
     match slacks {
         Ok(slacks) => slacks,
         Err(never) => match never {},
@@ -185,6 +237,7 @@ pub(crate) fn slacks_by<'s, E>(
     data: &TimingData,
     structure: &'s CpprStructure,
     host_values: bool,
+    only: Option<&[usize]>,
     schedule: impl FnOnce(
         &(dyn Fn(Split) -> Option<PreparedSplit<'s>> + Sync),
     ) -> Result<Vec<(usize, [f64; 2])>, E>,
@@ -199,7 +252,7 @@ pub(crate) fn slacks_by<'s, E>(
     let Some((clock, shape)) = &structure.parts else {
         return Ok(post);
     };
-    let prepare = |split| PreparedSplit::new(graph, data, clock, shape, split, host_values);
+    let prepare = |split| PreparedSplit::new(graph, data, clock, shape, split, host_values, only);
     for (test, values) in schedule(&prepare)? {
         post[test] = values;
     }
@@ -278,10 +331,13 @@ impl<'a> PreparedSplit<'a> {
         shape: &'a NetworkShape,
         split: Split,
         host_values: bool,
+        only: Option<&[usize]>,
     ) -> Option<PreparedSplit<'a>> {
-        let tests: Vec<usize> = (0..graph.tests().len())
-            .filter(|&test| graph.tests()[test].kind.split() == split)
-            .collect();
+        let of_split = |&test: &usize| graph.tests()[test].kind.split() == split;
+        let tests: Vec<usize> = match only {
+            Some(only) => only.iter().copied().filter(of_split).collect(),
+            None => (0..graph.tests().len()).filter(of_split).collect(),
+        };
         if tests.is_empty() {
             return None;
         }

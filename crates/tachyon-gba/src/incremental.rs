@@ -15,7 +15,8 @@
 //!    the pin's fan-in arcs), a pin's fan-out joining the frontier only when its
 //!    arrival or slew changed bit for bit; then the tests whose clock or data pin
 //!    changed (`evaluate_test`).
-//! 2. The caller's CPPR (`tachyon-cppr`) or [`Incremental::finish_tests_without_cppr`].
+//! 2. The caller's CPPR (`tachyon-cppr`) for [`Incremental::tests_for_cppr`], then
+//!    [`Incremental::tests_rerun`]; or [`Incremental::finish_tests_without_cppr`].
 //! 3. [`Incremental::update_backward`]: the required-time seeds of the tests that
 //!    changed, then required times from the backward frontier in reverse level order
 //!    (`backward_pin`), a pin's fan-in joining only when its required time changed.
@@ -74,9 +75,15 @@ pub struct Incremental {
     stamp: u32,
     /// Pins whose arrival or slew changed in this update.
     forward_changed: Vec<u32>,
+    /// Pins whose fan-in arcs' delays changed in this update, and the forward frontier
+    /// the edits left (rows, nets, arcs changed): where CPPR's cones start.
+    delay_changed: Vec<u32>,
     /// Tests re-evaluated in this update (their results before, for comparison).
     tests_before: Vec<(u32, TestResult)>,
     counts: RetimeCounts,
+    /// Whether an edit since the last [`Incremental::take_shape_changed`] changed rows
+    /// or tests (what structures derived from the graph's shape depend on).
+    shape_changed: bool,
 }
 
 impl Incremental {
@@ -112,9 +119,17 @@ impl Incremental {
             mark: vec![0; n_pins],
             stamp: 0,
             forward_changed: Vec::new(),
+            delay_changed: Vec::new(),
             tests_before: Vec::new(),
             counts: RetimeCounts::default(),
+            shape_changed: false,
         }
+    }
+
+    /// Whether an edit changed the graph's shape (rows, pins, tests) since the last call:
+    /// resizing a gate within its family or new parasitics do not.
+    pub fn take_shape_changed(&mut self) -> bool {
+        std::mem::take(&mut self.shape_changed)
     }
 
     /// Whether edits left work for an update.
@@ -131,6 +146,12 @@ impl Incremental {
     /// patches the flat arrays, sizes `data` and records what the edit made dirty.
     pub fn follow_edit(&mut self, graph: &TimingGraph, data: &mut TimingData, journal: &Journal) {
         let n_pins = graph.n_pins() as usize;
+        self.shape_changed |= !journal.fanin_rows.is_empty()
+            || !journal.fanout_rows.is_empty()
+            || !journal.pins.is_empty()
+            || journal.tests_kept.is_some()
+            || !journal.tests.is_empty()
+            || n_pins != self.is_input.len();
         let flat = &mut self.flat;
         // Rows, arcs, pins' nets.
         follow_csr(
@@ -139,6 +160,7 @@ impl Incremental {
             graph.fanin_csr(),
             &journal.fanin_rows,
             journal.relaid_fanin,
+            journal.fanin_moved_from,
         );
         follow_csr(
             &mut flat.fanout_start,
@@ -146,6 +168,7 @@ impl Incremental {
             graph.fanout_csr(),
             &journal.fanout_rows,
             journal.relaid_fanout,
+            journal.fanout_moved_from,
         );
         flat.arcs.resize(graph.arcs().len(), [0; 8]);
         for &arc in &journal.arcs {
@@ -236,6 +259,7 @@ impl Incremental {
     pub fn update_forward(&mut self, graph: &TimingGraph, data: &mut TimingData) -> bool {
         self.counts = RetimeCounts::default();
         self.forward_changed.clear();
+        self.delay_changed.clear();
         self.tests_before.clear();
         let levels = graph.pin_levels().expect("an editable graph has levels");
         // RC: pins that left a net (or were removed) lose their wire values first.
@@ -265,6 +289,9 @@ impl Incremental {
         let stamp = self.next_stamp();
         for pin in std::mem::take(&mut self.forward) {
             frontier.push(&mut self.mark, stamp, levels, pin);
+            if graph.is_pin_alive(PinId(pin)) {
+                self.delay_changed.push(pin);
+            }
         }
         let flat = &self.flat;
         let view = flat.graph();
@@ -300,6 +327,7 @@ impl Incremental {
                         if graph.is_arc_alive(tachyon_graph::ArcId(arc as u32)) {
                             self.counts.arcs += 1;
                             self.backward.push(flat.arcs[arc][0]);
+                            self.delay_changed.push(pin);
                         }
                     }
                 }
@@ -352,6 +380,54 @@ impl Incremental {
         }
         self.counts.tests = tests.len();
         !self.forward_changed.is_empty() || self.counts.arcs > 0 || !tests.is_empty()
+    }
+
+    /// After [`Incremental::update_forward`]: the tests whose post-CPPR slacks may have
+    /// changed (sorted), or None when every test's may have (a clock pin's arrival or
+    /// slew changed, as `is_clock_pin` tells): the tests re-evaluated, and those whose
+    /// data pin is in the fan-out cone of a pin whose arrival, slew, fan-in delays or
+    /// fan-in row changed (CPPR's passes read every path into the data pin).
+    pub fn tests_for_cppr(
+        &mut self,
+        graph: &TimingGraph,
+        is_clock_pin: impl Fn(PinId) -> bool,
+    ) -> Option<Vec<usize>> {
+        if self
+            .forward_changed
+            .iter()
+            .chain(&self.delay_changed)
+            .any(|&pin| is_clock_pin(PinId(pin)))
+        {
+            return None;
+        }
+        let stamp = self.next_stamp();
+        let mut stack: Vec<u32> = Vec::new();
+        for &pin in self.forward_changed.iter().chain(&self.delay_changed) {
+            if self.mark[pin as usize] != stamp {
+                self.mark[pin as usize] = stamp;
+                stack.push(pin);
+            }
+        }
+        while let Some(pin) = stack.pop() {
+            for &next in graph.fanout_pins(PinId(pin)) {
+                if self.mark[next.index()] != stamp {
+                    self.mark[next.index()] = stamp;
+                    stack.push(next.0);
+                }
+            }
+        }
+        let mut tests: Vec<usize> = self
+            .flat
+            .tests
+            .iter()
+            .enumerate()
+            .filter(|(_, test)| self.mark[test[1] as usize] == stamp)
+            .map(|(index, _)| index)
+            .collect();
+        tests.extend(self.tests_before.iter().map(|&(test, _)| test as usize));
+        tests.sort_unstable();
+        tests.dedup();
+        Some(tests)
     }
 
     /// Step 2 without CPPR: the re-evaluated tests' credits and slacks, as
@@ -446,11 +522,6 @@ impl Incremental {
         self.counts
     }
 
-    /// The results of the tests before this update's CPPR, for [`Incremental::tests_rerun`].
-    pub fn test_results(data: &TimingData) -> Vec<TestResult> {
-        data.tests.clone()
-    }
-
     fn next_stamp(&mut self) -> u32 {
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
@@ -494,13 +565,15 @@ impl Frontier {
 }
 
 /// Writes the rows `rows` of `csr` (or all of it, when it was laid out anew) into the
-/// flat copy, appending the rows of pins added since.
+/// flat copy; the rows from `moved_from` on, and those of pins added since, are copied
+/// whole.
 fn follow_csr(
     start: &mut Vec<u32>,
     arcs: &mut Vec<u32>,
     csr: &tachyon_graph::Csr,
     rows: &[PinId],
     relaid: bool,
+    moved_from: Option<PinId>,
 ) {
     if relaid {
         let (new_start, new_arcs) = csr_into(csr);
@@ -511,13 +584,17 @@ fn follow_csr(
     let starts = csr.starts();
     let list = csr.arcs();
     let old_pins = start.len().saturating_sub(1);
-    if starts.len() > start.len() {
-        let old_end = *start.last().unwrap_or(&0) as usize;
-        start.extend_from_slice(&starts[start.len()..]);
-        arcs.extend(list[old_end..].iter().map(|arc| arc.0));
+    let tail = moved_from.map_or(old_pins, |pin| pin.index().min(old_pins));
+    if starts.len() > start.len() || tail < old_pins {
+        // Row `tail` starts where it did; from there on, copied.
+        let first_place = starts[tail] as usize;
+        start.truncate(tail);
+        start.extend_from_slice(&starts[tail..]);
+        arcs.truncate(first_place);
+        arcs.extend(list[first_place..].iter().map(|arc| arc.0));
     }
     for &pin in rows {
-        if pin.index() >= old_pins {
+        if pin.index() >= tail {
             continue;
         }
         let range = starts[pin.index()] as usize..starts[pin.index() + 1] as usize;

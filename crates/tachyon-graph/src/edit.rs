@@ -10,8 +10,9 @@
 //!   cell arc without tables from pin 0 to itself, which adds nothing wherever it is
 //!   read. Rows stay in pin order, so the kernels' flat copy keeps its
 //!   `start[p]..start[p + 1]` rows and walks them whole. A row that outgrows its room
-//!   has the whole CSR laid out again with fresh room (linear in the arcs, and rare:
-//!   moving pins between nets mostly frees a place before it takes one).
+//!   grows in place and the rows after it shift (a copy of the arcs after it; cheap for
+//!   added pins, whose rows come last, and rare otherwise: moving pins between nets
+//!   mostly frees a place before it takes one).
 //! - **Tombstones.** A removed pin, arc or net keeps its id: a pin leaves the name
 //!   index and its nets, an arc leaves its rows and becomes a null arc, a net loses its
 //!   pins. Tests are removed outright (order kept), as they are few. New items are
@@ -69,6 +70,10 @@ pub struct Journal {
     /// Whether the fan-in or fan-out CSR was laid out anew (every row moved).
     pub relaid_fanin: bool,
     pub relaid_fanout: bool,
+    /// The first pin whose fan-in or fan-out row moved (a row that outgrew its room
+    /// grows in place and shifts the rows after it; added pins' rows are appended).
+    pub fanin_moved_from: Option<PinId>,
+    pub fanout_moved_from: Option<PinId>,
 }
 
 impl Journal {
@@ -169,7 +174,7 @@ impl Csr {
         } else {
             Vec::new()
         };
-        for (pin, &place) in start.iter().enumerate().take(n_pins) {
+        for (pin, &place) in start.iter().take(n_pins).enumerate() {
             let old = self.range(PinId::from_index(pin));
             let place = place as usize;
             arcs[place..place + old.len()].copy_from_slice(&self.arcs[old.clone()]);
@@ -192,6 +197,22 @@ impl Csr {
         self.arcs[start + row.len()..start + places].fill(null);
         self.len[pin.index()] = row.len() as u32;
         true
+    }
+
+    /// Gives `pin`'s row `places` places (more than it has), shifting the rows after
+    /// it: a copy of the arcs after the row, not a new layout of every row.
+    fn grow_row(&mut self, pin: PinId, places: u32, null: ArcId, targets: Option<&mut Vec<PinId>>) {
+        let end = self.start[pin.index() + 1];
+        let extra = places - (end - self.start[pin.index()]);
+        let at = end as usize;
+        self.arcs
+            .splice(at..at, std::iter::repeat_n(null, extra as usize));
+        if let Some(targets) = targets {
+            targets.splice(at..at, std::iter::repeat_n(PinId(0), extra as usize));
+        }
+        for start in &mut self.start[pin.index() + 1..] {
+            *start += extra;
+        }
     }
 
     /// Appends an empty row of `places` places.
@@ -441,18 +462,11 @@ impl TimingGraph {
         let null = self.state().null_arc;
         if !self.fanin.write_row(pin, row, null) {
             let wanted = row.len() as u32;
-            self.fanin = self
-                .fanin
-                .relaid(None, null, |at, len| {
-                    if at == pin.index() {
-                        wanted + ROW_ROOM + wanted / 2
-                    } else {
-                        len + ROW_ROOM
-                    }
-                })
-                .0;
+            self.fanin
+                .grow_row(pin, wanted + ROW_ROOM + wanted / 2, null, None);
             self.fanin.write_row(pin, row, null);
-            self.state_mut().journal.relaid_fanin = true;
+            let moved = &mut self.state_mut().journal.fanin_moved_from;
+            *moved = Some(moved.map_or(pin, |earlier| earlier.min(pin)));
         }
         self.state_mut().journal.fanin_rows.push(pin);
     }
@@ -462,17 +476,12 @@ impl TimingGraph {
         let null = self.state().null_arc;
         if !self.fanout.write_row(pin, row, null) {
             let wanted = row.len() as u32;
-            let (fanout, targets) = self.fanout.relaid(Some(&self.fanout_to), null, |at, len| {
-                if at == pin.index() {
-                    wanted + ROW_ROOM + wanted / 2
-                } else {
-                    len + ROW_ROOM
-                }
-            });
-            self.fanout = fanout;
-            self.fanout_to = targets;
+            let targets = Some(&mut self.fanout_to);
+            self.fanout
+                .grow_row(pin, wanted + ROW_ROOM + wanted / 2, null, targets);
             self.fanout.write_row(pin, row, null);
-            self.state_mut().journal.relaid_fanout = true;
+            let moved = &mut self.state_mut().journal.fanout_moved_from;
+            *moved = Some(moved.map_or(pin, |earlier| earlier.min(pin)));
         }
         let start = self.fanout.start[pin.index()] as usize;
         for (place, arc) in row.iter().enumerate() {

@@ -487,13 +487,15 @@ impl Design {
                 (converted, None)
             })
             .collect();
-        // As before the first error in file order, which is returned.
-        for (chunk, error) in converted {
+        // All or nothing: a file with an error (the first in file order is returned)
+        // annotates no net, so a failed read leaves the design as it was.
+        let mut converted = converted;
+        if let Some(at) = converted.iter().position(|(_, error)| error.is_some()) {
+            return Err(converted.swap_remove(at).1.expect("an error"));
+        }
+        for (chunk, _) in converted {
             for (slot, parasitics) in chunk {
                 self.nets.slots[slot as usize].parasitics = Some(parasitics);
-            }
-            if let Some(error) = error {
-                return Err(error);
             }
         }
         Ok(())

@@ -86,6 +86,11 @@ pub struct OpsSummary {
 pub enum Retime {
     /// Only what the edits touched: the graph is edited in place and the timing
     /// brought up to date from the edited pins' frontiers (bit-identical to `Full`).
+    /// The incremental update runs on the CPU whatever the backend (the same kernel
+    /// functions give the same bits; a full update still runs on the backend). Under
+    /// SDC constraints edits re-time fully. Any query brings all dirty state up to date;
+    /// CPPR re-runs for the tests whose data cones changed (all of them after a change
+    /// on the clock network).
     #[default]
     Incremental,
     /// Rebuild the graph from the design and re-time all of it (for comparison).
@@ -140,6 +145,9 @@ pub struct Timer {
     /// With [`Retime::Incremental`], what incremental re-timing keeps beside `timing`
     /// (its dirty state included); None when the next update is a full one.
     incremental: Option<tachyon_gba::Incremental>,
+    /// The clock network of the current graph for incremental CPPR (None: not found
+    /// yet), kept while edits leave the graph's shape alone (resizing, parasitics).
+    cppr_clock: Option<Option<std::sync::Arc<tachyon_cppr::ClockNetwork>>>,
 }
 
 /// What an edit touched, as [`Timer::apply_edit`] tells the graph.
@@ -188,6 +196,7 @@ impl Timer {
             stats: UpdateStats::default(),
             history: Vec::new(),
             incremental: None,
+            cppr_clock: None,
         }
     }
 
@@ -284,19 +293,40 @@ impl Timer {
         let started = Instant::now();
         let changed = incremental.update_forward(graph, data);
         let forward = started.elapsed();
+        // The clock network is found again after edits of the graph's shape.
+        let previous_clock = self.cppr_clock.take();
+        let clock_current = !incremental.take_shape_changed();
         if changed {
             if cppr {
                 graph.refresh_level_lists();
-                // Every test's post-CPPR slack again (the depth-grouping passes run over
-                // the whole data network); the tests whose results changed seed the
-                // backward step.
                 let before = data.tests.clone();
-                let structure = tachyon_cppr::CpprStructure::build(graph);
-                tachyon_cppr::apply_cppr_with(graph, data, &structure);
+                // The clock network found again after edits of the graph's shape (a walk
+                // of the clock tree); a change on it (a dirty pin on the old or the new
+                // network) re-runs every test, else only the tests whose data cones
+                // changed, over those cones. The tests whose results changed then seed
+                // the backward step.
+                let clock = match &previous_clock {
+                    Some(clock) if clock_current => clock.clone(),
+                    _ => tachyon_cppr::clock_network(graph),
+                };
+                let old_clock = previous_clock.flatten();
+                let on_clock = |pin| {
+                    old_clock.as_ref().is_some_and(|c| c.is_clock_pin(pin))
+                        || clock.as_ref().is_some_and(|c| c.is_clock_pin(pin))
+                };
+                match incremental.tests_for_cppr(graph, on_clock) {
+                    Some(tests) => {
+                        tachyon_cppr::apply_cppr_to_tests(graph, data, clock.as_ref(), &tests)
+                    }
+                    None => tachyon_cppr::apply_cppr(graph, data),
+                }
+                self.cppr_clock = Some(clock);
                 incremental.tests_rerun(graph, &before, data);
             } else {
                 incremental.finish_tests_without_cppr(graph, data);
             }
+        } else if clock_current {
+            self.cppr_clock = previous_clock;
         }
         let cppr_done = started.elapsed();
         let counts = incremental.update_backward(graph, data);
@@ -587,6 +617,7 @@ impl Timer {
         });
         self.phases = phases;
         let (mut data, flat) = data?;
+        self.cppr_clock = None;
         self.incremental = follow.then(|| {
             let flat = flat.unwrap_or_else(|| tachyon_gba::FlatTiming::build(&graph));
             tachyon_gba::Incremental::new(&graph, flat, &mut data)

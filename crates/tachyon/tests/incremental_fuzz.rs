@@ -260,6 +260,10 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
     let mut random = SplitMix64(seed);
     let mut incremental = loaded(tau2015, Retime::Incremental);
     let mut full = loaded(tau2015, Retime::Full);
+    // One sequence in four without CPPR.
+    let cppr = seed % 4 != 3;
+    incremental.set_cppr(cppr);
+    full.set_cppr(cppr);
     let label = tau2015
         .file_stem()
         .and_then(|s| s.to_str())
@@ -384,6 +388,9 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
             )
         };
         let context = format!("{context} ({description})");
+        if std::env::var_os("TACHYON_DIFF_SEED").is_some() {
+            eprintln!("{context}");
+        }
         let outcomes = (edit(&mut incremental), edit(&mut full));
         counts.edits += 1;
         match outcomes {
@@ -398,6 +405,21 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
         for _ in 0..3 {
             let pin = pick(&mut random, &pins);
             compare_pin(&mut incremental, &mut full, &pin, &context, counts);
+        }
+        if std::env::var_os("TACHYON_DIFF_SEED").is_some() {
+            // Replaying: every pin after every step, to find the first difference.
+            let (graph, _) = full.timing().expect("timed");
+            let all: Vec<String> = graph.pins().iter().map(|pin| pin.name.clone()).collect();
+            if std::env::var_os("TACHYON_DIFF_DUMP").is_some() {
+                let pin = std::env::var("TACHYON_DIFF_DUMP").unwrap();
+                eprintln!(" incremental:");
+                dump(&mut incremental, &pin);
+                eprintln!(" full:");
+                dump(&mut full, &pin);
+            }
+            for pin in &all {
+                compare_pin(&mut incremental, &mut full, pin, &context, counts);
+            }
         }
         let stats = incremental.stats();
         if stats.full {
@@ -449,6 +471,11 @@ fn run_designs(designs: &[PathBuf], first_seed: u64) -> Counts {
         let names = names_of(tau2015, &mut probe);
         for sequence in 0..per_design {
             let seed = first_seed + (index * 100_000 + sequence) as u64;
+            // `TACHYON_DIFF_SEED=S` replays one failing sequence.
+            let only = std::env::var("TACHYON_DIFF_SEED").ok();
+            if only.is_some_and(|only| only != seed.to_string()) {
+                continue;
+            }
             run_sequence(tau2015, &names, seed, &scratch, &mut counts);
         }
     }
@@ -494,4 +521,37 @@ fn incremental_equals_full_on_generated_designs() {
         counts.incremental_updates > 0,
         "some updates ran incrementally"
     );
+}
+fn dump(timer: &mut Timer, pin: &str) {
+    let (graph, data) = timer.timing().expect("timed");
+    let id = graph.pin_by_name(pin).expect("pin");
+    let p = graph.pin(id);
+    eprintln!(
+        "  {pin}: net {:?} arrival {:?} slew {:?}",
+        p.net.map(|n| graph.net(n).name.clone()),
+        data.arrival[id.index()],
+        data.slew[id.index()]
+    );
+    if let Some(net) = p.net {
+        let n = graph.net(net);
+        eprintln!(
+            "    load {:?} tree {:?} sinks {:?}",
+            data.net_load[net.index()],
+            n.parasitics.map(|s| s.n_nodes),
+            n.sinks
+                .iter()
+                .map(|s| (graph.pin(*s).name.clone(), data.wire_delay[s.index()][0]))
+                .collect::<Vec<_>>()
+        );
+    }
+    for &arc in graph.fanin(id) {
+        let a = graph.arc(arc);
+        eprintln!(
+            "    fanin from {} delay {:?} from-arrival {:?} slew {:?}",
+            graph.pin(a.from).name,
+            data.arc_delay[arc.index()],
+            data.arrival[a.from.index()],
+            data.slew[a.from.index()]
+        );
+    }
 }
