@@ -268,7 +268,8 @@ fn megabytes(bytes: Option<u64>) -> String {
 
 /// `median X p90 Y max Z total T` of durations in ms.
 fn distribution_ms(values: Vec<f64>) -> String {
-    let total: f64 = values.iter().sum();
+    // A fold from +0.0: `sum()` starts at -0.0, which an empty list would print.
+    let total = values.iter().fold(0.0, |total, value| total + value);
     let values = sorted(values);
     format!(
         "median {:.3} p90 {:.3} max {:.3} total {total:.3}",
