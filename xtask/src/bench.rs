@@ -2,7 +2,8 @@
 //! generated designs, several runs each, and prints a table of medians per phase plus
 //! peak memory (and JSON for tracking over time). `cargo xtask bench parse` measures
 //! parser throughput (MB/s) per format instead, `cargo xtask bench report` the report
-//! writer (`bench_report`).
+//! writer (`bench_report`), `cargo xtask bench incremental` edits against full updates
+//! (`bench_incremental`).
 //!
 //! The binary reports its own phase times and peak memory through `--timings-json`, so
 //! every number comes from one process per run and nothing here depends on the engine's
@@ -40,6 +41,9 @@ pub enum BenchKind {
     /// The report writer: single-threaded against pipelined, memory against path
     /// count, the disk's own write speed, the writer's knobs.
     Report,
+    /// Incremental timing: edit+query pairs against full updates (`tachyon
+    /// bench-edits`), peak memory against a full-timing run, optionally OpenTimer.
+    Incremental,
 }
 
 /// Arguments of `cargo xtask bench`.
@@ -83,6 +87,26 @@ pub struct BenchArgs {
     /// `report`: also sweep the writer's knobs (threads, workgroup, window) at --paths.
     #[arg(long)]
     pub(crate) sweep: bool,
+    /// `incremental`: edit+query pairs per design.
+    #[arg(long, default_value_t = 1000)]
+    pub(crate) edits: usize,
+    /// `incremental`: how updates after edits re-time (`incremental` or `full`).
+    #[arg(long, default_value = "incremental")]
+    pub(crate) retime: String,
+    /// `incremental`: the seed of the edit sequence (designs are generated with seed 1).
+    #[arg(long, default_value_t = 1)]
+    pub(crate) seed: u64,
+    /// `incremental`: full updates timed after the pairs (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    pub(crate) full_updates: usize,
+    /// `incremental`: write each design's sequence as a TAU 2015 design with its `.ops`
+    /// under DIR/<design>-ops.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) write_ops: Option<PathBuf>,
+    /// `incremental`: also run the sequence's `.ops` through OpenTimer's `ot-tau15` (this
+    /// binary) and `tachyon tau`, and report the ratio.
+    #[arg(long, value_name = "OT_TAU15")]
+    pub(crate) opentimer: Option<PathBuf>,
 }
 
 /// One design to run: a display name and its `.tau2015` file.
@@ -98,16 +122,18 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchKind::Flow => bench_flow(&args, &binary, &designs),
         BenchKind::Parse => bench_parse(&args, &binary, &designs),
         BenchKind::Report => crate::bench_report::run(&args, &binary, &designs),
+        BenchKind::Incremental => crate::bench_incremental::run(&args, &binary, &designs),
     }
 }
 
 fn collect_designs(args: &BenchArgs, binary: &Path) -> anyhow::Result<Vec<Design>> {
     let mut designs = Vec::new();
-    let tau_folders = if args.tau.is_empty() && args.gen.is_empty() {
-        default_tau_folders()
-    } else {
-        args.tau.clone()
-    };
+    let tau_folders =
+        if args.tau.is_empty() && args.gen.is_empty() && args.kind != BenchKind::Incremental {
+            default_tau_folders()
+        } else {
+            args.tau.clone()
+        };
     for folder in tau_folders {
         let name = folder
             .file_name()

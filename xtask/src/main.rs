@@ -4,9 +4,11 @@
 //!   into `crates/tachyon-gpu/ptx/` with a hash of the kernel sources.
 //! - `gen`: write a generated TAU 2015 design.
 //! - `bench`: run the whole flow on TAU benchmarks and generated designs, per phase
-//!   (`bench parse`: parser throughput; `bench report`: the report writer).
+//!   (`bench parse`: parser throughput; `bench report`: the report writer; `bench
+//!   incremental`: edit+query pairs against full updates).
 
 mod bench;
+mod bench_incremental;
 mod bench_report;
 mod cli_binary;
 mod gen;
@@ -28,13 +30,13 @@ enum Task {
     /// Generate a TAU 2015 design.
     Gen(gen::GenArgs),
     /// Benchmark the flow per phase.
-    Bench(bench::BenchArgs),
+    Bench(Box<bench::BenchArgs>),
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().task {
         Task::Ptx(args) => ptx::run(args),
         Task::Gen(args) => gen::run(args),
-        Task::Bench(args) => bench::run(args),
+        Task::Bench(args) => bench::run(*args),
     }
 }

@@ -1,6 +1,8 @@
 //! The `tachyon` command: timing reports, TAU 2015 flows, an interactive shell, the
-//! parsers, the design generator and its cone-size measurement.
+//! parsers, the design generator and its cone-size measurement, and the incremental
+//! timing benchmark (`bench-edits`).
 
+mod bench_edits;
 mod cones;
 mod gen;
 mod parse;
@@ -117,6 +119,10 @@ enum Command {
     Paths(paths::PathsArgs),
     /// Measure fan-in and fan-out cone sizes of a design (from its Liberty and Verilog).
     Cones(cones::ConesArgs),
+    /// Measure incremental timing: load a design, then time a random mix of edits, each
+    /// followed by a query, pair by pair, against full updates (optionally writing the
+    /// sequence as a TAU 2015 .ops).
+    BenchEdits(bench_edits::BenchEditsArgs),
 }
 
 fn main() -> ExitCode {
@@ -141,6 +147,7 @@ fn main() -> ExitCode {
         Command::Gen(args) => gen::run(args, progress),
         Command::Paths(args) => paths::run(args, &cli.backend, progress),
         Command::Cones(args) => cones::run(args),
+        Command::BenchEdits(args) => bench_edits::run(args, &cli.backend, progress),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

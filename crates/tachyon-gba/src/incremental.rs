@@ -15,7 +15,8 @@
 //!    the pin's fan-in arcs), a pin's fan-out joining the frontier only when its
 //!    arrival or slew changed bit for bit; then the tests whose clock or data pin
 //!    changed (`evaluate_test`).
-//! 2. The caller's CPPR (`tachyon-cppr`) or [`Incremental::finish_tests_without_cppr`].
+//! 2. The caller's CPPR (`tachyon-cppr`) for [`Incremental::tests_for_cppr`], then
+//!    [`Incremental::tests_rerun`]; or [`Incremental::finish_tests_without_cppr`].
 //! 3. [`Incremental::update_backward`]: the required-time seeds of the tests that
 //!    changed, then required times from the backward frontier in reverse level order
 //!    (`backward_pin`), a pin's fan-in joining only when its required time changed.

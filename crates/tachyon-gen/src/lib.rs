@@ -64,6 +64,7 @@ pub use crate::cones::{
 pub use crate::hierarchy::{RentLevel, RentProfile};
 use crate::library::Corner;
 use crate::netlist::Netlist;
+pub use crate::rng::SplitMix64;
 
 /// What to generate. Build one with [`GenConfig::new`] and adjust the public fields.
 #[derive(Clone, Debug, PartialEq)]

@@ -137,7 +137,8 @@ pub enum Retime {
     /// The incremental update runs on the CPU whatever the backend (the same kernel
     /// functions give the same bits; a full update still runs on the backend). Under
     /// SDC constraints edits re-time fully. Any query brings all dirty state up to date;
-    /// CPPR re-runs over every test when anything it reads changed.
+    /// CPPR re-runs for the tests whose data cones changed (all of them after a change
+    /// on the clock network).
     #[default]
     Incremental,
     /// Rebuild the graph from the design and re-time all of it (for comparison).
