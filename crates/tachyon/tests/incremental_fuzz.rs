@@ -148,6 +148,46 @@ struct Counts {
     full_fallbacks: usize,
     /// Sequences ended by an edit after which the design no longer links.
     unlinkable_ends: usize,
+    /// Deliberate second drivers that both timers refused alike (then undone).
+    second_drivers_refused: usize,
+}
+
+/// The connectivity of the design as it is now (from the full timer's graph), so that
+/// the generator connects a driver only to a net without one: a net with two drivers
+/// does not link (since issue 22) and would end the sequence.
+struct Connectivity {
+    /// Nets with a driver, in graph order, with their driver.
+    driven: Vec<(String, String)>,
+    /// Driver pins (primary inputs, cell outputs), in graph order, with their net.
+    drivers: Vec<(String, Option<String>)>,
+    /// Every pin of the graph: whether it drives its net.
+    is_driver: std::collections::HashMap<String, bool>,
+}
+
+fn connectivity(timer: &mut Timer) -> Connectivity {
+    let (graph, _) = timer.timing().expect("timed");
+    let net_name = |net: Option<tachyon::graph::NetId>| net.map(|net| graph.net(net).name.clone());
+    let driven = graph
+        .nets()
+        .iter()
+        .filter_map(|net| Some((net.name.clone(), graph.pin(net.driver?).name.clone())))
+        .collect();
+    let drivers = graph
+        .pins()
+        .iter()
+        .filter(|pin| pin.kind.is_driver())
+        .map(|pin| (pin.name.clone(), net_name(pin.net)))
+        .collect();
+    let is_driver = graph
+        .pins()
+        .iter()
+        .map(|pin| (pin.name.clone(), pin.kind.is_driver()))
+        .collect();
+    Connectivity {
+        driven,
+        drivers,
+        is_driver,
+    }
 }
 
 fn same_value(
@@ -279,8 +319,11 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
         let context = format!("{label} seed {seed} step {step}");
         let pick =
             |random: &mut SplitMix64, list: &[String]| list[random.below(list.len())].clone();
+        let now = connectivity(&mut full);
         let kind = random.below(100);
         type Edit = Box<dyn Fn(&mut Timer) -> Result<(), tachyon::TimerError>>;
+        // What undoes a deliberate second driver once both timers have refused it.
+        let mut undo: Option<Edit> = None;
         let (description, edit): (String, Edit) = if kind < 35 {
             let (instance, cell) = instances[random.below(instances.len())].clone();
             let same_family: Vec<String> = names
@@ -301,8 +344,10 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
                 format!("repower_gate {instance} {new_cell}"),
                 Box::new(move |timer| timer.repower_gate(&instance, &new_cell)),
             )
-        } else if kind < 50 {
-            // A buffer on a net, as TAU's .ops insert one: the driver moves to a new net.
+        } else if kind < 50 && !now.driven.is_empty() {
+            // A buffer on a driven net, as TAU's .ops insert one: the driver moves to a
+            // new net that the buffer's input sinks; the buffer's output drives the old
+            // net and its sinks.
             let buffer = format!("FZ_G{seed}_{step}");
             let net = format!("FZ_N{seed}_{step}");
             let cell = names
@@ -311,8 +356,7 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
                 .find(|cell| cell.starts_with("BUF"))
                 .cloned()
                 .unwrap_or_else(|| pick(&mut random, &names.cells));
-            let driver = pick(&mut random, &pins);
-            let old_net = pick(&mut random, &nets);
+            let (old_net, driver) = now.driven[random.below(now.driven.len())].clone();
             instances.push((buffer.clone(), cell.clone()));
             nets.push(net.clone());
             for pin in ["A", "Z", "ZN", "Y", "I"] {
@@ -355,7 +399,27 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
             )
         } else if kind < 76 {
             let pin = pick(&mut random, &pins);
-            let net = pick(&mut random, &nets);
+            // A sink may join any net; a driver (or a pin the graph does not hold: a
+            // removed gate's, an unconnected new one's) only a net without a driver, or
+            // the net it drives.
+            let sink = now.is_driver.get(&pin) == Some(&false);
+            let driverless: Vec<String> = nets
+                .iter()
+                .filter(|net| {
+                    now.driven
+                        .iter()
+                        .all(|(driven, driver)| driven != *net || *driver == pin)
+                })
+                .cloned()
+                .collect();
+            let net = if sink {
+                pick(&mut random, &nets)
+            } else if !driverless.is_empty() {
+                pick(&mut random, &driverless)
+            } else {
+                // No such net: fails.
+                format!("FZ_NONE{seed}_{step}")
+            };
             (
                 format!("connect_pin {pin} {net}"),
                 Box::new(move |timer| timer.connect_pin(&pin, &net)),
@@ -366,7 +430,7 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
                 format!("disconnect_pin {pin}"),
                 Box::new(move |timer| timer.disconnect_pin(&pin)),
             )
-        } else if kind < 97 && !names.spef_nets.is_empty() {
+        } else if kind < 95 && !names.spef_nets.is_empty() {
             let mut text = names.spef_header.clone();
             let mut named = Vec::new();
             for _ in 0..random.between(1, 3) {
@@ -379,6 +443,26 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
             (
                 format!("read_spef {}", named.join(" ")),
                 Box::new(move |timer| timer.read_spef(&path)),
+            )
+        } else if kind < 98 && now.driven.len() > 1 {
+            // Deliberately a second driver on a driven net: the design no longer links
+            // and both timers must refuse it alike; the pin then goes back to its net.
+            let (net, driver) = now.driven[random.below(now.driven.len())].clone();
+            let others: Vec<&(String, Option<String>)> = now
+                .drivers
+                .iter()
+                .filter(|(other, its_net)| *other != driver && its_net.as_ref() != Some(&net))
+                .collect();
+            let (second, its_net) = others[random.below(others.len())].clone();
+            let back = second.clone();
+            let back_to_its_net: Edit = match its_net {
+                Some(its_net) => Box::new(move |timer| timer.connect_pin(&back, &its_net)),
+                None => Box::new(move |timer| timer.disconnect_pin(&back)),
+            };
+            undo = Some(back_to_its_net);
+            (
+                format!("second driver: connect_pin {second} {net} (driven by {driver})"),
+                Box::new(move |timer| timer.connect_pin(&second, &net)),
             )
         } else {
             (
@@ -422,12 +506,28 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
         // error since issue 22): both timers must say so alike, and the sequence ends.
         let why = |timer: &mut Timer| timer.timing().err().map(|error| error.to_string());
         match (why(&mut incremental), why(&mut full)) {
-            (None, None) => {}
+            (None, None) => assert!(
+                undo.is_none(),
+                "{context}: a net with two drivers was not refused"
+            ),
+            (Some(ours), Some(theirs)) if undo.is_some() => {
+                assert_eq!(ours, theirs, "{context}: both timers refuse it alike");
+                let undo = undo.expect("an undo");
+                let undone = (undo(&mut incremental), undo(&mut full));
+                assert!(
+                    undone.0.is_ok() && undone.1.is_ok(),
+                    "{context}: undone: {undone:?}"
+                );
+                let after = (why(&mut incremental), why(&mut full));
+                assert_eq!(after, (None, None), "{context}: links again once undone");
+                counts.second_drivers_refused += 1;
+            }
             (Some(ours), Some(theirs)) => {
                 assert_eq!(
                     ours, theirs,
                     "{context}: both timers refuse the design alike"
                 );
+                eprintln!("{context}: the design no longer links, the sequence ends: {ours}");
                 counts.unlinkable_ends += 1;
                 counts.sequences += 1;
                 return;
