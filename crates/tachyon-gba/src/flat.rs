@@ -54,7 +54,36 @@ pub(crate) fn csr(csr: &Csr) -> (Vec<u32>, Vec<u32>) {
     (csr.starts().to_vec(), list)
 }
 
+/// The graph's CSR with only its arcs: an editable graph's rows without their free
+/// places, so that every reader of the flat layout (the GPU's levelization included)
+/// sees the graph a fresh build gives.
+fn packed_csr(graph: &TimingGraph, csr: &Csr) -> (Vec<u32>, Vec<u32>) {
+    if !graph.is_editable() {
+        return self::csr(csr);
+    }
+    let n_pins = graph.n_pins() as usize;
+    let mut start = Vec::with_capacity(n_pins + 1);
+    let mut list = Vec::with_capacity(csr.arcs().len());
+    start.push(0u32);
+    for pin in 0..n_pins {
+        list.extend(
+            csr.of(tachyon_graph::PinId::from_index(pin))
+                .iter()
+                .map(|arc| arc.0),
+        );
+        start.push(list.len() as u32);
+    }
+    (start, list)
+}
+
 impl FlatTiming {
+    /// The rows as the graph lays them out (an editable graph's with their free places,
+    /// holding its null arc), for incremental updates that patch rows in place.
+    pub(crate) fn use_graph_rows(&mut self, graph: &TimingGraph) {
+        (self.fanin_start, self.fanin_arcs) = csr(graph.fanin_csr());
+        (self.fanout_start, self.fanout_arcs) = csr(graph.fanout_csr());
+    }
+
     /// Flattens a finalized `graph`.
     pub fn build(graph: &TimingGraph) -> FlatTiming {
         let _span = tracing::info_span!("flatten").entered();
@@ -63,7 +92,12 @@ impl FlatTiming {
         let (((fanin, fanout), arcs), (pin_net, (tables, table_data), tests, levels)) = rayon::join(
             || {
                 rayon::join(
-                    || rayon::join(|| csr(graph.fanin_csr()), || csr(graph.fanout_csr())),
+                    || {
+                        rayon::join(
+                            || packed_csr(graph, graph.fanin_csr()),
+                            || packed_csr(graph, graph.fanout_csr()),
+                        )
+                    },
                     || arc_descriptors(graph),
                 )
             },

@@ -91,8 +91,11 @@ impl Incremental {
     /// `flat` built from the graph as it is. When the backend kept the RC pass's values
     /// on the device (`data.net_load` empty), they are computed here on the CPU (the
     /// same function, so the same bits).
-    pub fn new(graph: &TimingGraph, flat: FlatTiming, data: &mut TimingData) -> Incremental {
+    pub fn new(graph: &TimingGraph, mut flat: FlatTiming, data: &mut TimingData) -> Incremental {
         assert!(graph.is_editable(), "incremental timing edits the graph");
+        // Rows with their free places, patched in place by edits (the null arc in the
+        // free places adds nothing).
+        flat.use_graph_rows(graph);
         let n_pins = graph.n_pins() as usize;
         if data.net_load.len() != graph.nets().len() || data.wire_delay.len() != n_pins {
             data.net_load = vec![[0.0; 4]; graph.nets().len()];
