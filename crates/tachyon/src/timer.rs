@@ -293,15 +293,24 @@ impl Timer {
         let started = Instant::now();
         let changed = incremental.update_forward(graph, data);
         let forward = started.elapsed();
-        // The clock network is found again after edits of the graph's shape.
+        // The clock network is found again only after edits of the graph's shape that
+        // touched it: a row changed or a pin added or removed on it (an arc added or
+        // removed from a clock pin changes that pin's fan-out row), which is what can
+        // change the pins the clock reaches.
         let previous_clock = self.cppr_clock.take();
-        let clock_current = !incremental.take_shape_changed();
+        let clock_current = match (incremental.take_shape_changes(), &previous_clock) {
+            (None, _) => true,
+            (Some(pins), Some(Some(clock))) => !pins.iter().any(|&pin| clock.is_clock_pin(pin)),
+            // No clock: the edits cannot add one.
+            (Some(_), Some(None)) => true,
+            (Some(_), None) => false,
+        };
         if changed {
             if cppr {
                 graph.refresh_level_lists();
                 let before = data.tests.clone();
-                // The clock network found again after edits of the graph's shape (a walk
-                // of the clock tree); a change on it (a dirty pin on the old or the new
+                // The clock network found again after edits that touched it (a walk of
+                // the clock tree); a change on it (a dirty pin on the old or the new
                 // network) re-runs every test, else only the tests whose data cones
                 // changed, over those cones. The tests whose results changed then seed
                 // the backward step.
