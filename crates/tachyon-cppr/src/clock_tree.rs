@@ -92,11 +92,6 @@ impl ClockNetwork {
     fn n_pins(&self) -> usize {
         self.pins_in_order.len()
     }
-
-    /// The clock pins, level by level.
-    pub(crate) fn pins(&self) -> &[PinId] {
-        &self.pins_in_order
-    }
 }
 
 /// A node as [`ClockTree::find_node`] finds it.

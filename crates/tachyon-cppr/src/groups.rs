@@ -584,21 +584,20 @@ impl NetworkShape {
         }
         level_start.push(n_entries as u32);
         level_start.dedup();
-        // The start points: every clock node a launch arc starts from, as in
-        // `build_for`, found from the clock pins' fan-out.
-        let launches: Vec<(u32, u8)> = clock
-            .pins()
+        // The start points: the clock nodes that launch into these entries, with the
+        // splits of those launch arcs. Fewer than `build_for`'s (every launching node),
+        // which changes no value: a pass's arrivals come only from these launches, and
+        // the depths one pass stands for are then found among these nodes and the
+        // tests' capture nodes, where an equal group count still means equal groups.
+        let launches: Vec<(u32, u8)> = inputs
             .iter()
-            .flat_map(|&pin| graph.fanout(pin))
-            .filter_map(|&arc_id| {
-                let arc = graph.arc(arc_id);
-                match &arc.kind {
-                    ArcKind::Cell(cell) => Some((
-                        arc.from.0 * 2 + cell.clock_edge?.index() as u32,
-                        1u8 << cell.split.index(),
-                    )),
-                    ArcKind::Net { .. } => None,
-                }
+            .filter(|input| input.kind == INPUT_LAUNCH)
+            .map(|input| {
+                let splits = Split::BOTH
+                    .iter()
+                    .filter(|split| input.arcs[split.index()] != NO_ARC)
+                    .fold(0u8, |bits, split| bits | 1 << split.index());
+                (input.source, splits)
             })
             .collect();
         let (launch_nodes, launch_splits) = start_points(launches);
