@@ -146,7 +146,7 @@ pub struct Timer {
     /// (its dirty state included); None when the next update is a full one.
     incremental: Option<tachyon_gba::Incremental>,
     /// The clock network of the current graph for incremental CPPR (None: not found
-    /// yet), kept while edits leave the graph's shape alone (resizing, parasitics).
+    /// yet), kept while edits leave its pins' rows alone.
     cppr_clock: Option<Option<std::sync::Arc<tachyon_cppr::ClockNetwork>>>,
 }
 
