@@ -148,6 +148,9 @@ pub struct Timer {
     /// The clock network of the current graph for incremental CPPR (None: not found
     /// yet), kept while edits leave its pins' rows alone.
     cppr_clock: Option<Option<std::sync::Arc<tachyon_cppr::ClockNetwork>>>,
+    /// Its clock trees, kept while no clock pin's timing changes (cleared on any update
+    /// that may have changed one).
+    cppr_trees: tachyon_cppr::ClockTrees,
 }
 
 /// What an edit touched, as [`Timer::apply_edit`] tells the graph.
@@ -197,6 +200,7 @@ impl Timer {
             history: Vec::new(),
             incremental: None,
             cppr_clock: None,
+            cppr_trees: tachyon_cppr::ClockTrees::default(),
         }
     }
 
@@ -323,15 +327,25 @@ impl Timer {
                     old_clock.as_ref().is_some_and(|c| c.is_clock_pin(pin))
                         || clock.as_ref().is_some_and(|c| c.is_clock_pin(pin))
                 };
+                // With no clock pin's timing changed (else `None`), the clock trees
+                // of the last run still hold.
                 match incremental.tests_for_cppr(graph, on_clock) {
-                    Some(tests) => {
-                        tachyon_cppr::apply_cppr_to_tests(graph, data, clock.as_ref(), &tests)
+                    Some(tests) => tachyon_cppr::apply_cppr_to_tests(
+                        graph,
+                        data,
+                        clock.as_ref(),
+                        &tests,
+                        &mut self.cppr_trees,
+                    ),
+                    None => {
+                        self.cppr_trees.clear();
+                        tachyon_cppr::apply_cppr(graph, data)
                     }
-                    None => tachyon_cppr::apply_cppr(graph, data),
                 }
                 self.cppr_clock = Some(clock);
                 incremental.tests_rerun(graph, &before, data);
             } else {
+                self.cppr_trees.clear();
                 incremental.finish_tests_without_cppr(graph, data);
             }
         } else if clock_current {
@@ -627,6 +641,7 @@ impl Timer {
         self.phases = phases;
         let (mut data, flat) = data?;
         self.cppr_clock = None;
+        self.cppr_trees.clear();
         self.incremental = follow.then(|| {
             let flat = flat.unwrap_or_else(|| tachyon_gba::FlatTiming::build(&graph));
             tachyon_gba::Incremental::new(&graph, flat, &mut data)
