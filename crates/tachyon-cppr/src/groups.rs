@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use rayon::prelude::*;
-use tachyon_graph::{ArcKind, PinId, PinKind, TimingData, TimingGraph};
+use tachyon_graph::{ArcKind, FastMap, PinId, PinKind, TimingData, TimingGraph};
 use tachyon_kernels::cppr::{
     entry_groups, fill_input, EntryGroups, GroupInput, ShapeInput, EMPTY_ENTRY, INPUT_CELL,
     INPUT_LAUNCH, INPUT_NET, INPUT_NET_CELL, INPUT_SEED, NO_ARC, NO_GROUP,
@@ -75,18 +75,16 @@ pub struct NetworkShape {
 enum EntryOf {
     /// Per pin (`EMPTY_ENTRY_INDEX` when the pin is not in the network).
     EveryPin(Vec<AtomicU32>),
-    /// (pin, entry) of the entry pins only, sorted by pin: a shape built from a few
-    /// tests' cones costs what the cones cost.
-    Listed(Vec<(u32, u32)>),
+    /// The entry pins only: a shape built from a few tests' cones costs what the
+    /// cones cost.
+    Listed(FastMap<u32, u32>),
 }
 
 impl EntryOf {
     fn get(&self, pin: u32) -> u32 {
         match self {
             EntryOf::EveryPin(entries) => entries[pin as usize].load(Ordering::Relaxed),
-            EntryOf::Listed(listed) => listed
-                .binary_search_by_key(&pin, |&(listed_pin, _)| listed_pin)
-                .map_or(EMPTY_ENTRY_INDEX, |found| listed[found].1),
+            EntryOf::Listed(listed) => listed.get(&pin).copied().unwrap_or(EMPTY_ENTRY_INDEX),
         }
     }
 }
@@ -537,7 +535,25 @@ impl NetworkShape {
             .filter(|&&pin| is_entry_pin(pin) && folded(pin).is_none())
             .map(|&pin| (pin_level[pin.index()], pin.0))
             .collect();
-        candidates.sort_unstable();
+        // By level, a counting sort (the order within a level is free).
+        let levels = candidates
+            .iter()
+            .map(|&(level, _)| level as usize + 1)
+            .max();
+        let mut level_end = vec![0usize; levels.unwrap_or(0) + 1];
+        for &(level, _) in &candidates {
+            level_end[level as usize + 1] += 1;
+        }
+        for level in 1..level_end.len() {
+            level_end[level] += level_end[level - 1];
+        }
+        let mut by_level = vec![(0, 0); candidates.len()];
+        for &candidate in &candidates {
+            let slot = &mut level_end[candidate.0 as usize];
+            by_level[*slot] = candidate;
+            *slot += 1;
+        }
+        candidates = by_level;
         let mut entry_pins = Vec::with_capacity(candidates.len());
         let mut inputs = Vec::new();
         let mut input_start = vec![0u32; 2];
@@ -563,13 +579,13 @@ impl NetworkShape {
             input_start.push(inputs.len() as u32);
         }
         // Entry `e` is `entry_pins[e - 1]` (entry 0 stays empty).
-        let mut entry_of: Vec<(u32, u32)> = entry_pins
-            .iter()
-            .enumerate()
-            .map(|(position, &(_, pin))| (pin, position as u32 + 1))
-            .collect();
-        entry_of.sort_unstable();
-        let entry_of = EntryOf::Listed(entry_of);
+        let entry_of = EntryOf::Listed(
+            entry_pins
+                .iter()
+                .enumerate()
+                .map(|(position, &(_, pin))| (pin, position as u32 + 1))
+                .collect(),
+        );
         let n_entries = entry_pins.len() + 1;
         let mut level_start = Vec::with_capacity(graph.n_levels() as usize + 1);
         let mut position = 0;
