@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use rayon::prelude::*;
-use tachyon_graph::{ArcKind, PinId, PinKind, TimingData, TimingGraph};
+use tachyon_graph::{ArcKind, FastMap, PinId, PinKind, TimingData, TimingGraph};
 use tachyon_kernels::cppr::{
     entry_groups, fill_input, EntryGroups, GroupInput, ShapeInput, EMPTY_ENTRY, INPUT_CELL,
     INPUT_LAUNCH, INPUT_NET, INPUT_NET_CELL, INPUT_SEED, NO_ARC, NO_GROUP,
@@ -52,8 +52,9 @@ const EMPTY_ENTRY_INDEX: u32 = 0;
 pub struct NetworkShape {
     /// The entry of each pin (`EMPTY_ENTRY_INDEX` when the pin is not in the network);
     /// atomic because the chunks number their pins in parallel (kept so rather than
-    /// copied into plain integers: reads are relaxed loads, as cheap).
-    entry_of: Vec<AtomicU32>,
+    /// copied into plain integers: reads are relaxed loads, as cheap); for a shape
+    /// built from a few tests' cones, a sorted list instead.
+    entry_of: EntryOf,
     /// Entries `level_start[l]..level_start[l + 1]` form level `l`.
     level_start: Vec<u32>,
     /// `inputs[input_start[e]..input_start[e + 1]]` are the inputs of entry `e`, in
@@ -69,6 +70,48 @@ pub struct NetworkShape {
     launch_splits: Vec<u8>,
 }
 
+/// The entry of each pin in the network.
+#[derive(Debug)]
+enum EntryOf {
+    /// Per pin (`EMPTY_ENTRY_INDEX` when the pin is not in the network).
+    EveryPin(Vec<AtomicU32>),
+    /// The entry pins only: a shape built from a few tests' cones costs what the
+    /// cones cost.
+    Listed(FastMap<u32, u32>),
+}
+
+impl EntryOf {
+    fn get(&self, pin: u32) -> u32 {
+        match self {
+            EntryOf::EveryPin(entries) => entries[pin as usize].load(Ordering::Relaxed),
+            EntryOf::Listed(listed) => listed.get(&pin).copied().unwrap_or(EMPTY_ENTRY_INDEX),
+        }
+    }
+}
+
+/// A set of pins as one bit per pin: a cone's flags cost an eighth of a byte per pin
+/// to clear, the rest proportional to the cone.
+struct PinSet(Vec<u64>);
+
+impl PinSet {
+    fn new(n_pins: usize) -> PinSet {
+        PinSet(vec![0; n_pins.div_ceil(64)])
+    }
+
+    fn contains(&self, pin: PinId) -> bool {
+        self.0[pin.index() / 64] & (1 << (pin.index() % 64)) != 0
+    }
+
+    /// Adds `pin`; whether it was new.
+    fn insert(&mut self, pin: PinId) -> bool {
+        let word = &mut self.0[pin.index() / 64];
+        let bit = 1 << (pin.index() % 64);
+        let new = *word & bit == 0;
+        *word |= bit;
+        new
+    }
+}
+
 /// The net arc into `pin` and its driver when `pin` is folded into the cell arcs it
 /// feeds instead of being an entry (`INPUT_NET_CELL`): an entry pin (`is_entry_pin`)
 /// whose only fan-in arc is a net arc from off the clock network, and whose arrivals
@@ -77,10 +120,10 @@ fn folded_net_input(
     graph: &TimingGraph,
     clock: &ClockNetwork,
     is_entry_pin: impl Fn(PinId) -> bool,
-    is_data: &[bool],
+    is_data: impl Fn(PinId) -> bool,
     pin: PinId,
 ) -> Option<(PinId, u32)> {
-    if is_data[pin.index()] || !is_entry_pin(pin) {
+    if is_data(pin) || !is_entry_pin(pin) {
         return None;
     }
     let &[arc_id] = graph.fanin(pin) else {
@@ -161,6 +204,24 @@ fn pin_inputs(
     }
 }
 
+/// The launching clock nodes, sorted, and per node its splits' bits, from every
+/// (clock node, split bit) of a launch arc.
+fn start_points(mut launches: Vec<(u32, u8)>) -> (Vec<u32>, Vec<u8>) {
+    launches.par_sort_unstable();
+    let mut launch_nodes: Vec<u32> = Vec::with_capacity(launches.len());
+    let mut launch_splits: Vec<u8> = Vec::with_capacity(launches.len());
+    for (node, split_bit) in launches {
+        match (launch_nodes.last(), launch_splits.last_mut()) {
+            (Some(&last), Some(bits)) if last == node => *bits |= split_bit,
+            _ => {
+                launch_nodes.push(node);
+                launch_splits.push(split_bit);
+            }
+        }
+    }
+    (launch_nodes, launch_splits)
+}
+
 /// Fetches the fan-in arcs of `pin` into the cache ahead of [`pin_inputs`].
 fn prefetch_fanin_arcs(graph: &TimingGraph, pin: PinId) {
     for &arc in graph.fanin(pin) {
@@ -181,6 +242,9 @@ impl NetworkShape {
         clock: &ClockNetwork,
         tests: Option<&[usize]>,
     ) -> NetworkShape {
+        if let (Some(tests), Some(pin_level)) = (tests, graph.pin_levels()) {
+            return NetworkShape::build_from_cones(graph, clock, tests, pin_level);
+        }
         let n_pins = graph.n_pins() as usize;
         // Backward reachability from the data pins: other pins cannot change a result.
         // Level by level from the last, each pin pulling from its fan-out.
@@ -246,7 +310,7 @@ impl NetworkShape {
                     prefetch_fanin_arcs(graph, PinId::from_index(pin + PREFETCH_AHEAD));
                 }
                 let pin = PinId::from_index(pin);
-                folded_net_input(graph, clock, is_entry_pin, &is_data, pin)
+                folded_net_input(graph, clock, is_entry_pin, |pin| is_data[pin.index()], pin)
                     .map_or([NO_ARC; 2], |(driver, arc)| [driver.0, arc])
             })
             .collect();
@@ -374,7 +438,7 @@ impl NetworkShape {
         // The start points: every clock node a launch arc of either split starts from
         // (one that launches into no entry is never read), then the primary inputs'
         // slot.
-        let mut launches: Vec<(u32, u8)> = graph
+        let launches: Vec<(u32, u8)> = graph
             .arcs()
             .par_iter()
             .with_min_len(4096)
@@ -386,18 +450,7 @@ impl NetworkShape {
                 _ => None,
             })
             .collect();
-        launches.par_sort_unstable();
-        let mut launch_nodes: Vec<u32> = Vec::with_capacity(launches.len());
-        let mut launch_splits: Vec<u8> = Vec::with_capacity(launches.len());
-        for (node, split_bit) in launches {
-            match (launch_nodes.last(), launch_splits.last_mut()) {
-                (Some(&last), Some(bits)) if last == node => *bits |= split_bit,
-                _ => {
-                    launch_nodes.push(node);
-                    launch_splits.push(split_bit);
-                }
-            }
-        }
+        let (launch_nodes, launch_splits) = start_points(launches);
         let primary_inputs_start = launch_nodes.len() as u32;
         mark("launches");
         // 3. The sources numbered: entries for net and cell inputs, start points for
@@ -424,7 +477,7 @@ impl NetworkShape {
             "cppr network shape compiled"
         );
         NetworkShape {
-            entry_of,
+            entry_of: EntryOf::EveryPin(entry_of),
             level_start,
             input_start,
             chunks,
@@ -433,9 +486,163 @@ impl NetworkShape {
         }
     }
 
+    /// [`NetworkShape::build_for`] some tests on a graph whose pins know their levels
+    /// (`pin_level`, an editable graph's): the same network, found by walking the data
+    /// pins' fan-in cones, so that it costs what the cones cost rather than a scan of
+    /// every pin. Entries are numbered level by level (pin order within a level: a pass
+    /// computes a level's entries independently, so their order changes no value).
+    fn build_from_cones(
+        graph: &TimingGraph,
+        clock: &ClockNetwork,
+        tests: &[usize],
+        pin_level: &[u32],
+    ) -> NetworkShape {
+        let n_pins = graph.n_pins() as usize;
+        let mut is_data = PinSet::new(n_pins);
+        let mut relevant = PinSet::new(n_pins);
+        let mut cone = Vec::new();
+        for &test in tests {
+            let data = graph.tests()[test].data;
+            is_data.insert(data);
+            if relevant.insert(data) {
+                cone.push(data);
+            }
+        }
+        // Backward from the data pins, not through clock pins (as the level sweep of
+        // `build_for`: a pin is relevant when a data pin or a fan-out pin off the clock
+        // network is).
+        let mut next = 0;
+        while let Some(&pin) = cone.get(next) {
+            next += 1;
+            if clock.is_clock_pin(pin) {
+                continue;
+            }
+            for &arc in graph.fanin(pin) {
+                let from = graph.arc(arc).from;
+                if relevant.insert(from) {
+                    cone.push(from);
+                }
+            }
+        }
+        let is_entry_pin = |pin: PinId| relevant.contains(pin) && !clock.is_clock_pin(pin);
+        let folded = |pin: PinId| {
+            folded_net_input(graph, clock, is_entry_pin, |pin| is_data.contains(pin), pin)
+        };
+        // The inputs of each entry candidate (sources still pins, or clock nodes for
+        // launches), by level; as in `build_for`, a pin without inputs is no entry.
+        let mut candidates: Vec<(u32, u32)> = cone
+            .iter()
+            .filter(|&&pin| is_entry_pin(pin) && folded(pin).is_none())
+            .map(|&pin| (pin_level[pin.index()], pin.0))
+            .collect();
+        // By level, a counting sort (the order within a level is free).
+        let levels = candidates
+            .iter()
+            .map(|&(level, _)| level as usize + 1)
+            .max();
+        let mut level_end = vec![0usize; levels.unwrap_or(0) + 1];
+        for &(level, _) in &candidates {
+            level_end[level as usize + 1] += 1;
+        }
+        for level in 1..level_end.len() {
+            level_end[level] += level_end[level - 1];
+        }
+        let mut by_level = vec![(0, 0); candidates.len()];
+        for &candidate in &candidates {
+            let slot = &mut level_end[candidate.0 as usize];
+            by_level[*slot] = candidate;
+            *slot += 1;
+        }
+        candidates = by_level;
+        let mut entry_pins = Vec::with_capacity(candidates.len());
+        let mut inputs = Vec::new();
+        let mut input_start = vec![0u32; 2];
+        let mut scratch = Vec::new();
+        for (level, pin) in candidates {
+            let pin = PinId(pin);
+            if graph.pin(pin).kind == PinKind::PrimaryInput {
+                // Its source, the primary inputs' start point, is set below.
+                inputs.push(ShapeInput {
+                    kind: INPUT_SEED,
+                    source: 0,
+                    arcs: [pin.0; 2],
+                    net_arc: NO_ARC,
+                });
+            } else {
+                pin_inputs(graph, clock, folded, pin, &mut scratch);
+                if scratch.is_empty() {
+                    continue;
+                }
+                inputs.extend_from_slice(&scratch);
+            }
+            entry_pins.push((level, pin.0));
+            input_start.push(inputs.len() as u32);
+        }
+        // Entry `e` is `entry_pins[e - 1]` (entry 0 stays empty).
+        let entry_of = EntryOf::Listed(
+            entry_pins
+                .iter()
+                .enumerate()
+                .map(|(position, &(_, pin))| (pin, position as u32 + 1))
+                .collect(),
+        );
+        let n_entries = entry_pins.len() + 1;
+        let mut level_start = Vec::with_capacity(graph.n_levels() as usize + 1);
+        let mut position = 0;
+        for level in 0..graph.n_levels() {
+            while entry_pins
+                .get(position)
+                .is_some_and(|&(pin_level, _)| pin_level < level)
+            {
+                position += 1;
+            }
+            level_start.push(position as u32 + 1);
+        }
+        level_start.push(n_entries as u32);
+        level_start.dedup();
+        // The start points: the clock nodes that launch into these entries, with the
+        // splits of those launch arcs. Fewer than `build_for`'s (every launching node),
+        // which changes no value: a pass's arrivals come only from these launches, and
+        // the depths one pass stands for are then found among these nodes and the
+        // tests' capture nodes, where an equal group count still means equal groups.
+        let launches: Vec<(u32, u8)> = inputs
+            .iter()
+            .filter(|input| input.kind == INPUT_LAUNCH)
+            .map(|input| {
+                let splits = Split::BOTH
+                    .iter()
+                    .filter(|split| input.arcs[split.index()] != NO_ARC)
+                    .fold(0u8, |bits, split| bits | 1 << split.index());
+                (input.source, splits)
+            })
+            .collect();
+        let (launch_nodes, launch_splits) = start_points(launches);
+        let primary_inputs_start = launch_nodes.len() as u32;
+        // The sources numbered: entries for net and cell inputs, start points for
+        // launches and seeds.
+        for input in &mut inputs {
+            input.source = match input.kind {
+                INPUT_LAUNCH => match launch_nodes.binary_search(&input.source) {
+                    Ok(start) => start as u32,
+                    Err(_) => unreachable!("every launching clock node was collected"),
+                },
+                INPUT_SEED => primary_inputs_start,
+                _ => entry_of.get(input.source),
+            };
+        }
+        NetworkShape {
+            entry_of,
+            level_start,
+            input_start,
+            chunks: vec![inputs],
+            launch_nodes,
+            launch_splits,
+        }
+    }
+
     /// The entry of `pin` (an empty one when the pin is not in the network).
     pub(crate) fn entry(&self, pin: PinId) -> u32 {
-        self.entry_of[pin.index()].load(Ordering::Relaxed)
+        self.entry_of.get(pin.0)
     }
 
     /// The start points: launching clock nodes, then the primary inputs' slot.

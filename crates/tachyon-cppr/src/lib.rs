@@ -61,6 +61,25 @@ pub struct CpprStructure {
     /// None when the graph has no clock (CPPR then changes nothing).
     parts: Option<(Arc<ClockNetwork>, NetworkShape)>,
     n_pins: u32,
+    /// Per split, its clock tree when already built (else built per run).
+    trees: [Option<Arc<ClockTree>>; 2],
+}
+
+/// The clock trees of incremental CPPR runs ([`apply_cppr_to_tests`]), kept between
+/// runs: valid while the clock network is the same and no clock pin's arrival, slew,
+/// fan-in delays or fan-in row changed (what a tree is built from); the caller
+/// [`ClockTrees::clear`]s them otherwise.
+#[derive(Debug, Default)]
+pub struct ClockTrees {
+    network: Option<Arc<ClockNetwork>>,
+    trees: [Option<Arc<ClockTree>>; 2],
+}
+
+impl ClockTrees {
+    /// Forgets the trees (the clock's timing or the graph changed).
+    pub fn clear(&mut self) {
+        *self = ClockTrees::default();
+    }
 }
 
 impl CpprStructure {
@@ -80,6 +99,7 @@ impl CpprStructure {
         CpprStructure {
             parts,
             n_pins: graph.n_pins(),
+            trees: [None, None],
         }
     }
 }
@@ -111,12 +131,14 @@ pub fn clock_network(graph: &TimingGraph) -> Option<Arc<ClockNetwork>> {
 /// results), for incremental timing: the passes run over the fan-in cones of their data
 /// pins only, which hold every arrival their post-CPPR slacks read, so each gets the
 /// same bits as from a run over every test. `clock` is `graph`'s clock network
-/// ([`clock_network`]).
+/// ([`clock_network`]); `trees` keeps its clock trees between runs (see
+/// [`ClockTrees`]).
 pub fn apply_cppr_to_tests(
     graph: &TimingGraph,
     data: &mut TimingData,
     clock: Option<&Arc<ClockNetwork>>,
     tests: &[usize],
+    trees: &mut ClockTrees,
 ) {
     let _span = tracing::info_span!("cppr_tests", tests = tests.len()).entered();
     let parts = clock.map(|clock| {
@@ -125,9 +147,29 @@ pub fn apply_cppr_to_tests(
             NetworkShape::build_for(graph, clock, Some(tests)),
         )
     });
+    if let Some(clock) = clock {
+        if !trees
+            .network
+            .as_ref()
+            .is_some_and(|network| Arc::ptr_eq(network, clock))
+        {
+            trees.clear();
+            trees.network = Some(clock.clone());
+        }
+        for split in Split::BOTH {
+            let wanted = tests
+                .iter()
+                .any(|&test| graph.tests()[test].kind.split() == split);
+            if wanted && trees.trees[split.index()].is_none() {
+                trees.trees[split.index()] =
+                    Some(Arc::new(ClockTree::build_on(graph, data, clock, split)));
+            }
+        }
+    }
     let restricted = CpprStructure {
         parts,
         n_pins: graph.n_pins(),
+        trees: trees.trees.clone(),
     };
     let post = cpu_slacks(graph, data, &restricted, Some(tests));
     for &test in tests {
@@ -252,7 +294,10 @@ pub(crate) fn slacks_by<'s, E>(
     let Some((clock, shape)) = &structure.parts else {
         return Ok(post);
     };
-    let prepare = |split| PreparedSplit::new(graph, data, clock, shape, split, host_values, only);
+    let prepare = |split: Split| {
+        let tree = structure.trees[split.index()].clone();
+        PreparedSplit::new(graph, data, clock, shape, split, host_values, only, tree)
+    };
     for (test, values) in schedule(&prepare)? {
         post[test] = values;
     }
@@ -308,7 +353,7 @@ pub(crate) type RunPasses<'r, E> = dyn FnMut(&DataNetwork<'_>, &ClockTree, &[u32
 pub(crate) struct PreparedSplit<'a> {
     split: Split,
     tests: Vec<usize>,
-    tree: ClockTree,
+    tree: Arc<ClockTree>,
     network: DataNetwork<'a>,
     /// The entry of each test's data pin.
     wanted: Vec<u32>,
@@ -322,8 +367,9 @@ pub(crate) struct PreparedSplit<'a> {
 }
 
 impl<'a> PreparedSplit<'a> {
-    /// Builds the clock tree of `split` and, with `host_values`, copies its values into
-    /// `shape`; None when the split has no tests.
+    /// Builds the clock tree of `split` (unless `tree` is it) and, with `host_values`,
+    /// copies its values into `shape`; None when the split has no tests.
+    #[allow(clippy::too_many_arguments)]
     fn new(
         graph: &TimingGraph,
         data: &TimingData,
@@ -332,6 +378,7 @@ impl<'a> PreparedSplit<'a> {
         split: Split,
         host_values: bool,
         only: Option<&[usize]>,
+        tree: Option<Arc<ClockTree>>,
     ) -> Option<PreparedSplit<'a>> {
         let of_split = |&test: &usize| graph.tests()[test].kind.split() == split;
         let tests: Vec<usize> = match only {
@@ -342,7 +389,7 @@ impl<'a> PreparedSplit<'a> {
             return None;
         }
         let started = Instant::now();
-        let tree = ClockTree::build_on(graph, data, clock, split);
+        let tree = tree.unwrap_or_else(|| Arc::new(ClockTree::build_on(graph, data, clock, split)));
         let tree_built = started.elapsed();
         let network = if host_values {
             DataNetwork::fill(shape, data, &tree, split)

@@ -81,9 +81,13 @@ pub struct Incremental {
     /// Tests re-evaluated in this update (their results before, for comparison).
     tests_before: Vec<(u32, TestResult)>,
     counts: RetimeCounts,
-    /// Whether an edit since the last [`Incremental::take_shape_changed`] changed rows
+    /// Whether an edit since the last [`Incremental::take_shape_changes`] changed rows
     /// or tests (what structures derived from the graph's shape depend on).
     shape_changed: bool,
+    /// The pins those edits' rows or pins changed at (fan-in or fan-out rows, pins
+    /// added or removed), so that a structure can tell whether its part of the graph
+    /// was touched.
+    shape_pins: Vec<PinId>,
 }
 
 impl Incremental {
@@ -126,13 +130,18 @@ impl Incremental {
             tests_before: Vec::new(),
             counts: RetimeCounts::default(),
             shape_changed: false,
+            shape_pins: Vec::new(),
         }
     }
 
-    /// Whether an edit changed the graph's shape (rows, pins, tests) since the last call:
-    /// resizing a gate within its family or new parasitics do not.
-    pub fn take_shape_changed(&mut self) -> bool {
-        std::mem::take(&mut self.shape_changed)
+    /// Whether an edit changed the graph's shape (rows, pins, tests) since the last call
+    /// (resizing a gate within its family or new parasitics do not), and then the pins
+    /// whose rows changed or that were added or removed (with duplicates): an arc added
+    /// or removed shows at both its pins, so a part of the graph no listed pin is in
+    /// kept its arcs.
+    pub fn take_shape_changes(&mut self) -> Option<Vec<PinId>> {
+        let pins = std::mem::take(&mut self.shape_pins);
+        std::mem::take(&mut self.shape_changed).then_some(pins)
     }
 
     /// Whether edits left work for an update.
@@ -155,6 +164,13 @@ impl Incremental {
             || journal.tests_kept.is_some()
             || !journal.tests.is_empty()
             || n_pins != self.is_input.len();
+        self.shape_pins.extend(
+            journal
+                .fanin_rows
+                .iter()
+                .chain(&journal.fanout_rows)
+                .chain(&journal.pins),
+        );
         let flat = &mut self.flat;
         // Rows, arcs, pins' nets.
         follow_csr(

@@ -199,8 +199,11 @@ pub struct Timer {
     /// (its dirty state included); None when the next update is a full one.
     incremental: Option<tachyon_gba::Incremental>,
     /// The clock network of the current graph for incremental CPPR (None: not found
-    /// yet), kept while edits leave the graph's shape alone (resizing, parasitics).
+    /// yet), kept while edits leave its pins' rows alone.
     cppr_clock: Option<Option<std::sync::Arc<tachyon_cppr::ClockNetwork>>>,
+    /// Its clock trees, kept while no clock pin's timing changes (cleared on any update
+    /// that may have changed one).
+    cppr_trees: tachyon_cppr::ClockTrees,
 }
 
 /// What an edit touched, as [`Timer::apply_edit`] tells the graph.
@@ -282,6 +285,7 @@ impl Timer {
             history: Vec::new(),
             incremental: None,
             cppr_clock: None,
+            cppr_trees: tachyon_cppr::ClockTrees::default(),
         }
     }
 
@@ -377,15 +381,24 @@ impl Timer {
         let started = Instant::now();
         let changed = incremental.update_forward(graph, data);
         let forward = started.elapsed();
-        // The clock network is found again after edits of the graph's shape.
+        // The clock network is found again only after edits of the graph's shape that
+        // touched it: a row changed or a pin added or removed on it (an arc added or
+        // removed from a clock pin changes that pin's fan-out row), which is what can
+        // change the pins the clock reaches.
         let previous_clock = self.cppr_clock.take();
-        let clock_current = !incremental.take_shape_changed();
+        let clock_current = match (incremental.take_shape_changes(), &previous_clock) {
+            (None, _) => true,
+            (Some(pins), Some(Some(clock))) => !pins.iter().any(|&pin| clock.is_clock_pin(pin)),
+            // No clock: the edits cannot add one.
+            (Some(_), Some(None)) => true,
+            (Some(_), None) => false,
+        };
         if changed {
             if cppr {
                 graph.refresh_level_lists();
                 let before = data.tests.clone();
-                // The clock network found again after edits of the graph's shape (a walk
-                // of the clock tree); a change on it (a dirty pin on the old or the new
+                // The clock network found again after edits that touched it (a walk of
+                // the clock tree); a change on it (a dirty pin on the old or the new
                 // network) re-runs every test, else only the tests whose data cones
                 // changed, over those cones. The tests whose results changed then seed
                 // the backward step.
@@ -398,15 +411,25 @@ impl Timer {
                     old_clock.as_ref().is_some_and(|c| c.is_clock_pin(pin))
                         || clock.as_ref().is_some_and(|c| c.is_clock_pin(pin))
                 };
+                // With no clock pin's timing changed (else `None`), the clock trees
+                // of the last run still hold.
                 match incremental.tests_for_cppr(graph, on_clock) {
-                    Some(tests) => {
-                        tachyon_cppr::apply_cppr_to_tests(graph, data, clock.as_ref(), &tests)
+                    Some(tests) => tachyon_cppr::apply_cppr_to_tests(
+                        graph,
+                        data,
+                        clock.as_ref(),
+                        &tests,
+                        &mut self.cppr_trees,
+                    ),
+                    None => {
+                        self.cppr_trees.clear();
+                        tachyon_cppr::apply_cppr(graph, data)
                     }
-                    None => tachyon_cppr::apply_cppr(graph, data),
                 }
                 self.cppr_clock = Some(clock);
                 incremental.tests_rerun(graph, &before, data);
             } else {
+                self.cppr_trees.clear();
                 incremental.finish_tests_without_cppr(graph, data);
             }
         } else if clock_current {
@@ -797,6 +820,7 @@ impl Timer {
         self.phases = phases;
         let (mut data, flat) = data?;
         self.cppr_clock = None;
+        self.cppr_trees.clear();
         self.incremental = follow.then(|| {
             let flat = flat.unwrap_or_else(|| tachyon_gba::FlatTiming::build(&graph));
             tachyon_gba::Incremental::new(&graph, flat, &mut data)
