@@ -264,7 +264,9 @@ impl Incremental {
             .extend(journal.fanin_rows.iter().map(|pin| pin.0));
         self.backward
             .extend(journal.fanout_rows.iter().map(|pin| pin.0));
-        for &arc in &journal.arcs {
+        // A removed arc is the null arc now (its pins read as pin 0): the rows it left
+        // are in the journal's rows already.
+        for &arc in journal.arcs.iter().filter(|&&arc| graph.is_arc_alive(arc)) {
             let arc = graph.arc(arc);
             self.forward.push(arc.to.0);
             self.backward.push(arc.from.0);
