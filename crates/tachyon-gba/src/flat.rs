@@ -6,7 +6,9 @@ use rayon::prelude::*;
 
 use crate::parasitics::{lumped_load, sink_sources, tree_pin_caps};
 use crate::prefetch::{prefetch_net, NETS_AHEAD};
-use tachyon_graph::{ArcKind, Csr, Net, PinKind, TableId, TestKind, TimingGraph, Unateness};
+use tachyon_graph::{
+    edit_room, ArcKind, Csr, Net, PinKind, TableId, TestKind, TimingGraph, Unateness,
+};
 use tachyon_kernels::lut::{storage_len, values_len};
 use tachyon_kernels::propagate::{
     ArcDescriptor, FlatGraph, TableDescriptor, TestDescriptor, ARC_CELL, ARC_EDGE_SHIFT, ARC_LATE,
@@ -44,14 +46,31 @@ fn table_index(table: Option<TableId>) -> u32 {
 }
 
 /// The graph's CSR with `u32` arc indices (the list converted in parallel).
+/// With [`edit_room`] to spare: incremental timing patches these rows as edits add pins
+/// and arcs.
 pub(crate) fn csr(csr: &Csr) -> (Vec<u32>, Vec<u32>) {
-    let list = csr
-        .arcs()
-        .par_iter()
-        .with_min_len(4096)
-        .map(|arc| arc.0)
-        .collect();
-    (csr.starts().to_vec(), list)
+    let (starts, arcs) = (csr.starts(), csr.arcs());
+    let mut list = Vec::with_capacity(arcs.len() + edit_room(arcs.len()));
+    list.par_extend(arcs.par_iter().with_min_len(4096).map(|arc| arc.0));
+    let mut start = Vec::with_capacity(starts.len() + edit_room(starts.len()));
+    start.extend_from_slice(starts);
+    (start, list)
+}
+
+/// `items` collected, with [`edit_room`] to spare when `graph` is editable (edits append
+/// to the vector).
+fn collect_for<T: Send>(
+    graph: &TimingGraph,
+    items: impl IndexedParallelIterator<Item = T>,
+) -> Vec<T> {
+    let room = if graph.is_editable() {
+        edit_room(items.len())
+    } else {
+        0
+    };
+    let mut values = Vec::with_capacity(items.len() + room);
+    values.par_extend(items);
+    values
 }
 
 /// The graph's CSR with only its arcs: an editable graph's rows without their free
@@ -102,11 +121,13 @@ impl FlatTiming {
                 )
             },
             || {
-                let pin_net = graph
-                    .pins()
-                    .par_iter()
-                    .map(|pin| pin.net.map_or(NONE, |net| net.0))
-                    .collect();
+                let pin_net = collect_for(
+                    graph,
+                    graph
+                        .pins()
+                        .par_iter()
+                        .map(|pin| pin.net.map_or(NONE, |net| net.0)),
+                );
                 (
                     pin_net,
                     flatten_tables(graph),
@@ -176,7 +197,7 @@ impl FlatTiming {
 
 /// Every arc as the kernels' descriptor.
 fn arc_descriptors(graph: &TimingGraph) -> Vec<ArcDescriptor> {
-    graph.arcs().par_iter().map(arc_descriptor).collect()
+    collect_for(graph, graph.arcs().par_iter().map(arc_descriptor))
 }
 
 /// One arc as the kernels' descriptor.
@@ -209,12 +230,14 @@ pub(crate) fn arc_descriptor(arc: &tachyon_graph::Arc) -> ArcDescriptor {
 
 /// Every test as the kernels' descriptor.
 fn test_descriptors(graph: &TimingGraph) -> Vec<TestDescriptor> {
-    graph
-        .tests()
-        .par_iter()
-        .with_min_len(4096)
-        .map(test_descriptor)
-        .collect()
+    collect_for(
+        graph,
+        graph
+            .tests()
+            .par_iter()
+            .with_min_len(4096)
+            .map(test_descriptor),
+    )
 }
 
 /// One test as the kernels' descriptor.

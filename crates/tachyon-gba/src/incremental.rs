@@ -32,7 +32,10 @@
 //! (the same kernel functions), and small updates do not pay for transfers.
 
 use rayon::prelude::*;
-use tachyon_graph::{FastMap, Journal, PinId, TestResult, TimingData, TimingGraph, NO_VALUE};
+use tachyon_graph::{
+    edit_room, filled_with_room, keep_edit_room, FastMap, Journal, PinId, TestResult, TimingData,
+    TimingGraph, NO_VALUE,
+};
 use tachyon_kernels::propagate::{backward_pin, evaluate_test, forward_pin, NONE};
 
 use crate::backward::{seed_required, SeedStore};
@@ -102,12 +105,20 @@ impl Incremental {
         flat.use_graph_rows(graph);
         let n_pins = graph.n_pins() as usize;
         if data.net_load.len() != graph.nets().len() || data.wire_delay.len() != n_pins {
-            data.net_load = vec![[0.0; 4]; graph.nets().len()];
-            data.wire_delay = vec![[0.0; 4]; n_pins];
-            data.wire_impulse = vec![[0.0; 4]; n_pins];
+            data.net_load = filled_with_room(graph.nets().len(), [0.0; 4]);
+            data.wire_delay = filled_with_room(n_pins, [0.0; 4]);
+            data.wire_impulse = filled_with_room(n_pins, [0.0; 4]);
             compute_parasitics(graph, data);
         }
-        let mut is_input = vec![false; n_pins];
+        // Edits append pins, arcs, nets and tests: each vector they grow has room for
+        // them (already, unless a device's download made it), so that the first such
+        // edit does not copy them all.
+        data.keep_edit_room();
+        keep_edit_room(&mut flat.arcs);
+        keep_edit_room(&mut flat.pin_net);
+        keep_edit_room(&mut flat.tests);
+        let mut is_input = Vec::with_capacity(n_pins + edit_room(n_pins));
+        is_input.resize(n_pins, false);
         for &pin in &flat.primary_inputs {
             is_input[pin as usize] = true;
         }
@@ -123,7 +134,11 @@ impl Incremental {
             seed_pins: Vec::new(),
             tests: Vec::new(),
             reset_pins: Vec::new(),
-            mark: vec![0; n_pins],
+            mark: {
+                let mut mark = Vec::with_capacity(n_pins + edit_room(n_pins));
+                mark.resize(n_pins, 0);
+                mark
+            },
             stamp: 0,
             forward_changed: Vec::new(),
             delay_changed: Vec::new(),
@@ -264,7 +279,9 @@ impl Incremental {
             .extend(journal.fanin_rows.iter().map(|pin| pin.0));
         self.backward
             .extend(journal.fanout_rows.iter().map(|pin| pin.0));
-        for &arc in &journal.arcs {
+        // A removed arc is the null arc now (its pins read as pin 0): the rows it left
+        // are in the journal's rows already.
+        for &arc in journal.arcs.iter().filter(|&&arc| graph.is_arc_alive(arc)) {
             let arc = graph.arc(arc);
             self.forward.push(arc.to.0);
             self.backward.push(arc.from.0);

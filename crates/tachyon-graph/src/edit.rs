@@ -40,6 +40,7 @@ use crate::ids::{ArcId, NetId, PinId, TableId, TestId};
 use crate::model::{Arc, ArcKind, CellArc, Net, Pin, RcTreeRef, Test, Unateness};
 use crate::name_compare::name_order;
 use crate::name_index::NameIndex;
+use crate::timing::{edit_room, keep_edit_room};
 use crate::FastSet;
 
 /// Free places an existing row keeps past its arcs.
@@ -133,6 +134,13 @@ pub(crate) struct EditState {
     pub(crate) rc_garbage: usize,
 }
 
+/// `vec![value; n]` with [`edit_room`] to spare.
+fn with_edit_room<T: Clone>(n: usize, value: T) -> Vec<T> {
+    let mut values = Vec::with_capacity(n + edit_room(n));
+    values.resize(n, value);
+    values
+}
+
 /// The null arc's value (and a removed arc's).
 fn null_arc_value() -> Arc {
     Arc {
@@ -159,8 +167,9 @@ impl Csr {
         room: impl Fn(usize, u32) -> u32,
     ) -> (Csr, Vec<PinId>) {
         let n_pins = self.start.len().saturating_sub(1);
-        let mut start = Vec::with_capacity(n_pins + 1);
-        let mut len = Vec::with_capacity(n_pins);
+        // Room for the rows of pins that edits add ([`crate::edit_room`]).
+        let mut start = Vec::with_capacity(n_pins + 1 + edit_room(n_pins));
+        let mut len = Vec::with_capacity(n_pins + edit_room(n_pins));
         start.push(0u32);
         for pin in 0..n_pins {
             let arcs = self.range(PinId::from_index(pin)).len() as u32;
@@ -168,12 +177,13 @@ impl Csr {
             start.push(start[pin] + room(pin, arcs).max(arcs));
         }
         let total = start[n_pins] as usize;
-        let mut arcs = vec![null; total];
-        let mut new_targets = if targets.is_some() {
-            vec![PinId(0); total]
-        } else {
-            Vec::new()
-        };
+        let mut arcs = Vec::with_capacity(total + edit_room(total));
+        arcs.resize(total, null);
+        let mut new_targets = Vec::new();
+        if targets.is_some() {
+            new_targets.reserve_exact(total + edit_room(total));
+            new_targets.resize(total, PinId(0));
+        }
         for (pin, &place) in start.iter().take(n_pins).enumerate() {
             let old = self.range(PinId::from_index(pin));
             let place = place as usize;
@@ -239,10 +249,23 @@ impl TimingGraph {
         if self.edit.is_some() {
             return;
         }
+        // Edits append pins, arcs, nets and tests: room for them now, before the
+        // timing's own large allocations, rather than a copy of each vector at the
+        // first edit that adds one ([`crate::edit_room`]).
+        keep_edit_room(&mut self.pins);
+        keep_edit_room(&mut self.arcs);
+        keep_edit_room(&mut self.arc_enabled);
+        keep_edit_room(&mut self.nets);
+        keep_edit_room(&mut self.tests);
+        self.pin_by_name.reserve(edit_room(self.pins.len()));
+        keep_edit_room(&mut self.rc.parent);
+        keep_edit_room(&mut self.rc.resistance);
+        keep_edit_room(&mut self.rc.ground_capacitance);
+        keep_edit_room(&mut self.rc.pin_nodes);
         let null_arc = ArcId::from_index(self.arcs.len());
         self.arcs.push(null_arc_value());
         self.arc_enabled.push(false);
-        let mut pin_level = vec![0u32; self.pins.len()];
+        let mut pin_level = with_edit_room(self.pins.len(), 0u32);
         for level in 0..self.n_levels() {
             for &pin in self.level(level) {
                 pin_level[pin.index()] = level;
@@ -254,21 +277,21 @@ impl TimingGraph {
         self.fanout = fanout;
         self.fanout_to = fanout_to;
         let mut net_by_name = NameIndex::default();
-        net_by_name.reserve(self.nets.len());
+        net_by_name.reserve(self.nets.len() + edit_room(self.nets.len()));
         for (index, net) in self.nets.iter().enumerate() {
             let nets = &self.nets;
             net_by_name.insert(&net.name, index as u32, |id| {
                 nets[id as usize].name.as_str()
             });
         }
-        let mut arc_alive = vec![true; self.arcs.len()];
+        let mut arc_alive = with_edit_room(self.arcs.len(), true);
         arc_alive[null_arc.index()] = false;
         self.edit = Some(Box::new(EditState {
             null_arc,
             pin_level,
-            pin_alive: vec![true; self.pins.len()],
+            pin_alive: with_edit_room(self.pins.len(), true),
             arc_alive,
-            net_alive: vec![true; self.nets.len()],
+            net_alive: with_edit_room(self.nets.len(), true),
             net_by_name,
             lists_stale: false,
             journal: Journal::default(),

@@ -38,7 +38,9 @@ pub use rc_tree::{
     flatten_rc_tree, flatten_rc_tree_into, flatten_rc_tree_with, FlattenReport, FlattenScratch,
     RcNetwork, RcTreeRoom,
 };
-pub use timing::{filled, TestResult, TimingData, NO_VALUE};
+pub use timing::{
+    edit_room, filled, filled_with_room, keep_edit_room, TestResult, TimingData, NO_VALUE,
+};
 
 #[cfg(test)]
 mod tests;

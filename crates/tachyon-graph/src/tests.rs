@@ -465,3 +465,60 @@ fn edits_keep_rows_and_levels_exact() {
     }
     assert!(loops > 0, "some edits closed loops");
 }
+
+/// An editable graph and fresh timing data keep room for what edits append: adding a
+/// pin, its rows and an arc reallocates none of the per-pin and per-arc vectors (a
+/// reallocation copies the whole vector with old and new alive at once).
+#[test]
+fn edits_grow_vectors_in_place() {
+    let mut graph = TimingGraph::new(Shared::new(Vec::new()));
+    for index in 0..3000 {
+        graph.add_pin(pin(&format!("p{index:04}"), PinKind::CellInput));
+    }
+    for index in 0..2999 {
+        graph.add_arc(buffer_arc(
+            PinId::from_index(index),
+            PinId::from_index(index + 1),
+        ));
+    }
+    graph.finalize();
+    graph.make_editable();
+    let mut data = TimingData::new(graph.n_pins() as usize, 0, graph.arcs().len(), 0);
+    let places = |graph: &TimingGraph| {
+        let edit = graph.edit.as_ref().expect("editable");
+        [
+            graph.pins.as_ptr() as usize,
+            graph.arcs.as_ptr() as usize,
+            graph.arc_enabled.as_ptr() as usize,
+            graph.fanout_to.as_ptr() as usize,
+            graph.fanin.arcs.as_ptr() as usize,
+            graph.fanout.start.as_ptr() as usize,
+            edit.pin_level.as_ptr() as usize,
+            edit.pin_alive.as_ptr() as usize,
+            edit.arc_alive.as_ptr() as usize,
+        ]
+    };
+    let before = places(&graph);
+    let data_before = [data.arrival.as_ptr(), data.arc_delay.as_ptr()];
+    for step in 0..100 {
+        let new = graph.insert_pin(pin(&format!("new{step}"), PinKind::CellOutput));
+        graph
+            .insert_cell_arc(
+                new,
+                PinId::from_index(step),
+                match &buffer_arc(new, PinId::from_index(step)).kind {
+                    ArcKind::Cell(cell) => cell.clone(),
+                    ArcKind::Net { .. } => unreachable!(),
+                },
+            )
+            .expect("no loop");
+        graph.finish_edit();
+    }
+    assert_eq!(places(&graph), before);
+    data.arrival.resize(graph.n_pins() as usize, [NO_VALUE; 4]);
+    data.arc_delay.resize(graph.arcs().len(), [NO_VALUE; 4]);
+    assert_eq!(
+        [data.arrival.as_ptr(), data.arc_delay.as_ptr()],
+        data_before
+    );
+}
