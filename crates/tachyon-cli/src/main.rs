@@ -58,14 +58,27 @@ pub struct BackendArgs {
     /// The most GPUs the GPU backend uses for the CPPR passes (default: all of them).
     #[arg(long, value_name = "N", global = true)]
     gpus: Option<usize>,
+    /// The mixed strategy's threshold on the GPU backend: an incremental update whose
+    /// frontier has at least N dirty pins and nets runs on the GPU over the design kept
+    /// there, a smaller one on the CPU (0: always the GPU). Also
+    /// `TACHYON_GPU_MIN_FRONTIER`; the default was measured (docs/PERFORMANCE.md).
+    #[arg(long, value_name = "N", global = true)]
+    gpu_min_frontier: Option<usize>,
 }
 
 impl BackendArgs {
     /// The backend these flags (and the `TACHYON_GPU_*` environment variables) ask
     /// for, or `device` instead of `--device` when given.
     pub fn select(&self, device: Option<tachyon::Device>) -> anyhow::Result<tachyon::Backend> {
+        let from_environment = match std::env::var("TACHYON_GPU_MIN_FRONTIER") {
+            Ok(value) => Some(value.trim().parse::<usize>().map_err(|_| {
+                anyhow::anyhow!("TACHYON_GPU_MIN_FRONTIER={value}: expected a count")
+            })?),
+            Err(_) => None,
+        };
         let config = tachyon::BackendConfig {
             gpu_limit: self.gpus,
+            gpu_min_frontier: self.gpu_min_frontier.or(from_environment),
             gpu: gpu_config_from_environment()?,
         };
         let device = device.unwrap_or(self.device.into());
