@@ -3,6 +3,7 @@
 //! timing benchmark (`bench-edits`).
 
 mod bench_edits;
+mod bench_resident;
 mod cones;
 mod gen;
 mod parse;
@@ -136,6 +137,9 @@ enum Command {
     /// followed by a query, pair by pair, against full updates (optionally writing the
     /// sequence as a TAU 2015 .ops).
     BenchEdits(bench_edits::BenchEditsArgs),
+    /// Measure the mixed strategy's crossover: updates after change files of growing
+    /// size, on the CPU and on the GPU over the resident design (docs/PERFORMANCE.md).
+    BenchResident(bench_resident::BenchResidentArgs),
 }
 
 fn main() -> ExitCode {
@@ -161,6 +165,7 @@ fn main() -> ExitCode {
         Command::Paths(args) => paths::run(args, &cli.backend, progress),
         Command::Cones(args) => cones::run(args),
         Command::BenchEdits(args) => bench_edits::run(args, &cli.backend, progress),
+        Command::BenchResident(args) => bench_resident::run(args, &cli.backend, progress),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -416,6 +416,16 @@ impl Timer {
         self.gpu_min_frontier = Some(frontier);
     }
 
+    /// The frontier the edits since the last update left (dirty pins and nets), which the
+    /// mixed strategy compares with [`Timer::gpu_min_frontier`]; 0 when the next update
+    /// is not an incremental one.
+    pub fn pending_frontier(&self) -> usize {
+        self.incremental
+            .as_ref()
+            .filter(|_| self.timing.is_some())
+            .map_or(0, tachyon_gba::Incremental::frontier_size)
+    }
+
     /// Whether the last timing update ran on the GPU (a full one on the GPU backend, or
     /// an incremental one over the resident state; its CPU twin counts).
     pub fn last_update_on_gpu(&self) -> bool {
@@ -489,17 +499,28 @@ impl Timer {
                 };
                 // With no clock pin's timing changed (else `None`), the clock trees
                 // of the last run still hold.
+                // Over the resident state on the GPU, CPPR re-running most tests runs
+                // over all of them there.
+                let n_tests = graph.tests().len();
                 match incremental.tests_for_cppr(graph, on_clock) {
-                    Some(tests) => tachyon_cppr::apply_cppr_to_tests(
-                        graph,
-                        data,
-                        clock.as_ref(),
-                        &tests,
-                        &mut self.cppr_trees,
-                    ),
-                    None => {
+                    Some(tests) if resident.is_none() || tests.len() * 4 < n_tests => {
+                        tachyon_cppr::apply_cppr_to_tests(
+                            graph,
+                            data,
+                            clock.as_ref(),
+                            &tests,
+                            &mut self.cppr_trees,
+                        )
+                    }
+                    _ => {
                         self.cppr_trees.clear();
-                        tachyon_cppr::apply_cppr(graph, data)
+                        let on_gpu = match resident.as_deref_mut() {
+                            Some(resident) => gpu_phases::cppr_resident(resident, graph, data)?,
+                            None => false,
+                        };
+                        if !on_gpu {
+                            tachyon_cppr::apply_cppr(graph, data);
+                        }
                     }
                 }
                 self.cppr_clock = Some(clock);

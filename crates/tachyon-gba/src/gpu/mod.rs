@@ -138,13 +138,14 @@ impl GpuTiming {
     /// Brings the graph on the device up to date with the edits `incremental` followed
     /// since the last call (what [`Incremental::take_device_delta`] lists), the RC values
     /// of the nets it recomputed taken from `data`: the first step of an update over
-    /// the resident state (after [`Incremental::update_rc`]).
+    /// the resident state (after [`Incremental::update_rc`]). Returns whether the graph's
+    /// shape (rows, pins, tests) changed, which structures derived from it depend on.
     pub fn apply_edits(
         &mut self,
         graph: &TimingGraph,
         incremental: &mut Incremental,
         data: &TimingData,
-    ) -> Result<(), GpuError> {
+    ) -> Result<bool, GpuError> {
         let delta = incremental.take_device_delta();
         let flat = incremental.flat();
         let edited = EditedLayout {
@@ -162,7 +163,8 @@ impl GpuTiming {
             },
         };
         self.device
-            .apply_edits(&edited, || incremental.level_lists(graph))
+            .apply_edits(&edited, || incremental.level_lists(graph))?;
+        Ok(delta.rows || delta.tests)
     }
 
     /// The forward levels over the whole resident graph and the test evaluation (the

@@ -86,6 +86,23 @@ pub(super) fn forward_resident(
     Ok(changed)
 }
 
+/// CPPR over every test where the resident state is on the GPU (the passes filled in
+/// there); false for the CPU twin, whose caller runs CPPR on the CPU.
+pub(super) fn cppr_resident(
+    resident: &mut Resident,
+    graph: &TimingGraph,
+    data: &mut TimingData,
+) -> Result<bool, TimerError> {
+    match resident {
+        #[cfg(feature = "gpu")]
+        Resident::Gpu(state) => state.cppr(graph, data).map(|()| true),
+        Resident::CpuTwin => {
+            let _ = (graph, data);
+            Ok(false)
+        }
+    }
+}
+
 /// The backward step over the resident state: every seed (those of the changed tests
 /// recomputed on the host), the backward levels over the whole graph, the required
 /// times downloaded.
@@ -176,14 +193,38 @@ mod on_gpu {
         /// In a mutex only so that the timer stays `Sync` (the captured sweeps are
         /// not); reached through `&mut`, never locked.
         timing: std::sync::Mutex<GpuTiming>,
+        /// CPPR's structure of the graph, kept while edits leave its shape alone (built
+        /// again on demand after).
+        structure: Option<CpprStructure>,
+    }
+
+    fn unlocked(timing: &mut std::sync::Mutex<GpuTiming>) -> &mut GpuTiming {
+        match timing.get_mut() {
+            Ok(timing) => timing,
+            Err(poisoned) => poisoned.into_inner(),
+        }
     }
 
     impl DeviceState {
         pub(in crate::timer) fn timing(&mut self) -> &mut GpuTiming {
-            match self.timing.get_mut() {
-                Ok(timing) => timing,
-                Err(poisoned) => poisoned.into_inner(),
-            }
+            unlocked(&mut self.timing)
+        }
+
+        /// CPPR over every test, the grouping passes filled in on this GPU from the
+        /// forward values it holds (those of the last sweep over the resident state).
+        pub(in crate::timer) fn cppr(
+            &mut self,
+            graph: &TimingGraph,
+            data: &mut TimingData,
+        ) -> Result<(), TimerError> {
+            let structure = self
+                .structure
+                .get_or_insert_with(|| CpprStructure::build(graph));
+            let timing = unlocked(&mut self.timing);
+            let passes = GpuPasses::Resident(timing.forward_values());
+            Ok(tachyon_cppr::gpu::apply_cppr_with(
+                graph, data, structure, passes,
+            )?)
         }
     }
 
@@ -196,7 +237,9 @@ mod on_gpu {
         incremental: &mut Incremental,
     ) -> Result<ForwardArrays, TimerError> {
         let started = Instant::now();
-        state.timing().apply_edits(graph, incremental, data)?;
+        if state.timing().apply_edits(graph, incremental, data)? {
+            state.structure = None;
+        }
         let uploaded_ms = started.elapsed().as_secs_f64() * 1e3;
         let forward = state.timing().forward_resident(graph, incremental.flat())?;
         tracing::debug!(
@@ -249,7 +292,8 @@ mod on_gpu {
                 Ok(timing.required(graph, &mut data)?)
             })?;
             let timing = std::sync::Mutex::new(timing);
-            Ok((data, flat, super::Resident::Gpu(DeviceState { timing })))
+            let state = DeviceState { timing, structure };
+            Ok((data, flat, super::Resident::Gpu(state)))
         })
     }
 
