@@ -52,6 +52,18 @@ struct Row {
     cpu_ms: f64,
     gpu_ms: f64,
     gpu_ran: bool,
+    /// The GPU strategy's medians per timer phase (`propagate`: RC of the dirty nets,
+    /// uploads, sweeps, downloads and comparisons; `cppr`).
+    gpu_phases: Vec<(&'static str, f64)>,
+}
+
+/// Each phase's total so far.
+fn phase_totals(timer: &Timer) -> Vec<(&'static str, Duration)> {
+    timer
+        .phase_timings()
+        .iter()
+        .map(|entry| (entry.phase, entry.duration))
+        .collect()
 }
 
 pub fn run(
@@ -90,6 +102,7 @@ pub fn run(
         let mut reads = Vec::new();
         let mut frontier = 0;
         let mut gpu_ran = true;
+        let mut phases: Vec<(&'static str, Vec<Duration>)> = Vec::new();
         for rep in 0..args.reps.max(1) {
             // Alternate which strategy goes first.
             let order = if rep % 2 == 0 { [false, true] } else { [true, false] };
@@ -103,12 +116,23 @@ pub fn run(
                 std::fs::remove_file(&path).ok();
                 frontier = timer.pending_frontier();
                 timer.set_gpu_min_frontier(if on_gpu { 0 } else { usize::MAX });
+                let before = phase_totals(&timer);
                 let started = Instant::now();
                 timer.update_timing()?;
                 let elapsed = started.elapsed();
                 if on_gpu {
                     gpu_ran &= timer.last_update_on_gpu();
                     gpu.push(elapsed);
+                    for (phase, total) in phase_totals(&timer) {
+                        let earlier = before
+                            .iter()
+                            .find(|entry| entry.0 == phase)
+                            .map_or(Duration::ZERO, |entry| entry.1);
+                        match phases.iter_mut().find(|entry| entry.0 == phase) {
+                            Some(entry) => entry.1.push(total - earlier),
+                            None => phases.push((phase, vec![total - earlier])),
+                        }
+                    }
                 } else {
                     cpu.push(elapsed);
                 }
@@ -123,10 +147,17 @@ pub fn run(
             cpu_ms: median_ms(cpu),
             gpu_ms: median_ms(gpu),
             gpu_ran,
+            gpu_phases: phases
+                .into_iter()
+                .filter(|(phase, _)| matches!(*phase, "propagate" | "cppr"))
+                .map(|(phase, times)| (phase, median_ms(times)))
+                .collect(),
         });
     }
     std::fs::remove_dir_all(&scratch).ok();
+    let state = state_digest(&mut timer)?;
     print_report(&timer, first_update, first_on_gpu, default_threshold, nets.len(), &rows, answers);
+    println!("final_state {state}");
     std::mem::forget(timer);
     Ok(())
 }
@@ -177,6 +208,25 @@ fn change_file(
     Ok(text)
 }
 
+/// A digest of every pin's arrival, slew and required time and every test's results,
+/// bit for bit: the same change files on either backend or strategy must give the same.
+fn state_digest(timer: &mut Timer) -> anyhow::Result<String> {
+    let (_, data) = timer.timing()?;
+    let mut digest = sha2::Sha256::new();
+    for values in [&data.arrival, &data.slew, &data.required] {
+        for value in values.iter().flatten() {
+            digest.update(value.to_bits().to_le_bytes());
+        }
+    }
+    for test in &data.tests {
+        for value in test.required_before_cppr.iter().chain(&test.credit).chain(&test.slack) {
+            digest.update(value.to_bits().to_le_bytes());
+        }
+    }
+    let digest = digest.finalize();
+    Ok(digest[..8].iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
 fn median_ms(mut values: Vec<Duration>) -> f64 {
     values.sort();
     values
@@ -222,8 +272,17 @@ fn print_report(
     for row in rows {
         let _ = writeln!(
             out,
-            "size nets {} frontier {} read_ms {:.1} cpu_ms {:.1} gpu_ms {:.1} gpu_ran {}",
-            row.nets, row.frontier, row.read_ms, row.cpu_ms, row.gpu_ms, row.gpu_ran
+            "size nets {} frontier {} read_ms {:.1} cpu_ms {:.1} gpu_ms {:.1} gpu_ran {}{}",
+            row.nets,
+            row.frontier,
+            row.read_ms,
+            row.cpu_ms,
+            row.gpu_ms,
+            row.gpu_ran,
+            row.gpu_phases
+                .iter()
+                .map(|(phase, ms)| format!(" gpu_{phase}_ms {ms:.1}"))
+                .collect::<String>()
         );
     }
     match crossover(rows) {

@@ -93,7 +93,9 @@ impl BackendArgs {
 /// `TACHYON_GPU_RELEASE_MEMORY` lets the driver take freed device memory back at each
 /// synchronisation, `TACHYON_GPU_NO_GRAPHS` launches the level sweeps one by one instead
 /// of replaying CUDA graphs, `TACHYON_GPU_SYNC_STEPS` runs an update's steps one after the
-/// other, each waited for, so the debug log times each alone.
+/// other, each waited for, so the debug log times each alone;
+/// `TACHYON_GPU_MEMORY_LIMIT=bytes` counts at most that much device memory as free (to
+/// try running out of it).
 fn gpu_config_from_environment() -> anyhow::Result<tachyon::gpu::GpuConfig> {
     let set = |name: &str| std::env::var_os(name).is_some();
     let mut config = tachyon::gpu::GpuConfig {
@@ -102,6 +104,11 @@ fn gpu_config_from_environment() -> anyhow::Result<tachyon::gpu::GpuConfig> {
         sync_steps: set("TACHYON_GPU_SYNC_STEPS"),
         ..Default::default()
     };
+    if let Ok(value) = std::env::var("TACHYON_GPU_MEMORY_LIMIT") {
+        config.memory_limit = Some(value.trim().parse().map_err(|_| {
+            anyhow::anyhow!("TACHYON_GPU_MEMORY_LIMIT={value}: expected a number of bytes")
+        })?);
+    }
     if let Ok(value) = std::env::var("TACHYON_GPU_STAGING") {
         let parsed = value
             .split_once(',')

@@ -112,6 +112,9 @@ pub struct DeviceDelta {
     pub nets: Vec<u32>,
     /// Pins whose wire delay and impulse the host recomputed or reset (with duplicates).
     pub wire_pins: Vec<u32>,
+    /// The host recomputed every net's RC values (`nets` and `wire_pins` then stay
+    /// empty): the RC arrays go up whole.
+    pub rc_all: bool,
 }
 
 impl DeviceDelta {
@@ -332,6 +335,13 @@ impl Incremental {
             }
         }
         required
+    }
+
+    /// After a forward step, how many pins' arrivals, slews or fan-in delays changed
+    /// (with duplicates): past a fraction of the design, CPPR over every test costs
+    /// less than finding the tests whose cones changed.
+    pub fn forward_changes(&self) -> usize {
+        self.forward_changed.len() + self.delay_changed.len()
     }
 
     /// The size of the dirty frontier the edits left: pins on the forward frontier
@@ -596,6 +606,22 @@ impl Incremental {
         let mut nets = std::mem::take(&mut self.rc_nets);
         nets.sort_unstable();
         nets.dedup();
+        if nets.len() * 2 >= graph.nets().len() && !nets.is_empty() {
+            // Most nets (a change file of the whole design): the full pass over all of
+            // them, in parallel chunks (the same per-net function, so the same bits;
+            // the others' values do not change).
+            compute_parasitics(graph, data);
+            for &net_id in &nets {
+                let net = &graph.nets()[net_id as usize];
+                self.forward
+                    .extend(net.driver.iter().chain(&net.sinks).map(|pin| pin.0));
+            }
+            if let Some(delta) = &mut self.device {
+                delta.rc_all = true;
+            }
+            self.counts.nets = nets.len();
+            return;
+        }
         type NetResult = ([f64; 4], Vec<(usize, [f64; 4], [f64; 4])>);
         let compute = |scratch: &mut Scratch, &net_id: &u32| -> NetResult {
             let net = &graph.nets()[net_id as usize];
@@ -622,13 +648,11 @@ impl Incremental {
             }
             self.forward
                 .extend(net.driver.iter().chain(&net.sinks).map(|pin| pin.0));
-            if let Some(delta) = &mut self.device {
-                delta
-                    .wire_pins
-                    .extend(sinks.iter().map(|sink| sink.0 as u32));
+            if let Some(delta) = self.device.as_mut().filter(|delta| !delta.rc_all) {
+                delta.wire_pins.extend(sinks.iter().map(|sink| sink.0 as u32));
             }
         }
-        if let Some(delta) = &mut self.device {
+        if let Some(delta) = self.device.as_mut().filter(|delta| !delta.rc_all) {
             delta.nets.extend_from_slice(&nets);
             delta.wire_pins.extend_from_slice(&reset);
         }
@@ -665,24 +689,32 @@ impl Incremental {
             .with_min_len(1 << 14)
             .filter(|&pin| {
                 graph.is_pin_alive(PinId(pin as u32))
-                    && !(same(&data.arrival[pin], &arrival[pin])
-                        && same(&data.slew[pin], &slew[pin]))
+                    && !(same(&data.arrival[pin], &arrival[pin]) && same(&data.slew[pin], &slew[pin]))
             })
             .map(|pin| pin as u32)
             .collect();
-        let changed_arcs: Vec<u32> = (0..arc_delay.len())
+        let changed_arcs: Vec<(u32, bool)> = (0..arc_delay.len())
             .into_par_iter()
             .with_min_len(1 << 14)
             .filter(|&arc| !same(&data.arc_delay[arc], &arc_delay[arc]))
-            .map(|arc| arc as u32)
+            .map(|arc| (arc as u32, graph.is_arc_alive(tachyon_graph::ArcId(arc as u32))))
             .collect();
-        for &pin in &changed_pins {
-            data.arrival[pin as usize] = arrival[pin as usize];
-            data.slew[pin as usize] = slew[pin as usize];
-        }
-        for &arc in &changed_arcs {
-            data.arc_delay[arc as usize] = arc_delay[arc as usize];
-            if graph.is_arc_alive(tachyon_graph::ArcId(arc)) {
+        let keep_removed = |new: &mut Vec<[f64; 4]>, old: &[[f64; 4]]| {
+            new.par_iter_mut()
+                .with_min_len(1 << 14)
+                .zip(old)
+                .enumerate()
+                .filter(|(pin, _)| !graph.is_pin_alive(PinId(*pin as u32)))
+                .for_each(|(_, (new, old))| *new = *old);
+        };
+        let (mut arrival, mut slew) = (arrival, slew);
+        keep_removed(&mut arrival, &data.arrival);
+        keep_removed(&mut slew, &data.slew);
+        data.arrival = arrival;
+        data.slew = slew;
+        data.arc_delay = arc_delay;
+        for &(arc, alive) in &changed_arcs {
+            if alive {
                 self.counts.arcs += 1;
                 let [from, to, ..] = self.flat.arcs[arc as usize];
                 self.backward.push(from);

@@ -502,7 +502,13 @@ impl Timer {
                 // Over the resident state on the GPU, CPPR re-running most tests runs
                 // over all of them there.
                 let n_tests = graph.tests().len();
-                match incremental.tests_for_cppr(graph, on_clock) {
+                let whole = resident.is_some()
+                    && incremental.forward_changes() * 16 >= graph.n_pins() as usize;
+                let tests = match whole {
+                    true => None,
+                    false => incremental.tests_for_cppr(graph, on_clock),
+                };
+                match tests {
                     Some(tests) if resident.is_none() || tests.len() * 4 < n_tests => {
                         tachyon_cppr::apply_cppr_to_tests(
                             graph,

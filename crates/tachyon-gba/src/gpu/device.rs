@@ -322,6 +322,14 @@ impl DeviceTiming {
             layout.validate_all_but_long_arrays()?;
             gpu.write(&self.tests, 0, layout.tests)?;
         }
+        if delta.rc_all || delta.nets.len() * 8 >= n_nets || delta.wire_pins.len() * 8 >= n_pins {
+            // Most values changed: the arrays whole, copied in pieces through the
+            // staging buffers, cost less than gathering and scattering them.
+            gpu.write(&self.net_load, 0, rc.net_load)?;
+            gpu.write(&self.wire_delay, 0, rc.wire_delay)?;
+            gpu.write(&self.wire_impulse, 0, rc.wire_impulse)?;
+            return Ok(());
+        }
         let gather = |indices: &[u32], values: &[[f64; 4]]| -> Vec<[f64; 4]> {
             indices.iter().map(|&at| values[at as usize]).collect()
         };
