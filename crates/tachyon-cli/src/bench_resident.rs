@@ -83,13 +83,17 @@ pub fn run(
     let default_threshold = timer.gpu_min_frontier();
 
     let nets = data_nets(&mut timer)?;
-    anyhow::ensure!(!nets.is_empty(), "the design has no data net with parasitics");
+    anyhow::ensure!(
+        !nets.is_empty(),
+        "the design has no data net with parasitics"
+    );
     let mut sizes: Vec<usize> = args.sizes.iter().map(|&n| n.clamp(1, nets.len())).collect();
     sizes.push((nets.len() / 10).max(1));
     if args.all_nets {
         sizes.push(nets.len());
     }
-    let scratch = std::env::temp_dir().join(format!("tachyon-bench-resident-{}", std::process::id()));
+    let scratch =
+        std::env::temp_dir().join(format!("tachyon-bench-resident-{}", std::process::id()));
     std::fs::create_dir_all(&scratch)?;
     let mut rng = SplitMix64::new(args.seed);
     let mut answers = sha2::Sha256::new();
@@ -105,7 +109,11 @@ pub fn run(
         let mut phases: Vec<(&'static str, Vec<Duration>)> = Vec::new();
         for rep in 0..args.reps.max(1) {
             // Alternate which strategy goes first.
-            let order = if rep % 2 == 0 { [false, true] } else { [true, false] };
+            let order = if rep % 2 == 0 {
+                [false, true]
+            } else {
+                [true, false]
+            };
             for on_gpu in order {
                 let path = scratch.join(format!("change{file_index}.spef"));
                 file_index += 1;
@@ -156,7 +164,15 @@ pub fn run(
     }
     std::fs::remove_dir_all(&scratch).ok();
     let state = state_digest(&mut timer)?;
-    print_report(&timer, first_update, first_on_gpu, default_threshold, nets.len(), &rows, answers);
+    print_report(
+        &timer,
+        first_update,
+        first_on_gpu,
+        default_threshold,
+        nets.len(),
+        &rows,
+        answers,
+    );
     println!("final_state {state}");
     std::mem::forget(timer);
     Ok(())
@@ -171,7 +187,10 @@ fn data_nets(timer: &mut Timer) -> anyhow::Result<Vec<PlanNet>> {
     for (index, net) in graph.nets().iter().enumerate() {
         let Some(driver) = net.driver else { continue };
         let on_clock = clock.contains(&driver) || net.sinks.iter().any(|pin| clock.contains(pin));
-        let driven = matches!(graph.pin(driver).kind, PinKind::CellOutput | PinKind::PrimaryInput);
+        let driven = matches!(
+            graph.pin(driver).kind,
+            PinKind::CellOutput | PinKind::PrimaryInput
+        );
         if driven && !on_clock && !net.sinks.is_empty() && graph.rc_tree(net).is_some() {
             nets.push(PlanNet {
                 name: net.name.clone(),
@@ -219,12 +238,20 @@ fn state_digest(timer: &mut Timer) -> anyhow::Result<String> {
         }
     }
     for test in &data.tests {
-        for value in test.required_before_cppr.iter().chain(&test.credit).chain(&test.slack) {
+        for value in test
+            .required_before_cppr
+            .iter()
+            .chain(&test.credit)
+            .chain(&test.slack)
+        {
             digest.update(value.to_bits().to_le_bytes());
         }
     }
     let digest = digest.finalize();
-    Ok(digest[..8].iter().map(|byte| format!("{byte:02x}")).collect())
+    Ok(digest[..8]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect())
 }
 
 fn median_ms(mut values: Vec<Duration>) -> f64 {
@@ -294,7 +321,10 @@ fn print_report(
         }
     }
     let digest = answers.finalize();
-    let hex: String = digest[..8].iter().map(|byte| format!("{byte:02x}")).collect();
+    let hex: String = digest[..8]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
     let _ = writeln!(out, "answers {hex}");
     print!("{out}");
 }

@@ -28,8 +28,14 @@
 //! does not matter; sums run inside the per-pin functions over rows in the graph's
 //! canonical order.
 //!
-//! The update runs on the CPU whatever the backend: it gives the same bits as the GPU
-//! (the same kernel functions), and small updates do not pay for transfers.
+//! The update runs on the CPU: it gives the same bits as the GPU (the same kernel
+//! functions), and small updates do not pay for transfers. A large one may run on the
+//! GPU over the resident state instead: [`Incremental::update_rc`], then the device's
+//! whole-graph sweeps ([`Incremental::forward_over_all`] and
+//! [`Incremental::backward_over_all`] are their CPU twins) taken in by
+//! [`Incremental::adopt_forward`] and [`Incremental::adopt_backward`]; with
+//! [`Incremental::track_device`], what the device copy lacks is recorded
+//! ([`DeviceDelta`]).
 
 use rayon::prelude::*;
 use tachyon_graph::{FastMap, Journal, PinId, TestResult, TimingData, TimingGraph, NO_VALUE};
@@ -649,7 +655,9 @@ impl Incremental {
             self.forward
                 .extend(net.driver.iter().chain(&net.sinks).map(|pin| pin.0));
             if let Some(delta) = self.device.as_mut().filter(|delta| !delta.rc_all) {
-                delta.wire_pins.extend(sinks.iter().map(|sink| sink.0 as u32));
+                delta
+                    .wire_pins
+                    .extend(sinks.iter().map(|sink| sink.0 as u32));
             }
         }
         if let Some(delta) = self.device.as_mut().filter(|delta| !delta.rc_all) {
@@ -689,7 +697,8 @@ impl Incremental {
             .with_min_len(1 << 14)
             .filter(|&pin| {
                 graph.is_pin_alive(PinId(pin as u32))
-                    && !(same(&data.arrival[pin], &arrival[pin]) && same(&data.slew[pin], &slew[pin]))
+                    && !(same(&data.arrival[pin], &arrival[pin])
+                        && same(&data.slew[pin], &slew[pin]))
             })
             .map(|pin| pin as u32)
             .collect();
@@ -697,7 +706,12 @@ impl Incremental {
             .into_par_iter()
             .with_min_len(1 << 14)
             .filter(|&arc| !same(&data.arc_delay[arc], &arc_delay[arc]))
-            .map(|arc| (arc as u32, graph.is_arc_alive(tachyon_graph::ArcId(arc as u32))))
+            .map(|arc| {
+                (
+                    arc as u32,
+                    graph.is_arc_alive(tachyon_graph::ArcId(arc as u32)),
+                )
+            })
             .collect();
         let keep_removed = |new: &mut Vec<[f64; 4]>, old: &[[f64; 4]]| {
             new.par_iter_mut()

@@ -160,7 +160,12 @@ impl GpuContext {
             0
         };
         let free = free as u64 + kept;
-        Ok((self.config.memory_limit.map_or(free, |limit| free.min(limit)), total as u64))
+        Ok((
+            self.config
+                .memory_limit
+                .map_or(free, |limit| free.min(limit)),
+            total as u64,
+        ))
     }
 
     /// Fails with [`GpuError::OutOfMemory`] unless `needed` bytes are free.

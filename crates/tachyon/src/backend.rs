@@ -23,8 +23,10 @@ pub const AUTO_GPU_MIN_PINS: u32 = 300_000;
 /// The default threshold of the mixed strategy: an incremental update whose frontier
 /// (dirty pins and nets, [`tachyon_gba::Incremental::frontier_size`]) has at least this
 /// many entries runs on the GPU over the resident state, a smaller one on the CPU.
-/// Measured on an H100 with 16 CPU cores (`tachyon bench-resident`, docs/PERFORMANCE.md).
-pub const GPU_MIN_FRONTIER: usize = 20_000;
+/// Measured on an H100 with 16 CPU cores at 1M gates (`tachyon bench-resident`,
+/// docs/PERFORMANCE.md): change files of 300 nets cost both sides ~525 ms, of 1000 nets
+/// 965 ms on the CPU against 144 ms on the GPU, of 100 nets 213 against 239 ms.
+pub const GPU_MIN_FRONTIER: usize = 1_000;
 
 /// The timing device a user asks for (`--device cpu|gpu|auto`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -134,8 +134,9 @@ pub struct OpsSummary {
 pub enum Retime {
     /// Only what the edits touched: the graph is edited in place and the timing
     /// brought up to date from the edited pins' frontiers (bit-identical to `Full`).
-    /// The incremental update runs on the CPU whatever the backend (the same kernel
-    /// functions give the same bits; a full update still runs on the backend). Under
+    /// On the GPU backend an update whose frontier reaches [`Timer::gpu_min_frontier`]
+    /// runs over the device's resident state, a smaller one on the CPU (the same kernel
+    /// functions give the same bits; a full update runs on the backend). Under
     /// SDC constraints edits re-time fully. Any query brings all dirty state up to date;
     /// CPPR re-runs for the tests whose data cones changed (all of them after a change
     /// on the clock network).

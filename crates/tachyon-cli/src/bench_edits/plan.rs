@@ -439,7 +439,11 @@ fn write_d_net(
 /// New RC values for an existing net: its tree as loaded, every resistance and
 /// capacitance scaled by one factor per net (as a re-extraction after a small change).
 pub(crate) fn write_rescaled_net(
-    text: &mut String, rng: &mut SplitMix64, graph: &TimingGraph, net: &PlanNet) {
+    text: &mut String,
+    rng: &mut SplitMix64,
+    graph: &TimingGraph,
+    net: &PlanNet,
+) {
     let net_data = graph.net(net.id);
     let Some(tree) = graph.rc_tree(net_data) else {
         unreachable!("planned nets have parasitics")
