@@ -47,7 +47,7 @@ pub(super) enum Resident {
     /// The graph (flat arrays, levels, tables, tests), the RC values and the timing
     /// values' buffers on the GPU. Updates over it upload only what edits changed.
     #[cfg(feature = "gpu")]
-    Gpu(on_gpu::DeviceState),
+    Gpu(Box<on_gpu::DeviceState>),
     /// The same steps on the CPU (whole-graph sweeps, the same functions), so that the
     /// mixed strategy's bookkeeping is tested without a GPU.
     CpuTwin,
@@ -293,7 +293,7 @@ mod on_gpu {
             })?;
             let timing = std::sync::Mutex::new(timing);
             let state = DeviceState { timing, structure };
-            Ok((data, flat, super::Resident::Gpu(state)))
+            Ok((data, flat, super::Resident::Gpu(Box::new(state))))
         })
     }
 
