@@ -13,7 +13,7 @@
 //! `report_worst_paths -numPaths 1` where the bench asks for WNS, TAU 2015 having no
 //! WNS command), ready for `tachyon tau` or OpenTimer's `ot-tau15`.
 
-mod plan;
+pub(crate) mod plan;
 
 use crate::peak_memory::{peak_resident_bytes, resident_bytes};
 use anyhow::Context;

@@ -3,6 +3,7 @@
 //! timing benchmark (`bench-edits`).
 
 mod bench_edits;
+mod bench_resident;
 mod cones;
 mod gen;
 mod parse;
@@ -58,14 +59,27 @@ pub struct BackendArgs {
     /// The most GPUs the GPU backend uses for the CPPR passes (default: all of them).
     #[arg(long, value_name = "N", global = true)]
     gpus: Option<usize>,
+    /// The mixed strategy's threshold on the GPU backend: an incremental update whose
+    /// frontier has at least N dirty pins and nets runs on the GPU over the design kept
+    /// there, a smaller one on the CPU (0: always the GPU). Also
+    /// `TACHYON_GPU_MIN_FRONTIER`; the default was measured (docs/PERFORMANCE.md).
+    #[arg(long, value_name = "N", global = true)]
+    gpu_min_frontier: Option<usize>,
 }
 
 impl BackendArgs {
     /// The backend these flags (and the `TACHYON_GPU_*` environment variables) ask
     /// for, or `device` instead of `--device` when given.
     pub fn select(&self, device: Option<tachyon::Device>) -> anyhow::Result<tachyon::Backend> {
+        let from_environment = match std::env::var("TACHYON_GPU_MIN_FRONTIER") {
+            Ok(value) => Some(value.trim().parse::<usize>().map_err(|_| {
+                anyhow::anyhow!("TACHYON_GPU_MIN_FRONTIER={value}: expected a count")
+            })?),
+            Err(_) => None,
+        };
         let config = tachyon::BackendConfig {
             gpu_limit: self.gpus,
+            gpu_min_frontier: self.gpu_min_frontier.or(from_environment),
             gpu: gpu_config_from_environment()?,
         };
         let device = device.unwrap_or(self.device.into());
@@ -79,7 +93,9 @@ impl BackendArgs {
 /// `TACHYON_GPU_RELEASE_MEMORY` lets the driver take freed device memory back at each
 /// synchronisation, `TACHYON_GPU_NO_GRAPHS` launches the level sweeps one by one instead
 /// of replaying CUDA graphs, `TACHYON_GPU_SYNC_STEPS` runs an update's steps one after the
-/// other, each waited for, so the debug log times each alone.
+/// other, each waited for, so the debug log times each alone;
+/// `TACHYON_GPU_MEMORY_LIMIT=bytes` counts at most that much device memory as free (to
+/// try running out of it).
 fn gpu_config_from_environment() -> anyhow::Result<tachyon::gpu::GpuConfig> {
     let set = |name: &str| std::env::var_os(name).is_some();
     let mut config = tachyon::gpu::GpuConfig {
@@ -88,6 +104,11 @@ fn gpu_config_from_environment() -> anyhow::Result<tachyon::gpu::GpuConfig> {
         sync_steps: set("TACHYON_GPU_SYNC_STEPS"),
         ..Default::default()
     };
+    if let Ok(value) = std::env::var("TACHYON_GPU_MEMORY_LIMIT") {
+        config.memory_limit = Some(value.trim().parse().map_err(|_| {
+            anyhow::anyhow!("TACHYON_GPU_MEMORY_LIMIT={value}: expected a number of bytes")
+        })?);
+    }
     if let Ok(value) = std::env::var("TACHYON_GPU_STAGING") {
         let parsed = value
             .split_once(',')
@@ -123,6 +144,9 @@ enum Command {
     /// followed by a query, pair by pair, against full updates (optionally writing the
     /// sequence as a TAU 2015 .ops).
     BenchEdits(bench_edits::BenchEditsArgs),
+    /// Measure the mixed strategy's crossover: updates after change files of growing
+    /// size, on the CPU and on the GPU over the resident design (docs/PERFORMANCE.md).
+    BenchResident(bench_resident::BenchResidentArgs),
 }
 
 fn main() -> ExitCode {
@@ -148,6 +172,7 @@ fn main() -> ExitCode {
         Command::Paths(args) => paths::run(args, &cli.backend, progress),
         Command::Cones(args) => cones::run(args),
         Command::BenchEdits(args) => bench_edits::run(args, &cli.backend, progress),
+        Command::BenchResident(args) => bench_resident::run(args, &cli.backend, progress),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -28,8 +28,14 @@
 //! does not matter; sums run inside the per-pin functions over rows in the graph's
 //! canonical order.
 //!
-//! The update runs on the CPU whatever the backend: it gives the same bits as the GPU
-//! (the same kernel functions), and small updates do not pay for transfers.
+//! The update runs on the CPU: it gives the same bits as the GPU (the same kernel
+//! functions), and small updates do not pay for transfers. A large one may run on the
+//! GPU over the resident state instead: [`Incremental::update_rc`], then the device's
+//! whole-graph sweeps ([`Incremental::forward_over_all`] and
+//! [`Incremental::backward_over_all`] are their CPU twins) taken in by
+//! [`Incremental::adopt_forward`] and [`Incremental::adopt_backward`]; with
+//! [`Incremental::track_device`], what the device copy lacks is recorded
+//! ([`DeviceDelta`]).
 
 use rayon::prelude::*;
 use tachyon_graph::{
@@ -91,6 +97,40 @@ pub struct Incremental {
     /// added or removed), so that a structure can tell whether its part of the graph
     /// was touched.
     shape_pins: Vec<PinId>,
+    /// With a copy of the timing on a GPU ([`Incremental::track_device`]): what changed
+    /// in the flat arrays and the RC values since that copy was last brought up to date.
+    device: Option<DeviceDelta>,
+}
+
+/// What the host changed since a device copy of the timing was last brought up to date
+/// ([`Incremental::take_device_delta`]): the flat arrays' rows, arcs, pins' nets and
+/// tests patched by edits, and the nets and pins whose RC values the host recomputed.
+/// The timing values themselves are not listed: an update on the device recomputes
+/// them from these inputs.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct DeviceDelta {
+    /// A CSR row changed or pins were added: the rows and the levels go up whole.
+    pub rows: bool,
+    /// Arc descriptors patched (with duplicates).
+    pub arcs: Vec<u32>,
+    /// Pins whose net changed (with duplicates).
+    pub pins: Vec<u32>,
+    /// The tests changed (added, removed or retabled).
+    pub tests: bool,
+    /// Nets whose RC values (`net_load`) the host recomputed (with duplicates).
+    pub nets: Vec<u32>,
+    /// Pins whose wire delay and impulse the host recomputed or reset (with duplicates).
+    pub wire_pins: Vec<u32>,
+    /// The host recomputed every net's RC values (`nets` and `wire_pins` then stay
+    /// empty): the RC arrays go up whole.
+    pub rc_all: bool,
+}
+
+impl DeviceDelta {
+    /// Whether the flat graph arrays changed (not only RC values).
+    pub fn graph_changed(&self) -> bool {
+        self.rows || self.tests || !self.arcs.is_empty() || !self.pins.is_empty()
+    }
 }
 
 impl Incremental {
@@ -146,7 +186,190 @@ impl Incremental {
             counts: RetimeCounts::default(),
             shape_changed: false,
             shape_pins: Vec::new(),
+            device: None,
         }
+    }
+
+    /// Starts (or stops) recording what a device copy of the timing lacks
+    /// ([`Incremental::take_device_delta`]); the copy is taken as current now.
+    pub fn track_device(&mut self, on: bool) {
+        self.device = on.then(DeviceDelta::default);
+    }
+
+    /// What changed since the last call (or [`Incremental::track_device`]), the
+    /// duplicates removed; empty when nothing is tracked.
+    pub fn take_device_delta(&mut self) -> DeviceDelta {
+        let mut delta = self.device.as_mut().map(std::mem::take).unwrap_or_default();
+        for list in [
+            &mut delta.arcs,
+            &mut delta.pins,
+            &mut delta.nets,
+            &mut delta.wire_pins,
+        ] {
+            list.sort_unstable();
+            list.dedup();
+        }
+        delta
+    }
+
+    /// The flat arrays as edits left them (rows with their free places).
+    pub fn flat(&self) -> &FlatTiming {
+        &self.flat
+    }
+
+    /// Every pin by level from the graph's per-pin levels, for a level sweep over the
+    /// whole edited graph (the device's): `(level_start, level_pins)`, the primary
+    /// inputs at the head of level 0 (the forward sweep leaves them out), each level's
+    /// other pins in pin order. None when a primary input is not on level 0 (an edit
+    /// gave it fan-in), which such a sweep cannot order.
+    pub fn level_lists(&self, graph: &TimingGraph) -> Option<(Vec<u32>, Vec<u32>)> {
+        let levels = graph.pin_levels()?;
+        let inputs = &self.flat.primary_inputs;
+        if inputs.iter().any(|&pin| levels[pin as usize] != 0) {
+            return None;
+        }
+        let n_levels = levels.iter().max().map_or(0, |&top| top as usize + 1);
+        let mut level_start = vec![0u32; n_levels + 1];
+        for &level in levels {
+            level_start[level as usize + 1] += 1;
+        }
+        for level in 0..n_levels {
+            level_start[level + 1] += level_start[level];
+        }
+        let mut next: Vec<u32> = level_start[..n_levels].to_vec();
+        let mut level_pins = vec![0u32; levels.len()];
+        for &pin in inputs {
+            level_pins[next[0] as usize] = pin;
+            next[0] += 1;
+        }
+        for (pin, &level) in levels.iter().enumerate() {
+            if level == 0 && self.is_input[pin] {
+                continue;
+            }
+            level_pins[next[level as usize] as usize] = pin as u32;
+            next[level as usize] += 1;
+        }
+        Some((level_start, level_pins))
+    }
+
+    /// The CPU twin of the device's forward step over the whole edited graph
+    /// (`gpu::GpuTiming::forward_resident`): the levels of [`Incremental::level_lists`],
+    /// every pin but the primary inputs computed from the RC values `data` holds, then
+    /// every test. For tests without a GPU; the same functions give the same bits.
+    pub fn forward_over_all(&self, graph: &TimingGraph, data: &TimingData) -> ForwardArrays {
+        let (level_start, level_pins) = self
+            .level_lists(graph)
+            .expect("the primary inputs are on level 0");
+        let flat = &self.flat;
+        let view = flat.graph();
+        let mut arrival = vec![[NO_VALUE; 4]; graph.n_pins() as usize];
+        let mut slew = arrival.clone();
+        let mut arc_delay = vec![[NO_VALUE; 4]; flat.arcs.len()];
+        for (pin, at, transition) in crate::primary_input_values(graph, flat) {
+            arrival[pin as usize] = at;
+            slew[pin as usize] = transition;
+        }
+        let n_inputs = flat.primary_inputs.len();
+        for level in level_start.windows(2) {
+            let pins =
+                &level_pins[(level[0] as usize).max(n_inputs)..(level[1] as usize).max(n_inputs)];
+            type PinResult = ([f64; 4], [f64; 4], Vec<(usize, [f64; 4])>);
+            let results: Vec<PinResult> = pins
+                .par_iter()
+                .with_min_len(64)
+                .map(|&pin| {
+                    let mut delays = Vec::new();
+                    let (at, transition) = forward_pin(
+                        &view,
+                        &data.net_load,
+                        &data.wire_delay,
+                        &data.wire_impulse,
+                        &arrival[..],
+                        &slew[..],
+                        pin as usize,
+                        |arc, value| delays.push((arc, value)),
+                    );
+                    (at, transition, delays)
+                })
+                .collect();
+            for (&pin, (at, transition, delays)) in pins.iter().zip(results) {
+                arrival[pin as usize] = at;
+                slew[pin as usize] = transition;
+                for (arc, value) in delays {
+                    arc_delay[arc] = value;
+                }
+            }
+        }
+        let test_required = graph.assertions().clock.map(|clock| {
+            flat.tests
+                .par_iter()
+                .map(|test| {
+                    evaluate_test(
+                        &flat.tables,
+                        &flat.table_data,
+                        test,
+                        clock.period,
+                        &arrival[..],
+                        &slew[..],
+                    )
+                })
+                .collect()
+        });
+        ForwardArrays {
+            arrival,
+            slew,
+            arc_delay,
+            test_required,
+        }
+    }
+
+    /// The CPU twin of the device's backward step over the whole edited graph
+    /// (`gpu::GpuTiming::backward_resident`) from `seeds` (each pin once), with the arc
+    /// delays `data` holds.
+    pub fn backward_over_all(
+        &self,
+        graph: &TimingGraph,
+        data: &TimingData,
+        seeds: &[(u32, [f64; 4])],
+    ) -> Vec<[f64; 4]> {
+        let (level_start, level_pins) = self
+            .level_lists(graph)
+            .expect("the primary inputs are on level 0");
+        let view = self.flat.graph();
+        let mut seed = vec![[NO_VALUE; 4]; graph.n_pins() as usize];
+        for &(pin, value) in seeds {
+            seed[pin as usize] = value;
+        }
+        let mut required = vec![[NO_VALUE; 4]; graph.n_pins() as usize];
+        for level in level_start.windows(2).rev() {
+            let pins = &level_pins[level[0] as usize..level[1] as usize];
+            let results: Vec<[f64; 4]> = pins
+                .par_iter()
+                .with_min_len(64)
+                .map(|&pin| {
+                    let pin = pin as usize;
+                    backward_pin(&view, &data.arc_delay, &required[..], pin, seed[pin])
+                })
+                .collect();
+            for (&pin, value) in pins.iter().zip(results) {
+                required[pin as usize] = value;
+            }
+        }
+        required
+    }
+
+    /// After a forward step, how many pins' arrivals, slews or fan-in delays changed
+    /// (with duplicates): past a fraction of the design, CPPR over every test costs
+    /// less than finding the tests whose cones changed.
+    pub fn forward_changes(&self) -> usize {
+        self.forward_changed.len() + self.delay_changed.len()
+    }
+
+    /// The size of the dirty frontier the edits left: pins on the forward frontier
+    /// plus nets whose RC values must be recomputed (with duplicates). The mixed
+    /// strategy compares it with its threshold.
+    pub fn frontier_size(&self) -> usize {
+        self.forward.len() + self.rc_nets.len()
     }
 
     /// Whether an edit changed the graph's shape (rows, pins, tests) since the last call
@@ -186,6 +409,16 @@ impl Incremental {
                 .chain(&journal.fanout_rows)
                 .chain(&journal.pins),
         );
+        if let Some(delta) = &mut self.device {
+            delta.rows |= !journal.fanin_rows.is_empty()
+                || !journal.fanout_rows.is_empty()
+                || journal.relaid_fanin
+                || journal.relaid_fanout
+                || n_pins != self.is_input.len();
+            delta.arcs.extend(journal.arcs.iter().map(|arc| arc.0));
+            delta.pins.extend(journal.pins.iter().map(|pin| pin.0));
+            delta.tests |= journal.tests_kept.is_some() || !journal.tests.is_empty();
+        }
         let flat = &mut self.flat;
         // Rows, arcs, pins' nets.
         follow_csr(
@@ -293,33 +526,8 @@ impl Incremental {
     /// forward frontier, and the tests whose inputs changed (their pre-CPPR required
     /// times). Returns whether any arrival, slew or test changed (CPPR has work).
     pub fn update_forward(&mut self, graph: &TimingGraph, data: &mut TimingData) -> bool {
-        self.counts = RetimeCounts::default();
-        self.forward_changed.clear();
-        self.delay_changed.clear();
-        self.tests_before.clear();
+        self.update_rc(graph, data);
         let levels = graph.pin_levels().expect("an editable graph has levels");
-        // RC: pins that left a net (or were removed) lose their wire values first.
-        for pin in std::mem::take(&mut self.reset_pins) {
-            data.wire_delay[pin as usize] = [0.0; 4];
-            data.wire_impulse[pin as usize] = [0.0; 4];
-        }
-        let mut nets = std::mem::take(&mut self.rc_nets);
-        nets.sort_unstable();
-        nets.dedup();
-        let mut scratch = Scratch::default();
-        let mut sinks = Vec::new();
-        for &net_id in &nets {
-            let net = &graph.nets()[net_id as usize];
-            sinks.clear();
-            data.net_load[net_id as usize] = net_parasitics(graph, net, &mut scratch, &mut sinks);
-            for &(pin, delay, impulse) in &sinks {
-                data.wire_delay[pin] = delay;
-                data.wire_impulse[pin] = impulse;
-            }
-            self.forward
-                .extend(net.driver.iter().chain(&net.sinks).map(|pin| pin.0));
-        }
-        self.counts.nets = nets.len();
         // Arrivals and slews, level by level.
         let mut frontier = Frontier::default();
         let stamp = self.next_stamp();
@@ -380,23 +588,8 @@ impl Incremental {
             }
         }
         // Tests whose clock or data pin changed, or that an edit added or retabled.
-        let stamp = self.next_stamp();
+        let tests = self.tests_to_evaluate();
         let flat = &self.flat;
-        for &pin in &self.forward_changed {
-            self.mark[pin as usize] = stamp;
-        }
-        let mut tests = std::mem::take(&mut self.tests);
-        tests.extend(
-            flat.tests
-                .iter()
-                .enumerate()
-                .filter(|(_, test)| {
-                    self.mark[test[0] as usize] == stamp || self.mark[test[1] as usize] == stamp
-                })
-                .map(|(index, _)| index as u32),
-        );
-        tests.sort_unstable();
-        tests.dedup();
         let period = graph.assertions().clock.map(|clock| clock.period);
         for &test in &tests {
             let descriptor = &flat.tests[test as usize];
@@ -416,6 +609,186 @@ impl Incremental {
         }
         self.counts.tests = tests.len();
         !self.forward_changed.is_empty() || self.counts.arcs > 0 || !tests.is_empty()
+    }
+
+    /// The first part of an update (of [`Incremental::update_forward`], or of an update
+    /// on the device): the RC values of the dirty nets, on the host (the per-net
+    /// function of the full pass, so the same bits), their pins joining the forward
+    /// frontier. The nets are few next to the design, and their trees are on the host.
+    pub fn update_rc(&mut self, graph: &TimingGraph, data: &mut TimingData) {
+        self.counts = RetimeCounts::default();
+        self.forward_changed.clear();
+        self.delay_changed.clear();
+        self.tests_before.clear();
+        // Pins that left a net (or were removed) lose their wire values first.
+        let reset = std::mem::take(&mut self.reset_pins);
+        for &pin in &reset {
+            data.wire_delay[pin as usize] = [0.0; 4];
+            data.wire_impulse[pin as usize] = [0.0; 4];
+        }
+        let mut nets = std::mem::take(&mut self.rc_nets);
+        nets.sort_unstable();
+        nets.dedup();
+        if nets.len() * 2 >= graph.nets().len() && !nets.is_empty() {
+            // Most nets (a change file of the whole design): the full pass over all of
+            // them, in parallel chunks (the same per-net function, so the same bits;
+            // the others' values do not change).
+            compute_parasitics(graph, data);
+            for &net_id in &nets {
+                let net = &graph.nets()[net_id as usize];
+                self.forward
+                    .extend(net.driver.iter().chain(&net.sinks).map(|pin| pin.0));
+            }
+            if let Some(delta) = &mut self.device {
+                delta.rc_all = true;
+            }
+            self.counts.nets = nets.len();
+            return;
+        }
+        type NetResult = ([f64; 4], Vec<(usize, [f64; 4], [f64; 4])>);
+        let compute = |scratch: &mut Scratch, &net_id: &u32| -> NetResult {
+            let net = &graph.nets()[net_id as usize];
+            let mut sinks = Vec::new();
+            let load = net_parasitics(graph, net, scratch, &mut sinks);
+            (load, sinks)
+        };
+        // Many nets (a change file of a tenth of the design) in parallel.
+        let results: Vec<NetResult> = if nets.len() >= PARALLEL_NETS {
+            nets.par_iter()
+                .with_min_len(16)
+                .map_init(Scratch::default, compute)
+                .collect()
+        } else {
+            let mut scratch = Scratch::default();
+            nets.iter().map(|net| compute(&mut scratch, net)).collect()
+        };
+        for (&net_id, (load, sinks)) in nets.iter().zip(results) {
+            let net = &graph.nets()[net_id as usize];
+            data.net_load[net_id as usize] = load;
+            for &(pin, delay, impulse) in &sinks {
+                data.wire_delay[pin] = delay;
+                data.wire_impulse[pin] = impulse;
+            }
+            self.forward
+                .extend(net.driver.iter().chain(&net.sinks).map(|pin| pin.0));
+            if let Some(delta) = self.device.as_mut().filter(|delta| !delta.rc_all) {
+                delta
+                    .wire_pins
+                    .extend(sinks.iter().map(|sink| sink.0 as u32));
+            }
+        }
+        if let Some(delta) = self.device.as_mut().filter(|delta| !delta.rc_all) {
+            delta.nets.extend_from_slice(&nets);
+            delta.wire_pins.extend_from_slice(&reset);
+        }
+        self.counts.nets = nets.len();
+    }
+
+    /// An update's forward step done elsewhere (on the device, over the whole graph,
+    /// after [`Incremental::update_rc`]): takes its `arrival`, `slew`, `arc_delay` and
+    /// the tests' pre-CPPR required times (`None`: no clock), and records what changed
+    /// as [`Incremental::update_forward`] does, so that CPPR and the backward step
+    /// follow the same way. Returns whether anything changed (CPPR has work).
+    pub fn adopt_forward(
+        &mut self,
+        graph: &TimingGraph,
+        data: &mut TimingData,
+        forward: ForwardArrays,
+    ) -> bool {
+        let ForwardArrays {
+            arrival,
+            slew,
+            arc_delay,
+            test_required,
+        } = forward;
+        assert_eq!(arrival.len(), data.arrival.len(), "one arrival per pin");
+        assert_eq!(arc_delay.len(), data.arc_delay.len(), "one delay per arc");
+        for pin in std::mem::take(&mut self.forward) {
+            if graph.is_pin_alive(PinId(pin)) {
+                self.delay_changed.push(pin);
+            }
+        }
+        // Removed pins keep the "no value" their removal gave them.
+        let changed_pins: Vec<u32> = (0..arrival.len())
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .filter(|&pin| {
+                graph.is_pin_alive(PinId(pin as u32))
+                    && !(same(&data.arrival[pin], &arrival[pin])
+                        && same(&data.slew[pin], &slew[pin]))
+            })
+            .map(|pin| pin as u32)
+            .collect();
+        let changed_arcs: Vec<(u32, bool)> = (0..arc_delay.len())
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .filter(|&arc| !same(&data.arc_delay[arc], &arc_delay[arc]))
+            .map(|arc| {
+                (
+                    arc as u32,
+                    graph.is_arc_alive(tachyon_graph::ArcId(arc as u32)),
+                )
+            })
+            .collect();
+        let keep_removed = |new: &mut Vec<[f64; 4]>, old: &[[f64; 4]]| {
+            new.par_iter_mut()
+                .with_min_len(1 << 14)
+                .zip(old)
+                .enumerate()
+                .filter(|(pin, _)| !graph.is_pin_alive(PinId(*pin as u32)))
+                .for_each(|(_, (new, old))| *new = *old);
+        };
+        let (mut arrival, mut slew) = (arrival, slew);
+        keep_removed(&mut arrival, &data.arrival);
+        keep_removed(&mut slew, &data.slew);
+        data.arrival = arrival;
+        data.slew = slew;
+        data.arc_delay = arc_delay;
+        for &(arc, alive) in &changed_arcs {
+            if alive {
+                self.counts.arcs += 1;
+                let [from, to, ..] = self.flat.arcs[arc as usize];
+                self.backward.push(from);
+                self.delay_changed.push(to);
+            }
+        }
+        self.forward_changed = changed_pins;
+        // Every pin was computed there, once.
+        self.counts.pins += graph.n_pins() as usize;
+        let tests = self.tests_to_evaluate();
+        for &test in &tests {
+            let descriptor = &self.flat.tests[test as usize];
+            self.tests_before.push((test, data.tests[test as usize]));
+            if let Some(required) = &test_required {
+                data.tests[test as usize].required_before_cppr = required[test as usize];
+            }
+            self.seed_pins.extend([descriptor[0], descriptor[1]]);
+        }
+        self.counts.tests = tests.len();
+        !self.forward_changed.is_empty() || self.counts.arcs > 0 || !tests.is_empty()
+    }
+
+    /// The tests the forward step re-evaluates: those whose clock or data pin changed,
+    /// and those an edit added or retabled (sorted).
+    fn tests_to_evaluate(&mut self) -> Vec<u32> {
+        let stamp = self.next_stamp();
+        for &pin in &self.forward_changed {
+            self.mark[pin as usize] = stamp;
+        }
+        let mut tests = std::mem::take(&mut self.tests);
+        tests.extend(
+            self.flat
+                .tests
+                .iter()
+                .enumerate()
+                .filter(|(_, test)| {
+                    self.mark[test[0] as usize] == stamp || self.mark[test[1] as usize] == stamp
+                })
+                .map(|(index, _)| index as u32),
+        );
+        tests.sort_unstable();
+        tests.dedup();
+        tests
     }
 
     /// After [`Incremental::update_forward`]: the tests whose post-CPPR slacks may have
@@ -488,37 +861,9 @@ impl Incremental {
     /// Step 3: the seeds of the pins whose tests changed, then required times from the
     /// backward frontier in reverse level order. Returns what the update recomputed.
     pub fn update_backward(&mut self, graph: &TimingGraph, data: &mut TimingData) -> RetimeCounts {
+        self.refresh_seeds(graph, data);
         let levels = graph.pin_levels().expect("an editable graph has levels");
         let mut frontier = Frontier::default();
-        let stamp = self.next_stamp();
-        // Seeds of the marked pins, recomputed as the full pass computes them.
-        let mut seed_pins = std::mem::take(&mut self.seed_pins);
-        seed_pins.sort_unstable();
-        seed_pins.dedup();
-        if !seed_pins.is_empty() {
-            for &pin in &seed_pins {
-                self.mark[pin as usize] = stamp;
-            }
-            let mut only = MarkedSeeds {
-                mark: &self.mark,
-                stamp,
-                seeds: FastMap::default(),
-                elsewhere: [NO_VALUE; 4],
-            };
-            seed_required(graph, data, &mut only);
-            let fresh = only.seeds;
-            for &pin in &seed_pins {
-                let new = fresh.get(&pin).copied();
-                let old = self.seeds.get(&pin).copied();
-                if new.map(bits) != old.map(bits) {
-                    match new {
-                        Some(seed) => self.seeds.insert(pin, seed),
-                        None => self.seeds.remove(&pin),
-                    };
-                    self.backward.push(pin);
-                }
-            }
-        }
         let stamp = self.next_stamp();
         for pin in std::mem::take(&mut self.backward) {
             frontier.push(&mut self.mark, stamp, levels, pin);
@@ -558,6 +903,88 @@ impl Incremental {
         self.counts
     }
 
+    /// An update's backward step done elsewhere (on the device, over the whole graph):
+    /// first [`Incremental::backward_seeds`], then this with the `required` times it
+    /// gave. Returns what the update recomputed.
+    pub fn adopt_backward(
+        &mut self,
+        graph: &TimingGraph,
+        data: &mut TimingData,
+        required: Vec<[f64; 4]>,
+    ) -> RetimeCounts {
+        assert_eq!(
+            required.len(),
+            data.required.len(),
+            "one required time per pin"
+        );
+        self.backward.clear();
+        // Removed pins keep the "no value" their removal gave them.
+        let mut required = required;
+        required
+            .par_iter_mut()
+            .with_min_len(1 << 14)
+            .zip(&data.required)
+            .enumerate()
+            .filter(|(pin, _)| !graph.is_pin_alive(PinId(*pin as u32)))
+            .for_each(|(_, (new, old))| *new = *old);
+        data.required = required;
+        self.counts.pins += graph.n_pins() as usize;
+        self.counts
+    }
+
+    /// The required-time seeds of every seeded pin after CPPR (those of the pins whose
+    /// tests changed recomputed first), in pin order: what a backward step over the
+    /// whole graph starts from.
+    pub fn backward_seeds(
+        &mut self,
+        graph: &TimingGraph,
+        data: &TimingData,
+    ) -> Vec<(u32, [f64; 4])> {
+        self.refresh_seeds(graph, data);
+        let mut seeds: Vec<(u32, [f64; 4])> = self
+            .seeds
+            .iter()
+            .filter(|(&pin, _)| graph.is_pin_alive(PinId(pin)))
+            .map(|(&pin, &seed)| (pin, seed))
+            .collect();
+        seeds.sort_unstable_by_key(|entry| entry.0);
+        seeds
+    }
+
+    /// Recomputes the seeds of the pins marked since the last update (as the full pass
+    /// computes them); the pins whose seeds changed join the backward frontier.
+    fn refresh_seeds(&mut self, graph: &TimingGraph, data: &TimingData) {
+        let stamp = self.next_stamp();
+        // Seeds of the marked pins, recomputed as the full pass computes them.
+        let mut seed_pins = std::mem::take(&mut self.seed_pins);
+        seed_pins.sort_unstable();
+        seed_pins.dedup();
+        if !seed_pins.is_empty() {
+            for &pin in &seed_pins {
+                self.mark[pin as usize] = stamp;
+            }
+            let mut only = MarkedSeeds {
+                mark: &self.mark,
+                stamp,
+                seeds: FastMap::default(),
+                elsewhere: [NO_VALUE; 4],
+            };
+            seed_required(graph, data, &mut only);
+            let fresh = only.seeds;
+            for &pin in &seed_pins {
+                let new = fresh.get(&pin).copied();
+                let old = self.seeds.get(&pin).copied();
+                if new.map(bits) != old.map(bits) {
+                    match new {
+                        Some(seed) => self.seeds.insert(pin, seed),
+                        None => self.seeds.remove(&pin),
+                    };
+                    self.backward.push(pin);
+                }
+            }
+        }
+    }
+
     fn next_stamp(&mut self) -> u32 {
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
@@ -570,6 +997,20 @@ impl Incremental {
 
 /// Above this many pins in one level, the level's pins are computed in parallel.
 const PARALLEL_PINS: usize = 512;
+
+/// Above this many dirty nets, their RC values are computed in parallel.
+const PARALLEL_NETS: usize = 64;
+
+/// What a forward step over the whole graph gives ([`Incremental::adopt_forward`]): per
+/// pin, arc and test.
+#[derive(Debug, Clone, Default)]
+pub struct ForwardArrays {
+    pub arrival: Vec<[f64; 4]>,
+    pub slew: Vec<[f64; 4]>,
+    pub arc_delay: Vec<[f64; 4]>,
+    /// The tests' required times before CPPR; `None` without a clock.
+    pub test_required: Option<Vec<[f64; 2]>>,
+}
 
 /// Pins waiting to be computed, by level (each once per step: `mark` holds the step's
 /// stamp for pins already waiting).

@@ -28,6 +28,9 @@ pub struct GpuConfig {
     /// Whether the steps of an update run one after the other, the GPU waited for after
     /// each, so that the debug log times each alone (it costs their overlap).
     pub sync_steps: bool,
+    /// At most this many bytes count as free device memory (`None`: what the driver
+    /// says), so that running out of memory can be tried on any GPU.
+    pub memory_limit: Option<u64>,
 }
 
 impl Default for GpuConfig {
@@ -38,6 +41,7 @@ impl Default for GpuConfig {
             keep_freed_memory: true,
             use_graphs: true,
             sync_steps: false,
+            memory_limit: None,
         }
     }
 }

@@ -147,7 +147,8 @@ impl GpuContext {
     }
 
     /// `(free, total)` device memory in bytes; free counts the memory that buffers of
-    /// this process freed and its pool keeps for the next ones ([`keep_freed_memory`]).
+    /// this process freed and its pool keeps for the next ones ([`keep_freed_memory`]),
+    /// at most [`GpuConfig::memory_limit`].
     pub fn memory(&self) -> Result<(u64, u64), GpuError> {
         let (free, total) = self
             .context
@@ -158,7 +159,13 @@ impl GpuContext {
         } else {
             0
         };
-        Ok((free as u64 + kept, total as u64))
+        let free = free as u64 + kept;
+        Ok((
+            self.config
+                .memory_limit
+                .map_or(free, |limit| free.min(limit)),
+            total as u64,
+        ))
     }
 
     /// Fails with [`GpuError::OutOfMemory`] unless `needed` bytes are free.

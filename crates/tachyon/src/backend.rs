@@ -20,6 +20,14 @@ use crate::TimerError;
 /// more than the few tens of milliseconds gained below ~100k gates (~300k pins).
 pub const AUTO_GPU_MIN_PINS: u32 = 300_000;
 
+/// The default threshold of the mixed strategy: an incremental update whose frontier
+/// (dirty pins and nets, [`tachyon_gba::Incremental::frontier_size`]) has at least this
+/// many entries runs on the GPU over the resident state, a smaller one on the CPU.
+/// Measured on an H100 with 16 CPU cores at 1M gates (`tachyon bench-resident`,
+/// docs/PERFORMANCE.md): change files of 300 nets cost both sides ~525 ms, of 1000 nets
+/// 965 ms on the CPU against 144 ms on the GPU, of 100 nets 213 against 239 ms.
+pub const GPU_MIN_FRONTIER: usize = 1_000;
+
 /// The timing device a user asks for (`--device cpu|gpu|auto`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Device {
@@ -65,6 +73,10 @@ pub struct BackendConfig {
     /// The most GPUs the GPU backend's CPPR passes share (`None`: every GPU of the
     /// machine). The results do not depend on it.
     pub gpu_limit: Option<usize>,
+    /// The mixed strategy's threshold (`None`: [`GPU_MIN_FRONTIER`]): incremental
+    /// updates whose frontier has at least this many dirty pins and nets run on the GPU
+    /// over the resident state, smaller ones on the CPU.
+    pub gpu_min_frontier: Option<usize>,
     /// The GPU runtime's switches (staging buffers, memory pool, graphs, sync steps).
     #[cfg(feature = "gpu")]
     pub gpu: tachyon_gpu::GpuConfig,
@@ -89,6 +101,8 @@ pub struct GpuBackend {
     gpus: Vec<std::sync::Arc<tachyon_gpu::GpuContext>>,
     /// Designs below this many pins are timed on the CPU.
     min_pins: u32,
+    /// The mixed strategy's threshold ([`BackendConfig::gpu_min_frontier`]).
+    min_frontier: usize,
 }
 
 /// The GPU backend, which a build without the `gpu` feature cannot make.
@@ -127,6 +141,15 @@ impl Backend {
         }
     }
 
+    /// The mixed strategy's threshold of this backend ([`BackendConfig::gpu_min_frontier`];
+    /// the CPU backend never runs on the GPU).
+    pub fn gpu_min_frontier(&self) -> usize {
+        match self {
+            Backend::Cpu => usize::MAX,
+            Backend::Gpu(gpu) => gpu.min_frontier(),
+        }
+    }
+
     /// A short description for logs and reports (`cpu`, or the GPU's name).
     pub fn describe(&self) -> String {
         match self {
@@ -155,7 +178,11 @@ impl GpuBackend {
                 }
             }
         }
-        Ok(GpuBackend { gpus, min_pins })
+        Ok(GpuBackend {
+            gpus,
+            min_pins,
+            min_frontier: config.gpu_min_frontier.unwrap_or(GPU_MIN_FRONTIER),
+        })
     }
 
     /// The GPU that holds the timing data.
@@ -172,6 +199,10 @@ impl GpuBackend {
         self.min_pins
     }
 
+    fn min_frontier(&self) -> usize {
+        self.min_frontier
+    }
+
     fn describe(&self) -> String {
         self.gpu().name().to_string()
     }
@@ -184,6 +215,10 @@ impl GpuBackend {
     }
 
     fn min_pins(&self) -> u32 {
+        match self.0 {}
+    }
+
+    fn min_frontier(&self) -> usize {
         match self.0 {}
     }
 

@@ -34,7 +34,9 @@ pub use tachyon_verilog as verilog;
 #[cfg(feature = "gpu")]
 pub use tachyon_gpu as gpu;
 
-pub use backend::{Backend, BackendConfig, Device, GpuBackend, AUTO_GPU_MIN_PINS};
+pub use backend::{
+    Backend, BackendConfig, Device, GpuBackend, AUTO_GPU_MIN_PINS, GPU_MIN_FRONTIER,
+};
 pub use tachyon_kernels::{Split, Transition};
 pub use tachyon_link::TimingGroupPolicy;
 pub use timer::{

@@ -134,8 +134,9 @@ pub struct OpsSummary {
 pub enum Retime {
     /// Only what the edits touched: the graph is edited in place and the timing
     /// brought up to date from the edited pins' frontiers (bit-identical to `Full`).
-    /// The incremental update runs on the CPU whatever the backend (the same kernel
-    /// functions give the same bits; a full update still runs on the backend). Under
+    /// On the GPU backend an update whose frontier reaches [`Timer::gpu_min_frontier`]
+    /// runs over the device's resident state, a smaller one on the CPU (the same kernel
+    /// functions give the same bits; a full update runs on the backend). Under
     /// SDC constraints edits re-time fully. Any query brings all dirty state up to date;
     /// CPPR re-runs for the tests whose data cones changed (all of them after a change
     /// on the clock network).
@@ -204,6 +205,21 @@ pub struct Timer {
     /// Its clock trees, kept while no clock pin's timing changes (cleared on any update
     /// that may have changed one).
     cppr_trees: tachyon_cppr::ClockTrees,
+    /// On the GPU backend with incremental re-timing: the device state the last full
+    /// update left (graph, RC values, value buffers), kept for the timer's life and
+    /// brought up to date lazily, only before an update runs there.
+    resident: Option<gpu_phases::Resident>,
+    /// The mixed strategy's threshold (None: the backend's): an incremental update whose
+    /// frontier ([`tachyon_gba::Incremental::frontier_size`]) is at least this runs on
+    /// the GPU over the resident state, a smaller one on the CPU.
+    gpu_min_frontier: Option<usize>,
+    /// Why the GPU is no longer used (a device error, e.g. out of memory): later
+    /// updates time on the CPU.
+    gpu_failed: Option<String>,
+    /// Whether the last update ran on the GPU.
+    last_on_gpu: bool,
+    /// Whether a CPU backend keeps the resident state's CPU twin (tests).
+    resident_twin: bool,
 }
 
 /// What an edit touched, as [`Timer::apply_edit`] tells the graph.
@@ -284,6 +300,11 @@ impl Timer {
             stats: UpdateStats::default(),
             history: Vec::new(),
             incremental: None,
+            resident: None,
+            gpu_min_frontier: None,
+            gpu_failed: None,
+            last_on_gpu: false,
+            resident_twin: false,
             cppr_clock: None,
             cppr_trees: tachyon_cppr::ClockTrees::default(),
         }
@@ -370,16 +391,82 @@ impl Timer {
     /// left (on the CPU, whatever the backend: the same kernel functions give the same
     /// bits). Every query brings all dirty state up to date.
     fn retime_incremental(&mut self) {
+        if let Err(why) = self.try_retime_incremental() {
+            // The update on the GPU failed part way: the timing is dropped, and the next
+            // update re-times fully on the CPU.
+            tracing::warn!("{why}; timing again on the CPU from here on");
+            self.gpu_failed = Some(why.to_string());
+            self.resident = None;
+            self.timing = None;
+            self.incremental = None;
+        }
+    }
+
+    /// The mixed strategy's threshold in effect: the timer's setting, else the
+    /// backend's.
+    pub fn gpu_min_frontier(&self) -> usize {
+        self.gpu_min_frontier
+            .unwrap_or_else(|| self.backend.gpu_min_frontier())
+    }
+
+    /// Sets the mixed strategy's threshold: incremental updates whose frontier (dirty
+    /// pins and nets) is at least `frontier` run on the GPU over the resident state
+    /// (`0`: all of them; `usize::MAX`: none), the others on the CPU. The results are
+    /// the same either way.
+    pub fn set_gpu_min_frontier(&mut self, frontier: usize) {
+        self.gpu_min_frontier = Some(frontier);
+    }
+
+    /// The frontier the edits since the last update left (dirty pins and nets), which the
+    /// mixed strategy compares with [`Timer::gpu_min_frontier`]; 0 when the next update
+    /// is not an incremental one.
+    pub fn pending_frontier(&self) -> usize {
+        self.incremental
+            .as_ref()
+            .filter(|_| self.timing.is_some())
+            .map_or(0, tachyon_gba::Incremental::frontier_size)
+    }
+
+    /// Whether the last timing update ran on the GPU (a full one on the GPU backend, or
+    /// an incremental one over the resident state; its CPU twin counts).
+    pub fn last_update_on_gpu(&self) -> bool {
+        self.last_on_gpu
+    }
+
+    /// On the CPU backend, keeps the resident state's CPU twin after each full update,
+    /// so that the mixed strategy (whole-graph sweeps over the resident state for
+    /// frontiers from [`Timer::gpu_min_frontier`] on) runs without a GPU: for tests,
+    /// which set the threshold with [`Timer::set_gpu_min_frontier`].
+    #[doc(hidden)]
+    pub fn use_resident_twin(&mut self) {
+        self.resident_twin = true;
+        self.timing = None;
+    }
+
+    /// [`Timer::retime_incremental`], failing only where the GPU fails.
+    fn try_retime_incremental(&mut self) -> Result<(), TimerError> {
         let cppr = self.main_engine_cppr();
+        let min_frontier = self.gpu_min_frontier();
         let (Some((graph, data)), Some(incremental)) = (&mut self.timing, &mut self.incremental)
         else {
-            return;
+            return Ok(());
         };
         if !incremental.is_dirty() {
-            return;
+            return Ok(());
         }
         let started = Instant::now();
-        let changed = incremental.update_forward(graph, data);
+        // The mixed strategy: a small frontier on the CPU against the host values, a
+        // large one on the GPU over the resident state (uploading what changed since it
+        // last ran there).
+        let mut resident = self
+            .resident
+            .as_mut()
+            .filter(|_| incremental.frontier_size() >= min_frontier);
+        self.last_on_gpu = resident.is_some();
+        let changed = match resident.as_deref_mut() {
+            Some(resident) => gpu_phases::forward_resident(resident, graph, data, incremental)?,
+            None => incremental.update_forward(graph, data),
+        };
         let forward = started.elapsed();
         // The clock network is found again only after edits of the graph's shape that
         // touched it: a row changed or a pin added or removed on it (an arc added or
@@ -413,17 +500,34 @@ impl Timer {
                 };
                 // With no clock pin's timing changed (else `None`), the clock trees
                 // of the last run still hold.
-                match incremental.tests_for_cppr(graph, on_clock) {
-                    Some(tests) => tachyon_cppr::apply_cppr_to_tests(
-                        graph,
-                        data,
-                        clock.as_ref(),
-                        &tests,
-                        &mut self.cppr_trees,
-                    ),
-                    None => {
+                // Over the resident state on the GPU, CPPR re-running most tests runs
+                // over all of them there.
+                let n_tests = graph.tests().len();
+                let whole = resident.is_some()
+                    && incremental.forward_changes() * 16 >= graph.n_pins() as usize;
+                let tests = match whole {
+                    true => None,
+                    false => incremental.tests_for_cppr(graph, on_clock),
+                };
+                match tests {
+                    Some(tests) if resident.is_none() || tests.len() * 4 < n_tests => {
+                        tachyon_cppr::apply_cppr_to_tests(
+                            graph,
+                            data,
+                            clock.as_ref(),
+                            &tests,
+                            &mut self.cppr_trees,
+                        )
+                    }
+                    _ => {
                         self.cppr_trees.clear();
-                        tachyon_cppr::apply_cppr(graph, data)
+                        let on_gpu = match resident.as_deref_mut() {
+                            Some(resident) => gpu_phases::cppr_resident(resident, graph, data)?,
+                            None => false,
+                        };
+                        if !on_gpu {
+                            tachyon_cppr::apply_cppr(graph, data);
+                        }
                     }
                 }
                 self.cppr_clock = Some(clock);
@@ -436,7 +540,10 @@ impl Timer {
             self.cppr_clock = previous_clock;
         }
         let cppr_done = started.elapsed();
-        let counts = incremental.update_backward(graph, data);
+        let counts = match resident {
+            Some(resident) => gpu_phases::backward_resident(resident, graph, data, incremental)?,
+            None => incremental.update_backward(graph, data),
+        };
         // Whole-graph readers (the path search, CPPR's structure) walk the level lists.
         graph.refresh_level_lists();
         self.path_graph = None;
@@ -450,6 +557,7 @@ impl Timer {
         phases::add_phase(&mut self.phases, "propagate", forward);
         phases::add_phase(&mut self.phases, "cppr", cppr_done - forward);
         phases::add_phase(&mut self.phases, "propagate", started.elapsed() - cppr_done);
+        Ok(())
     }
 
     /// Where timing runs.
@@ -812,19 +920,37 @@ impl Timer {
         }
         self.record("levelize", started);
         let mut phases = std::mem::take(&mut self.phases);
-        let backend = self.backend.for_design(graph.n_pins());
+        let backend = match &self.gpu_failed {
+            Some(_) => &Backend::Cpu,
+            None => self.backend.for_design(graph.n_pins()),
+        };
         let values = phases::HostValues::Results;
+        self.resident = None;
         let data = self.run_phases(&graph, backend, values, &mut |phase, elapsed| {
             phases::add_phase(&mut phases, phase, elapsed)
         });
         self.phases = phases;
-        let (mut data, flat) = data?;
+        self.last_on_gpu = matches!(backend, Backend::Gpu(_));
+        let (mut data, flat, resident) = data.inspect_err(|why| {
+            if matches!(backend, Backend::Gpu(_)) {
+                // The error says what failed (out of memory: how much was needed and
+                // free); the timer stays usable, on the CPU.
+                tracing::warn!("the GPU failed ({why}): later updates time on the CPU");
+                self.gpu_failed = Some(why.to_string());
+            }
+        })?;
         self.cppr_clock = None;
         self.cppr_trees.clear();
-        self.incremental = follow.then(|| {
-            let flat = flat.unwrap_or_else(|| tachyon_gba::FlatTiming::build(&graph));
-            tachyon_gba::Incremental::new(&graph, flat, &mut data)
+        self.incremental = follow.then(|| tachyon_gba::Incremental::new(&graph, flat, &mut data));
+        // Kept only where updates after edits can use it.
+        let resident = resident.or_else(|| {
+            (self.resident_twin && self.backend.gpu_min_frontier() == usize::MAX)
+                .then_some(gpu_phases::Resident::CpuTwin)
         });
+        self.resident = resident.filter(|_| follow);
+        if let Some(incremental) = &mut self.incremental {
+            incremental.track_device(self.resident.is_some());
+        }
         self.stats = UpdateStats {
             full: true,
             pins: graph.n_pins() as usize,

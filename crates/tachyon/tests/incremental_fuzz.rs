@@ -9,6 +9,11 @@
 //! WNS/TNS, the worst paths) must equal bit for bit the answer of a timer under
 //! `Retime::Full`, which rebuilds the graph from the design and re-times everything.
 //!
+//! The incremental timer runs on the GPU backend where a GPU is usable (required under
+//! `TACHYON_REQUIRE_GPU=1`), else on the CPU with the resident state's CPU twin; by the
+//! sequence's seed, its mixed strategy's threshold sends every update to the resident
+//! state, none, or those with frontiers of a few pins (alternating within a sequence).
+//!
 //! Designs: small TAU 2015 benchmarks of `../shared` (skipped with a message when it is
 //! absent, failing instead under `TACHYON_REQUIRE_SHARED=1`) and generated ones. CI runs
 //! a few sequences per design; `TACHYON_DIFF_SEQUENCES=N` runs N sequences in all
@@ -16,7 +21,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tachyon::{Retime, Split, Timer, TimingGroupPolicy, Transition};
+use tachyon::{Backend, Retime, Split, Timer, TimingGroupPolicy, Transition};
 use tachyon_testkit::SplitMix64;
 
 const TAU_DESIGNS: &[&str] = &["c17", "s27", "s344", "c432", "simple"];
@@ -38,7 +43,47 @@ struct Names {
 }
 
 fn loaded(tau2015: &Path, retime: Retime) -> Timer {
-    let mut timer = Timer::new();
+    loaded_on(tau2015, retime, Backend::Cpu)
+}
+
+/// The GPU backend where a GPU is usable (an error under `TACHYON_REQUIRE_GPU=1`
+/// without one), else the CPU.
+fn incremental_backend() -> Backend {
+    match Backend::select(tachyon::Device::Gpu, &Default::default()) {
+        Ok(backend) => backend,
+        Err(reason) => {
+            if std::env::var("TACHYON_REQUIRE_GPU").is_ok_and(|value| value == "1") {
+                panic!("TACHYON_REQUIRE_GPU=1 but no usable GPU: {reason}");
+            }
+            Backend::Cpu
+        }
+    }
+}
+
+/// The incremental timer of sequence `seed`: its mixed strategy's threshold by the
+/// seed (the backend's, every update on the resident state, or frontiers of at least
+/// a few pins there), over the GPU's resident state or its CPU twin.
+fn incremental_timer(tau2015: &Path, seed: u64) -> Timer {
+    let backend = incremental_backend();
+    let on_cpu = matches!(backend, Backend::Cpu);
+    let mut timer = Timer::with_backend(backend);
+    timer.set_retime(Retime::Incremental);
+    match seed % 3 {
+        0 => {}
+        mode => {
+            if on_cpu {
+                timer.use_resident_twin();
+            }
+            timer.set_gpu_min_frontier(if mode == 1 { 0 } else { 6 });
+        }
+    }
+    timer.set_timing_group_policy(TimingGroupPolicy::LastPerRelatedPin);
+    timer.load_tau2015(tau2015).expect("loads");
+    timer
+}
+
+fn loaded_on(tau2015: &Path, retime: Retime, backend: Backend) -> Timer {
+    let mut timer = Timer::with_backend(backend);
     timer.set_retime(retime);
     timer.set_timing_group_policy(TimingGroupPolicy::LastPerRelatedPin);
     timer.load_tau2015(tau2015).expect("loads");
@@ -148,6 +193,8 @@ struct Counts {
     failed_edits: usize,
     values: usize,
     incremental_updates: usize,
+    /// Incremental updates that ran over the resident state (GPU or its CPU twin).
+    resident_updates: usize,
     full_fallbacks: usize,
     /// Sequences ended by an edit after which the design no longer links.
     unlinkable_ends: usize,
@@ -300,7 +347,7 @@ fn compare_summary(incremental: &mut Timer, full: &mut Timer, context: &str, cou
 /// One random sequence of edits and queries on a fresh pair of timers.
 fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts: &mut Counts) {
     let mut random = SplitMix64(seed);
-    let mut incremental = loaded(tau2015, Retime::Incremental);
+    let mut incremental = incremental_timer(tau2015, seed);
     let mut full = loaded(tau2015, Retime::Full);
     // One sequence in four without CPPR.
     let cppr = seed % 4 != 3;
@@ -561,6 +608,7 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
             counts.full_fallbacks += 1;
         } else {
             counts.incremental_updates += 1;
+            counts.resident_updates += usize::from(incremental.last_update_on_gpu());
         }
         if step % 6 == 5 || step + 1 == STEPS {
             compare_summary(&mut incremental, &mut full, &context, counts);
@@ -593,7 +641,14 @@ fn sequences_per_design(n_designs: usize) -> usize {
     }
 }
 
+/// The tests that may time on the GPU take turns: the runtime keeps one stream per GPU,
+/// which two timers must not use from two threads at once.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn run_designs(designs: &[PathBuf], first_seed: u64) -> Counts {
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let scratch = std::env::temp_dir().join(format!(
         "tachyon-incremental-fuzz-{}-{first_seed}",
         std::process::id()
@@ -655,6 +710,10 @@ fn incremental_equals_full_on_generated_designs() {
     assert!(
         counts.incremental_updates > 0,
         "some updates ran incrementally"
+    );
+    assert!(
+        counts.resident_updates > 0,
+        "some updates ran over the resident state"
     );
 }
 fn dump(timer: &mut Timer, pin: &str) {

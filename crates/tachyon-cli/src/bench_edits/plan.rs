@@ -167,9 +167,9 @@ struct Gate {
 }
 
 /// A net the planner may buffer or re-extract.
-struct PlanNet {
-    name: String,
-    id: NetId,
+pub(crate) struct PlanNet {
+    pub(crate) name: String,
+    pub(crate) id: NetId,
 }
 
 /// A net whose pins an edit changed: its parasitics must be written afresh.
@@ -360,7 +360,7 @@ fn pick_net<'n>(
 
 /// The pins of the clock network: from the clock source forward, through the clock
 /// buffers, up to the flip-flops' clock pins (not through them).
-fn clock_network(graph: &TimingGraph) -> HashSet<PinId> {
+pub(crate) fn clock_network(graph: &TimingGraph) -> HashSet<PinId> {
     let mut seen = HashSet::new();
     let Some(clock) = graph.assertions().clock else {
         return seen;
@@ -377,7 +377,7 @@ fn clock_network(graph: &TimingGraph) -> HashSet<PinId> {
 }
 
 /// The SPEF header of a change file, in the units the graph keeps (ps, fF, kOhm).
-fn spef_header() -> String {
+pub(crate) fn spef_header() -> String {
     [
         "*SPEF \"IEEE 1481-1998\"",
         "*DESIGN \"changes\"",
@@ -438,7 +438,12 @@ fn write_d_net(
 
 /// New RC values for an existing net: its tree as loaded, every resistance and
 /// capacitance scaled by one factor per net (as a re-extraction after a small change).
-fn write_rescaled_net(text: &mut String, rng: &mut SplitMix64, graph: &TimingGraph, net: &PlanNet) {
+pub(crate) fn write_rescaled_net(
+    text: &mut String,
+    rng: &mut SplitMix64,
+    graph: &TimingGraph,
+    net: &PlanNet,
+) {
     let net_data = graph.net(net.id);
     let Some(tree) = graph.rc_tree(net_data) else {
         unreachable!("planned nets have parasitics")

@@ -12,7 +12,7 @@ use tachyon_gpu::abi::{
     LevelSweep, LevelizeExcludeArgs, LevelizeFrontierArgs, LevelizeSourcesArgs, LevelizeWaitsArgs,
     ScatterQuadsArgs,
 };
-use tachyon_gpu::check::{check_indices, check_length};
+use tachyon_gpu::check::{check_indices, check_length, check_starts};
 use tachyon_gpu::{DeviceBuffer, Event, GpuContext, GpuError, LaunchShape, LayoutError, Replay};
 use tachyon_kernels::propagate::{ArcDescriptor, TableDescriptor, TestDescriptor};
 
@@ -62,6 +62,44 @@ pub struct ForwardValues<'a> {
     pub arc_delay: &'a DeviceBuffer<[f64; 4]>,
     pub arrival: &'a DeviceBuffer<[f64; 4]>,
     pub slew: &'a DeviceBuffer<[f64; 4]>,
+}
+
+/// The RC pass's values as the host holds them (it recomputes those of the nets edits
+/// touch): per net, per pin, per pin.
+#[derive(Debug, Clone, Copy)]
+pub struct HostRcValues<'a> {
+    pub net_load: &'a [[f64; 4]],
+    pub wire_delay: &'a [[f64; 4]],
+    pub wire_impulse: &'a [[f64; 4]],
+}
+
+/// What changed on the host since the device copy was last brought up to date
+/// ([`DeviceTiming::apply_edits`]).
+#[derive(Debug, Clone, Copy)]
+pub struct EditedLayout<'a> {
+    /// The flat arrays as they are now (an editable graph's rows with their free
+    /// places, which hold the null arc: it adds nothing wherever it is read).
+    pub layout: TimingLayout<'a>,
+    pub delta: &'a crate::DeviceDelta,
+    pub rc: HostRcValues<'a>,
+}
+
+/// The runs of consecutive values of `sorted` (sorted, without duplicates), as ranges.
+fn runs(sorted: &[u32]) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let first = *sorted.get(at)? as usize;
+        let mut last = first;
+        at += 1;
+        while sorted
+            .get(at)
+            .is_some_and(|&next| next as usize == last + 1)
+        {
+            last += 1;
+            at += 1;
+        }
+        Some(first..last + 1)
+    })
 }
 
 /// Which way a sweep visits the levels.
@@ -204,6 +242,106 @@ impl DeviceTiming {
             forward_replay: Replay::default(),
             backward_replay: Replay::default(),
         })
+    }
+
+    /// Brings the device copy up to date with the host's after edits, uploading only
+    /// what changed where the arrays kept their sizes: the arc descriptors and pins'
+    /// nets edits patched (runs of neighbouring entries copied at once), the RC values
+    /// of the nets the host recomputed (scattered). Changed rows, or arrays that grew,
+    /// go up whole with the levels `levels` gives (`(level_start, level_pins)`, the
+    /// primary inputs heading level 0); the RC values then go up whole too. From then
+    /// on the RC values come from the host: the trees on the device are dropped.
+    pub fn apply_edits(
+        &mut self,
+        edited: &EditedLayout<'_>,
+        levels: impl FnOnce() -> Option<(Vec<u32>, Vec<u32>)>,
+    ) -> Result<(), GpuError> {
+        const DURING: &str = "uploading edits";
+        let EditedLayout { layout, delta, rc } = *edited;
+        let graph = &layout.graph;
+        let (n_pins, n_nets) = (layout.n_pins(), layout.n_nets());
+        let resized = n_pins != self.n_pins
+            || graph.arcs.len() != self.arcs.len()
+            || n_nets != self.net_load.len()
+            || layout.tests.len() != self.tests.len()
+            || graph.fanin_arcs.len() != self.fanin_arcs.len()
+            || graph.fanout_arcs.len() != self.fanout_arcs.len();
+        check_length("net_load", n_nets, rc.net_load.len())?;
+        check_length("wire_delay", n_pins, rc.wire_delay.len())?;
+        check_length("wire_impulse", n_pins, rc.wire_impulse.len())?;
+        let gpu = Arc::clone(&self.gpu);
+        if delta.rows || resized {
+            layout.validate()?;
+            let (level_start, level_pins) =
+                levels().ok_or(LayoutError::Missing { what: "levels" })?;
+            check_length("level_pins", n_pins, level_pins.len())?;
+            check_indices("level_pins", &level_pins, n_pins)?;
+            check_starts("level_start", &level_start, n_pins)?;
+            // The old buffers go before the new ones come, so that the peak is the
+            // larger of the two.
+            self.parasitics = None;
+            let upload = |data: &[u32]| gpu.upload(DURING, data);
+            self.fanin_start = upload(graph.fanin_start)?;
+            self.fanin_arcs = upload(graph.fanin_arcs)?;
+            self.fanout_start = upload(graph.fanout_start)?;
+            self.fanout_arcs = upload(graph.fanout_arcs)?;
+            self.arcs = gpu.upload(DURING, graph.arcs)?;
+            self.pin_net = upload(graph.pin_net)?;
+            self.tests = gpu.upload(DURING, layout.tests)?;
+            self.level_pins = upload(&level_pins)?;
+            self.level_start = level_start;
+            self.n_pins = n_pins;
+            self.n_primary_inputs = layout.primary_inputs.len();
+            if resized {
+                self.arrival = gpu.allocate(DURING, n_pins)?;
+                self.slew = gpu.allocate(DURING, n_pins)?;
+                self.seed = gpu.allocate(DURING, n_pins)?;
+                self.required = gpu.allocate(DURING, n_pins)?;
+                self.arc_delay = gpu.allocate(DURING, graph.arcs.len())?;
+                self.test_required = gpu.allocate(DURING, layout.tests.len())?;
+            }
+            self.net_load = gpu.upload(DURING, rc.net_load)?;
+            self.wire_delay = gpu.upload(DURING, rc.wire_delay)?;
+            self.wire_impulse = gpu.upload(DURING, rc.wire_impulse)?;
+            // The captured sweeps launched the old levels over the old buffers.
+            self.forward_replay = Replay::default();
+            self.backward_replay = Replay::default();
+            return Ok(());
+        }
+        for run in runs(&delta.arcs) {
+            let piece = &graph.arcs[run.clone()];
+            layout.check_arcs(run.start, piece)?;
+            gpu.write(&self.arcs, run.start, piece)?;
+        }
+        for run in runs(&delta.pins) {
+            let piece = &graph.pin_net[run.clone()];
+            layout.check_pin_nets(run.start, piece)?;
+            gpu.write(&self.pin_net, run.start, piece)?;
+        }
+        if delta.tests {
+            layout.validate_all_but_long_arrays()?;
+            gpu.write(&self.tests, 0, layout.tests)?;
+        }
+        if delta.rc_all || delta.nets.len() * 8 >= n_nets || delta.wire_pins.len() * 8 >= n_pins {
+            // Most values changed: the arrays whole, copied in pieces through the
+            // staging buffers, cost less than gathering and scattering them.
+            gpu.write(&self.net_load, 0, rc.net_load)?;
+            gpu.write(&self.wire_delay, 0, rc.wire_delay)?;
+            gpu.write(&self.wire_impulse, 0, rc.wire_impulse)?;
+            return Ok(());
+        }
+        let gather = |indices: &[u32], values: &[[f64; 4]]| -> Vec<[f64; 4]> {
+            indices.iter().map(|&at| values[at as usize]).collect()
+        };
+        self.scatter(
+            &delta.nets,
+            &gather(&delta.nets, rc.net_load),
+            &self.net_load,
+        )?;
+        let pins = &delta.wire_pins;
+        self.scatter(pins, &gather(pins, rc.wire_delay), &self.wire_delay)?;
+        self.scatter(pins, &gather(pins, rc.wire_impulse), &self.wire_impulse)?;
+        Ok(())
     }
 
     /// Validates and uploads the parasitics of the graph (replacing any uploaded before).

@@ -18,7 +18,9 @@ pub mod twin;
 #[cfg(test)]
 mod tests;
 
-pub use device::{DeviceTiming, ForwardResults, ForwardValues, WireOutputs};
+pub use device::{
+    DeviceTiming, EditedLayout, ForwardResults, ForwardValues, HostRcValues, WireOutputs,
+};
 pub use layout::{ParasiticsLayout, RcNetBatch, RcNetsOutput, TimingLayout, MAX_NETS};
 pub use rc::{rc_nets, DeviceRcNets, RcLaunch};
 
@@ -28,7 +30,7 @@ use tachyon_gpu::{GpuContext, GpuError};
 use tachyon_graph::{TimingData, TimingGraph};
 
 use crate::flat::{FlatParasitics, FlatTiming};
-use crate::{primary_input_values, required_seed_list};
+use crate::{primary_input_values, required_seed_list, ForwardArrays, Incremental};
 
 /// A graph on the GPU, between phases.
 pub struct GpuTiming {
@@ -131,6 +133,68 @@ impl GpuTiming {
             "gpu forward: sweep and tests queued, done (with sync steps), results downloaded"
         );
         Ok(())
+    }
+
+    /// Brings the graph on the device up to date with the edits `incremental` followed
+    /// since the last call (what [`Incremental::take_device_delta`] lists), the RC values
+    /// of the nets it recomputed taken from `data`: the first step of an update over
+    /// the resident state (after [`Incremental::update_rc`]). Returns whether the graph's
+    /// shape (rows, pins, tests) changed, which structures derived from it depend on.
+    pub fn apply_edits(
+        &mut self,
+        graph: &TimingGraph,
+        incremental: &mut Incremental,
+        data: &TimingData,
+    ) -> Result<bool, GpuError> {
+        let delta = incremental.take_device_delta();
+        let flat = incremental.flat();
+        let edited = EditedLayout {
+            layout: TimingLayout {
+                graph: flat.graph(),
+                primary_inputs: &flat.primary_inputs,
+                tests: &flat.tests,
+                n_nets: graph.nets().len() as u32,
+            },
+            delta: &delta,
+            rc: HostRcValues {
+                net_load: &data.net_load,
+                wire_delay: &data.wire_delay,
+                wire_impulse: &data.wire_impulse,
+            },
+        };
+        self.device
+            .apply_edits(&edited, || incremental.level_lists(graph))?;
+        Ok(delta.rows || delta.tests)
+    }
+
+    /// The forward levels over the whole resident graph and the test evaluation (the
+    /// RC values as [`GpuTiming::apply_edits`] left them), every result downloaded.
+    pub fn forward_resident(
+        &mut self,
+        graph: &TimingGraph,
+        flat: &FlatTiming,
+    ) -> Result<ForwardArrays, GpuError> {
+        let primary_inputs = primary_input_values(graph, flat);
+        let clock = graph.assertions().clock;
+        self.device
+            .run_forward(&primary_inputs, clock.map(|clock| clock.period))?;
+        let results = self.device.download_forward(None)?;
+        Ok(ForwardArrays {
+            arrival: results.arrival,
+            slew: results.slew,
+            arc_delay: results.arc_delay,
+            test_required: results.test_required.filter(|_| clock.is_some()),
+        })
+    }
+
+    /// The backward levels over the whole resident graph from `seeds` (`(pin,
+    /// required)`, each pin once); the required times downloaded.
+    pub fn backward_resident(
+        &mut self,
+        seeds: &[(u32, [f64; 4])],
+    ) -> Result<Vec<[f64; 4]>, GpuError> {
+        self.device.run_backward(seeds)?;
+        self.device.download_required()
     }
 
     /// With [`tachyon_gpu::GpuConfig::sync_steps`], waits for the queued work so that

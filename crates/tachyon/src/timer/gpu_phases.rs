@@ -14,6 +14,9 @@
 use tachyon_paths::flat::FlatPaths;
 use tachyon_paths::problem::SearchOutcome;
 
+use tachyon_gba::{Incremental, RetimeCounts};
+use tachyon_graph::{TimingData, TimingGraph};
+
 use super::TimerError;
 use crate::backend::Backend;
 
@@ -37,6 +40,87 @@ pub(super) use without_gpu::run;
 #[cfg(not(feature = "gpu"))]
 use without_gpu::search_on_gpu;
 
+/// What a full update on the GPU leaves there for the next updates (the resident
+/// state), or its CPU twin.
+#[derive(Debug)]
+pub(super) enum Resident {
+    /// The graph (flat arrays, levels, tables, tests), the RC values and the timing
+    /// values' buffers on the GPU. Updates over it upload only what edits changed.
+    #[cfg(feature = "gpu")]
+    Gpu(Box<on_gpu::DeviceState>),
+    /// The same steps on the CPU (whole-graph sweeps, the same functions), so that the
+    /// mixed strategy's bookkeeping is tested without a GPU.
+    CpuTwin,
+}
+
+/// The forward step of an incremental update over the resident state: the dirty nets'
+/// RC values on the host (few trees, and on the host already), the edits and those
+/// values uploaded, the forward levels and tests over the whole graph on the GPU, the
+/// results downloaded and compared with the host's (what changed drives CPPR and the
+/// backward step as on the CPU). Returns whether anything changed.
+pub(super) fn forward_resident(
+    resident: &mut Resident,
+    graph: &TimingGraph,
+    data: &mut TimingData,
+    incremental: &mut Incremental,
+) -> Result<bool, TimerError> {
+    let started = std::time::Instant::now();
+    incremental.update_rc(graph, data);
+    let rc_ms = started.elapsed().as_secs_f64() * 1e3;
+    let forward = match resident {
+        #[cfg(feature = "gpu")]
+        Resident::Gpu(state) => on_gpu::forward(state, graph, data, incremental)?,
+        Resident::CpuTwin => {
+            incremental.take_device_delta();
+            incremental.forward_over_all(graph, data)
+        }
+    };
+    let swept_ms = started.elapsed().as_secs_f64() * 1e3;
+    let changed = incremental.adopt_forward(graph, data, forward);
+    tracing::debug!(
+        rc_ms,
+        swept_ms,
+        compared_ms = started.elapsed().as_secs_f64() * 1e3,
+        "resident forward: host RC of the dirty nets; edits uploaded, swept, downloaded; compared"
+    );
+    Ok(changed)
+}
+
+/// CPPR over every test where the resident state is on the GPU (the passes filled in
+/// there); false for the CPU twin, whose caller runs CPPR on the CPU.
+pub(super) fn cppr_resident(
+    resident: &mut Resident,
+    graph: &TimingGraph,
+    data: &mut TimingData,
+) -> Result<bool, TimerError> {
+    match resident {
+        #[cfg(feature = "gpu")]
+        Resident::Gpu(state) => state.cppr(graph, data).map(|()| true),
+        Resident::CpuTwin => {
+            let _ = (graph, data);
+            Ok(false)
+        }
+    }
+}
+
+/// The backward step over the resident state: every seed (those of the changed tests
+/// recomputed on the host), the backward levels over the whole graph, the required
+/// times downloaded.
+pub(super) fn backward_resident(
+    resident: &mut Resident,
+    graph: &TimingGraph,
+    data: &mut TimingData,
+    incremental: &mut Incremental,
+) -> Result<RetimeCounts, TimerError> {
+    let seeds = incremental.backward_seeds(graph, data);
+    let required = match resident {
+        #[cfg(feature = "gpu")]
+        Resident::Gpu(state) => state.timing().backward_resident(&seeds)?,
+        Resident::CpuTwin => incremental.backward_over_all(graph, data, &seeds),
+    };
+    Ok(incremental.adopt_backward(graph, data, required))
+}
+
 /// Without the `gpu` feature no GPU backend exists: these are never called.
 #[cfg(not(feature = "gpu"))]
 mod without_gpu {
@@ -48,6 +132,7 @@ mod without_gpu {
 
     use super::super::phases::HostValues;
     use super::super::{Timer, TimerError};
+    use super::Resident;
     use crate::backend::GpuBackend;
 
     pub(in crate::timer) fn run(
@@ -56,7 +141,7 @@ mod without_gpu {
         gpu: &GpuBackend,
         _: HostValues,
         _: &mut dyn FnMut(&'static str, Duration),
-    ) -> Result<TimingData, TimerError> {
+    ) -> Result<(TimingData, tachyon_gba::FlatTiming, Resident), TimerError> {
         gpu.unreachable()
     }
 
@@ -77,7 +162,7 @@ mod on_gpu {
     use tachyon_cppr::gpu::GpuPasses;
     use tachyon_cppr::CpprStructure;
     use tachyon_gba::gpu::GpuTiming;
-    use tachyon_gba::{FlatParasitics, FlatTiming};
+    use tachyon_gba::{FlatParasitics, FlatTiming, ForwardArrays, Incremental};
     use tachyon_gpu::GpuContext;
     use tachyon_graph::{TimingData, TimingGraph};
     use tachyon_paths::flat::FlatPaths;
@@ -85,6 +170,7 @@ mod on_gpu {
 
     use super::super::phases::{prepare_arrays, HostValues};
     use super::super::{Timer, TimerError};
+    use super::Resident;
     use crate::backend::GpuBackend;
 
     type Record<'r> = dyn FnMut(&'static str, Duration) + 'r;
@@ -101,14 +187,78 @@ mod on_gpu {
         Ok(result)
     }
 
-    /// Every phase of one update of `graph` on `backend` (see the module docs).
+    /// The device state of [`Resident::Gpu`].
+    #[derive(Debug)]
+    pub(in crate::timer) struct DeviceState {
+        /// In a mutex only so that the timer stays `Sync` (the captured sweeps are
+        /// not); reached through `&mut`, never locked.
+        timing: std::sync::Mutex<GpuTiming>,
+        /// CPPR's structure of the graph, kept while edits leave its shape alone (built
+        /// again on demand after).
+        structure: Option<CpprStructure>,
+    }
+
+    fn unlocked(timing: &mut std::sync::Mutex<GpuTiming>) -> &mut GpuTiming {
+        match timing.get_mut() {
+            Ok(timing) => timing,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    impl DeviceState {
+        pub(in crate::timer) fn timing(&mut self) -> &mut GpuTiming {
+            unlocked(&mut self.timing)
+        }
+
+        /// CPPR over every test, the grouping passes filled in on this GPU from the
+        /// forward values it holds (those of the last sweep over the resident state).
+        pub(in crate::timer) fn cppr(
+            &mut self,
+            graph: &TimingGraph,
+            data: &mut TimingData,
+        ) -> Result<(), TimerError> {
+            let structure = self
+                .structure
+                .get_or_insert_with(|| CpprStructure::build(graph));
+            let timing = unlocked(&mut self.timing);
+            let passes = GpuPasses::Resident(timing.forward_values());
+            Ok(tachyon_cppr::gpu::apply_cppr_with(
+                graph, data, structure, passes,
+            )?)
+        }
+    }
+
+    /// The device's part of [`super::forward_resident`]: the edits and the host's RC
+    /// values uploaded, the forward sweep and the tests, every result downloaded.
+    pub(in crate::timer) fn forward(
+        state: &mut DeviceState,
+        graph: &TimingGraph,
+        data: &TimingData,
+        incremental: &mut Incremental,
+    ) -> Result<ForwardArrays, TimerError> {
+        let started = Instant::now();
+        if state.timing().apply_edits(graph, incremental, data)? {
+            state.structure = None;
+        }
+        let uploaded_ms = started.elapsed().as_secs_f64() * 1e3;
+        let forward = state.timing().forward_resident(graph, incremental.flat())?;
+        tracing::debug!(
+            uploaded_ms,
+            swept_ms = started.elapsed().as_secs_f64() * 1e3,
+            "gpu resident forward: edits uploaded, swept and downloaded"
+        );
+        Ok(forward)
+    }
+
+    /// Every phase of one update of `graph` on `backend` (see the module docs); the
+    /// flat arrays and the device state are kept for the updates after edits.
     pub(in crate::timer) fn run(
         timer: &Timer,
         graph: &TimingGraph,
         backend: &GpuBackend,
         host_values: HostValues,
         record: &mut Record<'_>,
-    ) -> Result<TimingData, TimerError> {
+    ) -> Result<(TimingData, FlatTiming, Resident), TimerError> {
         std::thread::scope(|scope| {
             let uploaded = upload(
                 scope,
@@ -141,7 +291,9 @@ mod on_gpu {
             timed(record, "propagate", || {
                 Ok(timing.required(graph, &mut data)?)
             })?;
-            Ok(data)
+            let timing = std::sync::Mutex::new(timing);
+            let state = DeviceState { timing, structure };
+            Ok((data, flat, super::Resident::Gpu(Box::new(state))))
         })
     }
 

@@ -85,15 +85,14 @@ impl Timer {
         backend: &Backend,
         host_values: HostValues,
         record: &mut dyn FnMut(&'static str, Duration),
-    ) -> Result<(TimingData, Option<FlatTiming>), TimerError> {
+    ) -> Result<(TimingData, FlatTiming, Option<gpu_phases::Resident>), TimerError> {
         match backend {
             Backend::Cpu => {
                 let (data, flat) = self.cpu_phases(graph, record);
-                Ok((data, Some(flat)))
+                Ok((data, flat, None))
             }
-            Backend::Gpu(gpu) => {
-                gpu_phases::run(self, graph, gpu, host_values, record).map(|data| (data, None))
-            }
+            Backend::Gpu(gpu) => gpu_phases::run(self, graph, gpu, host_values, record)
+                .map(|(data, flat, resident)| (data, flat, Some(resident))),
         }
     }
 
@@ -151,7 +150,7 @@ impl Timer {
             let mut phases = Vec::new();
             let mut totals = Vec::new();
             let everything = HostValues::ResultsAndWireValues;
-            let (warm_up, _) = self.run_phases(&graph, backend, everything, &mut |_, _| {})?;
+            let (warm_up, ..) = self.run_phases(&graph, backend, everything, &mut |_, _| {})?;
             let mut data = None;
             for _ in 0..runs.max(1) {
                 let mut run = Vec::new();
