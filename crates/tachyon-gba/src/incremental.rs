@@ -78,8 +78,17 @@ pub struct Incremental {
     /// Pins whose fan-in arcs' delays changed in this update, and the forward frontier
     /// the edits left (rows, nets, arcs changed): where CPPR's cones start.
     delay_changed: Vec<u32>,
+    /// Whether an arc's delay changed since the last whole update (CPPR then has work
+    /// even where no arrival changed).
+    arcs_changed: bool,
     /// Tests re-evaluated in this update (their results before, for comparison).
     tests_before: Vec<(u32, TestResult)>,
+    /// The tests at each pin that is some test's clock or data pin (test ids): what a
+    /// changed pin re-evaluates and what a cone reaches, without a scan of every test.
+    tests_at: FastMap<u32, Vec<u32>>,
+    /// Per pin, the stamp of the last query cone it was in ([`Incremental::update_fanin_cone`]).
+    cone: Vec<u32>,
+    cone_stamp: u32,
     counts: RetimeCounts,
     /// Whether an edit since the last [`Incremental::take_shape_changes`] changed rows
     /// or tests (what structures derived from the graph's shape depend on).
@@ -113,6 +122,7 @@ impl Incremental {
         }
         let mut all = AllSeeds::default();
         seed_required(graph, data, &mut all);
+        let tests_at = tests_by_pin(&flat.tests);
         Incremental {
             flat,
             is_input,
@@ -127,7 +137,11 @@ impl Incremental {
             stamp: 0,
             forward_changed: Vec::new(),
             delay_changed: Vec::new(),
+            arcs_changed: false,
             tests_before: Vec::new(),
+            tests_at,
+            cone: vec![0; n_pins],
+            cone_stamp: 0,
             counts: RetimeCounts::default(),
             shape_changed: false,
             shape_pins: Vec::new(),
@@ -151,7 +165,11 @@ impl Incremental {
             && self.backward.is_empty()
             && self.seed_pins.is_empty()
             && self.tests.is_empty()
-            && self.reset_pins.is_empty())
+            && self.reset_pins.is_empty()
+            // What query cones brought up to date, left to the next whole update.
+            && self.forward_changed.is_empty()
+            && self.delay_changed.is_empty()
+            && !self.arcs_changed)
     }
 
     /// Follows one edit of `graph` (its journal, from `TimingGraph::finish_edit`):
@@ -218,6 +236,7 @@ impl Incremental {
         data.net_load.resize(graph.nets().len(), [0.0; 4]);
         self.is_input.resize(n_pins, false);
         self.mark.resize(n_pins, 0);
+        self.cone.resize(n_pins, 0);
         // Tests: removed ones take their seeds with them; kept ones keep their results.
         if let Some(kept) = &journal.tests_kept {
             let mut next = 0u32;
@@ -240,12 +259,29 @@ impl Incremental {
                 .collect();
             data.tests = results;
             flat.tests = graph.tests().iter().map(test_descriptor).collect();
+            // Removing tests renumbers them (as the loop above, a pass over the tests).
+            self.tests_at = tests_by_pin(&flat.tests);
         }
         data.tests
             .resize(graph.tests().len(), TestResult::default());
         flat.tests.resize(graph.tests().len(), [0; 6]);
         for &test in &journal.tests {
-            flat.tests[test.index()] = test_descriptor(&graph.tests()[test.index()]);
+            let descriptor = test_descriptor(&graph.tests()[test.index()]);
+            let old = std::mem::replace(&mut flat.tests[test.index()], descriptor);
+            if old[..2] != descriptor[..2] {
+                // A new test (a retabled one keeps its pins).
+                for pin in [old[0], old[1]] {
+                    if let Some(list) = self.tests_at.get_mut(&pin) {
+                        list.retain(|&other| other != test.0);
+                    }
+                }
+                for pin in [descriptor[0], descriptor[1]] {
+                    let list = self.tests_at.entry(pin).or_default();
+                    if !list.contains(&test.0) {
+                        list.push(test.0);
+                    }
+                }
+            }
             self.tests.push(test.0);
         }
         // Dirty state.
@@ -274,19 +310,155 @@ impl Incremental {
 
     /// Step 1 of an update: RC values of the dirty nets, arrivals and slews from the
     /// forward frontier, and the tests whose inputs changed (their pre-CPPR required
-    /// times). Returns whether any arrival, slew or test changed (CPPR has work).
+    /// times), including what query cones brought up to date since the last whole
+    /// update. Returns whether any arrival, slew, arc delay or test changed (CPPR has
+    /// work).
     pub fn update_forward(&mut self, graph: &TimingGraph, data: &mut TimingData) -> bool {
         self.counts = RetimeCounts::default();
-        self.forward_changed.clear();
-        self.delay_changed.clear();
         self.tests_before.clear();
-        let levels = graph.pin_levels().expect("an editable graph has levels");
         // RC: pins that left a net (or were removed) lose their wire values first.
         for pin in std::mem::take(&mut self.reset_pins) {
             data.wire_delay[pin as usize] = [0.0; 4];
             data.wire_impulse[pin as usize] = [0.0; 4];
         }
+        let nets = std::mem::take(&mut self.rc_nets);
+        self.recompute_nets(graph, data, nets);
+        self.propagate(graph, data, None);
+        // Tests whose clock or data pin changed, or that an edit added or retabled.
+        let mut tests = std::mem::take(&mut self.tests);
+        for &pin in &self.forward_changed {
+            if let Some(at) = self.tests_at.get(&pin) {
+                tests.extend_from_slice(at);
+            }
+        }
+        tests.sort_unstable();
+        tests.dedup();
+        let flat = &self.flat;
+        let period = graph.assertions().clock.map(|clock| clock.period);
+        for &test in &tests {
+            let descriptor = &flat.tests[test as usize];
+            self.tests_before.push((test, data.tests[test as usize]));
+            if let Some(period) = period {
+                data.tests[test as usize].required_before_cppr = evaluate_test(
+                    &flat.tables,
+                    &flat.table_data,
+                    descriptor,
+                    period,
+                    &data.arrival[..],
+                    &data.slew[..],
+                );
+            }
+            // The seeds of its pins read the result and the clock pin's arrival.
+            self.seed_pins.extend([descriptor[0], descriptor[1]]);
+        }
+        self.counts.tests = tests.len();
+        !self.forward_changed.is_empty() || self.arcs_changed || !tests.is_empty()
+    }
+
+    /// Brings up to date the arrival and slew of `pin` only: the dirty part of its
+    /// fan-in cone (what `report_at` and a slew read), with the same per-pin function
+    /// as a whole update, so the values read are a whole update's bits. The rest of the
+    /// dirty state stays for later: frontier pins outside the cone stay on the
+    /// frontier, a changed pin's fan-out outside the cone joins it, dirty nets no cone
+    /// pin is on keep their old RC values, and the tests, CPPR and required times wait
+    /// for the next whole update ([`Incremental::update_forward`]), which also counts
+    /// the pins changed here (tests at them re-evaluated, CPPR cones from them).
+    pub fn update_fanin_cone(
+        &mut self,
+        graph: &TimingGraph,
+        data: &mut TimingData,
+        pin: PinId,
+    ) -> ConeUpdate {
+        let levels = graph.pin_levels().expect("an editable graph has levels");
+        // The lowest level anything dirty is at: every pin below it keeps its value
+        // (dirt only moves up through fan-out), so the cone walk stops there.
+        let mut lowest = u32::MAX;
+        let mut pending = self.forward.len();
+        for &frontier_pin in &self.forward {
+            lowest = lowest.min(levels[frontier_pin as usize]);
+        }
+        for &net in &self.rc_nets {
+            let net = &graph.nets()[net as usize];
+            for net_pin in net.driver.iter().chain(&net.sinks) {
+                lowest = lowest.min(levels[net_pin.index()]);
+                pending += 1;
+            }
+        }
+        if levels[pin.index()] < lowest {
+            return ConeUpdate::Clean;
+        }
+        // The walk is bounded: when the cone above the lowest dirty level holds more
+        // pins than this, a whole update is cheaper or close to it. A whole update
+        // computes at least every pending pin (a `forward_pin` each, which reads a
+        // fan-in row as one step of this walk does) and, when anything changed, runs
+        // the tests, CPPR over the changed cones and the backward pass, whose fixed
+        // part alone costs more than `CONE_WALK_MIN` steps of a walk. So a walk given
+        // up at this bound wastes at most a constant times what the whole update it
+        // falls back to costs anyway, and a walk that finishes costs no more than
+        // that bound plus the cone's own re-timing.
+        let budget = CONE_WALK_MIN.max(CONE_WALK_PER_PENDING.saturating_mul(pending));
+        let stamp = self.next_cone_stamp();
+        let cone = &mut self.cone;
+        cone[pin.index()] = stamp;
+        let mut stack = vec![pin];
+        let mut walked = 1usize;
+        while let Some(at) = stack.pop() {
+            for &arc in graph.fanin(at) {
+                if !graph.is_arc_alive(arc) {
+                    continue;
+                }
+                let from = graph.arc(arc).from;
+                if levels[from.index()] < lowest || cone[from.index()] == stamp {
+                    continue;
+                }
+                cone[from.index()] = stamp;
+                walked += 1;
+                if walked > budget {
+                    return ConeUpdate::TooLarge;
+                }
+                stack.push(from);
+            }
+        }
+        self.counts = RetimeCounts::default();
+        let cone = &self.cone;
+        let in_cone = |pin: u32| cone[pin as usize] == stamp;
+        // The dirty nets a cone pin is on (its wire values and its driver's load are
+        // what `forward_pin` reads of RC); the others stay dirty.
         let mut nets = std::mem::take(&mut self.rc_nets);
+        nets.sort_unstable();
+        nets.dedup();
+        let (now, later): (Vec<u32>, Vec<u32>) = nets.into_iter().partition(|&net| {
+            let net = &graph.nets()[net as usize];
+            net.driver.iter().chain(&net.sinks).any(|pin| in_cone(pin.0))
+        });
+        self.rc_nets = later;
+        // A pin that left a net goes back to zero before any net it is on now is
+        // computed; one neither in the cone nor on such a net waits (no net computed
+        // here writes its values).
+        let on_net_now = |pin: u32| {
+            graph
+                .pin(PinId(pin))
+                .net
+                .is_some_and(|net| now.binary_search(&net.0).is_ok())
+        };
+        let mut reset_later = Vec::new();
+        for reset in std::mem::take(&mut self.reset_pins) {
+            if in_cone(reset) || on_net_now(reset) {
+                data.wire_delay[reset as usize] = [0.0; 4];
+                data.wire_impulse[reset as usize] = [0.0; 4];
+            } else {
+                reset_later.push(reset);
+            }
+        }
+        self.reset_pins = reset_later;
+        self.recompute_nets(graph, data, now);
+        self.propagate(graph, data, Some(stamp));
+        ConeUpdate::Partial(self.counts)
+    }
+
+    /// The RC values of `nets` (sorted and deduplicated here); their pins join the
+    /// forward frontier.
+    fn recompute_nets(&mut self, graph: &TimingGraph, data: &mut TimingData, mut nets: Vec<u32>) {
         nets.sort_unstable();
         nets.dedup();
         let mut scratch = Scratch::default();
@@ -302,11 +474,30 @@ impl Incremental {
             self.forward
                 .extend(net.driver.iter().chain(&net.sinks).map(|pin| pin.0));
         }
-        self.counts.nets = nets.len();
-        // Arrivals and slews, level by level.
+        self.counts.nets += nets.len();
+    }
+
+    /// Arrivals and slews from the forward frontier in level order, a pin's fan-out
+    /// joining only when its arrival or slew changed bit for bit. With `cone` (a stamp
+    /// of `self.cone`), only the pins of that cone are computed: the frontier's other
+    /// pins, and the fan-out outside the cone of pins that changed, stay on the
+    /// frontier.
+    fn propagate(&mut self, graph: &TimingGraph, data: &mut TimingData, cone: Option<u32>) {
+        let levels = graph.pin_levels().expect("an editable graph has levels");
+        let in_cone = |marks: &[u32], pin: u32| cone.is_none_or(|stamp| marks[pin as usize] == stamp);
         let mut frontier = Frontier::default();
+        // Pins left for later are marked with `later` (each listed once).
+        let later = self.next_stamp();
         let stamp = self.next_stamp();
+        let mut left = Vec::new();
         for pin in std::mem::take(&mut self.forward) {
+            if !in_cone(&self.cone, pin) {
+                if self.mark[pin as usize] != later {
+                    self.mark[pin as usize] = later;
+                    left.push(pin);
+                }
+                continue;
+            }
             frontier.push(&mut self.mark, stamp, levels, pin);
             if graph.is_pin_alive(PinId(pin)) {
                 self.delay_changed.push(pin);
@@ -345,6 +536,7 @@ impl Incremental {
                         data.arc_delay[arc] = delays;
                         if graph.is_arc_alive(tachyon_graph::ArcId(arc as u32)) {
                             self.counts.arcs += 1;
+                            self.arcs_changed = true;
                             self.backward.push(flat.arcs[arc][0]);
                             self.delay_changed.push(pin);
                         }
@@ -358,47 +550,16 @@ impl Incremental {
                 data.slew[at] = slew;
                 self.forward_changed.push(pin);
                 for &next in graph.fanout_pins(PinId(pin)) {
-                    frontier.push(&mut self.mark, stamp, levels, next.0);
+                    if in_cone(&self.cone, next.0) {
+                        frontier.push(&mut self.mark, stamp, levels, next.0);
+                    } else if self.mark[next.index()] != later {
+                        self.mark[next.index()] = later;
+                        left.push(next.0);
+                    }
                 }
             }
         }
-        // Tests whose clock or data pin changed, or that an edit added or retabled.
-        let stamp = self.next_stamp();
-        let flat = &self.flat;
-        for &pin in &self.forward_changed {
-            self.mark[pin as usize] = stamp;
-        }
-        let mut tests = std::mem::take(&mut self.tests);
-        tests.extend(
-            flat.tests
-                .iter()
-                .enumerate()
-                .filter(|(_, test)| {
-                    self.mark[test[0] as usize] == stamp || self.mark[test[1] as usize] == stamp
-                })
-                .map(|(index, _)| index as u32),
-        );
-        tests.sort_unstable();
-        tests.dedup();
-        let period = graph.assertions().clock.map(|clock| clock.period);
-        for &test in &tests {
-            let descriptor = &flat.tests[test as usize];
-            self.tests_before.push((test, data.tests[test as usize]));
-            if let Some(period) = period {
-                data.tests[test as usize].required_before_cppr = evaluate_test(
-                    &flat.tables,
-                    &flat.table_data,
-                    descriptor,
-                    period,
-                    &data.arrival[..],
-                    &data.slew[..],
-                );
-            }
-            // The seeds of its pins read the result and the clock pin's arrival.
-            self.seed_pins.extend([descriptor[0], descriptor[1]]);
-        }
-        self.counts.tests = tests.len();
-        !self.forward_changed.is_empty() || self.counts.arcs > 0 || !tests.is_empty()
+        self.forward = left;
     }
 
     /// After [`Incremental::update_forward`]: the tests whose post-CPPR slacks may have
@@ -421,13 +582,23 @@ impl Incremental {
         }
         let stamp = self.next_stamp();
         let mut stack: Vec<u32> = Vec::new();
+        let mut tests: Vec<usize> = Vec::new();
         for &pin in self.forward_changed.iter().chain(&self.delay_changed) {
             if self.mark[pin as usize] != stamp {
                 self.mark[pin as usize] = stamp;
                 stack.push(pin);
             }
         }
+        // The cone's pins, each looked up once among the tests' pins (no scan of every
+        // test): a test whose data pin is reached.
         while let Some(pin) = stack.pop() {
+            if let Some(at) = self.tests_at.get(&pin) {
+                tests.extend(
+                    at.iter()
+                        .filter(|&&test| self.flat.tests[test as usize][1] == pin)
+                        .map(|&test| test as usize),
+                );
+            }
             for &next in graph.fanout_pins(PinId(pin)) {
                 if self.mark[next.index()] != stamp {
                     self.mark[next.index()] = stamp;
@@ -435,14 +606,6 @@ impl Incremental {
                 }
             }
         }
-        let mut tests: Vec<usize> = self
-            .flat
-            .tests
-            .iter()
-            .enumerate()
-            .filter(|(_, test)| self.mark[test[1] as usize] == stamp)
-            .map(|(index, _)| index)
-            .collect();
         tests.extend(self.tests_before.iter().map(|&(test, _)| test as usize));
         tests.sort_unstable();
         tests.dedup();
@@ -457,11 +620,11 @@ impl Incremental {
         }
     }
 
-    /// After CPPR re-ran over every test: the tests whose results changed put their
-    /// pins' seeds on the backward frontier.
-    pub fn tests_rerun(&mut self, graph: &TimingGraph, before: &[TestResult], data: &TimingData) {
-        for (index, (old, new)) in before.iter().zip(&data.tests).enumerate() {
-            if !same_result(old, new) {
+    /// After CPPR re-ran over some tests (`before`: each one's id and result before):
+    /// the tests whose results changed put their pins' seeds on the backward frontier.
+    pub fn tests_rerun(&mut self, graph: &TimingGraph, before: &[(usize, TestResult)], data: &TimingData) {
+        for &(index, old) in before {
+            if !same_result(&old, &data.tests[index]) {
                 let test = &graph.tests()[index];
                 self.seed_pins.extend([test.clock.0, test.data.0]);
             }
@@ -538,7 +701,20 @@ impl Incremental {
                 }
             }
         }
+        // The whole update is done: what query cones changed has been used.
+        self.forward_changed.clear();
+        self.delay_changed.clear();
+        self.arcs_changed = false;
         self.counts
+    }
+
+    fn next_cone_stamp(&mut self) -> u32 {
+        self.cone_stamp = self.cone_stamp.wrapping_add(1);
+        if self.cone_stamp == 0 {
+            self.cone.fill(0);
+            self.cone_stamp = 1;
+        }
+        self.cone_stamp
     }
 
     fn next_stamp(&mut self) -> u32 {
@@ -549,6 +725,35 @@ impl Incremental {
         }
         self.stamp
     }
+}
+
+/// What [`Incremental::update_fanin_cone`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConeUpdate {
+    /// Nothing dirty can reach the pin: its values are up to date.
+    Clean,
+    /// The dirty part of the cone was re-timed (what it recomputed).
+    Partial(RetimeCounts),
+    /// The cone is too large to walk for less than a whole update: nothing was done.
+    TooLarge,
+}
+
+/// The smallest bound on a query's cone walk (pins): a whole update's fixed work
+/// (tests, CPPR, required times, the level lists) costs more than this many steps.
+const CONE_WALK_MIN: usize = 1 << 14;
+/// The walk's bound per pending pin of a whole update's frontier.
+const CONE_WALK_PER_PENDING: usize = 32;
+
+/// The tests at each clock or data pin.
+fn tests_by_pin(tests: &[[u32; 6]]) -> FastMap<u32, Vec<u32>> {
+    let mut at: FastMap<u32, Vec<u32>> = FastMap::default();
+    for (index, test) in tests.iter().enumerate() {
+        at.entry(test[0]).or_default().push(index as u32);
+        if test[1] != test[0] {
+            at.entry(test[1]).or_default().push(index as u32);
+        }
+    }
+    at
 }
 
 /// Above this many pins in one level, the level's pins are computed in parallel.

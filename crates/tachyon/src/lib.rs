@@ -40,5 +40,5 @@ pub use tachyon_link::TimingGroupPolicy;
 pub use timer::{
     default_writer_options, read_checked, BackendComparison, DesignInput, EndpointCounts,
     OpsSummary, PathSelection, PhaseTiming, PinInfo, Retime, SdcTiming, SelectedPaths, Timer,
-    TimerError, UpdateStats, SDC_PATHS_NOTE,
+    TimerError, UpdateStats, CpprWork, SDC_PATHS_NOTE,
 };
