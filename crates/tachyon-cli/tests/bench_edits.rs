@@ -26,6 +26,8 @@ const KEYS: [&str; 26] = [
     "retimed_pins",
     "retimed_arcs",
     "retimed_nets",
+    "cppr_tests",
+    "partial_updates",
     "full_pairs",
     "full_update_ms",
     "full_over_median_pair",
@@ -113,6 +115,8 @@ fn bench_edits_runs_both_ways_with_the_same_answers_and_writes_a_runnable_ops() 
             ("pair_ms", "max"),
             ("full_update_ms", "median"),
             ("retimed_pins", "median"),
+            ("cppr_tests", "median"),
+            ("cppr_tests", "all_pairs"),
         ] {
             let number: f64 = value(&report, key, field).parse().expect("a number");
             assert!(

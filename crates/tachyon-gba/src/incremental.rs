@@ -429,7 +429,10 @@ impl Incremental {
         nets.dedup();
         let (now, later): (Vec<u32>, Vec<u32>) = nets.into_iter().partition(|&net| {
             let net = &graph.nets()[net as usize];
-            net.driver.iter().chain(&net.sinks).any(|pin| in_cone(pin.0))
+            net.driver
+                .iter()
+                .chain(&net.sinks)
+                .any(|pin| in_cone(pin.0))
         });
         self.rc_nets = later;
         // A pin that left a net goes back to zero before any net it is on now is
@@ -484,7 +487,8 @@ impl Incremental {
     /// frontier.
     fn propagate(&mut self, graph: &TimingGraph, data: &mut TimingData, cone: Option<u32>) {
         let levels = graph.pin_levels().expect("an editable graph has levels");
-        let in_cone = |marks: &[u32], pin: u32| cone.is_none_or(|stamp| marks[pin as usize] == stamp);
+        let in_cone =
+            |marks: &[u32], pin: u32| cone.is_none_or(|stamp| marks[pin as usize] == stamp);
         let mut frontier = Frontier::default();
         // Pins left for later are marked with `later` (each listed once).
         let later = self.next_stamp();
@@ -622,7 +626,12 @@ impl Incremental {
 
     /// After CPPR re-ran over some tests (`before`: each one's id and result before):
     /// the tests whose results changed put their pins' seeds on the backward frontier.
-    pub fn tests_rerun(&mut self, graph: &TimingGraph, before: &[(usize, TestResult)], data: &TimingData) {
+    pub fn tests_rerun(
+        &mut self,
+        graph: &TimingGraph,
+        before: &[(usize, TestResult)],
+        data: &TimingData,
+    ) {
         for &(index, old) in before {
             if !same_result(&old, &data.tests[index]) {
                 let test = &graph.tests()[index];

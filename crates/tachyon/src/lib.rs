@@ -38,7 +38,7 @@ pub use backend::{Backend, BackendConfig, Device, GpuBackend, AUTO_GPU_MIN_PINS}
 pub use tachyon_kernels::{Split, Transition};
 pub use tachyon_link::TimingGroupPolicy;
 pub use timer::{
-    default_writer_options, read_checked, BackendComparison, DesignInput, EndpointCounts,
+    default_writer_options, read_checked, BackendComparison, CpprWork, DesignInput, EndpointCounts,
     OpsSummary, PathSelection, PhaseTiming, PinInfo, Retime, SdcTiming, SelectedPaths, Timer,
-    TimerError, UpdateStats, CpprWork, SDC_PATHS_NOTE,
+    TimerError, UpdateStats, SDC_PATHS_NOTE,
 };

@@ -555,7 +555,14 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
         // dirty state is still there: arrivals and slews pull only their pins' fan-in
         // cones, leaving the rest for the queries after them.
         for _ in 0..random.between(1, 6) {
-            random_query(&mut random, &mut incremental, &mut full, &pins, &context, counts);
+            random_query(
+                &mut random,
+                &mut incremental,
+                &mut full,
+                &pins,
+                &context,
+                counts,
+            );
         }
         for update in incremental.take_update_history() {
             if update.partial {
