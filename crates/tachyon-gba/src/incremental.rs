@@ -89,6 +89,10 @@ pub struct Incremental {
     /// Per pin, the stamp of the last query cone it was in ([`Incremental::update_fanin_cone`]).
     cone: Vec<u32>,
     cone_stamp: u32,
+    /// Pins the last whole update re-timed per pin pending before it (see
+    /// [`Incremental::update_fanin_cone`]), and the pins pending before this one.
+    spread: f64,
+    pending_before: usize,
     counts: RetimeCounts,
     /// Whether an edit since the last [`Incremental::take_shape_changes`] changed rows
     /// or tests (what structures derived from the graph's shape depend on).
@@ -142,6 +146,8 @@ impl Incremental {
             tests_at,
             cone: vec![0; n_pins],
             cone_stamp: 0,
+            spread: DEFAULT_SPREAD,
+            pending_before: 0,
             counts: RetimeCounts::default(),
             shape_changed: false,
             shape_pins: Vec::new(),
@@ -316,6 +322,8 @@ impl Incremental {
     pub fn update_forward(&mut self, graph: &TimingGraph, data: &mut TimingData) -> bool {
         self.counts = RetimeCounts::default();
         self.tests_before.clear();
+        let levels = graph.pin_levels().expect("an editable graph has levels");
+        self.pending_before = self.pending(graph, levels).0;
         // RC: pins that left a net (or were removed) lose their wire values first.
         for pin in std::mem::take(&mut self.reset_pins) {
             data.wire_delay[pin as usize] = [0.0; 4];
@@ -372,31 +380,22 @@ impl Incremental {
         let levels = graph.pin_levels().expect("an editable graph has levels");
         // The lowest level anything dirty is at: every pin below it keeps its value
         // (dirt only moves up through fan-out), so the cone walk stops there.
-        let mut lowest = u32::MAX;
-        let mut pending = self.forward.len();
-        for &frontier_pin in &self.forward {
-            lowest = lowest.min(levels[frontier_pin as usize]);
-        }
-        for &net in &self.rc_nets {
-            let net = &graph.nets()[net as usize];
-            for net_pin in net.driver.iter().chain(&net.sinks) {
-                lowest = lowest.min(levels[net_pin.index()]);
-                pending += 1;
-            }
-        }
+        let (pending, lowest) = self.pending(graph, levels);
         if levels[pin.index()] < lowest {
             return ConeUpdate::Clean;
         }
-        // The walk is bounded: when the cone above the lowest dirty level holds more
-        // pins than this, a whole update is cheaper or close to it. A whole update
-        // computes at least every pending pin (a `forward_pin` each, which reads a
-        // fan-in row as one step of this walk does) and, when anything changed, runs
-        // the tests, CPPR over the changed cones and the backward pass, whose fixed
-        // part alone costs more than `CONE_WALK_MIN` steps of a walk. So a walk given
-        // up at this bound wastes at most a constant times what the whole update it
-        // falls back to costs anyway, and a walk that finishes costs no more than
-        // that bound plus the cone's own re-timing.
-        let budget = CONE_WALK_MIN.max(CONE_WALK_PER_PENDING.saturating_mul(pending));
+        // The walk is bounded by what a whole update would cost instead, estimated as
+        // the pending pins times how many pins the last whole update re-timed per
+        // pending pin (how far changes spread in this design; `DEFAULT_SPREAD` before
+        // the first). A walk step (a fan-in row read, a level and a stamp compared) is
+        // several times cheaper than re-timing a pin (table lookups for every arc and
+        // condition, forward and backward), so a walk of `WALK_STEPS_PER_PIN` steps per
+        // estimated pin that gives up, and the whole update done then, cost at most a
+        // small multiple of that whole update (whose tests, CPPR and required times
+        // come on top); a walk that finishes costs less, plus its cone's re-timing.
+        // `CONE_WALK_MIN` keeps small walks: a whole update's fixed work costs more.
+        let whole = (pending as f64 * self.spread).min(usize::MAX as f64 / 8.0) as usize;
+        let budget = CONE_WALK_MIN.max(WALK_STEPS_PER_PIN.saturating_mul(whole));
         let stamp = self.next_cone_stamp();
         let cone = &mut self.cone;
         cone[pin.index()] = stamp;
@@ -457,6 +456,24 @@ impl Incremental {
         self.recompute_nets(graph, data, now);
         self.propagate(graph, data, Some(stamp));
         ConeUpdate::Partial(self.counts)
+    }
+
+    /// The pins a whole update would start from (the forward frontier and the dirty
+    /// nets' pins), and the lowest level among them.
+    fn pending(&self, graph: &TimingGraph, levels: &[u32]) -> (usize, u32) {
+        let mut lowest = u32::MAX;
+        let mut pending = self.forward.len();
+        for &frontier_pin in &self.forward {
+            lowest = lowest.min(levels[frontier_pin as usize]);
+        }
+        for &net in &self.rc_nets {
+            let net = &graph.nets()[net as usize];
+            for net_pin in net.driver.iter().chain(&net.sinks) {
+                lowest = lowest.min(levels[net_pin.index()]);
+                pending += 1;
+            }
+        }
+        (pending, lowest)
     }
 
     /// The RC values of `nets` (sorted and deduplicated here); their pins join the
@@ -710,6 +727,9 @@ impl Incremental {
                 }
             }
         }
+        if self.pending_before > 0 {
+            self.spread = (self.counts.pins as f64 / self.pending_before as f64).max(1.0);
+        }
         // The whole update is done: what query cones changed has been used.
         self.forward_changed.clear();
         self.delay_changed.clear();
@@ -748,10 +768,14 @@ pub enum ConeUpdate {
 }
 
 /// The smallest bound on a query's cone walk (pins): a whole update's fixed work
-/// (tests, CPPR, required times, the level lists) costs more than this many steps.
+/// (tests, CPPR, required times) costs more than this many steps.
 const CONE_WALK_MIN: usize = 1 << 14;
-/// The walk's bound per pending pin of a whole update's frontier.
-const CONE_WALK_PER_PENDING: usize = 32;
+/// Cone walk steps allowed per pin a whole update is estimated to re-time.
+const WALK_STEPS_PER_PIN: usize = 4;
+/// Pins re-timed per pending pin assumed before a whole incremental update has run
+/// (the 100k generated design: 50 resizes left 640 pending pins, and re-timed 125,587
+/// pins forward and backward, about 200 each).
+const DEFAULT_SPREAD: f64 = 32.0;
 
 /// The tests at each clock or data pin.
 fn tests_by_pin(tests: &[[u32; 6]]) -> FastMap<u32, Vec<u32>> {
