@@ -369,17 +369,27 @@ fn tau_labels_put_each_query_before_its_answer() {
     assert!(labelled.contains("# report_worst_paths -numPaths 10\nreport_worst_paths 10\n"));
 }
 
-/// Runs the binary with stdout and stderr on a pipe whose reading end is closed before
+/// The writing end of a pipe whose reading end is closed: the stdin of a process that
+/// has already exited (every write to it fails with a broken pipe).
+fn pipe_without_reader() -> std::process::Stdio {
+    let mut reader = Command::new("true")
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("`true` runs");
+    let writer = reader.stdin.take().expect("stdin is piped");
+    reader.wait().expect("`true` exits");
+    writer.into()
+}
+
+/// Runs the binary with stdout and stderr on pipes whose reading ends are closed before
 /// it starts, so that every write fails with a broken pipe (`tachyon gen ... 2>&1 |
 /// head -1` once `head` has exited): it must not panic.
 fn run_into_closed_pipe(args: &[&str]) -> Output {
-    let (reader, writer) = std::io::pipe().expect("a pipe");
-    drop(reader);
     let output = Command::new(env!("CARGO_BIN_EXE_tachyon"))
         .args(args)
         .stdin(std::process::Stdio::null())
-        .stdout(writer.try_clone().expect("the pipe's writing end"))
-        .stderr(writer)
+        .stdout(pipe_without_reader())
+        .stderr(pipe_without_reader())
         .output()
         .expect("the tachyon binary runs");
     assert_ne!(
