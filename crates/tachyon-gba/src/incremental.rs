@@ -86,6 +86,9 @@ pub struct Incremental {
     /// The tests at each pin that is some test's clock or data pin (test ids): what a
     /// changed pin re-evaluates and what a cone reaches, without a scan of every test.
     tests_at: FastMap<u32, Vec<u32>>,
+    /// Per pin, whether `tests_at` may list tests at it (a cone's pins are checked here
+    /// before the map is looked up).
+    has_tests: Vec<bool>,
     /// Per pin, the stamp of the last query cone it was in ([`Incremental::update_fanin_cone`]).
     cone: Vec<u32>,
     cone_stamp: u32,
@@ -127,6 +130,10 @@ impl Incremental {
         let mut all = AllSeeds::default();
         seed_required(graph, data, &mut all);
         let tests_at = tests_by_pin(&flat.tests);
+        let mut has_tests = vec![false; n_pins];
+        for &pin in tests_at.keys() {
+            has_tests[pin as usize] = true;
+        }
         Incremental {
             flat,
             is_input,
@@ -144,6 +151,7 @@ impl Incremental {
             arcs_changed: false,
             tests_before: Vec::new(),
             tests_at,
+            has_tests,
             cone: vec![0; n_pins],
             cone_stamp: 0,
             spread: DEFAULT_SPREAD,
@@ -243,6 +251,7 @@ impl Incremental {
         self.is_input.resize(n_pins, false);
         self.mark.resize(n_pins, 0);
         self.cone.resize(n_pins, 0);
+        self.has_tests.resize(n_pins, false);
         // Tests: removed ones take their seeds with them; kept ones keep their results.
         if let Some(kept) = &journal.tests_kept {
             let mut next = 0u32;
@@ -267,6 +276,9 @@ impl Incremental {
             flat.tests = graph.tests().iter().map(test_descriptor).collect();
             // Removing tests renumbers them (as the loop above, a pass over the tests).
             self.tests_at = tests_by_pin(&flat.tests);
+            for &pin in self.tests_at.keys() {
+                self.has_tests[pin as usize] = true;
+            }
         }
         data.tests
             .resize(graph.tests().len(), TestResult::default());
@@ -282,6 +294,7 @@ impl Incremental {
                     }
                 }
                 for pin in [descriptor[0], descriptor[1]] {
+                    self.has_tests[pin as usize] = true;
                     let list = self.tests_at.entry(pin).or_default();
                     if !list.contains(&test.0) {
                         list.push(test.0);
@@ -335,6 +348,9 @@ impl Incremental {
         // Tests whose clock or data pin changed, or that an edit added or retabled.
         let mut tests = std::mem::take(&mut self.tests);
         for &pin in &self.forward_changed {
+            if !self.has_tests[pin as usize] {
+                continue;
+            }
             if let Some(at) = self.tests_at.get(&pin) {
                 tests.extend_from_slice(at);
             }
@@ -613,7 +629,10 @@ impl Incremental {
         // The cone's pins, each looked up once among the tests' pins (no scan of every
         // test): a test whose data pin is reached.
         while let Some(pin) = stack.pop() {
-            if let Some(at) = self.tests_at.get(&pin) {
+            if let Some(at) = self.has_tests[pin as usize]
+                .then(|| self.tests_at.get(&pin))
+                .flatten()
+            {
                 tests.extend(
                     at.iter()
                         .filter(|&&test| self.flat.tests[test as usize][1] == pin)
