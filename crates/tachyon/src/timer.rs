@@ -167,6 +167,20 @@ pub struct UpdateStats {
     pub cppr: CpprWork,
 }
 
+impl UpdateStats {
+    /// An incremental update's stats: what `tachyon_gba::Incremental` recomputed.
+    fn incremental(counts: tachyon_gba::RetimeCounts, partial: bool, cppr: CpprWork) -> Self {
+        UpdateStats {
+            full: false,
+            pins: counts.pins,
+            arcs: counts.arcs,
+            nets: counts.nets,
+            partial,
+            cppr,
+        }
+    }
+}
+
 /// How much CPPR an update re-ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CpprWork {
@@ -486,14 +500,7 @@ impl Timer {
         // (`Timer::timing`, the path search, a whole CPPR run), not here: a rebuild
         // costs O(design) after every edit of the graph's shape.
         self.path_graph = None;
-        self.stats = UpdateStats {
-            full: false,
-            pins: counts.pins,
-            arcs: counts.arcs,
-            nets: counts.nets,
-            partial: false,
-            cppr: cppr_work,
-        };
+        self.stats = UpdateStats::incremental(counts, false, cppr_work);
         self.history.push(self.stats);
         phases::add_phase(&mut self.phases, "propagate", forward);
         phases::add_phase(&mut self.phases, "cppr", cppr_done - forward);
@@ -1014,14 +1021,7 @@ impl Timer {
             tachyon_gba::ConeUpdate::TooLarge => self.update_timing(),
             tachyon_gba::ConeUpdate::Partial(counts) => {
                 self.path_graph = None;
-                self.stats = UpdateStats {
-                    full: false,
-                    pins: counts.pins,
-                    arcs: counts.arcs,
-                    nets: counts.nets,
-                    partial: true,
-                    cppr: CpprWork::None,
-                };
+                self.stats = UpdateStats::incremental(counts, true, CpprWork::None);
                 self.history.push(self.stats);
                 self.record("propagate", started);
                 Ok(())
