@@ -35,7 +35,7 @@ use rayon::prelude::*;
 use tachyon_graph::{FastMap, Journal, PinId, TestResult, TimingData, TimingGraph, NO_VALUE};
 use tachyon_kernels::propagate::{backward_pin, evaluate_test, forward_pin, NONE};
 
-use crate::backward::{seed_required, SeedStore};
+use crate::backward::{seed_required, seed_required_of_tests, SeedStore};
 use crate::flat::{arc_descriptor, csr as csr_into, test_descriptor, FlatTiming};
 use crate::parasitics::{net_parasitics, Scratch};
 use crate::{compute_parasitics, tests_eval};
@@ -696,7 +696,18 @@ impl Incremental {
                 seeds: FastMap::default(),
                 elsewhere: [NO_VALUE; 4],
             };
-            seed_required(graph, data, &mut only);
+            // Only the tests at the marked pins (ascending, so each pin's seeds merge
+            // in the order of a full pass), not every test.
+            let mut tests: Vec<usize> = seed_pins
+                .iter()
+                .filter(|&&pin| self.has_tests[pin as usize])
+                .filter_map(|pin| self.tests_at.get(pin))
+                .flatten()
+                .map(|&test| test as usize)
+                .collect();
+            tests.sort_unstable();
+            tests.dedup();
+            seed_required_of_tests(graph, data, tests, &mut only);
             let fresh = only.seeds;
             for &pin in &seed_pins {
                 let new = fresh.get(&pin).copied();
