@@ -82,6 +82,8 @@ struct Measured {
     full_updates: Vec<Duration>,
     peak_after_pairs: Option<u64>,
     answers: Vec<u8>,
+    /// Updates during the pairs that brought up to date only a query's cone.
+    partial_updates: usize,
 }
 
 pub fn run(
@@ -140,7 +142,7 @@ pub fn run(
         rss_after_update,
         &plan,
         &measured,
-    );
+    )?;
     // The process ends here and the system takes its memory back at once.
     std::mem::forget(timer);
     Ok(())
@@ -183,6 +185,7 @@ fn measure(
         .collect::<Result<_, _>>()?;
     let mut answers = Vec::with_capacity(16 * plan.pairs.len());
     let mut pairs = Vec::with_capacity(plan.pairs.len());
+    let mut partial_updates = 0;
     let mut wns = Vec::new();
     let phases_before = timer.phase_timings().to_vec();
     let bar = progress.bar(plan.pairs.len() as u64, "edit+query pairs");
@@ -193,6 +196,11 @@ fn measure(
             .with_context(|| format!("pair {index}: {}", pair.lines.join("; ")))?;
         let elapsed = started.elapsed();
         pairs.push((pair.kind, elapsed, timer.stats()));
+        partial_updates += timer
+            .take_update_history()
+            .iter()
+            .filter(|update| update.partial)
+            .count();
         if (index + 1) % WNS_EVERY == 0 {
             let started = Instant::now();
             let value = timer.worst_negative_slack(Split::Late)?;
@@ -238,6 +246,7 @@ fn measure(
         full_updates,
         peak_after_pairs,
         answers,
+        partial_updates,
     })
 }
 
@@ -289,32 +298,32 @@ fn print_report(
     rss_after_update: Option<u64>,
     plan: &plan::Plan,
     measured: &Measured,
-) {
+) -> std::io::Result<()> {
     let design = args
         .design
         .file_stem()
         .map_or_else(String::new, |stem| stem.to_string_lossy().into_owned());
-    println!("{FORMAT}");
-    println!("design {design}");
-    println!("pins {n_pins}");
-    println!("backend {}", timer.backend().describe().replace(' ', "_"));
-    println!("threads {}", rayon::current_num_threads());
-    println!(
+    outln!("{FORMAT}")?;
+    outln!("design {design}")?;
+    outln!("pins {n_pins}")?;
+    outln!("backend {}", timer.backend().describe().replace(' ', "_"))?;
+    outln!("threads {}", rayon::current_num_threads())?;
+    outln!(
         "retime {}",
         match args.retime {
             RetimeArg::Incremental => "incremental",
             RetimeArg::Full => "full",
         }
-    );
-    println!("seed {}", args.seed);
-    print!("pairs {}", plan.pairs.len());
+    )?;
+    outln!("seed {}", args.seed)?;
+    out!("pairs {}", plan.pairs.len())?;
     for kind in EditKind::ALL {
         let count = plan.pairs.iter().filter(|pair| pair.kind == kind).count();
-        print!(" {} {count}", kind.name());
+        out!(" {} {count}", kind.name())?;
     }
-    println!();
-    println!("load_ms {:.3}", milliseconds(load));
-    println!("first_update_ms {:.3}", milliseconds(first_update));
+    outln!()?;
+    outln!("load_ms {:.3}", milliseconds(load))?;
+    outln!("first_update_ms {:.3}", milliseconds(first_update))?;
     let pair_ms = |kind: Option<EditKind>| {
         measured
             .pairs
@@ -324,13 +333,13 @@ fn print_report(
             .collect::<Vec<f64>>()
     };
     let all_pairs = sorted(pair_ms(None));
-    println!("pair_ms {}", distribution_ms(all_pairs.clone()));
+    outln!("pair_ms {}", distribution_ms(all_pairs.clone()))?;
     for kind in EditKind::ALL {
-        println!(
+        outln!(
             "pair_ms_{} {}",
             kind.name(),
             distribution_ms(pair_ms(Some(kind)))
-        );
+        )?;
     }
     match measured
         .pairs
@@ -338,27 +347,27 @@ fn print_report(
         .enumerate()
         .max_by(|(_, a), (_, b)| a.1.cmp(&b.1))
     {
-        Some((index, (kind, duration, _))) => println!(
+        Some((index, (kind, duration, _))) => outln!(
             "slowest_pair index {index} kind {} ms {:.3}",
             kind.name(),
             milliseconds(*duration)
-        ),
-        None => println!("slowest_pair index - kind - ms NaN"),
+        )?,
+        None => outln!("slowest_pair index - kind - ms NaN")?,
     }
-    print!("pair_phase_ms");
+    out!("pair_phase_ms")?;
     for (phase, duration) in &measured.pair_phases {
-        print!(
+        out!(
             " {} {:.3}",
             phase.replace(' ', "_"),
             milliseconds(*duration)
-        );
+        )?;
     }
-    println!();
-    println!(
+    outln!()?;
+    outln!(
         "wns_ms count {} {}",
         measured.wns.len(),
         distribution_ms(measured.wns.iter().copied().map(milliseconds).collect())
-    );
+    )?;
     for (name, count) in [
         (
             "pins",
@@ -374,21 +383,46 @@ fn print_report(
                 .map(|(_, _, stats)| count(stats) as f64)
                 .collect(),
         );
-        println!(
+        outln!(
             "retimed_{name} median {:.0} p90 {:.0} max {:.0}",
             quantile(&values, 0.5),
             quantile(&values, 0.9),
             quantile(&values, 1.0)
-        );
+        )?;
     }
-    println!(
+    // CPPR per pair: tests re-run by the pairs that re-ran some, and how many re-ran
+    // every test (a change on the clock network, or a full update).
+    let all_tests = measured
+        .pairs
+        .iter()
+        .filter(|(_, _, stats)| stats.cppr == tachyon::CpprWork::All)
+        .count();
+    let tests = sorted(
+        measured
+            .pairs
+            .iter()
+            .filter_map(|(_, _, stats)| match stats.cppr {
+                tachyon::CpprWork::None => Some(0.0),
+                tachyon::CpprWork::Tests(count) => Some(count as f64),
+                tachyon::CpprWork::All => None,
+            })
+            .collect(),
+    );
+    outln!(
+        "cppr_tests median {:.0} p90 {:.0} max {:.0} all_pairs {all_tests}",
+        quantile(&tests, 0.5),
+        quantile(&tests, 0.9),
+        quantile(&tests, 1.0)
+    )?;
+    outln!("partial_updates {}", measured.partial_updates)?;
+    outln!(
         "full_pairs {}",
         measured
             .pairs
             .iter()
             .filter(|(_, _, stats)| stats.full)
             .count()
-    );
+    )?;
     let full = sorted(
         measured
             .full_updates
@@ -397,28 +431,29 @@ fn print_report(
             .map(milliseconds)
             .collect(),
     );
-    println!(
+    outln!(
         "full_update_ms median {:.3} runs {}",
         quantile(&full, 0.5),
         full.len()
-    );
+    )?;
     let full_median = quantile(&full, 0.5);
-    println!(
+    outln!(
         "full_over_median_pair {:.1}",
         full_median / quantile(&all_pairs, 0.5)
-    );
-    println!(
+    )?;
+    outln!(
         "max_pair_over_full {:.3}",
         quantile(&all_pairs, 1.0) / full_median
-    );
-    println!("rss_after_first_update_mb {}", megabytes(rss_after_update));
-    println!("peak_rss_mb {}", megabytes(measured.peak_after_pairs));
+    )?;
+    outln!("rss_after_first_update_mb {}", megabytes(rss_after_update))?;
+    outln!("peak_rss_mb {}", megabytes(measured.peak_after_pairs))?;
     let digest = sha2::Sha256::digest(&measured.answers);
     let hex: String = digest[..8]
         .iter()
         .map(|byte| format!("{byte:02x}"))
         .collect();
-    println!("answers {hex}");
+    outln!("answers {hex}")?;
+    Ok(())
 }
 
 /// A temporary folder for the change files, removed when dropped.

@@ -41,8 +41,8 @@ pub fn run(args: ConesArgs) -> anyhow::Result<()> {
     let graph = link(&libraries, &verilog)?;
     let cones = cone_graph(&graph);
     let statistics = cones.statistics(args.samples);
-    println!("{}", verilog.display());
-    print!("{statistics}");
+    outln!("{}", verilog.display())?;
+    out!("{statistics}")?;
     if let Some(path) = &args.json {
         let document = statistics_json(&verilog, &statistics);
         std::fs::write(path, serde_json::to_string_pretty(&document)?)

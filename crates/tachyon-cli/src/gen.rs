@@ -47,15 +47,17 @@ fn print_rent(rent: &tachyon_gen::RentProfile, asked: f64) {
     if rent.levels.is_empty() {
         return;
     }
-    eprintln!("Rent's rule (blocks: cells -> terminals):");
+    errln!("Rent's rule (blocks: cells -> terminals):");
     for (level, measured) in rent.levels.iter().enumerate() {
-        eprintln!(
+        errln!(
             "  level {level}: {:>7} blocks of {:>10.0} cells -> {:>8.1} terminals",
-            measured.blocks, measured.cells_per_block, measured.terminals_per_block
+            measured.blocks,
+            measured.cells_per_block,
+            measured.terminals_per_block
         );
     }
     if let Some(exponent) = rent.exponent {
-        eprintln!("  fitted exponent {exponent:.3} (asked {asked})");
+        errln!("  fitted exponent {exponent:.3} (asked {asked})");
     }
 }
 
@@ -98,7 +100,7 @@ pub fn run(args: GenArgs, progress: crate::progress::Progress) -> anyhow::Result
         tachyon_gen::generate(&config, &args.out)
             .with_context(|| format!("generating into {}", args.out.display()))?
     };
-    eprintln!(
+    errln!(
         "{}: {} gates ({} flip-flops, {} clock buffers) in {} module{}, {} nets, {} RC nodes, \
          logic depth {}, period {} ps; {:.1} MB in {:.2} s",
         summary.name,
@@ -115,11 +117,11 @@ pub fn run(args: GenArgs, progress: crate::progress::Progress) -> anyhow::Result
         summary.elapsed.as_secs_f64()
     );
     for file in &summary.files {
-        eprintln!("  {} ({} bytes)", file.path.display(), file.bytes);
+        errln!("  {} ({} bytes)", file.path.display(), file.bytes);
     }
     print_rent(&summary.rent, args.rent);
     if let Some(cones) = &summary.cones {
-        eprint!("{cones}");
+        err_print!("{cones}");
     }
     Ok(())
 }

@@ -2,6 +2,40 @@
 //! parsers, the design generator and its cone-size measurement, and the incremental
 //! timing benchmark (`bench-edits`).
 
+/// `println!` that returns the write's error (a closed pipe) instead of panicking: the
+/// caller hands it up, and `main` ends quietly on a closed output.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
+/// `print!` likewise.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
+/// `eprintln!` that never panics: a summary, a notice or an error for a stderr that is
+/// closed (`tachyon gen ... 2>&1 | head -1`) is dropped, as there is no one to tell.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
+/// `eprint!` likewise.
+macro_rules! err_print {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 mod bench_edits;
 mod bench_resident;
 mod cones;
@@ -158,7 +192,7 @@ fn main() -> ExitCode {
             .num_threads(threads)
             .build_global()
         {
-            eprintln!("error: cannot set up {threads} worker threads: {error}");
+            errln!("error: cannot set up {threads} worker threads: {error}");
             return ExitCode::FAILURE;
         }
     }
@@ -180,7 +214,7 @@ fn main() -> ExitCode {
         // end quietly, as Unix tools do.
         Err(error) if is_closed_output(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            errln!("error: {error:#}");
             ExitCode::FAILURE
         }
     }

@@ -96,7 +96,7 @@ pub fn run(
     let timed = started.elapsed();
     let timing_backend = timer.backend().clone();
     let (graph, data) = timer.timing()?;
-    eprintln!(
+    errln!(
         "design {}: {} pins, {} tests; load {:.3} s, timing {:.3} s, {} threads",
         args.design.display(),
         graph.n_pins(),
@@ -117,7 +117,7 @@ pub fn run(
         None
     };
     if let Some(flat) = &flat {
-        eprintln!(
+        errln!(
             "flatten: {} nodes, {} edges in {:.4} s ({} threads)",
             flat.n_nodes(),
             flat.n_edges(),
@@ -182,7 +182,7 @@ pub fn run(
                     Some(pool) => pool.install(search)?,
                     None => search()?,
                 };
-                eprintln!(
+                errln!(
                     "run {run}: {device:?} ({threads} threads) top-{k} (cppr {}): {} paths in \
                      {:.4} s",
                     query.cppr,
@@ -198,7 +198,7 @@ pub fn run(
         if checking {
             let started = Instant::now();
             let reference = tachyon::paths::worst_paths(graph, data, &query);
-            eprintln!(
+            errln!(
                 "cpu reference ({} threads) top-{k}: {} paths in {:.4} s",
                 rayon::current_num_threads(),
                 reference.len(),
@@ -207,7 +207,7 @@ pub fn run(
             for (engine, found) in &results {
                 match tachyon::paths::compare_path_lists(&reference, found) {
                     Ok(()) => {
-                        eprintln!("check top-{k}: {engine} and reference path lists are identical")
+                        errln!("check top-{k}: {engine} and reference path lists are identical")
                     }
                     Err(difference) => anyhow::bail!(
                         "top-{k}: {engine} and reference path lists differ: {difference}"
@@ -234,7 +234,7 @@ pub fn run(
 /// Slack range and path lengths of a result, on standard error.
 fn print_summary(paths: &[TimingPath]) {
     let pins: usize = paths.iter().map(|path| path.pins.len()).sum();
-    eprintln!(
+    errln!(
         "paths {}: worst slack {:.3}, last slack {:.3}, {} pins in all",
         paths.len(),
         paths.first().map_or(f64::NAN, |path| path.slack),
@@ -273,7 +273,7 @@ fn flat_worst_paths(
         .iter()
         .map(|(phase, seconds)| format!("{phase} {seconds:.4}"))
         .collect();
-    eprintln!(
+    errln!(
         "{}: endpoints {endpoints:.4} s, search {search:.4} s ({}), recover {recover:.4} s; \
          {} deviation levels, {} candidates, {} kept for recovery",
         backend.describe(),

@@ -222,10 +222,10 @@ pub fn run(
     };
     let search_seconds = search_started.elapsed().as_secs_f64();
     for note in &selected.notes {
-        eprintln!("note: {note}");
+        errln!("note: {note}");
     }
     if !selected.complete {
-        eprintln!(
+        errln!(
             "warning: --per-endpoint {}: the {} worst paths hold only {} within the limit; \
              reporting those (the exact beginning of the list)",
             args.per_endpoint.unwrap_or(0),
@@ -510,7 +510,7 @@ pub fn shell_command(
         paths.extend(selected.paths);
     }
     for note in &notes {
-        eprintln!("note: {note}");
+        errln!("note: {note}");
     }
     if sort_by_slack {
         paths.sort_by(|a, b| a.slack().total_cmp(&b.slack()));

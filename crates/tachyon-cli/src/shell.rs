@@ -496,7 +496,7 @@ fn run_on_this_thread(
                     break;
                 }
                 if let Err(error) = outcome {
-                    eprintln!("error: {error}");
+                    errln!("error: {error}");
                 }
             }
         }

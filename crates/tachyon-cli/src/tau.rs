@@ -167,7 +167,7 @@ pub fn run(
             }
             let summary = timer.run_ops(std::slice::from_ref(operation), base_dir, &mut out)?;
             for notice in &summary.notices {
-                eprintln!("{}: {notice}", ops_path.display());
+                errln!("{}: {notice}", ops_path.display());
             }
             bar.set_position(index as u64 + 1);
         }
@@ -192,41 +192,61 @@ pub fn run(
 /// One line per timing update (what it re-timed), then their totals.
 fn print_update_stats(timer: &mut Timer) {
     let updates = timer.take_update_history();
-    let (mut n_full, mut pins, mut arcs, mut nets) = (0, 0, 0, 0);
+    let (mut n_full, mut n_partial, mut pins, mut arcs, mut nets) = (0, 0, 0, 0, 0);
+    let (mut cppr_tests, mut cppr_all) = (0, 0);
     for (index, stats) in updates.iter().enumerate() {
-        let kind = if stats.full { "full" } else { "incremental" };
-        eprintln!(
-            "update {:>5} {kind:<11} pins {:>9} arcs {:>9} nets {:>8}",
+        let kind = if stats.full {
+            "full"
+        } else if stats.partial {
+            "cone"
+        } else {
+            "incremental"
+        };
+        let cppr = match stats.cppr {
+            tachyon::CpprWork::None => "-".to_string(),
+            tachyon::CpprWork::Tests(count) => count.to_string(),
+            tachyon::CpprWork::All => "all".to_string(),
+        };
+        errln!(
+            "update {:>5} {kind:<11} pins {:>9} arcs {:>9} nets {:>8} cppr_tests {cppr:>8}",
             index + 1,
             stats.pins,
             stats.arcs,
             stats.nets
         );
         n_full += usize::from(stats.full);
+        n_partial += usize::from(stats.partial);
         pins += stats.pins;
         arcs += stats.arcs;
         nets += stats.nets;
+        match stats.cppr {
+            tachyon::CpprWork::None => {}
+            tachyon::CpprWork::Tests(count) => cppr_tests += count,
+            tachyon::CpprWork::All => cppr_all += 1,
+        }
     }
-    eprintln!(
-        "updates      {} ({n_full} full): pins {pins}, arcs {arcs}, nets {nets} re-timed in all",
+    errln!(
+        "updates      {} ({n_full} full, {n_partial} of a query's cone): pins {pins}, arcs \
+         {arcs}, nets {nets} re-timed in all; CPPR re-ran {cppr_tests} tests, and every test \
+         {cppr_all} times",
         updates.len()
     );
 }
 
 fn print_phase_table(timer: &Timer) {
     let mut total = 0.0;
-    eprintln!("{:<12} {:>10}", "phase", "ms");
+    errln!("{:<12} {:>10}", "phase", "ms");
     for phase in timer.phase_timings() {
         let milliseconds = phase.duration.as_secs_f64() * 1e3;
         total += milliseconds;
-        eprintln!("{:<12} {:>10.2}", phase.phase, milliseconds);
+        errln!("{:<12} {:>10.2}", phase.phase, milliseconds);
     }
-    eprintln!("{:<12} {:>10.2}", "total", total);
+    errln!("{:<12} {:>10.2}", "total", total);
     if let Some(bytes) = peak_resident_bytes() {
-        eprintln!("peak memory  {:>7.1} MB", bytes as f64 / 1e6);
+        errln!("peak memory  {:>7.1} MB", bytes as f64 / 1e6);
     }
     if let Some((user, system)) = cpu_seconds() {
-        eprintln!("cpu time     {user:>7.2} s user, {system:.2} s system");
+        errln!("cpu time     {user:>7.2} s user, {system:.2} s system");
     }
 }
 
@@ -300,8 +320,8 @@ fn histogram(values: &[f64], n_bins: usize) -> serde_json::Value {
 fn check_cpu(timer: &mut Timer, runs: usize) -> anyhow::Result<()> {
     let comparison = timer.compare_backends(runs)?;
     let milliseconds = |duration: std::time::Duration| duration.as_secs_f64() * 1e3;
-    eprintln!("GPU: {}; medians of {} runs", comparison.gpu, runs.max(1));
-    eprintln!("{:<12} {:>10} {:>10}", "phase", "cpu ms", "gpu ms");
+    errln!("GPU: {}; medians of {} runs", comparison.gpu, runs.max(1));
+    errln!("{:<12} {:>10} {:>10}", "phase", "cpu ms", "gpu ms");
     let mut names: Vec<&str> = comparison.cpu_phases.iter().map(|p| p.phase).collect();
     for phase in &comparison.gpu_phases {
         if !names.contains(&phase.phase) {
@@ -315,14 +335,14 @@ fn check_cpu(timer: &mut Timer, runs: usize) -> anyhow::Result<()> {
             .map_or(0.0, |phase| milliseconds(phase.duration))
     };
     for name in names {
-        eprintln!(
+        errln!(
             "{:<12} {:>10.2} {:>10.2}",
             name,
             find(&comparison.cpu_phases, name),
             find(&comparison.gpu_phases, name)
         );
     }
-    eprintln!(
+    errln!(
         "{:<12} {:>10.2} {:>10.2}",
         "total",
         milliseconds(comparison.cpu_total),

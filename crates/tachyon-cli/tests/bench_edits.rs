@@ -6,7 +6,7 @@ use std::process::Command;
 use tachyon_testkit::GeneratedDesign;
 
 /// The report's keys, in order (docs/PERFORMANCE.md, "bench-edits output").
-const KEYS: [&str; 26] = [
+const KEYS: [&str; 28] = [
     "design",
     "pins",
     "backend",
@@ -26,6 +26,8 @@ const KEYS: [&str; 26] = [
     "retimed_pins",
     "retimed_arcs",
     "retimed_nets",
+    "cppr_tests",
+    "partial_updates",
     "full_pairs",
     "full_update_ms",
     "full_over_median_pair",
@@ -113,6 +115,7 @@ fn bench_edits_runs_both_ways_with_the_same_answers_and_writes_a_runnable_ops() 
             ("pair_ms", "max"),
             ("full_update_ms", "median"),
             ("retimed_pins", "median"),
+            ("cppr_tests", "all_pairs"),
         ] {
             let number: f64 = value(&report, key, field).parse().expect("a number");
             assert!(
@@ -121,6 +124,17 @@ fn bench_edits_runs_both_ways_with_the_same_answers_and_writes_a_runnable_ops() 
             );
         }
         assert_eq!(value(&report, "wns_ms", "count"), "1");
+        // Every pair of a full re-time re-runs every test's CPPR (no distribution left:
+        // NaN); incremental pairs re-run some.
+        let all_pairs = value(&report, "cppr_tests", "all_pairs");
+        if retime == "full" {
+            assert_eq!(all_pairs, "150");
+        } else {
+            let median: f64 = value(&report, "cppr_tests", "median")
+                .parse()
+                .expect("a number");
+            assert!(median.is_finite() && median >= 0.0, "{median}");
+        }
         reports.push(report);
     }
     let answers = |report: &[(String, Vec<String>)]| {

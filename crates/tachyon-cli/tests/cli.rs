@@ -368,3 +368,64 @@ fn tau_labels_put_each_query_before_its_answer() {
     assert!(first.starts_with("# report_"), "{first}");
     assert!(labelled.contains("# report_worst_paths -numPaths 10\nreport_worst_paths 10\n"));
 }
+
+/// The writing end of a pipe whose reading end is closed: the stdin of a process that
+/// has already exited (every write to it fails with a broken pipe).
+fn pipe_without_reader() -> std::process::Stdio {
+    let mut reader = Command::new("true")
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("`true` runs");
+    let writer = reader.stdin.take().expect("stdin is piped");
+    reader.wait().expect("`true` exits");
+    writer.into()
+}
+
+/// Runs the binary with stdout and stderr on pipes whose reading ends are closed before
+/// it starts, so that every write fails with a broken pipe (`tachyon gen ... 2>&1 |
+/// head -1` once `head` has exited): it must not panic.
+fn run_into_closed_pipe(args: &[&str]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_tachyon"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(pipe_without_reader())
+        .stderr(pipe_without_reader())
+        .output()
+        .expect("the tachyon binary runs");
+    assert_ne!(
+        output.status.code(),
+        Some(101),
+        "tachyon {args:?} panicked on a closed pipe"
+    );
+    output
+}
+
+#[test]
+fn summaries_and_reports_into_a_closed_pipe_do_not_panic() {
+    let folder = std::env::temp_dir().join(format!("tachyon-cli-closed-{}", std::process::id()));
+    let out = folder.join("g");
+    let out_arg = out.display().to_string();
+    // The generator's summary goes to stderr; `cones` writes its figures to stdout;
+    // `tau --timings` its answers to stdout and its update table to stderr.
+    let generated =
+        run_into_closed_pipe(&["gen", "--gates", "300", "--seed", "1", "--out", &out_arg]);
+    assert!(generated.status.success(), "{:?}", generated.status);
+    let tau2015 = std::fs::read_dir(&out)
+        .expect("the generated folder")
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .find(|path| path.extension().is_some_and(|ext| ext == "tau2015"))
+        .expect("a .tau2015");
+    let tau2015 = tau2015.display().to_string();
+    let cones = run_into_closed_pipe(&["cones", &tau2015, "--samples", "20"]);
+    assert!(cones.status.success(), "{:?}", cones.status);
+    let tau = run_into_closed_pipe(&[
+        "--device",
+        "cpu",
+        "tau",
+        &tau2015,
+        "--skip-ops",
+        "--timings",
+    ]);
+    assert!(tau.status.success(), "{:?}", tau.status);
+    std::fs::remove_dir_all(&folder).ok();
+}

@@ -587,9 +587,13 @@ impl NetworkShape {
                 .collect(),
         );
         let n_entries = entry_pins.len() + 1;
-        let mut level_start = Vec::with_capacity(graph.n_levels() as usize + 1);
+        // The entries' levels, from the per-pin levels (not `graph.n_levels()`: the
+        // level lists of an edited graph are refreshed only for whole-graph readers);
+        // levels above the last entry's would only add empty levels, removed below.
+        let n_levels = levels.unwrap_or(0) as u32;
+        let mut level_start = Vec::with_capacity(n_levels as usize + 1);
         let mut position = 0;
-        for level in 0..graph.n_levels() {
+        for level in 0..n_levels {
             while entry_pins
                 .get(position)
                 .is_some_and(|&(pin_level, _)| pin_level < level)

@@ -162,10 +162,23 @@ impl SeedStore for SparseSeeds {
 /// Puts the output assertions' and the tests' required times into `store`, in one
 /// order for both forms (assertions first, then the tests in order).
 pub(crate) fn seed_required(graph: &TimingGraph, data: &TimingData, store: &mut impl SeedStore) {
+    seed_required_of_tests(graph, data, 0..graph.tests().len(), store);
+}
+
+/// [`seed_required`] with the tests `tests` only (ascending): the seeds of the pins
+/// of those tests and of the output assertions, merged in the same order as there (each
+/// pin's seeds read only the tests at that pin).
+pub(crate) fn seed_required_of_tests(
+    graph: &TimingGraph,
+    data: &TimingData,
+    tests: impl IntoIterator<Item = usize>,
+    store: &mut impl SeedStore,
+) {
     for &(pin, values) in &graph.assertions().required {
         *store.seeds_of(pin.index()) = values;
     }
-    for (test, result) in graph.tests().iter().zip(&data.tests) {
+    for index in tests {
+        let (test, result) = (&graph.tests()[index], &data.tests[index]);
         for data_transition in Transition::BOTH {
             let required = result.required_before_cppr[data_transition.index()];
             if required.is_nan() {

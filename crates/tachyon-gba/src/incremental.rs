@@ -44,7 +44,7 @@ use tachyon_graph::{
 };
 use tachyon_kernels::propagate::{backward_pin, evaluate_test, forward_pin, NONE};
 
-use crate::backward::{seed_required, SeedStore};
+use crate::backward::{seed_required, seed_required_of_tests, SeedStore};
 use crate::flat::{arc_descriptor, csr as csr_into, test_descriptor, FlatTiming};
 use crate::parasitics::{net_parasitics, Scratch};
 use crate::{compute_parasitics, tests_eval};
@@ -87,8 +87,24 @@ pub struct Incremental {
     /// Pins whose fan-in arcs' delays changed in this update, and the forward frontier
     /// the edits left (rows, nets, arcs changed): where CPPR's cones start.
     delay_changed: Vec<u32>,
+    /// Whether an arc's delay changed since the last whole update (CPPR then has work
+    /// even where no arrival changed).
+    arcs_changed: bool,
     /// Tests re-evaluated in this update (their results before, for comparison).
     tests_before: Vec<(u32, TestResult)>,
+    /// The tests at each pin that is some test's clock or data pin (test ids): what a
+    /// changed pin re-evaluates and what a cone reaches, without a scan of every test.
+    tests_at: FastMap<u32, Vec<u32>>,
+    /// Per pin, whether `tests_at` may list tests at it (a cone's pins are checked here
+    /// before the map is looked up).
+    has_tests: Vec<bool>,
+    /// Per pin, the stamp of the last query cone it was in ([`Incremental::update_fanin_cone`]).
+    cone: Vec<u32>,
+    cone_stamp: u32,
+    /// Pins the last whole update re-timed per pin pending before it (see
+    /// [`Incremental::update_fanin_cone`]), and the pins pending before this one.
+    spread: f64,
+    pending_before: usize,
     counts: RetimeCounts,
     /// Whether an edit since the last [`Incremental::take_shape_changes`] changed rows
     /// or tests (what structures derived from the graph's shape depend on).
@@ -164,6 +180,11 @@ impl Incremental {
         }
         let mut all = AllSeeds::default();
         seed_required(graph, data, &mut all);
+        let tests_at = tests_by_pin(&flat.tests);
+        let mut has_tests = vec![false; n_pins];
+        for &pin in tests_at.keys() {
+            has_tests[pin as usize] = true;
+        }
         Incremental {
             flat,
             is_input,
@@ -182,7 +203,14 @@ impl Incremental {
             stamp: 0,
             forward_changed: Vec::new(),
             delay_changed: Vec::new(),
+            arcs_changed: false,
             tests_before: Vec::new(),
+            tests_at,
+            has_tests,
+            cone: vec![0; n_pins],
+            cone_stamp: 0,
+            spread: DEFAULT_SPREAD,
+            pending_before: 0,
             counts: RetimeCounts::default(),
             shape_changed: false,
             shape_pins: Vec::new(),
@@ -389,7 +417,11 @@ impl Incremental {
             && self.backward.is_empty()
             && self.seed_pins.is_empty()
             && self.tests.is_empty()
-            && self.reset_pins.is_empty())
+            && self.reset_pins.is_empty()
+            // What query cones brought up to date, left to the next whole update.
+            && self.forward_changed.is_empty()
+            && self.delay_changed.is_empty()
+            && !self.arcs_changed)
     }
 
     /// Follows one edit of `graph` (its journal, from `TimingGraph::finish_edit`):
@@ -466,6 +498,8 @@ impl Incremental {
         data.net_load.resize(graph.nets().len(), [0.0; 4]);
         self.is_input.resize(n_pins, false);
         self.mark.resize(n_pins, 0);
+        self.cone.resize(n_pins, 0);
+        self.has_tests.resize(n_pins, false);
         // Tests: removed ones take their seeds with them; kept ones keep their results.
         if let Some(kept) = &journal.tests_kept {
             let mut next = 0u32;
@@ -488,12 +522,33 @@ impl Incremental {
                 .collect();
             data.tests = results;
             flat.tests = graph.tests().iter().map(test_descriptor).collect();
+            // Removing tests renumbers them (as the loop above, a pass over the tests).
+            self.tests_at = tests_by_pin(&flat.tests);
+            for &pin in self.tests_at.keys() {
+                self.has_tests[pin as usize] = true;
+            }
         }
         data.tests
             .resize(graph.tests().len(), TestResult::default());
         flat.tests.resize(graph.tests().len(), [0; 6]);
         for &test in &journal.tests {
-            flat.tests[test.index()] = test_descriptor(&graph.tests()[test.index()]);
+            let descriptor = test_descriptor(&graph.tests()[test.index()]);
+            let old = std::mem::replace(&mut flat.tests[test.index()], descriptor);
+            if old[..2] != descriptor[..2] {
+                // A new test (a retabled one keeps its pins).
+                for pin in [old[0], old[1]] {
+                    if let Some(list) = self.tests_at.get_mut(&pin) {
+                        list.retain(|&other| other != test.0);
+                    }
+                }
+                for pin in [descriptor[0], descriptor[1]] {
+                    self.has_tests[pin as usize] = true;
+                    let list = self.tests_at.entry(pin).or_default();
+                    if !list.contains(&test.0) {
+                        list.push(test.0);
+                    }
+                }
+            }
             self.tests.push(test.0);
         }
         // Dirty state.
@@ -524,14 +579,229 @@ impl Incremental {
 
     /// Step 1 of an update: RC values of the dirty nets, arrivals and slews from the
     /// forward frontier, and the tests whose inputs changed (their pre-CPPR required
-    /// times). Returns whether any arrival, slew or test changed (CPPR has work).
+    /// times), including what query cones brought up to date since the last whole
+    /// update. Returns whether any arrival, slew, arc delay or test changed (CPPR has
+    /// work).
     pub fn update_forward(&mut self, graph: &TimingGraph, data: &mut TimingData) -> bool {
         self.update_rc(graph, data);
+        self.propagate(graph, data, None);
+        // Tests whose clock or data pin changed, or that an edit added or retabled.
+        let tests = self.tests_to_evaluate();
+        let flat = &self.flat;
+        let period = graph.assertions().clock.map(|clock| clock.period);
+        for &test in &tests {
+            let descriptor = &flat.tests[test as usize];
+            self.tests_before.push((test, data.tests[test as usize]));
+            if let Some(period) = period {
+                data.tests[test as usize].required_before_cppr = evaluate_test(
+                    &flat.tables,
+                    &flat.table_data,
+                    descriptor,
+                    period,
+                    &data.arrival[..],
+                    &data.slew[..],
+                );
+            }
+            // The seeds of its pins read the result and the clock pin's arrival.
+            self.seed_pins.extend([descriptor[0], descriptor[1]]);
+        }
+        self.counts.tests = tests.len();
+        !self.forward_changed.is_empty() || self.arcs_changed || !tests.is_empty()
+    }
+
+    /// Brings up to date the arrival and slew of `pin` only: the dirty part of its
+    /// fan-in cone (what `report_at` and a slew read), with the same per-pin function
+    /// as a whole update, so the values read are a whole update's bits. The rest of the
+    /// dirty state stays for later: frontier pins outside the cone stay on the
+    /// frontier, a changed pin's fan-out outside the cone joins it, dirty nets no cone
+    /// pin is on keep their old RC values, and the tests, CPPR and required times wait
+    /// for the next whole update ([`Incremental::update_forward`]), which also counts
+    /// the pins changed here (tests at them re-evaluated, CPPR cones from them).
+    pub fn update_fanin_cone(
+        &mut self,
+        graph: &TimingGraph,
+        data: &mut TimingData,
+        pin: PinId,
+    ) -> ConeUpdate {
         let levels = graph.pin_levels().expect("an editable graph has levels");
-        // Arrivals and slews, level by level.
+        // The lowest level anything dirty is at: every pin below it keeps its value
+        // (dirt only moves up through fan-out), so the cone walk stops there.
+        let (pending, lowest) = self.pending(graph, levels);
+        if levels[pin.index()] < lowest {
+            return ConeUpdate::Clean;
+        }
+        // The walk is bounded by what a whole update would cost instead, estimated as
+        // the pending pins times how many pins the last whole update re-timed per
+        // pending pin (how far changes spread in this design; `DEFAULT_SPREAD` before
+        // the first). A walk step (a fan-in row read, a level and a stamp compared) is
+        // several times cheaper than re-timing a pin (table lookups for every arc and
+        // condition, forward and backward), so a walk of `WALK_STEPS_PER_PIN` steps per
+        // estimated pin that gives up, and the whole update done then, cost at most a
+        // small multiple of that whole update (whose tests, CPPR and required times
+        // come on top); a walk that finishes costs less, plus its cone's re-timing.
+        // `CONE_WALK_MIN` keeps small walks: a whole update's fixed work costs more.
+        let whole = (pending as f64 * self.spread).min(usize::MAX as f64 / 8.0) as usize;
+        let budget = CONE_WALK_MIN.max(WALK_STEPS_PER_PIN.saturating_mul(whole));
+        let stamp = self.next_cone_stamp();
+        let cone = &mut self.cone;
+        cone[pin.index()] = stamp;
+        let mut stack = vec![pin];
+        let mut walked = 1usize;
+        while let Some(at) = stack.pop() {
+            for &arc in graph.fanin(at) {
+                if !graph.is_arc_alive(arc) {
+                    continue;
+                }
+                let from = graph.arc(arc).from;
+                if levels[from.index()] < lowest || cone[from.index()] == stamp {
+                    continue;
+                }
+                cone[from.index()] = stamp;
+                walked += 1;
+                if walked > budget {
+                    return ConeUpdate::TooLarge;
+                }
+                stack.push(from);
+            }
+        }
+        self.counts = RetimeCounts::default();
+        let cone = &self.cone;
+        let in_cone = |pin: u32| cone[pin as usize] == stamp;
+        // The dirty nets a cone pin is on (its wire values and its driver's load are
+        // what `forward_pin` reads of RC); the others stay dirty.
+        let mut nets = std::mem::take(&mut self.rc_nets);
+        nets.sort_unstable();
+        nets.dedup();
+        let (now, later): (Vec<u32>, Vec<u32>) = nets.into_iter().partition(|&net| {
+            let net = &graph.nets()[net as usize];
+            net.driver
+                .iter()
+                .chain(&net.sinks)
+                .any(|pin| in_cone(pin.0))
+        });
+        self.rc_nets = later;
+        // A pin that left a net goes back to zero before any net it is on now is
+        // computed; one neither in the cone nor on such a net waits (no net computed
+        // here writes its values).
+        let on_net_now = |pin: u32| {
+            graph
+                .pin(PinId(pin))
+                .net
+                .is_some_and(|net| now.binary_search(&net.0).is_ok())
+        };
+        let (reset_now, reset_later): (Vec<u32>, Vec<u32>) =
+            std::mem::take(&mut self.reset_pins)
+                .into_iter()
+                .partition(|&reset| in_cone(reset) || on_net_now(reset));
+        self.reset_pins = reset_later;
+        for reset in reset_now {
+            self.reset_wire(data, reset);
+        }
+        self.recompute_nets(graph, data, now);
+        self.propagate(graph, data, Some(stamp));
+        ConeUpdate::Partial(self.counts)
+    }
+
+    /// The pins a whole update would start from (the forward frontier and the dirty
+    /// nets' pins), and the lowest level among them.
+    fn pending(&self, graph: &TimingGraph, levels: &[u32]) -> (usize, u32) {
+        let mut lowest = u32::MAX;
+        let mut pending = self.forward.len();
+        for &frontier_pin in &self.forward {
+            lowest = lowest.min(levels[frontier_pin as usize]);
+        }
+        for &net in &self.rc_nets {
+            let net = &graph.nets()[net as usize];
+            for net_pin in net.driver.iter().chain(&net.sinks) {
+                lowest = lowest.min(levels[net_pin.index()]);
+                pending += 1;
+            }
+        }
+        (pending, lowest)
+    }
+
+    /// The RC values of `nets` (sorted and deduplicated here), on the host (the per-net
+    /// function of the full pass, so the same bits); their pins join the forward
+    /// frontier, and the device's delta records them when it is tracked.
+    fn recompute_nets(&mut self, graph: &TimingGraph, data: &mut TimingData, mut nets: Vec<u32>) {
+        nets.sort_unstable();
+        nets.dedup();
+        if nets.len() * 2 >= graph.nets().len() && !nets.is_empty() {
+            // Most nets (a change file of the whole design): the full pass over all of
+            // them, in parallel chunks (the same per-net function, so the same bits;
+            // the others' values do not change).
+            compute_parasitics(graph, data);
+            for &net_id in &nets {
+                let net = &graph.nets()[net_id as usize];
+                self.forward
+                    .extend(net.driver.iter().chain(&net.sinks).map(|pin| pin.0));
+            }
+            if let Some(delta) = &mut self.device {
+                delta.rc_all = true;
+            }
+            self.counts.nets += nets.len();
+            return;
+        }
+        type NetResult = ([f64; 4], Vec<(usize, [f64; 4], [f64; 4])>);
+        let compute = |scratch: &mut Scratch, &net_id: &u32| -> NetResult {
+            let net = &graph.nets()[net_id as usize];
+            let mut sinks = Vec::new();
+            let load = net_parasitics(graph, net, scratch, &mut sinks);
+            (load, sinks)
+        };
+        // Many nets (a change file of a tenth of the design) in parallel.
+        let results: Vec<NetResult> = if nets.len() >= PARALLEL_NETS {
+            nets.par_iter()
+                .with_min_len(16)
+                .map_init(Scratch::default, compute)
+                .collect()
+        } else {
+            let mut scratch = Scratch::default();
+            nets.iter().map(|net| compute(&mut scratch, net)).collect()
+        };
+        for (&net_id, (load, sinks)) in nets.iter().zip(results) {
+            let net = &graph.nets()[net_id as usize];
+            data.net_load[net_id as usize] = load;
+            for &(pin, delay, impulse) in &sinks {
+                data.wire_delay[pin] = delay;
+                data.wire_impulse[pin] = impulse;
+            }
+            self.forward
+                .extend(net.driver.iter().chain(&net.sinks).map(|pin| pin.0));
+            if let Some(delta) = self.device.as_mut().filter(|delta| !delta.rc_all) {
+                delta
+                    .wire_pins
+                    .extend(sinks.iter().map(|sink| sink.0 as u32));
+            }
+        }
+        if let Some(delta) = self.device.as_mut().filter(|delta| !delta.rc_all) {
+            delta.nets.extend_from_slice(&nets);
+        }
+        self.counts.nets += nets.len();
+    }
+
+    /// Arrivals and slews from the forward frontier in level order, a pin's fan-out
+    /// joining only when its arrival or slew changed bit for bit. With `cone` (a stamp
+    /// of `self.cone`), only the pins of that cone are computed: the frontier's other
+    /// pins, and the fan-out outside the cone of pins that changed, stay on the
+    /// frontier.
+    fn propagate(&mut self, graph: &TimingGraph, data: &mut TimingData, cone: Option<u32>) {
+        let levels = graph.pin_levels().expect("an editable graph has levels");
+        let in_cone =
+            |marks: &[u32], pin: u32| cone.is_none_or(|stamp| marks[pin as usize] == stamp);
         let mut frontier = Frontier::default();
+        // Pins left for later are marked with `later` (each listed once).
+        let later = self.next_stamp();
         let stamp = self.next_stamp();
+        let mut left = Vec::new();
         for pin in std::mem::take(&mut self.forward) {
+            if !in_cone(&self.cone, pin) {
+                if self.mark[pin as usize] != later {
+                    self.mark[pin as usize] = later;
+                    left.push(pin);
+                }
+                continue;
+            }
             frontier.push(&mut self.mark, stamp, levels, pin);
             if graph.is_pin_alive(PinId(pin)) {
                 self.delay_changed.push(pin);
@@ -570,6 +840,7 @@ impl Incremental {
                         data.arc_delay[arc] = delays;
                         if graph.is_arc_alive(tachyon_graph::ArcId(arc as u32)) {
                             self.counts.arcs += 1;
+                            self.arcs_changed = true;
                             self.backward.push(flat.arcs[arc][0]);
                             self.delay_changed.push(pin);
                         }
@@ -583,32 +854,16 @@ impl Incremental {
                 data.slew[at] = slew;
                 self.forward_changed.push(pin);
                 for &next in graph.fanout_pins(PinId(pin)) {
-                    frontier.push(&mut self.mark, stamp, levels, next.0);
+                    if in_cone(&self.cone, next.0) {
+                        frontier.push(&mut self.mark, stamp, levels, next.0);
+                    } else if self.mark[next.index()] != later {
+                        self.mark[next.index()] = later;
+                        left.push(next.0);
+                    }
                 }
             }
         }
-        // Tests whose clock or data pin changed, or that an edit added or retabled.
-        let tests = self.tests_to_evaluate();
-        let flat = &self.flat;
-        let period = graph.assertions().clock.map(|clock| clock.period);
-        for &test in &tests {
-            let descriptor = &flat.tests[test as usize];
-            self.tests_before.push((test, data.tests[test as usize]));
-            if let Some(period) = period {
-                data.tests[test as usize].required_before_cppr = evaluate_test(
-                    &flat.tables,
-                    &flat.table_data,
-                    descriptor,
-                    period,
-                    &data.arrival[..],
-                    &data.slew[..],
-                );
-            }
-            // The seeds of its pins read the result and the clock pin's arrival.
-            self.seed_pins.extend([descriptor[0], descriptor[1]]);
-        }
-        self.counts.tests = tests.len();
-        !self.forward_changed.is_empty() || self.counts.arcs > 0 || !tests.is_empty()
+        self.forward = left;
     }
 
     /// The first part of an update (of [`Incremental::update_forward`], or of an update
@@ -617,71 +872,25 @@ impl Incremental {
     /// frontier. The nets are few next to the design, and their trees are on the host.
     pub fn update_rc(&mut self, graph: &TimingGraph, data: &mut TimingData) {
         self.counts = RetimeCounts::default();
-        self.forward_changed.clear();
-        self.delay_changed.clear();
         self.tests_before.clear();
+        let levels = graph.pin_levels().expect("an editable graph has levels");
+        self.pending_before = self.pending(graph, levels).0;
         // Pins that left a net (or were removed) lose their wire values first.
-        let reset = std::mem::take(&mut self.reset_pins);
-        for &pin in &reset {
-            data.wire_delay[pin as usize] = [0.0; 4];
-            data.wire_impulse[pin as usize] = [0.0; 4];
+        for pin in std::mem::take(&mut self.reset_pins) {
+            self.reset_wire(data, pin);
         }
-        let mut nets = std::mem::take(&mut self.rc_nets);
-        nets.sort_unstable();
-        nets.dedup();
-        if nets.len() * 2 >= graph.nets().len() && !nets.is_empty() {
-            // Most nets (a change file of the whole design): the full pass over all of
-            // them, in parallel chunks (the same per-net function, so the same bits;
-            // the others' values do not change).
-            compute_parasitics(graph, data);
-            for &net_id in &nets {
-                let net = &graph.nets()[net_id as usize];
-                self.forward
-                    .extend(net.driver.iter().chain(&net.sinks).map(|pin| pin.0));
-            }
-            if let Some(delta) = &mut self.device {
-                delta.rc_all = true;
-            }
-            self.counts.nets = nets.len();
-            return;
-        }
-        type NetResult = ([f64; 4], Vec<(usize, [f64; 4], [f64; 4])>);
-        let compute = |scratch: &mut Scratch, &net_id: &u32| -> NetResult {
-            let net = &graph.nets()[net_id as usize];
-            let mut sinks = Vec::new();
-            let load = net_parasitics(graph, net, scratch, &mut sinks);
-            (load, sinks)
-        };
-        // Many nets (a change file of a tenth of the design) in parallel.
-        let results: Vec<NetResult> = if nets.len() >= PARALLEL_NETS {
-            nets.par_iter()
-                .with_min_len(16)
-                .map_init(Scratch::default, compute)
-                .collect()
-        } else {
-            let mut scratch = Scratch::default();
-            nets.iter().map(|net| compute(&mut scratch, net)).collect()
-        };
-        for (&net_id, (load, sinks)) in nets.iter().zip(results) {
-            let net = &graph.nets()[net_id as usize];
-            data.net_load[net_id as usize] = load;
-            for &(pin, delay, impulse) in &sinks {
-                data.wire_delay[pin] = delay;
-                data.wire_impulse[pin] = impulse;
-            }
-            self.forward
-                .extend(net.driver.iter().chain(&net.sinks).map(|pin| pin.0));
-            if let Some(delta) = self.device.as_mut().filter(|delta| !delta.rc_all) {
-                delta
-                    .wire_pins
-                    .extend(sinks.iter().map(|sink| sink.0 as u32));
-            }
-        }
+        let nets = std::mem::take(&mut self.rc_nets);
+        self.recompute_nets(graph, data, nets);
+    }
+
+    /// A pin that left a net (or was removed): its wire values go back to zero (and to
+    /// the device, when it is tracked).
+    fn reset_wire(&mut self, data: &mut TimingData, pin: u32) {
+        data.wire_delay[pin as usize] = [0.0; 4];
+        data.wire_impulse[pin as usize] = [0.0; 4];
         if let Some(delta) = self.device.as_mut().filter(|delta| !delta.rc_all) {
-            delta.nets.extend_from_slice(&nets);
-            delta.wire_pins.extend_from_slice(&reset);
+            delta.wire_pins.push(pin);
         }
-        self.counts.nets = nets.len();
     }
 
     /// An update's forward step done elsewhere (on the device, over the whole graph,
@@ -747,12 +956,15 @@ impl Incremental {
         for &(arc, alive) in &changed_arcs {
             if alive {
                 self.counts.arcs += 1;
+                self.arcs_changed = true;
                 let [from, to, ..] = self.flat.arcs[arc as usize];
                 self.backward.push(from);
                 self.delay_changed.push(to);
             }
         }
-        self.forward_changed = changed_pins;
+        // Added to what query cones changed since the last whole update (the device
+        // computed those pins' values again, equal to the host's now).
+        self.forward_changed.extend(changed_pins);
         // Every pin was computed there, once.
         self.counts.pins += graph.n_pins() as usize;
         let tests = self.tests_to_evaluate();
@@ -765,27 +977,22 @@ impl Incremental {
             self.seed_pins.extend([descriptor[0], descriptor[1]]);
         }
         self.counts.tests = tests.len();
-        !self.forward_changed.is_empty() || self.counts.arcs > 0 || !tests.is_empty()
+        !self.forward_changed.is_empty() || self.arcs_changed || !tests.is_empty()
     }
 
     /// The tests the forward step re-evaluates: those whose clock or data pin changed,
     /// and those an edit added or retabled (sorted).
     fn tests_to_evaluate(&mut self) -> Vec<u32> {
-        let stamp = self.next_stamp();
-        for &pin in &self.forward_changed {
-            self.mark[pin as usize] = stamp;
-        }
+        // Looked up per changed pin (no scan of every test).
         let mut tests = std::mem::take(&mut self.tests);
-        tests.extend(
-            self.flat
-                .tests
-                .iter()
-                .enumerate()
-                .filter(|(_, test)| {
-                    self.mark[test[0] as usize] == stamp || self.mark[test[1] as usize] == stamp
-                })
-                .map(|(index, _)| index as u32),
-        );
+        for &pin in &self.forward_changed {
+            if !self.has_tests[pin as usize] {
+                continue;
+            }
+            if let Some(at) = self.tests_at.get(&pin) {
+                tests.extend_from_slice(at);
+            }
+        }
         tests.sort_unstable();
         tests.dedup();
         tests
@@ -811,13 +1018,26 @@ impl Incremental {
         }
         let stamp = self.next_stamp();
         let mut stack: Vec<u32> = Vec::new();
+        let mut tests: Vec<usize> = Vec::new();
         for &pin in self.forward_changed.iter().chain(&self.delay_changed) {
             if self.mark[pin as usize] != stamp {
                 self.mark[pin as usize] = stamp;
                 stack.push(pin);
             }
         }
+        // The cone's pins, each looked up once among the tests' pins (no scan of every
+        // test): a test whose data pin is reached.
         while let Some(pin) = stack.pop() {
+            if let Some(at) = self.has_tests[pin as usize]
+                .then(|| self.tests_at.get(&pin))
+                .flatten()
+            {
+                tests.extend(
+                    at.iter()
+                        .filter(|&&test| self.flat.tests[test as usize][1] == pin)
+                        .map(|&test| test as usize),
+                );
+            }
             for &next in graph.fanout_pins(PinId(pin)) {
                 if self.mark[next.index()] != stamp {
                     self.mark[next.index()] = stamp;
@@ -825,14 +1045,6 @@ impl Incremental {
                 }
             }
         }
-        let mut tests: Vec<usize> = self
-            .flat
-            .tests
-            .iter()
-            .enumerate()
-            .filter(|(_, test)| self.mark[test[1] as usize] == stamp)
-            .map(|(index, _)| index)
-            .collect();
         tests.extend(self.tests_before.iter().map(|&(test, _)| test as usize));
         tests.sort_unstable();
         tests.dedup();
@@ -847,11 +1059,16 @@ impl Incremental {
         }
     }
 
-    /// After CPPR re-ran over every test: the tests whose results changed put their
-    /// pins' seeds on the backward frontier.
-    pub fn tests_rerun(&mut self, graph: &TimingGraph, before: &[TestResult], data: &TimingData) {
-        for (index, (old, new)) in before.iter().zip(&data.tests).enumerate() {
-            if !same_result(old, new) {
+    /// After CPPR re-ran over some tests (`before`: each one's id and result before):
+    /// the tests whose results changed put their pins' seeds on the backward frontier.
+    pub fn tests_rerun(
+        &mut self,
+        graph: &TimingGraph,
+        before: &[(usize, TestResult)],
+        data: &TimingData,
+    ) {
+        for &(index, old) in before {
+            if !same_result(&old, &data.tests[index]) {
                 let test = &graph.tests()[index];
                 self.seed_pins.extend([test.clock.0, test.data.0]);
             }
@@ -900,6 +1117,7 @@ impl Incremental {
                 }
             }
         }
+        self.finish_update();
         self.counts
     }
 
@@ -929,6 +1147,7 @@ impl Incremental {
             .for_each(|(_, (new, old))| *new = *old);
         data.required = required;
         self.counts.pins += graph.n_pins() as usize;
+        self.finish_update();
         self.counts
     }
 
@@ -969,7 +1188,18 @@ impl Incremental {
                 seeds: FastMap::default(),
                 elsewhere: [NO_VALUE; 4],
             };
-            seed_required(graph, data, &mut only);
+            // Only the tests at the marked pins (ascending, so each pin's seeds merge
+            // in the order of a full pass), not every test.
+            let mut tests: Vec<usize> = seed_pins
+                .iter()
+                .filter(|&&pin| self.has_tests[pin as usize])
+                .filter_map(|pin| self.tests_at.get(pin))
+                .flatten()
+                .map(|&test| test as usize)
+                .collect();
+            tests.sort_unstable();
+            tests.dedup();
+            seed_required_of_tests(graph, data, tests, &mut only);
             let fresh = only.seeds;
             for &pin in &seed_pins {
                 let new = fresh.get(&pin).copied();
@@ -985,6 +1215,27 @@ impl Incremental {
         }
     }
 
+    /// The end of a whole update (on the host or the device): how far its changes
+    /// spread (for the query cones' bound), and what query cones changed since the
+    /// last one has been used.
+    fn finish_update(&mut self) {
+        if self.pending_before > 0 {
+            self.spread = (self.counts.pins as f64 / self.pending_before as f64).max(1.0);
+        }
+        self.forward_changed.clear();
+        self.delay_changed.clear();
+        self.arcs_changed = false;
+    }
+
+    fn next_cone_stamp(&mut self) -> u32 {
+        self.cone_stamp = self.cone_stamp.wrapping_add(1);
+        if self.cone_stamp == 0 {
+            self.cone.fill(0);
+            self.cone_stamp = 1;
+        }
+        self.cone_stamp
+    }
+
     fn next_stamp(&mut self) -> u32 {
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
@@ -993,6 +1244,39 @@ impl Incremental {
         }
         self.stamp
     }
+}
+
+/// What [`Incremental::update_fanin_cone`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConeUpdate {
+    /// Nothing dirty can reach the pin: its values are up to date.
+    Clean,
+    /// The dirty part of the cone was re-timed (what it recomputed).
+    Partial(RetimeCounts),
+    /// The cone is too large to walk for less than a whole update: nothing was done.
+    TooLarge,
+}
+
+/// The smallest bound on a query's cone walk (pins): a whole update's fixed work
+/// (tests, CPPR, required times) costs more than this many steps.
+const CONE_WALK_MIN: usize = 1 << 14;
+/// Cone walk steps allowed per pin a whole update is estimated to re-time.
+const WALK_STEPS_PER_PIN: usize = 4;
+/// Pins re-timed per pending pin assumed before a whole incremental update has run
+/// (the 100k generated design: 50 resizes left 640 pending pins, and re-timed 125,587
+/// pins forward and backward, about 200 each).
+const DEFAULT_SPREAD: f64 = 32.0;
+
+/// The tests at each clock or data pin.
+fn tests_by_pin(tests: &[[u32; 6]]) -> FastMap<u32, Vec<u32>> {
+    let mut at: FastMap<u32, Vec<u32>> = FastMap::default();
+    for (index, test) in tests.iter().enumerate() {
+        at.entry(test[0]).or_default().push(index as u32);
+        if test[1] != test[0] {
+            at.entry(test[1]).or_default().push(index as u32);
+        }
+    }
+    at
 }
 
 /// Above this many pins in one level, the level's pins are computed in parallel.

@@ -137,9 +137,10 @@ pub enum Retime {
     /// On the GPU backend an update whose frontier reaches [`Timer::gpu_min_frontier`]
     /// runs over the device's resident state, a smaller one on the CPU (the same kernel
     /// functions give the same bits; a full update runs on the backend). Under
-    /// SDC constraints edits re-time fully. Any query brings all dirty state up to date;
-    /// CPPR re-runs for the tests whose data cones changed (all of them after a change
-    /// on the clock network).
+    /// SDC constraints edits re-time fully. An arrival or slew query brings up to date
+    /// only its pin's fan-in cone, on the CPU (or everything, when that cone is about
+    /// as costly); other queries bring all dirty state up to date. CPPR re-runs for the
+    /// tests whose data cones changed (all of them after a change on the clock network).
     #[default]
     Incremental,
     /// Rebuild the graph from the design and re-time all of it (for comparison).
@@ -159,6 +160,38 @@ pub struct UpdateStats {
     pub arcs: usize,
     /// Nets whose RC values were recomputed.
     pub nets: usize,
+    /// Whether the update brought up to date only what a query reads (the fan-in cone
+    /// of `report_at`'s or a slew's pin), leaving the rest of the dirty state for a
+    /// later update; false for an update of everything.
+    pub partial: bool,
+    /// The CPPR work of the update.
+    pub cppr: CpprWork,
+}
+
+impl UpdateStats {
+    /// An incremental update's stats: what `tachyon_gba::Incremental` recomputed.
+    fn incremental(counts: tachyon_gba::RetimeCounts, partial: bool, cppr: CpprWork) -> Self {
+        UpdateStats {
+            full: false,
+            pins: counts.pins,
+            arcs: counts.arcs,
+            nets: counts.nets,
+            partial,
+            cppr,
+        }
+    }
+}
+
+/// How much CPPR an update re-ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CpprWork {
+    /// None: CPPR is off, nothing changed that it reads, or the update was partial.
+    #[default]
+    None,
+    /// The post-CPPR slacks of this many tests (those whose data cones changed).
+    Tests(usize),
+    /// Every test (a full update, or a change on the clock network).
+    All,
 }
 
 /// A static timer: a design plus its up-to-date timing.
@@ -220,6 +253,17 @@ pub struct Timer {
     last_on_gpu: bool,
     /// Whether a CPU backend keeps the resident state's CPU twin (tests).
     resident_twin: bool,
+}
+
+/// What a query's answer reads, so what an update before it must bring up to date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reads {
+    /// A pin's arrival or slew: its fan-in cone.
+    FaninCone,
+    /// Everything: a required time or slack (its fan-out cone, the tests it reaches and
+    /// their CPPR, which read their data pins' fan-in cones and the clock network: not
+    /// pulled alone yet), WNS/TNS, endpoints, paths.
+    Everything,
 }
 
 /// What an edit touched, as [`Timer::apply_edit`] tells the graph.
@@ -389,7 +433,8 @@ impl Timer {
 
     /// Brings the timing up to date incrementally from the dirty frontiers the edits
     /// left (on the CPU, whatever the backend: the same kernel functions give the same
-    /// bits). Every query brings all dirty state up to date.
+    /// bits): all of it (arrival and slew queries may pull their cone alone first,
+    /// `update_fanin_cone`).
     fn retime_incremental(&mut self) {
         if let Err(why) = self.try_retime_incremental() {
             // The update on the GPU failed part way: the timing is dropped, and the next
@@ -480,10 +525,9 @@ impl Timer {
             (Some(_), Some(None)) => true,
             (Some(_), None) => false,
         };
+        let mut cppr_work = CpprWork::None;
         if changed {
             if cppr {
-                graph.refresh_level_lists();
-                let before = data.tests.clone();
                 // The clock network found again after edits that touched it (a walk of
                 // the clock tree); a change on it (a dirty pin on the old or the new
                 // network) re-runs every test, else only the tests whose data cones
@@ -491,7 +535,11 @@ impl Timer {
                 // the backward step.
                 let clock = match &previous_clock {
                     Some(clock) if clock_current => clock.clone(),
-                    _ => tachyon_cppr::clock_network(graph),
+                    _ => {
+                        // A walk of the whole graph's levels.
+                        graph.refresh_level_lists();
+                        tachyon_cppr::clock_network(graph)
+                    }
                 };
                 let old_clock = previous_clock.flatten();
                 let on_clock = |pin| {
@@ -509,18 +557,26 @@ impl Timer {
                     true => None,
                     false => incremental.tests_for_cppr(graph, on_clock),
                 };
-                match tests {
+                // The results before, of the tests that re-run only.
+                let before = match tests {
                     Some(tests) if resident.is_none() || tests.len() * 4 < n_tests => {
+                        let before: Vec<_> =
+                            tests.iter().map(|&test| (test, data.tests[test])).collect();
                         tachyon_cppr::apply_cppr_to_tests(
                             graph,
                             data,
                             clock.as_ref(),
                             &tests,
                             &mut self.cppr_trees,
-                        )
+                        );
+                        cppr_work = CpprWork::Tests(tests.len());
+                        before
                     }
                     _ => {
+                        let before: Vec<_> = data.tests.iter().copied().enumerate().collect();
                         self.cppr_trees.clear();
+                        // A walk of the whole graph's levels.
+                        graph.refresh_level_lists();
                         let on_gpu = match resident.as_deref_mut() {
                             Some(resident) => gpu_phases::cppr_resident(resident, graph, data)?,
                             None => false,
@@ -528,8 +584,10 @@ impl Timer {
                         if !on_gpu {
                             tachyon_cppr::apply_cppr(graph, data);
                         }
+                        cppr_work = CpprWork::All;
+                        before
                     }
-                }
+                };
                 self.cppr_clock = Some(clock);
                 incremental.tests_rerun(graph, &before, data);
             } else {
@@ -544,15 +602,11 @@ impl Timer {
             Some(resident) => gpu_phases::backward_resident(resident, graph, data, incremental)?,
             None => incremental.update_backward(graph, data),
         };
-        // Whole-graph readers (the path search, CPPR's structure) walk the level lists.
-        graph.refresh_level_lists();
+        // The level lists are refreshed by the whole-graph readers that walk them
+        // (`Timer::timing`, the path search, a whole CPPR run), not here: a rebuild
+        // costs O(design) after every edit of the graph's shape.
         self.path_graph = None;
-        self.stats = UpdateStats {
-            full: false,
-            pins: counts.pins,
-            arcs: counts.arcs,
-            nets: counts.nets,
-        };
+        self.stats = UpdateStats::incremental(counts, false, cppr_work);
         self.history.push(self.stats);
         phases::add_phase(&mut self.phases, "propagate", forward);
         phases::add_phase(&mut self.phases, "cppr", cppr_done - forward);
@@ -956,6 +1010,12 @@ impl Timer {
             pins: graph.n_pins() as usize,
             arcs: graph.arcs().len(),
             nets: graph.nets().len(),
+            partial: false,
+            cppr: if self.cppr && !graph.tests().is_empty() {
+                CpprWork::All
+            } else {
+                CpprWork::None
+            },
         };
         self.history.push(self.stats);
         self.sta = None;
@@ -1033,26 +1093,65 @@ impl Timer {
         }
     }
 
-    /// The graph and timing values of the current state (updating first).
+    /// The graph and timing values of the current state (updating first; the graph's
+    /// level lists current).
     pub fn timing(&mut self) -> Result<(&TimingGraph, &TimingData), TimerError> {
         self.update_timing()?;
+        self.refresh_level_lists();
         match &self.timing {
             Some((graph, data)) => Ok((graph, data)),
             None => unreachable!("update_timing always leaves timing in place"),
         }
     }
 
+    /// Brings the edited graph's level lists up to date, for the readers that walk the
+    /// whole graph level by level (incremental updates read per-pin levels only).
+    fn refresh_level_lists(&mut self) {
+        if let Some((graph, _)) = &mut self.timing {
+            graph.refresh_level_lists();
+        }
+    }
+
     fn query(
         &mut self,
         pin: &str,
+        reads: Reads,
         value: impl Fn(&TimingData, tachyon_graph::PinId) -> Option<f64>,
     ) -> Result<Option<f64>, TimerError> {
-        self.update_timing()?;
+        if reads == Reads::FaninCone && self.follows_edits() {
+            self.update_fanin_cone(pin)?;
+        } else {
+            self.update_timing()?;
+        }
         let Some((graph, data)) = &self.timing else {
             return Ok(None);
         };
         let id = find_pin(graph, pin).ok_or_else(|| LinkError::UnknownPin(pin.to_string()))?;
         Ok(value(data, id))
+    }
+
+    /// Brings up to date what pin `name`'s arrival and slew read (its fan-in cone),
+    /// or everything when the cone costs about as much ([`tachyon_gba::ConeUpdate`]).
+    fn update_fanin_cone(&mut self, name: &str) -> Result<(), TimerError> {
+        let (Some((graph, data)), Some(incremental)) = (&mut self.timing, &mut self.incremental)
+        else {
+            return self.update_timing();
+        };
+        let Some(pin) = find_pin(graph, name) else {
+            return Err(LinkError::UnknownPin(name.to_string()).into());
+        };
+        let started = Instant::now();
+        match incremental.update_fanin_cone(graph, data, pin) {
+            tachyon_gba::ConeUpdate::Clean => Ok(()),
+            tachyon_gba::ConeUpdate::TooLarge => self.update_timing(),
+            tachyon_gba::ConeUpdate::Partial(counts) => {
+                self.path_graph = None;
+                self.stats = UpdateStats::incremental(counts, true, CpprWork::None);
+                self.history.push(self.stats);
+                self.record("propagate", started);
+                Ok(())
+            }
+        }
     }
 
     /// The arrival time at `pin` (None: untimed).
@@ -1065,7 +1164,9 @@ impl Timer {
         if let Some(value) = self.sdc_query(pin, |sta, id| sta.arrival(id, split, transition))? {
             return Ok(value);
         }
-        self.query(pin, |data, id| data.arrival_at(id, split, transition))
+        self.query(pin, Reads::FaninCone, |data, id| {
+            data.arrival_at(id, split, transition)
+        })
     }
 
     /// The slew at `pin`.
@@ -1075,7 +1176,9 @@ impl Timer {
         split: Split,
         transition: Transition,
     ) -> Result<Option<f64>, TimerError> {
-        self.query(pin, |data, id| data.slew_at(id, split, transition))
+        self.query(pin, Reads::FaninCone, |data, id| {
+            data.slew_at(id, split, transition)
+        })
     }
 
     /// The required arrival time at `pin` (None: unconstrained).
@@ -1088,7 +1191,9 @@ impl Timer {
         if let Some(value) = self.sdc_query(pin, |sta, id| sta.required(id, split, transition))? {
             return Ok(value);
         }
-        self.query(pin, |data, id| data.required_at(id, split, transition))
+        self.query(pin, Reads::Everything, |data, id| {
+            data.required_at(id, split, transition)
+        })
     }
 
     /// The slack at `pin`.
@@ -1101,7 +1206,9 @@ impl Timer {
         if let Some(value) = self.sdc_query(pin, |sta, id| sta.slack(id, split, transition))? {
             return Ok(value);
         }
-        self.query(pin, |data, id| data.slack_at(id, split, transition))
+        self.query(pin, Reads::Everything, |data, id| {
+            data.slack_at(id, split, transition)
+        })
     }
 
     /// The endpoints: primary outputs and test data pins (with SDC constraints,
@@ -1473,6 +1580,7 @@ impl Timer {
                     .to_string(),
             ));
         }
+        self.refresh_level_lists();
         let started = Instant::now();
         let Some((graph, data)) = &self.timing else {
             return Ok(Vec::new());

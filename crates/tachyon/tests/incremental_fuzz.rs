@@ -8,6 +8,10 @@
 //! `Retime::Incremental` (at, rat, slew, slack for both splits and transitions,
 //! WNS/TNS, the worst paths) must equal bit for bit the answer of a timer under
 //! `Retime::Full`, which rebuilds the graph from the design and re-times everything.
+//! Edits pile up (one step in two asks nothing), then queries of random kinds on
+//! random pins come first, while the edits' dirty state is there: arrivals and slews
+//! then bring up to date only their pins' fan-in cones, and the queries after them
+//! (and the end of the sequence) must still see a whole update's values.
 //!
 //! The incremental timer runs on the GPU backend where a GPU is usable (required under
 //! `TACHYON_REQUIRE_GPU=1`), else on the CPU with the resident state's CPU twin; by the
@@ -200,6 +204,8 @@ struct Counts {
     unlinkable_ends: usize,
     /// Deliberate second drivers that both timers refused alike (then undone).
     second_drivers_refused: usize,
+    /// Updates that brought up to date only a query's cone.
+    partial_updates: usize,
 }
 
 /// The connectivity of the design as it is now (from the full timer's graph), so that
@@ -298,6 +304,38 @@ fn compare_pin(
     }
 }
 
+/// One query of a random kind (at, slew, rat, slack on a random pin, split and
+/// transition; WNS or TNS) asked of both timers: the same answer bit for bit.
+fn random_query(
+    random: &mut SplitMix64,
+    incremental: &mut Timer,
+    full: &mut Timer,
+    pins: &[String],
+    context: &str,
+    counts: &mut Counts,
+) {
+    let pin = &pins[random.below(pins.len())];
+    let split = [Split::Early, Split::Late][random.below(2)];
+    let transition = [Transition::Rise, Transition::Fall][random.below(2)];
+    // Mostly arrivals and slews, the queries that may leave dirty state behind.
+    let kind = random.below(12);
+    let what = format!("{context}: query {kind} {pin} {split:?} {transition:?}");
+    let ask = |timer: &mut Timer| match kind {
+        0..=5 => timer.at(pin, split, transition),
+        6 | 7 => timer.slew(pin, split, transition),
+        8 => timer.rat(pin, split, transition),
+        9 => timer.slack(pin, split, transition),
+        10 => timer.worst_negative_slack(split).map(Some),
+        _ => timer.total_negative_slack(split).map(Some),
+    };
+    match (ask(incremental), ask(full)) {
+        // "Nothing is timed" for WNS/TNS: the same error both ways.
+        (Err(ours), Err(theirs)) => assert_eq!(ours.to_string(), theirs.to_string(), "{what}"),
+        (ours, theirs) => same_value(&what, ours, theirs),
+    }
+    counts.values += 1;
+}
+
 fn compare_summary(incremental: &mut Timer, full: &mut Timer, context: &str, counts: &mut Counts) {
     for split in [Split::Early, Split::Late] {
         // Both timers answer alike: a value (bit for bit), or the same error (since
@@ -365,6 +403,8 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
         .worst_negative_slack(Split::Late)
         .expect("times");
     full.worst_negative_slack(Split::Late).expect("times");
+    // Whether no edit waits for a query (the incremental timer is up to date).
+    let mut up_to_date = true;
     for step in 0..STEPS {
         let context = format!("{label} seed {seed} step {step}");
         let pick =
@@ -524,9 +564,9 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
         if std::env::var_os("TACHYON_DIFF_SEED").is_some() {
             eprintln!("{context}");
         }
-        // Up to date before the edit (when the design times), so that a failed edit
-        // can be seen to leave nothing to re-time.
-        let timed_before = incremental.timing().is_ok();
+        // Up to date before the edit (when the design times and no earlier edit waits
+        // for a query), so that a failed edit can be seen to leave nothing to re-time.
+        let timed_before = up_to_date && incremental.timing().is_ok();
         incremental.take_update_history();
         let outcomes = (edit(&mut incremental), edit(&mut full));
         counts.edits += 1;
@@ -552,6 +592,31 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
                 theirs.map_err(|e| e.to_string())
             ),
         }
+        // Edits pile up: one step in two (not the last, not a deliberate second driver)
+        // ends without queries, so that the next queries see what several edits left.
+        if undo.is_none() && step + 1 < STEPS && random.below(2) == 0 {
+            up_to_date = false;
+            continue;
+        }
+        // Random queries on random pins (mostly far from the edits) while the edits'
+        // dirty state is still there: arrivals and slews pull only their pins' fan-in
+        // cones, leaving the rest for the queries after them.
+        for _ in 0..random.between(1, 6) {
+            random_query(
+                &mut random,
+                &mut incremental,
+                &mut full,
+                &pins,
+                &context,
+                counts,
+            );
+        }
+        for update in incremental.take_update_history() {
+            if update.partial {
+                counts.partial_updates += 1;
+            }
+        }
+        up_to_date = true;
         // An edit may leave a design that no longer links (a net with two drivers is an
         // error since issue 22): both timers must say so alike, and the sequence ends.
         let why = |timer: &mut Timer| timer.timing().err().map(|error| error.to_string());
@@ -584,10 +649,8 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
             }
             (ours, theirs) => panic!("{context}: incremental {ours:?}, full {theirs:?}"),
         }
-        for _ in 0..3 {
-            let pin = pick(&mut random, &pins);
-            compare_pin(&mut incremental, &mut full, &pin, &context, counts);
-        }
+        let pin = pick(&mut random, &pins);
+        compare_pin(&mut incremental, &mut full, &pin, &context, counts);
         if std::env::var_os("TACHYON_DIFF_SEED").is_some() {
             // Replaying: every pin after every step, to find the first difference.
             let (graph, _) = full.timing().expect("timed");
@@ -714,6 +777,10 @@ fn incremental_equals_full_on_generated_designs() {
     assert!(
         counts.resident_updates > 0,
         "some updates ran over the resident state"
+    );
+    assert!(
+        counts.partial_updates > 0,
+        "some queries brought up to date only their cones"
     );
 }
 fn dump(timer: &mut Timer, pin: &str) {

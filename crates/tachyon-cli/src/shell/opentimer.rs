@@ -200,7 +200,7 @@ pub(super) fn tau_operation(interp: &mut Interp<ShellHost>, argv: &[Value]) -> M
                 error => error,
             })?;
         for notice in summary.notices {
-            eprintln!("{notice}");
+            errln!("{notice}");
         }
         Ok(())
     })

@@ -140,6 +140,10 @@ impl Timer {
         pin: &str,
         value: impl Fn(&StaTiming, PinId) -> Option<f64>,
     ) -> Result<Option<Option<f64>>, TimerError> {
+        if !self.design.uses_sdc() {
+            // Not updated here: the caller's query brings up to date what it reads.
+            return Ok(None);
+        }
         self.update_timing()?;
         let (Some(sta), Some((graph, _))) = (&self.sta, &self.timing) else {
             return Ok(None);

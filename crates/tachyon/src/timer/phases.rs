@@ -143,6 +143,7 @@ impl Timer {
             Backend::Cpu => return Err(TimerError::NeedsGpuBackend),
         };
         self.update_timing()?;
+        self.refresh_level_lists();
         let Some((graph, kept)) = self.timing.take() else {
             return Err(TimerError::Sdc("no design to time".to_string()));
         };

@@ -216,6 +216,7 @@ impl Timer {
             ));
         }
         self.update_timing()?;
+        self.refresh_level_lists();
         let started = Instant::now();
         let Some((graph, data)) = &self.timing else {
             return Ok(WriterStats::default());
