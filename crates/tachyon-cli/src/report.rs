@@ -170,14 +170,14 @@ fn inputs(args: &ReportArgs) -> anyhow::Result<Vec<DesignInput>> {
     Ok(inputs)
 }
 
-/// Reads `inputs` one by one, each with a spinner.
+/// Reads `inputs` in order (the SPEF read and parsed meanwhile: `Timer::read_inputs`),
+/// each with a spinner.
 pub fn load(timer: &mut Timer, inputs: &[DesignInput], progress: Progress) -> anyhow::Result<()> {
-    for input in inputs {
-        let _phase = progress.phase(format!("reading {}", input.path().display()));
-        timer
-            .read_input(input)
-            .with_context(|| format!("reading {}", input.path().display()))?;
-    }
+    let mut phase = None;
+    timer.read_inputs(inputs, |input| {
+        phase = None;
+        phase = Some(progress.phase(format!("reading {}", input.path().display())));
+    })?;
     Ok(())
 }
 

@@ -148,6 +148,27 @@ fn null_arc_value() -> Arc {
     }
 }
 
+/// The nets by name: built in parallel when the names are distinct (as a built graph's
+/// are), else one by one, where the first net of a name keeps it.
+fn net_index(nets: &[Net]) -> NameIndex {
+    use rayon::prelude::*;
+    let hashes: Vec<u64> = nets
+        .par_iter()
+        .with_min_len(4096)
+        .map(|net| NameIndex::hash(&net.name))
+        .collect();
+    let name_of = |id: u32| nets[id as usize].name.as_str();
+    if let Some(index) = NameIndex::from_distinct(&hashes, name_of) {
+        return index;
+    }
+    let mut index = NameIndex::default();
+    index.reserve(nets.len());
+    for (id, (net, &hash)) in nets.iter().zip(&hashes).enumerate() {
+        index.insert_hashed(hash, &net.name, id as u32, name_of);
+    }
+    index
+}
+
 impl Csr {
     /// The CSR laid out again with `room(pin, len)` places per row (at least its
     /// arcs), the rest filled with `null`; `targets` (a fan-out's target pins, in row
@@ -158,30 +179,61 @@ impl Csr {
         null: ArcId,
         room: impl Fn(usize, u32) -> u32,
     ) -> (Csr, Vec<PinId>) {
+        use rayon::prelude::*;
         let n_pins = self.start.len().saturating_sub(1);
+        let len: Vec<u32> = (0..n_pins)
+            .into_par_iter()
+            .with_min_len(4096)
+            .map(|pin| self.range(PinId::from_index(pin)).len() as u32)
+            .collect();
         let mut start = Vec::with_capacity(n_pins + 1);
-        let mut len = Vec::with_capacity(n_pins);
         start.push(0u32);
-        for pin in 0..n_pins {
-            let arcs = self.range(PinId::from_index(pin)).len() as u32;
-            len.push(arcs);
+        for (pin, &arcs) in len.iter().enumerate() {
             start.push(start[pin] + room(pin, arcs).max(arcs));
         }
         let total = start[n_pins] as usize;
-        let mut arcs = vec![null; total];
-        let mut new_targets = if targets.is_some() {
-            vec![PinId(0); total]
-        } else {
-            Vec::new()
+        let mut arcs: Vec<ArcId> = (0..total)
+            .into_par_iter()
+            .with_min_len(4096)
+            .map(|_| null)
+            .collect();
+        let mut new_targets: Vec<PinId> = match targets {
+            Some(_) => (0..total)
+                .into_par_iter()
+                .with_min_len(4096)
+                .map(|_| PinId(0))
+                .collect(),
+            None => Vec::new(),
         };
-        for (pin, &place) in start.iter().take(n_pins).enumerate() {
-            let old = self.range(PinId::from_index(pin));
-            let place = place as usize;
-            arcs[place..place + old.len()].copy_from_slice(&self.arcs[old.clone()]);
-            if let Some(targets) = targets {
-                new_targets[place..place + old.len()].copy_from_slice(&targets[old]);
-            }
+        // Blocks of consecutive rows are disjoint pieces of the new arrays, filled in
+        // parallel.
+        const ROWS: usize = 4096;
+        let mut blocks = Vec::with_capacity(n_pins.div_ceil(ROWS));
+        let (mut arcs_rest, mut targets_rest) = (&mut arcs[..], &mut new_targets[..]);
+        for first in (0..n_pins).step_by(ROWS) {
+            let end = (first + ROWS).min(n_pins);
+            let width = (start[end] - start[first]) as usize;
+            let (block_arcs, rest) = std::mem::take(&mut arcs_rest).split_at_mut(width);
+            arcs_rest = rest;
+            let target_width = if targets.is_some() { width } else { 0 };
+            let (block_targets, rest) =
+                std::mem::take(&mut targets_rest).split_at_mut(target_width);
+            targets_rest = rest;
+            blocks.push((first..end, block_arcs, block_targets));
         }
+        blocks
+            .into_par_iter()
+            .for_each(|(rows, block_arcs, block_targets)| {
+                let base = start[rows.start] as usize;
+                for pin in rows {
+                    let old = self.range(PinId::from_index(pin));
+                    let place = start[pin] as usize - base;
+                    block_arcs[place..place + old.len()].copy_from_slice(&self.arcs[old.clone()]);
+                    if let Some(targets) = targets {
+                        block_targets[place..place + old.len()].copy_from_slice(&targets[old]);
+                    }
+                }
+            });
         (Csr { start, len, arcs }, new_targets)
     }
 
@@ -253,14 +305,7 @@ impl TimingGraph {
         let (fanout, fanout_to) = self.fanout.relaid(Some(&self.fanout_to), null_arc, room);
         self.fanout = fanout;
         self.fanout_to = fanout_to;
-        let mut net_by_name = NameIndex::default();
-        net_by_name.reserve(self.nets.len());
-        for (index, net) in self.nets.iter().enumerate() {
-            let nets = &self.nets;
-            net_by_name.insert(&net.name, index as u32, |id| {
-                nets[id as usize].name.as_str()
-            });
-        }
+        let net_by_name = net_index(&self.nets);
         let mut arc_alive = vec![true; self.arcs.len()];
         arc_alive[null_arc.index()] = false;
         self.edit = Some(Box::new(EditState {
