@@ -34,5 +34,5 @@ pub use tachyon_source::ParseError;
 
 /// Parses the Verilog netlist `text`; `file_name` is used only in error messages.
 pub fn parse_netlist<'a>(file_name: &str, text: &'a str) -> Result<Netlist<'a>, ParseError> {
-    parser::parse_netlist(file_name, text).map_err(|error| *error)
+    parser::parse_netlist(file_name, text, parser::BODY_PIECE).map_err(|error| *error)
 }

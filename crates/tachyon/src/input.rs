@@ -33,10 +33,13 @@ fn read_bytes(path: &Path) -> std::io::Result<Vec<u8>> {
             let size = usize::try_from(metadata.len())
                 .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
             let mut bytes = vec![0u8; size];
-            let read = bytes
-                .par_chunks_mut(READ_PIECE)
-                .enumerate()
-                .try_for_each(|(index, piece)| file.read_exact_at(piece, (index * READ_PIECE) as u64));
+            let read =
+                bytes
+                    .par_chunks_mut(READ_PIECE)
+                    .enumerate()
+                    .try_for_each(|(index, piece)| {
+                        file.read_exact_at(piece, (index * READ_PIECE) as u64)
+                    });
             let mut past_end = [0u8; 1];
             if read.is_ok() && file.read_at(&mut past_end, size as u64)? == 0 {
                 return Ok(bytes);
@@ -87,7 +90,9 @@ mod tests {
         let path = folder.join("large.txt");
         // Not a multiple of the piece size, so the last piece is short.
         let size = PARALLEL_READ_MIN as usize + READ_PIECE / 2 + 17;
-        let text: String = (0..size).map(|at| char::from(b'a' + (at % 23) as u8)).collect();
+        let text: String = (0..size)
+            .map(|at| char::from(b'a' + (at % 23) as u8))
+            .collect();
         std::fs::write(&path, &text).unwrap();
         assert_eq!(read_text(&path).unwrap(), text);
         std::fs::remove_dir_all(&folder).unwrap();

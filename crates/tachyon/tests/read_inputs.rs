@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use tachyon::{DesignInput, Timer};
 
 fn tiny(name: &str) -> PathBuf {
-    tachyon_testkit::repo_root().join("testdata/tiny").join(name)
+    tachyon_testkit::repo_root()
+        .join("testdata/tiny")
+        .join(name)
 }
 
 fn robustness(name: &str) -> PathBuf {
@@ -84,7 +86,11 @@ fn the_first_failing_input_is_the_error() {
         .read_inputs(&inputs(bad_verilog.clone(), bad_spef), |_| {})
         .unwrap_err();
     assert_eq!(failed.input, DesignInput::Verilog(bad_verilog));
-    assert!(failed.error.to_string().contains("missing_pin.v:"), "{}", failed.error);
+    assert!(
+        failed.error.to_string().contains("missing_pin.v:"),
+        "{}",
+        failed.error
+    );
 
     // A SPEF that does not exist, after a netlist that fails: the netlist's error.
     let mut timer = Timer::new();
@@ -94,5 +100,8 @@ fn the_first_failing_input_is_the_error() {
             |_| {},
         )
         .unwrap_err();
-    assert!(matches!(failed.input, DesignInput::Verilog(_)), "{failed:?}");
+    assert!(
+        matches!(failed.input, DesignInput::Verilog(_)),
+        "{failed:?}"
+    );
 }

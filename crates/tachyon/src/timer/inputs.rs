@@ -134,19 +134,23 @@ impl Timer {
 /// The first SPEF input that has another input before it to overlap with (its index
 /// and file), unless the files up to it would not fit in memory parsed at once.
 fn spef_to_overlap(inputs: &[DesignInput]) -> Option<(usize, &Path)> {
-    let (index, path) = inputs
-        .iter()
-        .enumerate()
-        .skip(1)
-        .find_map(|(index, input)| match input {
-            DesignInput::Spef(path) => Some((index, path.as_path())),
-            _ => None,
-        })?;
+    let (index, path) =
+        inputs
+            .iter()
+            .enumerate()
+            .skip(1)
+            .find_map(|(index, input)| match input {
+                DesignInput::Spef(path) => Some((index, path.as_path())),
+                _ => None,
+            })?;
     let sizes: Vec<u64> = inputs[..=index]
         .iter()
         .map(|input| std::fs::metadata(input.path()).map_or(0, |meta| meta.len()))
         .collect();
-    let needed = sizes.iter().map(|&size| crate::memory::parse_bytes(size)).sum();
+    let needed = sizes
+        .iter()
+        .map(|&size| crate::memory::parse_bytes(size))
+        .sum();
     let what = format!(
         "parsing {} files at once ({})",
         sizes.len(),
