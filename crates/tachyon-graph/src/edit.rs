@@ -148,6 +148,26 @@ fn null_arc_value() -> Arc {
     }
 }
 
+impl TimingGraph {
+    /// Each pin's level, from the level lists (on all threads).
+    fn levels_by_pin(&self) -> Vec<u32> {
+        use rayon::prelude::*;
+        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+        let levels: Vec<AtomicU32> = (0..self.pins.len())
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(|_| AtomicU32::new(0))
+            .collect();
+        (0..self.n_levels()).into_par_iter().for_each(|level| {
+            self.level(level)
+                .par_iter()
+                .with_min_len(1 << 12)
+                .for_each(|pin| levels[pin.index()].store(level, Relaxed));
+        });
+        levels.into_par_iter().map(AtomicU32::into_inner).collect()
+    }
+}
+
 /// The nets by name: built in parallel when the names are distinct (as a built graph's
 /// are), else one by one, where the first net of a name keeps it.
 fn net_index(nets: &[Net]) -> NameIndex {
@@ -294,15 +314,13 @@ impl TimingGraph {
         let null_arc = ArcId::from_index(self.arcs.len());
         self.arcs.push(null_arc_value());
         self.arc_enabled.push(false);
-        let mut pin_level = vec![0u32; self.pins.len()];
-        for level in 0..self.n_levels() {
-            for &pin in self.level(level) {
-                pin_level[pin.index()] = level;
-            }
-        }
+        let pin_level = self.levels_by_pin();
         let room = |_: usize, len: u32| len + ROW_ROOM;
-        self.fanin = self.fanin.relaid(None, null_arc, room).0;
-        let (fanout, fanout_to) = self.fanout.relaid(Some(&self.fanout_to), null_arc, room);
+        let ((fanin, _), (fanout, fanout_to)) = rayon::join(
+            || self.fanin.relaid(None, null_arc, room),
+            || self.fanout.relaid(Some(&self.fanout_to), null_arc, room),
+        );
+        self.fanin = fanin;
         self.fanout = fanout;
         self.fanout_to = fanout_to;
         let net_by_name = net_index(&self.nets);

@@ -457,6 +457,13 @@ impl Timer {
         &self.backend
     }
 
+    /// Times on `backend` from now on (the next update times in full). For a caller
+    /// that opens the backend while the design is read.
+    pub fn set_backend(&mut self, backend: Backend) {
+        self.backend = backend;
+        self.invalidate();
+    }
+
     /// The design, to change with what cannot fail; the timing is out of date after (a
     /// reader that shared the design is done by now).
     fn design_mut(&mut self) -> &mut Design {
@@ -1297,13 +1304,18 @@ fn locate(operation: &Operation, error: TimerError) -> TimerError {
 
 /// The endpoints (primary outputs, then test data pins in test order), each once.
 fn endpoint_pins(graph: &TimingGraph) -> Vec<PinId> {
+    use rayon::prelude::*;
     let mut seen = vec![false; graph.n_pins() as usize];
     let mut pins = Vec::new();
-    let outputs = (0..graph.n_pins())
+    // The primary outputs, in pin order, found on all threads (a scan of every pin).
+    let outputs: Vec<PinId> = (0..graph.n_pins())
+        .into_par_iter()
+        .with_min_len(1 << 14)
         .map(PinId)
-        .filter(|&pin| graph.pin(pin).kind == PinKind::PrimaryOutput);
+        .filter(|&pin| graph.pin(pin).kind == PinKind::PrimaryOutput)
+        .collect();
     let data_pins = graph.tests().iter().map(|test| test.data);
-    for pin in outputs.chain(data_pins) {
+    for pin in outputs.into_iter().chain(data_pins) {
         if !seen[pin.index()] {
             seen[pin.index()] = true;
             pins.push(pin);
