@@ -53,7 +53,7 @@ fuzz_target!(|data: &[u8]| {
                 file: "fuzz.v",
                 text,
             };
-            match design.set_netlist_from(&netlist, source) {
+            match design.set_netlist_from(&netlist, None, &[source]) {
                 Ok(()) => {
                     let _ = design.build_graph();
                 }
