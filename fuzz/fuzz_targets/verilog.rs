@@ -1,6 +1,7 @@
 //! Fuzz target for the verilog parser and the linker: any input must give Ok or Err,
 //! never a panic; a netlist that parses is linked against the tiny libraries (a failed
-//! link must leave the design as it was) and, when it links, its graph is built.
+//! link must leave the design as it was) and, when it links, its graph is built. Parsing
+//! module bodies in small pieces on several threads gives what one go gives.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -10,6 +11,13 @@ mod tiny;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
+        // Module bodies parsed in small pieces on several threads: the same netlist, or
+        // the same error, as in one go.
+        let one_go = tachyon_verilog::parse_netlist_in_pieces("fuzz.v", text, usize::MAX)
+            .map_err(|error| error.to_string());
+        let pieces = tachyon_verilog::parse_netlist_in_pieces("fuzz.v", text, 8)
+            .map_err(|error| error.to_string());
+        assert!(one_go == pieces, "{one_go:?} != {pieces:?}");
         if let Ok(netlist) = tachyon_verilog::parse_netlist("fuzz.v", text) {
             let _ = netlist.top(None);
             let _ = netlist.summary();
@@ -45,7 +53,7 @@ fuzz_target!(|data: &[u8]| {
                 file: "fuzz.v",
                 text,
             };
-            match design.set_netlist_from(&netlist, source) {
+            match design.set_netlist_from(&netlist, None, &[source]) {
                 Ok(()) => {
                     let _ = design.build_graph();
                 }

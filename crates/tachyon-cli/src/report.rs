@@ -170,15 +170,37 @@ fn inputs(args: &ReportArgs) -> anyhow::Result<Vec<DesignInput>> {
     Ok(inputs)
 }
 
-/// Reads `inputs` one by one, each with a spinner.
+/// Reads `inputs` in order (the SPEF read and parsed meanwhile: `Timer::read_inputs`),
+/// each with a spinner.
 pub fn load(timer: &mut Timer, inputs: &[DesignInput], progress: Progress) -> anyhow::Result<()> {
-    for input in inputs {
-        let _phase = progress.phase(format!("reading {}", input.path().display()));
-        timer
-            .read_input(input)
-            .with_context(|| format!("reading {}", input.path().display()))?;
-    }
+    let mut phase = None;
+    timer.read_inputs(inputs, |input| {
+        phase = None;
+        phase = Some(progress.phase(format!("reading {}", input.path().display())));
+    })?;
     Ok(())
+}
+
+/// Runs `load` (reading the design into `timer`) while the backend that `backend` and
+/// `device` ask for is opened on another thread (creating a GPU context takes a few
+/// hundred ms), then gives the timer that backend. The errors are those of opening the
+/// backend first: its error, else `load`'s.
+pub fn load_while_opening(
+    timer: &mut Timer,
+    backend: &crate::BackendArgs,
+    device: Option<tachyon::Device>,
+    load: impl FnOnce(&mut Timer) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let (opened, loaded) = std::thread::scope(|scope| {
+        let opening = scope.spawn(|| backend.select(device));
+        let loaded = load(timer);
+        let opened = opening
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (opened, loaded)
+    });
+    timer.set_backend(opened?);
+    loaded
 }
 
 /// Times the design, with a spinner.
@@ -194,13 +216,15 @@ pub fn run(
     progress: Progress,
 ) -> anyhow::Result<()> {
     let started = Instant::now();
-    let mut timer = Timer::with_backend(backend.select(None)?);
+    let mut timer = Timer::new();
     timer.set_cppr(!args.no_cppr);
     timer.set_timing_group_policy(match args.timing_groups {
         crate::tau::TimingGroups::All => TimingGroupPolicy::KeepAll,
         crate::tau::TimingGroups::LastPerRelatedPin => TimingGroupPolicy::LastPerRelatedPin,
     });
-    load(&mut timer, &inputs(&args)?, progress)?;
+    load_while_opening(&mut timer, backend, None, |timer| {
+        load(timer, &inputs(&args)?, progress)
+    })?;
     if args.format == FormatChoice::Tau && timer.uses_sdc() {
         // Said before the design is timed rather than after.
         bail!("{}", tachyon::report::TAU_FORMAT_NEEDS_TAU_PATHS);

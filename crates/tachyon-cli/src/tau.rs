@@ -102,7 +102,7 @@ pub fn run(
     progress: crate::progress::Progress,
 ) -> anyhow::Result<()> {
     let device = args.check_cpu.then_some(tachyon::Device::Gpu);
-    let mut timer = Timer::with_backend(backend.select(device)?);
+    let mut timer = Timer::new();
     timer.set_cppr(!args.no_cppr);
     timer.set_retime(args.retime.into());
     timer.set_timing_group_policy(match args.timing_groups {
@@ -110,10 +110,12 @@ pub fn run(
         TimingGroups::LastPerRelatedPin => TimingGroupPolicy::LastPerRelatedPin,
     });
     let parse_started = Instant::now();
-    let mut inputs = Timer::tau2015_inputs(&args.design)
-        .with_context(|| format!("loading {}", args.design.display()))?;
-    inputs.extend(args.timing.iter().cloned().map(DesignInput::Timing));
-    crate::report::load(&mut timer, &inputs, progress)?;
+    crate::report::load_while_opening(&mut timer, backend, device, |timer| {
+        let mut inputs = Timer::tau2015_inputs(&args.design)
+            .with_context(|| format!("loading {}", args.design.display()))?;
+        inputs.extend(args.timing.iter().cloned().map(DesignInput::Timing));
+        crate::report::load(timer, &inputs, progress)
+    })?;
     tracing::info!(
         seconds = parse_started.elapsed().as_secs_f64(),
         "design loaded"

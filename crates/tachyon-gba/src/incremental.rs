@@ -689,10 +689,9 @@ impl Incremental {
                 .net
                 .is_some_and(|net| now.binary_search(&net.0).is_ok())
         };
-        let (reset_now, reset_later): (Vec<u32>, Vec<u32>) =
-            std::mem::take(&mut self.reset_pins)
-                .into_iter()
-                .partition(|&reset| in_cone(reset) || on_net_now(reset));
+        let (reset_now, reset_later): (Vec<u32>, Vec<u32>) = std::mem::take(&mut self.reset_pins)
+            .into_iter()
+            .partition(|&reset| in_cone(reset) || on_net_now(reset));
         self.reset_pins = reset_later;
         for reset in reset_now {
             self.reset_wire(data, reset);

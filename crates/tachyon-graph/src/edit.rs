@@ -156,6 +156,50 @@ fn null_arc_value() -> Arc {
     }
 }
 
+impl TimingGraph {
+    /// Each pin's level, from the level lists (on all threads).
+    fn levels_by_pin(&self) -> Vec<u32> {
+        use rayon::prelude::*;
+        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+        let levels: Vec<AtomicU32> = (0..self.pins.len())
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(|_| AtomicU32::new(0))
+            .collect();
+        (0..self.n_levels()).into_par_iter().for_each(|level| {
+            self.level(level)
+                .par_iter()
+                .with_min_len(1 << 12)
+                .for_each(|pin| levels[pin.index()].store(level, Relaxed));
+        });
+        // Room for the levels of pins that edits add ([`crate::edit_room`]).
+        let mut by_pin = Vec::with_capacity(levels.len() + edit_room(levels.len()));
+        by_pin.par_extend(levels.into_par_iter().map(AtomicU32::into_inner));
+        by_pin
+    }
+}
+
+/// The nets by name: built in parallel when the names are distinct (as a built graph's
+/// are), else one by one, where the first net of a name keeps it.
+fn net_index(nets: &[Net]) -> NameIndex {
+    use rayon::prelude::*;
+    let hashes: Vec<u64> = nets
+        .par_iter()
+        .with_min_len(4096)
+        .map(|net| NameIndex::hash(&net.name))
+        .collect();
+    let name_of = |id: u32| nets[id as usize].name.as_str();
+    if let Some(index) = NameIndex::from_distinct(&hashes, name_of) {
+        return index;
+    }
+    let mut index = NameIndex::default();
+    index.reserve(nets.len());
+    for (id, (net, &hash)) in nets.iter().zip(&hashes).enumerate() {
+        index.insert_hashed(hash, &net.name, id as u32, name_of);
+    }
+    index
+}
+
 impl Csr {
     /// The CSR laid out again with `room(pin, len)` places per row (at least its
     /// arcs), the rest filled with `null`; `targets` (a fan-out's target pins, in row
@@ -166,32 +210,63 @@ impl Csr {
         null: ArcId,
         room: impl Fn(usize, u32) -> u32,
     ) -> (Csr, Vec<PinId>) {
+        use rayon::prelude::*;
         let n_pins = self.start.len().saturating_sub(1);
         // Room for the rows of pins that edits add ([`crate::edit_room`]).
-        let mut start = Vec::with_capacity(n_pins + 1 + edit_room(n_pins));
         let mut len = Vec::with_capacity(n_pins + edit_room(n_pins));
+        len.par_extend(
+            (0..n_pins)
+                .into_par_iter()
+                .with_min_len(4096)
+                .map(|pin| self.range(PinId::from_index(pin)).len() as u32),
+        );
+        let mut start = Vec::with_capacity(n_pins + 1 + edit_room(n_pins));
         start.push(0u32);
-        for pin in 0..n_pins {
-            let arcs = self.range(PinId::from_index(pin)).len() as u32;
-            len.push(arcs);
+        for (pin, &arcs) in len.iter().enumerate() {
             start.push(start[pin] + room(pin, arcs).max(arcs));
         }
         let total = start[n_pins] as usize;
-        let mut arcs = Vec::with_capacity(total + edit_room(total));
-        arcs.resize(total, null);
-        let mut new_targets = Vec::new();
+        let mut arcs: Vec<ArcId> = Vec::with_capacity(total + edit_room(total));
+        arcs.par_extend((0..total).into_par_iter().with_min_len(4096).map(|_| null));
+        let mut new_targets: Vec<PinId> = Vec::new();
         if targets.is_some() {
             new_targets.reserve_exact(total + edit_room(total));
-            new_targets.resize(total, PinId(0));
+            new_targets.par_extend(
+                (0..total)
+                    .into_par_iter()
+                    .with_min_len(4096)
+                    .map(|_| PinId(0)),
+            );
         }
-        for (pin, &place) in start.iter().take(n_pins).enumerate() {
-            let old = self.range(PinId::from_index(pin));
-            let place = place as usize;
-            arcs[place..place + old.len()].copy_from_slice(&self.arcs[old.clone()]);
-            if let Some(targets) = targets {
-                new_targets[place..place + old.len()].copy_from_slice(&targets[old]);
-            }
+        // Blocks of consecutive rows are disjoint pieces of the new arrays, filled in
+        // parallel.
+        const ROWS: usize = 4096;
+        let mut blocks = Vec::with_capacity(n_pins.div_ceil(ROWS));
+        let (mut arcs_rest, mut targets_rest) = (&mut arcs[..], &mut new_targets[..]);
+        for first in (0..n_pins).step_by(ROWS) {
+            let end = (first + ROWS).min(n_pins);
+            let width = (start[end] - start[first]) as usize;
+            let (block_arcs, rest) = std::mem::take(&mut arcs_rest).split_at_mut(width);
+            arcs_rest = rest;
+            let target_width = if targets.is_some() { width } else { 0 };
+            let (block_targets, rest) =
+                std::mem::take(&mut targets_rest).split_at_mut(target_width);
+            targets_rest = rest;
+            blocks.push((first..end, block_arcs, block_targets));
         }
+        blocks
+            .into_par_iter()
+            .for_each(|(rows, block_arcs, block_targets)| {
+                let base = start[rows.start] as usize;
+                for pin in rows {
+                    let old = self.range(PinId::from_index(pin));
+                    let place = start[pin] as usize - base;
+                    block_arcs[place..place + old.len()].copy_from_slice(&self.arcs[old.clone()]);
+                    if let Some(targets) = targets {
+                        block_targets[place..place + old.len()].copy_from_slice(&targets[old]);
+                    }
+                }
+            });
         (Csr { start, len, arcs }, new_targets)
     }
 
@@ -265,25 +340,17 @@ impl TimingGraph {
         let null_arc = ArcId::from_index(self.arcs.len());
         self.arcs.push(null_arc_value());
         self.arc_enabled.push(false);
-        let mut pin_level = with_edit_room(self.pins.len(), 0u32);
-        for level in 0..self.n_levels() {
-            for &pin in self.level(level) {
-                pin_level[pin.index()] = level;
-            }
-        }
+        let pin_level = self.levels_by_pin();
         let room = |_: usize, len: u32| len + ROW_ROOM;
-        self.fanin = self.fanin.relaid(None, null_arc, room).0;
-        let (fanout, fanout_to) = self.fanout.relaid(Some(&self.fanout_to), null_arc, room);
+        let ((fanin, _), (fanout, fanout_to)) = rayon::join(
+            || self.fanin.relaid(None, null_arc, room),
+            || self.fanout.relaid(Some(&self.fanout_to), null_arc, room),
+        );
+        self.fanin = fanin;
         self.fanout = fanout;
         self.fanout_to = fanout_to;
-        let mut net_by_name = NameIndex::default();
-        net_by_name.reserve(self.nets.len() + edit_room(self.nets.len()));
-        for (index, net) in self.nets.iter().enumerate() {
-            let nets = &self.nets;
-            net_by_name.insert(&net.name, index as u32, |id| {
-                nets[id as usize].name.as_str()
-            });
-        }
+        let mut net_by_name = net_index(&self.nets);
+        net_by_name.reserve(edit_room(self.nets.len()));
         let mut arc_alive = with_edit_room(self.arcs.len(), true);
         arc_alive[null_arc.index()] = false;
         self.edit = Some(Box::new(EditState {

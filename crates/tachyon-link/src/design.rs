@@ -744,30 +744,39 @@ impl Design {
     /// and the first few names: after a SPEF is read, these are timed without wire
     /// delay (a SPEF cut short at a net boundary parses, but leaves many).
     pub fn nets_without_parasitics(&self) -> (usize, Vec<String>) {
-        let mut pins_per_net = vec![0u8; self.nets.slots.len()];
-        let mut count = |net: u32| {
-            let pins = &mut pins_per_net[net as usize];
-            *pins = pins.saturating_add(1);
+        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+        // Counted on all threads: a million instances after every SPEF read.
+        let pins_per_net: Vec<AtomicU32> = (0..self.nets.slots.len())
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(|_| AtomicU32::new(0))
+            .collect();
+        let count = |net: u32| {
+            pins_per_net[net as usize].fetch_add(1, Relaxed);
         };
         for port in &self.ports {
             if let Some(net) = port.net {
                 count(net);
             }
         }
-        for instance in self
-            .instances
+        self.instances
             .slots
-            .iter()
+            .par_iter()
+            .with_min_len(1 << 12)
             .filter(|instance| instance.alive)
-        {
-            for &(_, net) in &instance.connections {
-                count(net);
-            }
-        }
+            .for_each(|instance| {
+                for &(_, net) in &instance.connections {
+                    count(net);
+                }
+            });
         let bare: Vec<u32> = (0..self.nets.slots.len() as u32)
+            .into_par_iter()
+            .with_min_len(1 << 14)
             .filter(|&slot| {
                 let net = &self.nets.slots[slot as usize];
-                net.alive && net.parasitics.is_none() && pins_per_net[slot as usize] >= 2
+                net.alive
+                    && net.parasitics.is_none()
+                    && pins_per_net[slot as usize].load(Relaxed) >= 2
             })
             .collect();
         let first = bare

@@ -32,7 +32,21 @@ pub use model::{
 };
 pub use tachyon_source::ParseError;
 
-/// Parses the Verilog netlist `text`; `file_name` is used only in error messages.
+/// Parses the Verilog netlist `text`; `file_name` is used only in error messages. A long
+/// module body (a flat netlist's) is parsed in pieces on the current rayon thread pool,
+/// with the same result as in one go.
 pub fn parse_netlist<'a>(file_name: &str, text: &'a str) -> Result<Netlist<'a>, ParseError> {
-    parser::parse_netlist(file_name, text).map_err(|error| *error)
+    parser::parse_netlist(file_name, text, parser::BODY_PIECE).map_err(|error| *error)
+}
+
+/// [`parse_netlist`] with module bodies of at least `4 * piece` bytes parsed in pieces of
+/// about `piece` bytes (`usize::MAX`: in one go), for tests and the fuzz target, which
+/// check that both give the same netlist or the same error.
+#[doc(hidden)]
+pub fn parse_netlist_in_pieces<'a>(
+    file_name: &str,
+    text: &'a str,
+    piece: usize,
+) -> Result<Netlist<'a>, ParseError> {
+    parser::parse_netlist(file_name, text, piece).map_err(|error| *error)
 }

@@ -8,6 +8,8 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
+use rayon::prelude::*;
+
 /// All modules of one Verilog file, in source order.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Netlist<'a> {
@@ -77,11 +79,20 @@ impl<'a> Netlist<'a> {
                 available: self.modules.iter().map(|m| m.name.to_string()).collect(),
             });
         }
-        let instantiated: HashSet<&str> = self
-            .modules
-            .iter()
-            .flat_map(|module| module.instances.iter().map(|instance| instance.cell))
-            .collect();
+        // The modules some instance refers to (the instances looked at on all threads:
+        // a flat netlist has a million).
+        let names: HashSet<&str> = self.modules.iter().map(|module| module.name).collect();
+        let mut instantiated: HashSet<&str> = HashSet::new();
+        for module in &self.modules {
+            let cells: HashSet<&str> = module
+                .instances
+                .par_iter()
+                .with_min_len(4096)
+                .map(|instance| instance.cell)
+                .filter(|cell| names.contains(cell))
+                .collect();
+            instantiated.extend(cells);
+        }
         let candidates: Vec<&Module<'a>> = self
             .modules
             .iter()

@@ -57,10 +57,19 @@ const MODULE_ITEM: &str =
 /// stay small enough to be returned in registers.
 type ParseResult<T> = Result<T, Box<ParseError>>;
 
-/// Parses a whole file. See [`crate::parse_netlist`].
+/// Module bodies at least this long are parsed in pieces of about [`BODY_PIECE`] bytes
+/// on all threads ([`Parser::parallel_items`]).
+const PARALLEL_BODY_MIN: usize = 4 << 20;
+
+/// The bytes of a module body one thread parses at a time.
+pub(crate) const BODY_PIECE: usize = 1 << 20;
+
+/// Parses a whole file. See [`crate::parse_netlist`]. Module bodies longer than
+/// [`PARALLEL_BODY_MIN`] are parsed in pieces of about `piece` bytes in parallel.
 pub(crate) fn parse_netlist<'a>(
     file_name: &str,
     text: &'a str,
+    piece: usize,
 ) -> Result<Netlist<'a>, Box<ParseError>> {
     let mut parser = Parser {
         file_name,
@@ -68,6 +77,7 @@ pub(crate) fn parse_netlist<'a>(
         bytes: text.as_bytes(),
         position: 0,
         concatenation_depth: 0,
+        piece,
     };
     let mut modules: Vec<Module<'a>> = Vec::new();
     let mut module_names: HashSet<&'a str> = HashSet::new();
@@ -103,6 +113,7 @@ pub(crate) fn parse_netlist<'a>(
 
 /// A port while its module is being parsed: non-ANSI headers name ports before their
 /// direction and range are declared.
+#[derive(Clone)]
 struct PendingPort<'a> {
     name: &'a str,
     /// Byte offset of the name in the header, for "never declared" errors.
@@ -112,6 +123,7 @@ struct PendingPort<'a> {
 }
 
 /// The cursor over the source text.
+#[derive(Clone, Copy)]
 struct Parser<'a, 'f> {
     file_name: &'f str,
     text: &'a str,
@@ -120,6 +132,32 @@ struct Parser<'a, 'f> {
     /// How many concatenations enclose the cursor; bounded so that hostile nesting
     /// cannot overflow the stack.
     concatenation_depth: u32,
+    /// The bytes of a long module body parsed by one thread.
+    piece: usize,
+}
+
+/// Where a run of module items stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ItemsEnd {
+    /// After `endmodule`.
+    Endmodule,
+    /// At (or past) the place it was asked to stop at, after an item's `;`.
+    Stop,
+}
+
+/// The items of a module body, or of a piece of it.
+#[derive(Default)]
+struct Items<'a> {
+    wires: Vec<Wire<'a>>,
+    instances: Vec<Instance<'a>>,
+    assigns: Vec<Assign<'a>>,
+}
+
+/// Moves `items`' items after those of `all`.
+fn append<'a>(all: &mut Items<'a>, mut items: Items<'a>) {
+    all.wires.append(&mut items.wires);
+    all.instances.append(&mut items.instances);
+    all.assigns.append(&mut items.assigns);
 }
 
 impl<'a> Parser<'a, '_> {
@@ -141,57 +179,19 @@ impl<'a> Parser<'a, '_> {
         };
         self.expect(b';', "\";\" after the module header")?;
 
-        let mut wires = Vec::new();
-        let mut instances = Vec::new();
-        let mut assigns = Vec::new();
-        loop {
-            self.skip_trivia()?;
-            let start = self.position;
-            if !self
-                .peek()
-                .is_some_and(|byte| IDENTIFIER_START[byte as usize] || byte == b'\\')
-            {
-                return Err(self.error_here(MODULE_ITEM));
+        let items = match self.parallel_items(ansi, &mut ports, &port_indices) {
+            Some(items) => items,
+            None => {
+                let mut items = Items::default();
+                self.items(ansi, &mut ports, &port_indices, &mut items, None)?;
+                items
             }
-            let word = self.identifier(MODULE_ITEM)?;
-            let escaped = self.bytes.get(start) == Some(&b'\\');
-            match word {
-                _ if escaped => self.instances(word, &mut instances)?,
-                "endmodule" => break,
-                "input" | "output" | "inout" => {
-                    if ansi {
-                        return Err(Box::new(ParseError::with_found(
-                            self.file_name,
-                            self.text,
-                            start,
-                            MODULE_ITEM,
-                            format!(
-                                "\"{word}\" in a module whose header already declares its ports"
-                            ),
-                        )));
-                    }
-                    let direction = direction_of(word).unwrap_or(PortDirection::Input);
-                    self.port_declaration(direction, &mut ports, &port_indices)?;
-                }
-                "wire" | "tri" => self.wire_declaration(&mut wires, &mut assigns)?,
-                "assign" => self.assign(&mut assigns)?,
-                "module" | "macromodule" => {
-                    return Err(self.error_at(start, "\"endmodule\" before the next module"))
-                }
-                "reg" | "parameter" | "localparam" | "supply0" | "supply1" | "always"
-                | "initial" | "generate" | "function" | "task" | "defparam" | "specify"
-                | "integer" | "real" | "genvar" => {
-                    return Err(Box::new(ParseError::with_found(
-                        self.file_name,
-                        self.text,
-                        start,
-                        MODULE_ITEM,
-                        format!("\"{word}\", which a structural netlist reader does not support"),
-                    )))
-                }
-                cell => self.instances(cell, &mut instances)?,
-            }
-        }
+        };
+        let Items {
+            wires,
+            instances,
+            assigns,
+        } = items;
 
         let mut finished_ports = Vec::with_capacity(ports.len());
         for port in ports {
@@ -214,6 +214,155 @@ impl<'a> Parser<'a, '_> {
             });
         }
         Ok(Module::new(name, finished_ports, wires, instances, assigns))
+    }
+
+    /// Parses module items up to and including `endmodule`, or, given `stop`, until an
+    /// item ends at or past it.
+    fn items(
+        &mut self,
+        ansi: bool,
+        ports: &mut [PendingPort<'a>],
+        port_indices: &HashMap<&'a str, usize>,
+        items: &mut Items<'a>,
+        stop: Option<usize>,
+    ) -> ParseResult<ItemsEnd> {
+        let Items {
+            wires,
+            instances,
+            assigns,
+        } = items;
+        loop {
+            if stop.is_some_and(|stop| self.position >= stop) {
+                return Ok(ItemsEnd::Stop);
+            }
+            self.skip_trivia()?;
+            let start = self.position;
+            if !self
+                .peek()
+                .is_some_and(|byte| IDENTIFIER_START[byte as usize] || byte == b'\\')
+            {
+                return Err(self.error_here(MODULE_ITEM));
+            }
+            let word = self.identifier(MODULE_ITEM)?;
+            let escaped = self.bytes.get(start) == Some(&b'\\');
+            match word {
+                _ if escaped => self.instances(word, instances)?,
+                "endmodule" => return Ok(ItemsEnd::Endmodule),
+                "input" | "output" | "inout" => {
+                    if ansi {
+                        return Err(Box::new(ParseError::with_found(
+                            self.file_name,
+                            self.text,
+                            start,
+                            MODULE_ITEM,
+                            format!(
+                                "\"{word}\" in a module whose header already declares its ports"
+                            ),
+                        )));
+                    }
+                    let direction = direction_of(word).unwrap_or(PortDirection::Input);
+                    self.port_declaration(direction, ports, port_indices)?;
+                }
+                "wire" | "tri" => self.wire_declaration(wires, assigns)?,
+                "assign" => self.assign(assigns)?,
+                "module" | "macromodule" => {
+                    return Err(self.error_at(start, "\"endmodule\" before the next module"))
+                }
+                "reg" | "parameter" | "localparam" | "supply0" | "supply1" | "always"
+                | "initial" | "generate" | "function" | "task" | "defparam" | "specify"
+                | "integer" | "real" | "genvar" => {
+                    return Err(Box::new(ParseError::with_found(
+                        self.file_name,
+                        self.text,
+                        start,
+                        MODULE_ITEM,
+                        format!("\"{word}\", which a structural netlist reader does not support"),
+                    )))
+                }
+                cell => self.instances(cell, instances)?,
+            }
+        }
+    }
+
+    /// The items of a long module body (the cursor at its start), parsed in pieces on
+    /// all threads, or None to parse it in one go: a short body, or one whose pieces did
+    /// not parse exactly as one go would. Pieces start just after a `;` about every
+    /// `piece` bytes; each is parsed from its start as a body's items are, until an
+    /// item ends at or past the next piece's start (or at `endmodule`). Parsing items is
+    /// a function of the place it starts at alone, and items start only where one ended:
+    /// so when every piece's items ended exactly where the next piece starts, the pieces'
+    /// items are those of one go, in order. Otherwise (a `;` inside a comment or an
+    /// escaped name, a port declaration after the first piece, any error) one go parses
+    /// the body again and finds the same items or the same first error.
+    fn parallel_items(
+        &mut self,
+        ansi: bool,
+        ports: &mut [PendingPort<'a>],
+        port_indices: &HashMap<&'a str, usize>,
+    ) -> Option<Items<'a>> {
+        use rayon::prelude::*;
+        let start = self.position;
+        // The body's end, as far as a byte search can tell.
+        let end = self.text[start..]
+            .find("endmodule")
+            .map_or(self.text.len(), |at| start + at);
+        if end - start < PARALLEL_BODY_MIN.min(self.piece.saturating_mul(4)) {
+            return None;
+        }
+        let mut starts = vec![start];
+        let mut target = start.saturating_add(self.piece);
+        while target < end {
+            let Some(semicolon) = self.bytes[target..end].iter().position(|&b| b == b';') else {
+                break;
+            };
+            starts.push(target + semicolon + 1);
+            target = (target + semicolon + 1).saturating_add(self.piece);
+        }
+        if starts.len() == 1 {
+            return None;
+        }
+        let base = *self;
+        let parse_piece = |index: usize, ports: &mut [PendingPort<'a>], port_indices| {
+            let mut parser = Parser {
+                position: starts[index],
+                ..base
+            };
+            let mut items = Items::default();
+            let stop = starts.get(index + 1).copied();
+            let ended = parser.items(ansi, ports, port_indices, &mut items, stop);
+            (ended, parser.position, items)
+        };
+        // The first piece has the ports a non-ANSI header names; a later piece that
+        // declares one finds no ports, fails, and one go parses the body.
+        // It declares them in a copy, kept only when the pieces are taken.
+        let mut first_ports = ports.to_vec();
+        let no_ports = HashMap::new();
+        let (first, rest) = rayon::join(
+            || parse_piece(0, &mut first_ports, port_indices),
+            || {
+                (1..starts.len())
+                    .into_par_iter()
+                    .map(|index| parse_piece(index, &mut [], &no_ports))
+                    .collect::<Vec<_>>()
+            },
+        );
+        let instances =
+            first.2.instances.len() + rest.iter().map(|p| p.2.instances.len()).sum::<usize>();
+        let mut all = Items::default();
+        all.instances.reserve_exact(instances);
+        for (index, (ended, position, items)) in std::iter::once(first).chain(rest).enumerate() {
+            append(&mut all, items);
+            match ended.ok()? {
+                ItemsEnd::Stop if Some(&position) != starts.get(index + 1) => return None,
+                ItemsEnd::Stop => {}
+                ItemsEnd::Endmodule => {
+                    self.position = position;
+                    ports.clone_from_slice(&first_ports);
+                    return Some(all);
+                }
+            }
+        }
+        None
     }
 
     /// Parses the header port list after `(`, up to and including `)`. Returns whether
@@ -752,5 +901,127 @@ fn node_count(expression: &Expression<'_>) -> usize {
     match expression {
         Expression::Concat(parts) => parts.iter().map(node_count).sum::<usize>().max(1),
         _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parses `text` in pieces of several sizes, and in one go: the same netlist, or the
+    /// same first error.
+    fn pieces_parse_as_one_go(text: &str) {
+        let one_go = parse_netlist("t.v", text, usize::MAX).map_err(|error| error.to_string());
+        for piece in [1, 7, 16, 37, 64, 100, 250, 1000] {
+            let pieces = parse_netlist("t.v", text, piece).map_err(|error| error.to_string());
+            assert!(
+                pieces == one_go,
+                "piece {piece}: {pieces:?}\n!=\n{one_go:?}"
+            );
+        }
+    }
+
+    /// A body of instances, wires and assigns, with `;` where no item ends.
+    fn body(n: usize) -> String {
+        let mut text = String::new();
+        for index in 0..n {
+            match index % 7 {
+                0 => text.push_str(&format!("  wire w{index};\n")),
+                1 => text.push_str(&format!("  // a comment; with a semicolon\n  INV u{index} (.A(w{}), .Z(w{index}));\n", index - 1)),
+                2 => text.push_str(&format!("  /* ; ; */ NAND2 \\u{index};x (.A(a), .B(w{}), .Z(n{index}));\n", index - 1)),
+                3 => text.push_str(&format!("  (* keep = \"a;b\" *) BUF u{index} (.A(w{}), .Z(m{index})), v{index} (.A(a), .Z());\n", index - 2)),
+                4 => text.push_str(&format!("  assign x{index} = {{w{}, a}};\n", index - 1)),
+                5 => text.push_str(&format!("  wire [3:0] bus{index}, \\e;{index} ;\n")),
+                _ => text.push_str(&format!("  DFF r{index} (.D(w{}), .CK(clk), .Q(q{index}));\n", index - 3)),
+            }
+        }
+        text
+    }
+
+    #[test]
+    fn module_bodies_parse_in_pieces_as_in_one_go() {
+        let ansi = format!(
+            "module top (input a, input clk, output z);\n{}endmodule\n",
+            body(60)
+        );
+        pieces_parse_as_one_go(&ansi);
+        let non_ansi = format!(
+            "module top (a, clk, z);\n  input a;\n  input clk;\n  output z;\n{}endmodule\n\
+             module other (p);\n  input p;\n{}endmodule\n",
+            body(40),
+            body(30)
+        );
+        pieces_parse_as_one_go(&non_ansi);
+        // A port declared late in the body, where a later piece has no ports.
+        let late_port = format!(
+            "module top (a, z);\n{}  input a;\n  output z;\nendmodule\n",
+            body(40)
+        );
+        pieces_parse_as_one_go(&late_port);
+        // "endmodule" inside a comment before the real one.
+        let false_end = format!(
+            "module top (input a);\n{}  // endmodule;\n{}endmodule\n",
+            body(20),
+            body(20)
+        );
+        pieces_parse_as_one_go(&false_end);
+        let parsed = parse_netlist("t.v", &non_ansi, 16).expect("parses");
+        assert_eq!(parsed.modules.len(), 2);
+        assert!(parsed.modules[0].instances.len() > 20);
+    }
+
+    #[test]
+    fn a_plain_body_is_taken_from_its_pieces() {
+        let mut body = String::new();
+        for index in 0..500 {
+            body.push_str(&format!(
+                "  INV u{index} (.A(n{index}), .Z(n{}));\n",
+                index + 1
+            ));
+        }
+        let text = format!("module top (input n0);\n{body}endmodule\n");
+        let mut parser = Parser {
+            file_name: "t.v",
+            text: &text,
+            bytes: text.as_bytes(),
+            position: text.find(";\n").expect("a header") + 1,
+            concatenation_depth: 0,
+            piece: 200,
+        };
+        let items = parser
+            .parallel_items(true, &mut [], &HashMap::new())
+            .expect("the pieces are taken");
+        assert_eq!(items.instances.len(), 500);
+        assert_eq!(items.instances[499].name, "u499");
+        assert_eq!(parser.position, text.len() - 1);
+    }
+
+    #[test]
+    fn errors_in_pieces_are_the_first_error_of_one_go() {
+        let good = body(60);
+        for bad in [
+            "  INV u (.A(a) .Z(z));\n",
+            "  reg r;\n",
+            "  INV u (.A(a), .Z(z))\n",
+            "  INV u (.A(a), .Z(z)) extra;\n",
+        ] {
+            for at in [0, good.len() / 3, good.len() / 2, good.len()] {
+                let at = (0..=at)
+                    .rev()
+                    .find(|&at| {
+                        good.is_char_boundary(at) && (at == 0 || good.as_bytes()[at - 1] == b'\n')
+                    })
+                    .unwrap_or(0);
+                let text = format!(
+                    "module top (input a, output z);\n{}{bad}{}endmodule\n",
+                    &good[..at],
+                    &good[at..]
+                );
+                assert!(parse_netlist("t.v", &text, usize::MAX).is_err(), "{bad}");
+                pieces_parse_as_one_go(&text);
+            }
+        }
+        // A body cut short: no endmodule.
+        pieces_parse_as_one_go(&format!("module top (input a);\n{}", body(30)));
     }
 }

@@ -41,6 +41,6 @@ pub use tachyon_kernels::{Split, Transition};
 pub use tachyon_link::TimingGroupPolicy;
 pub use timer::{
     default_writer_options, read_checked, BackendComparison, CpprWork, DesignInput, EndpointCounts,
-    OpsSummary, PathSelection, PhaseTiming, PinInfo, Retime, SdcTiming, SelectedPaths, Timer,
-    TimerError, UpdateStats, SDC_PATHS_NOTE,
+    InputError, OpsSummary, PathSelection, PhaseTiming, PinInfo, Retime, SdcTiming, SelectedPaths,
+    Timer, TimerError, UpdateStats, SDC_PATHS_NOTE,
 };

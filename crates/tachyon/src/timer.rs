@@ -7,7 +7,7 @@ mod phases;
 mod report;
 
 pub use constrained::{EndpointCounts, PinInfo, SdcTiming};
-pub use inputs::DesignInput;
+pub use inputs::{DesignInput, InputError};
 pub use phases::BackendComparison;
 pub use report::{default_writer_options, PathSelection, SelectedPaths, SDC_PATHS_NOTE};
 
@@ -619,6 +619,13 @@ impl Timer {
         &self.backend
     }
 
+    /// Times on `backend` from now on (the next update times in full). For a caller
+    /// that opens the backend while the design is read.
+    pub fn set_backend(&mut self, backend: Backend) {
+        self.backend = backend;
+        self.invalidate();
+    }
+
     /// The design, to change with what cannot fail; the timing is out of date after (a
     /// reader that shared the design is done by now).
     fn design_mut(&mut self) -> &mut Design {
@@ -663,7 +670,10 @@ impl Timer {
     }
 
     fn record(&mut self, phase: &'static str, started: Instant) {
-        let elapsed = started.elapsed();
+        self.record_duration(phase, started.elapsed());
+    }
+
+    fn record_duration(&mut self, phase: &'static str, elapsed: Duration) {
         tracing::debug!(phase, ms = elapsed.as_secs_f64() * 1e3, "step recorded");
         phases::add_phase(&mut self.phases, phase, elapsed);
     }
@@ -839,21 +849,31 @@ impl Timer {
         let path = path.as_ref();
         let text = read_checked(path)?;
         let file = path.display().to_string();
-        let started = Instant::now();
-        let spef = {
-            let _span = tracing::info_span!("parse", file).entered();
-            tachyon_spef::parse_spef(&file, &text)?
-        };
-        self.record("parse", started);
+        let (spef, parse_time) = parse_spef_timed(&file, &text)?;
+        self.annotate_spef(&file, &text, spef, parse_time)
+    }
+
+    /// The second half of [`Timer::read_spef`]: gives the nets of `spef` (parsed from
+    /// `text` in `parse_time`) their parasitics.
+    fn annotate_spef(
+        &mut self,
+        file: &str,
+        text: &str,
+        spef: tachyon_spef::Spef<'_>,
+        parse_time: Duration,
+    ) -> Result<(), TimerError> {
+        self.record_duration("parse", parse_time);
         let started = Instant::now();
         if spef.nets.is_empty() && spef.r_nets.is_empty() {
             tracing::warn!(file, "the SPEF has no *D_NET: no parasitics were read");
         }
-        let source = tachyon_source::Source {
-            file: &file,
-            text: &text,
+        let source = tachyon_source::Source { file, text };
+        // The names only serve a graph that follows the edit (none while loading).
+        let nets = if self.follows_edits() {
+            tachyon_link::spef_net_names(&spef)
+        } else {
+            Vec::new()
         };
-        let nets = tachyon_link::spef_net_names(&spef);
         self.apply_edit(EditTarget::Parasitics(nets), |design| {
             design.annotate_from(&spef, source)
         })?;
@@ -903,8 +923,10 @@ impl Timer {
     /// none (the timer is left as it was).
     pub fn load_tau2015(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
         let checkpoint = self.checkpoint();
-        let loaded = Timer::tau2015_inputs(path)
-            .and_then(|inputs| inputs.iter().try_for_each(|input| self.read_input(input)));
+        let loaded = Timer::tau2015_inputs(path).and_then(|inputs| {
+            self.read_inputs(&inputs, |_| {})
+                .map_err(|failed| failed.error)
+        });
         if loaded.is_err() {
             self.restore(checkpoint);
         }
@@ -1515,13 +1537,18 @@ fn locate(operation: &Operation, error: TimerError) -> TimerError {
 
 /// The endpoints (primary outputs, then test data pins in test order), each once.
 fn endpoint_pins(graph: &TimingGraph) -> Vec<PinId> {
+    use rayon::prelude::*;
     let mut seen = vec![false; graph.n_pins() as usize];
     let mut pins = Vec::new();
-    let outputs = (0..graph.n_pins())
+    // The primary outputs, in pin order, found on all threads (a scan of every pin).
+    let outputs: Vec<PinId> = (0..graph.n_pins())
+        .into_par_iter()
+        .with_min_len(1 << 14)
         .map(PinId)
-        .filter(|&pin| graph.pin(pin).kind == PinKind::PrimaryOutput);
+        .filter(|&pin| graph.pin(pin).kind == PinKind::PrimaryOutput)
+        .collect();
     let data_pins = graph.tests().iter().map(|test| test.data);
-    for pin in outputs.chain(data_pins) {
+    for pin in outputs.into_iter().chain(data_pins) {
         if !seen[pin.index()] {
             seen[pin.index()] = true;
             pins.push(pin);
@@ -1628,6 +1655,17 @@ impl Timer {
         self.record("report", started);
         Ok(())
     }
+}
+
+/// Parses SPEF `text` (of `file`), and how long that took.
+pub(crate) fn parse_spef_timed<'a>(
+    file: &str,
+    text: &'a str,
+) -> Result<(tachyon_spef::Spef<'a>, Duration), TimerError> {
+    let started = Instant::now();
+    let _span = tracing::info_span!("parse", file).entered();
+    let spef = tachyon_spef::parse_spef(file, text)?;
+    Ok((spef, started.elapsed()))
 }
 
 /// Drops a parsed netlist's instances from all threads.

@@ -3,10 +3,14 @@
 //! `testdata/tiny` (every kind of failing read and edit) and on the shared s27 (the
 //! shell script of the issue that found the panic: a `read_verilog` that failed had
 //! replaced the port list, and the next query indexed out of bounds).
+//!
+//! Also `Timer::read_inputs`, which reads the SPEF on another thread while the libraries
+//! and the netlist are read: the timing of the reads one by one, bit for bit, and the
+//! first failing file's error.
 
 use std::path::PathBuf;
 
-use tachyon::{Split, Timer};
+use tachyon::{DesignInput, Split, Timer};
 
 /// Every pin's name and timing values, as bits.
 fn state(timer: &mut Timer) -> Vec<(String, Vec<u64>)> {
@@ -196,4 +200,77 @@ fn the_issue_script_on_s27_changes_nothing() {
         );
         assert!(state(&mut timer) == before, "{name} changed the timing");
     }
+}
+
+/// The inputs of tiny with `verilog` and `spef` in their places.
+fn inputs(verilog: PathBuf, spef: PathBuf) -> Vec<DesignInput> {
+    vec![
+        DesignInput::Liberty(Some(Split::Early), tiny("tiny_Early.lib")),
+        DesignInput::Liberty(Some(Split::Late), tiny("tiny_Late.lib")),
+        DesignInput::Verilog(verilog),
+        DesignInput::Spef(spef),
+        DesignInput::Timing(tiny("tiny.timing")),
+    ]
+}
+
+#[test]
+fn overlapped_reads_time_as_reads_one_by_one() {
+    let inputs = inputs(tiny("tiny.v"), tiny("tiny.spef"));
+    let mut one_by_one = Timer::new();
+    for input in &inputs {
+        one_by_one.read_input(input).expect("tiny reads");
+    }
+    let mut overlapped = Timer::new();
+    let mut seen = Vec::new();
+    overlapped
+        .read_inputs(&inputs, |input| seen.push(input.clone()))
+        .expect("tiny reads");
+    assert_eq!(seen, inputs, "every input's turn is announced, in order");
+    assert!(state(&mut overlapped) == state(&mut one_by_one));
+}
+
+#[test]
+fn the_first_failing_input_is_the_error() {
+    // The SPEF fails on its own: its error, as a read alone gives it.
+    let bad_spef = robustness("second_net_bad.spef");
+    let alone = {
+        let mut timer = Timer::new();
+        for input in &inputs(tiny("tiny.v"), tiny("tiny.spef"))[..3] {
+            timer.read_input(input).expect("tiny reads");
+        }
+        timer.read_spef(&bad_spef).unwrap_err().to_string()
+    };
+    let mut timer = Timer::new();
+    let failed = timer
+        .read_inputs(&inputs(tiny("tiny.v"), bad_spef.clone()), |_| {})
+        .unwrap_err();
+    assert_eq!(failed.input, DesignInput::Spef(bad_spef.clone()));
+    assert_eq!(failed.error.to_string(), alone);
+    assert!(alone.contains("second_net_bad.spef:"), "{alone}");
+
+    // The netlist fails too, and comes first: its error, whatever the SPEF's.
+    let bad_verilog = robustness("missing_pin.v");
+    let mut timer = Timer::new();
+    let failed = timer
+        .read_inputs(&inputs(bad_verilog.clone(), bad_spef), |_| {})
+        .unwrap_err();
+    assert_eq!(failed.input, DesignInput::Verilog(bad_verilog));
+    assert!(
+        failed.error.to_string().contains("missing_pin.v:"),
+        "{}",
+        failed.error
+    );
+
+    // A SPEF that does not exist, after a netlist that fails: the netlist's error.
+    let mut timer = Timer::new();
+    let failed = timer
+        .read_inputs(
+            &inputs(robustness("positional.v"), robustness("no_such.spef")),
+            |_| {},
+        )
+        .unwrap_err();
+    assert!(
+        matches!(failed.input, DesignInput::Verilog(_)),
+        "{failed:?}"
+    );
 }

@@ -2,10 +2,11 @@
 //! read them one by one (and show which one it is reading).
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use tachyon_kernels::Split;
 
-use super::{read_checked, Timer, TimerError};
+use super::{parse_spef_timed, read_checked, Timer, TimerError};
 
 /// One input file of a design and what it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +36,17 @@ impl DesignInput {
     }
 }
 
+/// An input of [`Timer::read_inputs`] that failed: which, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("reading {}", input.path().display())]
+pub struct InputError {
+    /// The input.
+    pub input: DesignInput,
+    /// Why it failed.
+    #[source]
+    pub error: TimerError,
+}
+
 impl Timer {
     /// The files a `.tau2015` names (relative to its folder), in reading order: the
     /// early and late libraries, the netlist, the parasitics, and the sibling
@@ -57,6 +69,56 @@ impl Timer {
         Ok(inputs)
     }
 
+    /// Reads `inputs` in order, as [`Timer::read_input`] on each would, and stops at
+    /// the first that fails (each read is all or nothing, as alone). Meanwhile the first
+    /// SPEF that comes after another input is read and parsed on another thread (the
+    /// nets in parallel, as always), so that it overlaps the libraries and the netlist
+    /// (whose parse is sequential) and their linking; its nets are annotated when its
+    /// turn comes. Its errors, and everything else, are those of the reads one by one.
+    /// When the files parsed at once would not fit in memory together, they are read
+    /// one by one. `starting` is called as each input's turn comes.
+    pub fn read_inputs(
+        &mut self,
+        inputs: &[DesignInput],
+        mut starting: impl FnMut(&DesignInput),
+    ) -> Result<(), InputError> {
+        let failed = |input: &DesignInput| {
+            let input = input.clone();
+            move |error| InputError { input, error }
+        };
+        let Some((early, spef)) = spef_to_overlap(inputs) else {
+            for input in inputs {
+                starting(input);
+                self.read_input(input).map_err(failed(input))?;
+            }
+            return Ok(());
+        };
+        let file = spef.display().to_string();
+        let text = OnceLock::new();
+        std::thread::scope(|scope| {
+            let parsing = scope.spawn(|| {
+                let read = read_checked(spef)?;
+                let text: &str = text.get_or_init(|| read);
+                parse_spef_timed(&file, text).map(|(parsed, time)| (text, parsed, time))
+            });
+            let mut parsing = Some(parsing);
+            for (index, input) in inputs.iter().enumerate() {
+                starting(input);
+                let read = match parsing.take_if(|_| index == early) {
+                    Some(parsing) => parsing
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                        .and_then(|(text, parsed, time)| {
+                            self.annotate_spef(&file, text, parsed, time)
+                        }),
+                    None => self.read_input(input),
+                };
+                read.map_err(failed(input))?;
+            }
+            Ok(())
+        })
+    }
+
     /// Reads one input file.
     pub fn read_input(&mut self, input: &DesignInput) -> Result<(), TimerError> {
         match input {
@@ -67,4 +129,33 @@ impl Timer {
             DesignInput::Sdc(path) => self.read_sdc(path),
         }
     }
+}
+
+/// The first SPEF input that has another input before it to overlap with (its index
+/// and file), unless the files up to it would not fit in memory parsed at once.
+fn spef_to_overlap(inputs: &[DesignInput]) -> Option<(usize, &Path)> {
+    let (index, path) =
+        inputs
+            .iter()
+            .enumerate()
+            .skip(1)
+            .find_map(|(index, input)| match input {
+                DesignInput::Spef(path) => Some((index, path.as_path())),
+                _ => None,
+            })?;
+    let sizes: Vec<u64> = inputs[..=index]
+        .iter()
+        .map(|input| std::fs::metadata(input.path()).map_or(0, |meta| meta.len()))
+        .collect();
+    let needed = sizes
+        .iter()
+        .map(|&size| crate::memory::parse_bytes(size))
+        .sum();
+    let what = format!(
+        "parsing {} files at once ({})",
+        sizes.len(),
+        crate::memory::human(sizes.iter().sum())
+    );
+    crate::memory::check("parse", what, needed).ok()?;
+    Some((index, path))
 }
