@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use tachyon_kernels::launch::DeviceCopy;
 
 use crate::buffer::DeviceBuffer;
-use crate::context::{Event, GpuContext};
+use crate::context::{Event, GpuContext, HeldStreams};
 use crate::error::{DuringExt, GpuError, LayoutError};
 
 /// Transfers below this size go straight from pageable memory: staging them would cost
@@ -63,14 +63,15 @@ impl GpuContext {
         len: usize,
     ) -> Result<DeviceBuffer<T>, GpuError> {
         let bytes = DeviceBuffer::<T>::bytes_of(len).max(1);
+        let streams = self.streams();
         // SAFETY: the memory is uninitialised until the memset below fills every byte;
         // the buffers hold plain data, for which any bytes are valid.
-        let memory = unsafe { self.stream.alloc::<u8>(bytes) }
+        let memory = unsafe { streams.main.alloc::<u8>(bytes) }
             .map_err(|error| self.allocation_error(during, bytes as u64, error))?;
-        let buffer = DeviceBuffer::new(memory, len);
+        let buffer = DeviceBuffer::new(memory, len, self.streams_lock());
         // SAFETY: the address starts the `bytes` bytes just allocated on this stream, and
         // the memset is queued on the same stream.
-        unsafe { result::memset_d8_async(buffer.address, 0xFF, bytes, self.stream.cu_stream()) }
+        unsafe { result::memset_d8_async(buffer.address, 0xFF, bytes, streams.main.cu_stream()) }
             .during("filling a buffer")?;
         Ok(buffer)
     }
@@ -141,9 +142,10 @@ impl GpuContext {
         }
         if !data.is_empty() {
             let target = buffer.address + DeviceBuffer::<T>::bytes_of(first) as u64;
+            let streams = self.streams();
             // SAFETY: `target` lies inside `buffer` with room for `data` (checked above);
             // the copy from pageable memory returns once the driver has taken the bytes.
-            unsafe { result::memcpy_htod_async(target, as_bytes(data), self.stream.cu_stream()) }
+            unsafe { result::memcpy_htod_async(target, as_bytes(data), streams.main.cu_stream()) }
                 .during("copying to the GPU")?;
         }
         Ok(())
@@ -161,8 +163,9 @@ impl GpuContext {
             return Ok(());
         }
         let start = buffer.address + DeviceBuffer::<T>::bytes_of(range.start) as u64;
+        let streams = self.streams();
         // SAFETY: the range lies inside the buffer; queued on its stream.
-        unsafe { result::memset_d8_async(start, 0, bytes, self.stream.cu_stream()) }
+        unsafe { result::memset_d8_async(start, 0, bytes, streams.main.cu_stream()) }
             .during("clearing a buffer")
     }
 
@@ -175,6 +178,7 @@ impl GpuContext {
         let copy = self.allocate::<T>(during, source.len())?;
         let bytes = DeviceBuffer::<T>::bytes_of(source.len());
         if bytes > 0 {
+            let streams = self.streams();
             // SAFETY: both buffers hold `bytes` bytes and are distinct allocations; the
             // copy is queued on their stream.
             unsafe {
@@ -182,7 +186,7 @@ impl GpuContext {
                     copy.address,
                     source.address,
                     bytes,
-                    self.stream.cu_stream(),
+                    streams.main.cu_stream(),
                 )
             }
             .during(during)?;
@@ -273,11 +277,13 @@ impl GpuContext {
             start + target.len() <= DeviceBuffer::<T>::bytes_of(source.len()),
             "download: past the end of the buffer"
         );
+        // Held until the copy is done and, for a staged one, the staging buffers free.
+        let streams = self.streams();
         let stream: &Arc<CudaStream> = match on {
-            On::Main => &self.stream,
+            On::Main => &streams.main,
             On::CopyAfter(event) => {
-                self.copy_stream.wait(&event.0).during(DURING)?;
-                &self.copy_stream
+                streams.copy.wait(&event.0).during(DURING)?;
+                &streams.copy
             }
         };
         let cu_stream = stream.cu_stream();
@@ -301,7 +307,7 @@ impl GpuContext {
             }
             return Ok(());
         }
-        self.with_staging(|staging| {
+        self.with_staging(&streams, |staging| {
             let (count, bytes) = (staging.buffers.len(), staging.bytes);
             let n_chunks = total.div_ceil(bytes);
             let chunk_range = |index: usize| index * bytes..((index + 1) * bytes).min(total);
@@ -355,8 +361,9 @@ impl GpuContext {
     ) -> Result<(), GpuError> {
         const DURING: &str = "copying to the GPU";
         let base = buffer.address + DeviceBuffer::<T>::bytes_of(first) as u64;
-        let stream = self.stream.cu_stream();
-        self.with_staging(|staging| {
+        let streams = self.streams();
+        let stream = streams.main.cu_stream();
+        self.with_staging(&streams, |staging| {
             // Whole items per staging buffer.
             let item_bytes = std::mem::size_of::<T>().max(1);
             let items_per_chunk = (staging.bytes / item_bytes).max(1);
@@ -373,15 +380,17 @@ impl GpuContext {
                 // stays untouched until `done[slot]`, recorded right after, has fired.
                 unsafe { result::memcpy_htod_async(base + offset, &*pinned, stream) }
                     .during(DURING)?;
-                staging.done[slot].record(&self.stream).during(DURING)?;
+                staging.done[slot].record(&streams.main).during(DURING)?;
             }
             Ok(())
         })
     }
 
-    /// Runs `transfer` with the staging buffers, allocating them on first use.
+    /// Runs `transfer` with the staging buffers, allocating them on first use. Only
+    /// with the streams held (`_held`): their lock comes before the staging buffers'.
     fn with_staging<R>(
         &self,
+        _held: &HeldStreams<'_>,
         transfer: impl FnOnce(&mut Staging) -> Result<R, GpuError>,
     ) -> Result<R, GpuError> {
         const DURING: &str = "allocating pinned staging buffers";
