@@ -279,7 +279,7 @@ impl GpuContext {
 
     /// Runs `work` with the main stream's time measured by device events around it, in
     /// milliseconds (waits for the work). The streams are held throughout, so the time
-    /// is `work`'s alone.
+    /// is `work`'s alone; `work` should only launch (see [`GpuContext::run_replayed`]).
     pub fn time(&self, work: impl FnOnce() -> Result<(), GpuError>) -> Result<f64, GpuError> {
         let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
         let start = self.context.new_event(flags).during("creating an event")?;

@@ -181,6 +181,10 @@ impl GpuContext {
     /// time and replayed with one launch afterwards, or launched directly where
     /// [`crate::GpuConfig::use_graphs`] is off. Every later run must queue the same
     /// launches on the same buffers, which `replay`'s owner keeps alive beside it.
+    ///
+    /// `queue` runs with this context's streams locked: it must only launch (no host
+    /// parallelism through rayon, which could run another user's GPU work inside the
+    /// capture on this thread; no transfers or synchronisation, which a capture refuses).
     pub fn run_replayed(
         &self,
         replay: &mut Replay,

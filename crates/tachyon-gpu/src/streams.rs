@@ -19,11 +19,15 @@
 //! (never both: kernels are loaded before a capture or launch, not inside a transfer).
 //! Every public operation takes this lock on entry, before reaching either mutex.
 //!
-//! The holder's host work is done under the lock: a staged transfer copies with all
-//! cores (rayon) while holding it. A rayon worker that holds it and steals another job
-//! while waiting runs that job as the same owner; GPU work must therefore not be queued
-//! from inside rayon jobs of a thread that is in the middle of a transfer or capture
-//! (the runtime never does; the engines queue from the thread that owns the timer).
+//! Reentrancy is per thread, and rayon can run another user's job on a thread that
+//! holds the lock: a worker waiting for the pieces of a staged copy (which it does with
+//! both this lock and `staging` held) may steal a job that queues GPU work of its own.
+//! That job takes this lock again and queues between the copy's pieces, which the
+//! stream orders like any other work; `staging` it finds taken and copies unstaged
+//! instead of deadlocking (`GpuContext::with_staging`). What a capture queues, and what
+//! [`crate::GpuContext::time`] measures, must therefore be launches alone, never rayon
+//! work (the engines' captures are loops of launches), or another user's work could be
+//! stolen into the graph.
 
 use std::sync::Arc;
 

@@ -210,3 +210,29 @@ fn threads_sharing_a_context_get_their_own_results() {
     });
     gpu.synchronize().unwrap();
 }
+
+/// A transfer that finds the staging buffers taken by its own thread (a rayon worker
+/// that stole another user's job in the middle of a staged copy) copies unstaged
+/// instead of deadlocking, and round-trips alike.
+#[test]
+fn transfers_nested_in_a_staged_copy_go_unstaged() {
+    let Some(gpu) = gpu_or_skip("transfers_nested_in_a_staged_copy_go_unstaged") else {
+        return;
+    };
+    let data: Vec<u32> = (0..STAGING_BYTES as u32 / 4 * 3 / 2).collect();
+    // Staging allocated, then taken as a staged copy in progress would hold it (the
+    // streams first, in lock order).
+    drop(gpu.upload("testing nesting", &data).unwrap());
+    let streams = gpu.streams();
+    let taken = gpu.staging.lock().unwrap();
+    let buffer = gpu.upload("testing nesting", &data).unwrap();
+    let check = |_: usize, _: &[u32]| Ok(());
+    let checked = gpu
+        .upload_checked("testing nesting", &data, &check)
+        .unwrap();
+    assert!(gpu.download(&buffer, 0..data.len()).unwrap() == data);
+    let event = gpu.new_event().unwrap();
+    gpu.record(&event).unwrap();
+    assert!(gpu.download_after(&event, &checked, data.len()).unwrap() == data);
+    drop((taken, streams));
+}

@@ -6,7 +6,7 @@
 
 use std::mem::MaybeUninit;
 use std::ops::Range;
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, TryLockError};
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{result, CudaEvent, CudaStream, PinnedHostSlice};
@@ -289,25 +289,29 @@ impl GpuContext {
         let cu_stream = stream.cu_stream();
         let pointer = source.address + start as u64;
         let total = target.len();
-        if total < STAGED_MIN_BYTES {
-            if total > 0 {
-                // SAFETY: `pointer` has `total` bytes of `source` after it, and `target`
-                // has room for them; the host waits for the copy before returning.
-                unsafe {
-                    cudarc::driver::sys::cuMemcpyDtoHAsync_v2(
-                        target.as_mut_ptr().cast(),
-                        pointer,
-                        total,
-                        cu_stream,
-                    )
-                }
-                .result()
-                .during(DURING)?;
-                stream.synchronize().during(DURING)?;
+        let direct = |target: &mut [MaybeUninit<u8>]| -> Result<(), GpuError> {
+            if target.is_empty() {
+                return Ok(());
             }
-            return Ok(());
+            // SAFETY: `pointer` has `target.len()` bytes of `source` after it (asserted
+            // above), and `target` has room for them; the host waits for the copy before
+            // returning.
+            unsafe {
+                cudarc::driver::sys::cuMemcpyDtoHAsync_v2(
+                    target.as_mut_ptr().cast(),
+                    pointer,
+                    target.len(),
+                    cu_stream,
+                )
+            }
+            .result()
+            .during(DURING)?;
+            stream.synchronize().during(DURING)
+        };
+        if total < STAGED_MIN_BYTES {
+            return direct(target);
         }
-        self.with_staging(&streams, |staging| {
+        let staged = self.with_staging(&streams, |staging| {
             let (count, bytes) = (staging.buffers.len(), staging.bytes);
             let n_chunks = total.div_ceil(bytes);
             let chunk_range = |index: usize| index * bytes..((index + 1) * bytes).min(total);
@@ -346,7 +350,11 @@ impl GpuContext {
                 }
             }
             Ok(())
-        })
+        })?;
+        match staged {
+            Some(()) => Ok(()),
+            None => direct(target),
+        }
     }
 
     /// The staged copy of [`GpuContext::write`], with `fill(first, piece, staged)`
@@ -363,7 +371,7 @@ impl GpuContext {
         let base = buffer.address + DeviceBuffer::<T>::bytes_of(first) as u64;
         let streams = self.streams();
         let stream = streams.main.cu_stream();
-        self.with_staging(&streams, |staging| {
+        let staged = self.with_staging(&streams, |staging| {
             // Whole items per staging buffer.
             let item_bytes = std::mem::size_of::<T>().max(1);
             let items_per_chunk = (staging.bytes / item_bytes).max(1);
@@ -383,18 +391,37 @@ impl GpuContext {
                 staging.done[slot].record(&streams.main).during(DURING)?;
             }
             Ok(())
-        })
+        })?;
+        if staged.is_none() {
+            // The staging buffers are this thread's already (see `with_staging`): one
+            // pageable copy, which returns once the driver has taken the bytes.
+            let mut bytes = vec![0u8; std::mem::size_of_val(data)];
+            fill(0, data, &mut bytes);
+            // SAFETY: as for a staged piece, with `data` whole.
+            unsafe { result::memcpy_htod_async(base, &bytes[..], stream) }.during(DURING)?;
+        }
+        Ok(())
     }
 
     /// Runs `transfer` with the staging buffers, allocating them on first use. Only
     /// with the streams held (`_held`): their lock comes before the staging buffers'.
+    ///
+    /// `None` (and `transfer` not run) when the buffers are in use further up this very
+    /// thread's stack: no other thread can hold them while this one holds the streams,
+    /// but a rayon worker copying a staged piece (under both locks) may steal another
+    /// user's job that transfers too. The caller then copies directly, unstaged: waiting
+    /// would deadlock.
     fn with_staging<R>(
         &self,
         _held: &HeldStreams<'_>,
         transfer: impl FnOnce(&mut Staging) -> Result<R, GpuError>,
-    ) -> Result<R, GpuError> {
+    ) -> Result<Option<R>, GpuError> {
         const DURING: &str = "allocating pinned staging buffers";
-        let mut staging = self.staging.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut staging = match self.staging.try_lock() {
+            Ok(staging) => staging,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => return Ok(None),
+        };
         if staging.is_none() {
             let (count, bytes) = (self.config().staging_buffers, self.config().staging_bytes);
             let pinned = || {
@@ -414,7 +441,7 @@ impl GpuContext {
             });
         }
         match staging.as_mut() {
-            Some(staging) => transfer(staging),
+            Some(staging) => transfer(staging).map(Some),
             None => unreachable!("the staging buffers were just allocated"),
         }
     }
