@@ -16,9 +16,11 @@ const THREADS: u64 = 4;
 /// Edits per thread, each followed by queries.
 const STEPS: usize = 12;
 
-/// The instances of a generated design: `(name, cell, [(port, net)])`, from its
-/// Verilog (one instance a line).
-fn instances(tau2015: &Path) -> Vec<(String, String, Vec<(String, String)>)> {
+/// An instance of a generated design: its name, cell and `(port, net)` connections.
+type Instance = (String, String, Vec<(String, String)>);
+
+/// The instances of a generated design, from its Verilog (one instance a line).
+fn instances(tau2015: &Path) -> Vec<Instance> {
     let verilog = tau2015.with_extension("v");
     let text = std::fs::read_to_string(&verilog).expect("verilog");
     text.lines()
