@@ -19,12 +19,18 @@
 //! (never both: kernels are loaded before a capture or launch, not inside a transfer).
 //! Every public operation takes this lock on entry, before reaching either mutex.
 //!
+//! The holder never waits for anything a thread waiting for the lock could hold up:
+//! the GPU, or the runtime's own copy threads, which copy the pieces of staged
+//! transfers and never take the lock (`transfer::on_copy_threads`; copying on the
+//! global rayon pool, whose workers may all be blocked here running other users' GPU
+//! work, could deadlock).
+//!
 //! Reentrancy is per thread, and rayon can run another user's job on a thread that
-//! holds the lock: a worker waiting for the pieces of a staged copy (which it does with
-//! both this lock and `staging` held) may steal a job that queues GPU work of its own.
-//! That job takes this lock again and queues between the copy's pieces, which the
-//! stream orders like any other work; `staging` it finds taken and copies unstaged
-//! instead of deadlocking (`GpuContext::with_staging`). What a capture queues, and what
+//! holds the lock: a global-pool worker waiting for its copy threads steals jobs from
+//! its own pool, and a stolen job may queue GPU work of its own. That job takes this
+//! lock again and queues between the copy's pieces, which the stream orders like any
+//! other work; `staging` it finds taken and copies unstaged instead of deadlocking
+//! (`GpuContext::with_staging`). What a capture queues, and what
 //! [`crate::GpuContext::time`] measures, must therefore be launches alone, never rayon
 //! work (the engines' captures are loops of launches), or another user's work could be
 //! stolen into the graph.

@@ -6,7 +6,7 @@
 
 use std::mem::MaybeUninit;
 use std::ops::Range;
-use std::sync::{Arc, TryLockError};
+use std::sync::{Arc, OnceLock, TryLockError};
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{result, CudaEvent, CudaStream, PinnedHostSlice};
@@ -450,9 +450,33 @@ impl GpuContext {
 /// Copies `from` into `to` (of equal length) with every core of the host: one thread
 /// cannot keep up with the DMA engine.
 fn parallel_copy(to: &mut [u8], from: &[u8]) {
-    to.par_chunks_mut(HOST_COPY_BYTES)
-        .zip(from.par_chunks(HOST_COPY_BYTES))
-        .for_each(|(to, from)| to.copy_from_slice(from));
+    on_copy_threads(|| {
+        to.par_chunks_mut(HOST_COPY_BYTES)
+            .zip(from.par_chunks(HOST_COPY_BYTES))
+            .for_each(|(to, from)| to.copy_from_slice(from))
+    });
+}
+
+/// Runs `copy` (host copies with rayon) on the runtime's own copy threads, not the
+/// caller's pool. The caller holds the streams' lock, and the global pool's workers may
+/// be blocked waiting for it (other users' GPU work run from rayon jobs): a copy queued
+/// behind them there would never run. The copy threads only copy and check, never
+/// wait for the lock, so the holder always gets its copy done. Without them (the pool
+/// could not be started: logged once) the caller's pool copies.
+fn on_copy_threads<R: Send>(copy: impl FnOnce() -> R + Send) -> R {
+    static COPY_THREADS: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    let pool = COPY_THREADS.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(rayon::current_num_threads())
+            .thread_name(|index| format!("tachyon-gpu-copy-{index}"))
+            .build()
+            .map_err(|error| tracing::warn!("no copy threads for GPU transfers: {error}"))
+            .ok()
+    });
+    match pool {
+        Some(pool) => pool.install(copy),
+        None => copy(),
+    }
 }
 
 /// [`parallel_copy`] of `items` (from position `first` of their array) into `to`,
@@ -466,30 +490,33 @@ fn parallel_copy_checked<T: DeviceCopy>(
 ) -> Result<(), LayoutError> {
     let items_per_piece = (HOST_COPY_BYTES / std::mem::size_of::<T>().max(1)).max(1);
     let piece_bytes = items_per_piece * std::mem::size_of::<T>();
-    let results: Vec<Result<(), LayoutError>> = to
-        .par_chunks_mut(piece_bytes.max(1))
-        .zip(items.par_chunks(items_per_piece))
-        .enumerate()
-        .map(|(index, (to, piece))| {
-            to.copy_from_slice(as_bytes(piece));
-            check(first + index * items_per_piece, piece)
-        })
-        .collect();
+    let results: Vec<Result<(), LayoutError>> = on_copy_threads(|| {
+        to.par_chunks_mut(piece_bytes.max(1))
+            .zip(items.par_chunks(items_per_piece))
+            .enumerate()
+            .map(|(index, (to, piece))| {
+                to.copy_from_slice(as_bytes(piece));
+                check(first + index * items_per_piece, piece)
+            })
+            .collect()
+    });
     results.into_iter().collect()
 }
 
 /// [`parallel_copy`] into memory that need not be initialised.
 fn parallel_copy_out(to: &mut [MaybeUninit<u8>], from: &[u8]) {
     assert_eq!(to.len(), from.len(), "parallel_copy_out: lengths differ");
-    to.par_chunks_mut(HOST_COPY_BYTES)
-        .zip(from.par_chunks(HOST_COPY_BYTES))
-        .for_each(|(to, from)| {
-            // SAFETY: the chunks have the same length (equal slices cut alike), and a
-            // shared and an exclusive borrow cannot overlap.
-            unsafe {
-                std::ptr::copy_nonoverlapping(from.as_ptr(), to.as_mut_ptr().cast(), from.len())
-            }
-        });
+    on_copy_threads(|| {
+        to.par_chunks_mut(HOST_COPY_BYTES)
+            .zip(from.par_chunks(HOST_COPY_BYTES))
+            .for_each(|(to, from)| {
+                // SAFETY: the chunks have the same length (equal slices cut alike), and a
+                // shared and an exclusive borrow cannot overlap.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(from.as_ptr(), to.as_mut_ptr().cast(), from.len())
+                }
+            })
+    });
 }
 
 /// `data` as its bytes.
@@ -497,4 +524,56 @@ fn as_bytes<T: DeviceCopy>(data: &[T]) -> &[u8] {
     // SAFETY: `DeviceCopy` types are plain data without padding, so every byte of the
     // slice is initialised; the byte slice borrows `data`.
     unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::streams::Locked;
+
+    /// The holder of a context's lock gets its host copies done even when every worker
+    /// of the global pool is blocked waiting for that lock (other users' GPU work run
+    /// from rayon jobs): the copies run on the runtime's own threads. Without a GPU.
+    #[test]
+    fn copies_under_the_lock_finish_while_the_global_pool_waits_for_it() {
+        let lock = Locked::new(());
+        let (held, holding) = mpsc::channel();
+        let (go, start) = mpsc::channel::<()>();
+        let (done, finished) = mpsc::channel();
+        let holder = lock.share();
+        std::thread::spawn(move || {
+            let _held = holder.hold();
+            held.send(()).ok();
+            start.recv().ok();
+            let from: Vec<u8> = (0..4 * HOST_COPY_BYTES + 5).map(|i| i as u8).collect();
+            let mut to = vec![0u8; from.len()];
+            parallel_copy(&mut to, &from);
+            let mut out = vec![MaybeUninit::<u8>::uninit(); from.len()];
+            parallel_copy_out(&mut out, &from);
+            let check = |_: usize, _: &[u8]| Ok(());
+            let checked = parallel_copy_checked(&mut to, 0, &from, &check);
+            done.send(checked.is_ok() && to == from).ok();
+        });
+        holding.recv().expect("the holder started");
+        // Every worker of the global pool waits for the lock.
+        let workers = rayon::current_num_threads();
+        let waiting = std::sync::Arc::new(AtomicUsize::new(0));
+        for _ in 0..workers {
+            let (lock, waiting) = (lock.share(), std::sync::Arc::clone(&waiting));
+            rayon::spawn(move || {
+                waiting.fetch_add(1, Ordering::SeqCst);
+                drop(lock.hold());
+            });
+        }
+        while waiting.load(Ordering::SeqCst) < workers {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        go.send(()).ok();
+        let copied = finished.recv_timeout(Duration::from_secs(30));
+        assert_eq!(copied, Ok(true), "the copies did not finish under the lock");
+    }
 }
