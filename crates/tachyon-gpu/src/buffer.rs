@@ -7,12 +7,19 @@ use std::marker::PhantomData;
 use cudarc::driver::{CudaSlice, DevicePtr};
 use tachyon_kernels::launch::{DeviceCells, DeviceCopy, DeviceSlice};
 
+use crate::context::Streams;
+use crate::streams::Locked;
+
 /// `len` values of `T` in device memory, allocated from the device's pool on the
-/// context's stream and freed there when dropped (after the work queued before).
+/// context's stream and freed there when dropped (after the work queued before), on
+/// whichever thread drops it.
 pub struct DeviceBuffer<T: DeviceCopy> {
     /// The allocation, freed when the buffer is dropped; at least one byte: the driver
-    /// rejects empty allocations.
-    _allocation: CudaSlice<u8>,
+    /// rejects empty allocations. `None` only inside `drop`.
+    allocation: Option<CudaSlice<u8>>,
+    /// The lock of the stream the allocation is freed on: a free queued while another
+    /// thread captures that stream would become part of its graph.
+    streams: Locked<Streams>,
     pub(crate) address: u64,
     len: usize,
     _values: PhantomData<T>,
@@ -29,14 +36,28 @@ impl<T: DeviceCopy> fmt::Debug for DeviceBuffer<T> {
     }
 }
 
+impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
+    fn drop(&mut self) {
+        let _held = self.streams.hold();
+        // Queues the free on the stream, behind the work that uses the buffer.
+        drop(self.allocation.take());
+    }
+}
+
 impl<T: DeviceCopy> DeviceBuffer<T> {
-    /// Wraps `memory` (at least `len` values' bytes) as a buffer of `len` values.
-    pub(crate) fn new(memory: CudaSlice<u8>, len: usize) -> DeviceBuffer<T> {
+    /// Wraps `memory` (at least `len` values' bytes, allocated on the stream `streams`
+    /// locks) as a buffer of `len` values.
+    pub(crate) fn new(
+        memory: CudaSlice<u8>,
+        len: usize,
+        streams: Locked<Streams>,
+    ) -> DeviceBuffer<T> {
         debug_assert!(memory.len() >= len * std::mem::size_of::<T>());
         // With event tracking off (see `GpuContext::open`) the guard records nothing.
         let address = memory.device_ptr(memory.stream()).0;
         DeviceBuffer {
-            _allocation: memory,
+            allocation: Some(memory),
+            streams,
             address,
             len,
             _values: PhantomData,

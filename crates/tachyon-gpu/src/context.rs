@@ -10,6 +10,7 @@ use crate::config::GpuConfig;
 use crate::device::driver_present;
 use crate::error::{DuringExt, GpuError};
 use crate::launch::Registry;
+use crate::streams::Locked;
 use crate::transfer::Staging;
 
 /// The contexts opened so far, one per device ordinal, shared by the whole process.
@@ -17,7 +18,8 @@ static CONTEXTS: Mutex<Vec<Arc<GpuContext>>> = Mutex::new(Vec::new());
 
 /// One GPU: its CUDA context, a stream all work is queued on and a second one for
 /// downloads, the kernels (loaded on first use) and the staging buffers of large
-/// transfers.
+/// transfers. Safe to share between threads and users: every operation that queues on
+/// the streams holds their lock (see `streams`), a capture for its whole length.
 pub struct GpuContext {
     ordinal: u32,
     name: String,
@@ -26,16 +28,27 @@ pub struct GpuContext {
     max_shared_bytes_per_block: u32,
     config: GpuConfig,
     pub(crate) context: Arc<CudaContext>,
-    pub(crate) stream: Arc<CudaStream>,
-    /// Downloads of results that are final while `stream` computes on (each after an
-    /// [`Event`] recorded on `stream` behind the kernels that wrote them).
-    pub(crate) copy_stream: Arc<CudaStream>,
+    /// The streams, reached only through their lock ([`GpuContext::streams`]), which
+    /// comes before `kernel_load` and `staging` in lock order.
+    streams: Locked<Streams>,
     pub(crate) kernels: OnceLock<Registry>,
     /// Serialises the first load of the kernels, so the module is loaded once.
     pub(crate) kernel_load: Mutex<()>,
     /// Allocated on the first large transfer; the lock serialises transfers using it.
     pub(crate) staging: Mutex<Option<Staging>>,
 }
+
+/// A context's two streams.
+pub(crate) struct Streams {
+    /// All kernels, allocations, uploads, frees and captures.
+    pub(crate) main: Arc<CudaStream>,
+    /// Downloads of results that are final while `main` computes on (each after an
+    /// [`Event`] recorded on `main` behind the kernels that wrote them).
+    pub(crate) copy: Arc<CudaStream>,
+}
+
+/// The streams while their lock is held.
+pub(crate) type HeldStreams<'a> = parking_lot::ReentrantMutexGuard<'a, Streams>;
 
 impl fmt::Debug for GpuContext {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -94,11 +107,14 @@ impl GpuContext {
         // Kernels and uploads of this context go to one stream, so cudarc's per-buffer
         // event tracking (an event recorded per argument of every launch once a second
         // stream exists) would only cost time.
-        // SAFETY: every buffer of this context is allocated, written and freed on
-        // `stream` alone. The only other stream, `copy_stream`, just reads buffers into
-        // host memory, each copy queued after waiting on an event recorded on `stream`
-        // behind the buffer's writers, and the host waits for that copy before anything
-        // else can touch or free the buffer.
+        // SAFETY: every buffer of this context is allocated, written and freed on the
+        // main stream alone, by whichever thread or user, each under the streams' lock
+        // (a buffer's drop included), so their order on the stream is the order of the
+        // host's calls. The only other stream, the copy stream, just reads buffers into
+        // host memory, each copy queued (under the same lock) after waiting on an event
+        // recorded on the main stream behind the buffer's writers, and the host waits for
+        // that copy before anything else can touch or free the buffer. Captures hold the
+        // lock from begin to end, so no other thread's work (nor a free) enters a graph.
         unsafe { context.disable_event_tracking() };
         // A stream of our own rather than the legacy default stream: work on it can be
         // captured into CUDA graphs and does not serialise with other libraries' work.
@@ -114,8 +130,10 @@ impl GpuContext {
             max_shared_bytes_per_block,
             config: *config,
             context,
-            stream,
-            copy_stream,
+            streams: Locked::new(Streams {
+                main: stream,
+                copy: copy_stream,
+            }),
             kernels: OnceLock::new(),
             kernel_load: Mutex::new(()),
             staging: Mutex::new(None),
@@ -211,9 +229,25 @@ impl GpuContext {
         }
     }
 
-    /// Waits until all work queued on this GPU has finished.
+    /// The streams, locked until the guard drops (reentrant: the thread holding them
+    /// may take them again). Every operation that queues work holds them.
+    pub(crate) fn streams(&self) -> HeldStreams<'_> {
+        self.streams.hold()
+    }
+
+    /// Another handle to the streams' lock, for a buffer to free its memory under it.
+    pub(crate) fn streams_lock(&self) -> Locked<Streams> {
+        self.streams.share()
+    }
+
+    /// Waits until all work queued on this GPU has finished (other users' too: the
+    /// stream is shared). Holds the streams meanwhile, so no capture can be under way
+    /// (waiting on a capturing stream would invalidate it).
     pub fn synchronize(&self) -> Result<(), GpuError> {
-        self.stream.synchronize().during("waiting for the GPU")
+        self.streams()
+            .main
+            .synchronize()
+            .during("waiting for the GPU")
     }
 
     /// With [`GpuConfig::sync_steps`], waits for the queued work so that the debug log
@@ -237,18 +271,23 @@ impl GpuContext {
 
     /// Records `event` behind the work queued so far on the main stream.
     pub fn record(&self, event: &Event) -> Result<(), GpuError> {
-        event.0.record(&self.stream).during("recording an event")
+        event
+            .0
+            .record(&self.streams().main)
+            .during("recording an event")
     }
 
     /// Runs `work` with the main stream's time measured by device events around it, in
-    /// milliseconds (waits for the work).
+    /// milliseconds (waits for the work). The streams are held throughout, so the time
+    /// is `work`'s alone; `work` should only launch (see [`GpuContext::run_replayed`]).
     pub fn time(&self, work: impl FnOnce() -> Result<(), GpuError>) -> Result<f64, GpuError> {
         let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
         let start = self.context.new_event(flags).during("creating an event")?;
         let end = self.context.new_event(flags).during("creating an event")?;
-        start.record(&self.stream).during("recording an event")?;
+        let streams = self.streams();
+        start.record(&streams.main).during("recording an event")?;
         work()?;
-        end.record(&self.stream).during("recording an event")?;
+        end.record(&streams.main).during("recording an event")?;
         end.synchronize().during("waiting for timed work")?;
         Ok(f64::from(
             start.elapsed_ms(&end).during("reading an event")?,

@@ -116,9 +116,13 @@ impl GpuContext {
     /// this cannot check (that a level's pins are distinct, that inputs come from
     /// earlier levels) decides whether results are right, and is the engines' layout
     /// validation's job.
+    ///
+    /// Takes the streams' lock (once per launch, uncontended a compare-and-swap), so a
+    /// launch from another thread never enters this thread's capture.
     pub fn launch<A: KernelArgs>(&self, shape: LaunchShape, args: A) -> Result<(), GpuError> {
         let kernel = A::KERNEL;
         check_no_overlap(&args, kernel)?;
+        let streams = self.streams();
         let function = &self.kernels()?.functions[kernel as usize];
         if shape.shared_bytes > DEFAULT_SHARED_BYTES {
             // Above 48 KiB a kernel must opt in to its dynamic shared memory size.
@@ -138,7 +142,7 @@ impl GpuContext {
             shared_mem_bytes: shape.shared_bytes,
         };
         let parameter = Parameter(args);
-        let mut launch = self.stream.launch_builder(function);
+        let mut launch = streams.main.launch_builder(function);
         launch.arg(&parameter);
         // SAFETY: see the function's documentation: the parameter is the kernel's own
         // argument struct, its arrays live views that no written array overlaps.
@@ -151,19 +155,24 @@ impl GpuContext {
 
     /// Captures the work `queue` puts on this context's stream into a CUDA graph
     /// (`None` when it queued nothing), to be replayed with one launch. The kernels are
-    /// loaded first: a module load cannot be captured.
+    /// loaded first: a module load cannot be captured. The streams are held from before
+    /// the capture begins until after it ends: any work queued on the stream meanwhile,
+    /// from any thread, would be captured, so only this thread's `queue` may queue.
     fn capture(
         &self,
         queue: impl FnOnce() -> Result<(), GpuError>,
     ) -> Result<Option<CapturedGraph>, GpuError> {
         const DURING: &str = "capturing launches into a CUDA graph";
+        let streams = self.streams();
         self.kernels()?;
-        self.stream
+        streams
+            .main
             .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
             .during(DURING)?;
         let queued = queue();
         // The capture ends whatever happened, so the stream is usable again.
-        let captured = self.stream.end_capture(CUgraphInstantiate_flags(0));
+        let captured = streams.main.end_capture(CUgraphInstantiate_flags(0));
+        drop(streams);
         queued?;
         Ok(captured.during(DURING)?.map(CapturedGraph))
     }
@@ -172,6 +181,10 @@ impl GpuContext {
     /// time and replayed with one launch afterwards, or launched directly where
     /// [`crate::GpuConfig::use_graphs`] is off. Every later run must queue the same
     /// launches on the same buffers, which `replay`'s owner keeps alive beside it.
+    ///
+    /// `queue` runs with this context's streams locked: it must only launch (no host
+    /// parallelism through rayon, which could run another user's GPU work inside the
+    /// capture on this thread; no transfers or synchronisation, which a capture refuses).
     pub fn run_replayed(
         &self,
         replay: &mut Replay,
@@ -185,7 +198,11 @@ impl GpuContext {
             replay.captured = true;
         }
         match &replay.graph {
-            Some(graph) => graph.0.launch().during("launching a CUDA graph"),
+            // The graph is launched on the main stream, where it was captured.
+            Some(graph) => {
+                let _streams = self.streams();
+                graph.0.launch().during("launching a CUDA graph")
+            }
             // Nothing was captured: there is nothing to run.
             None => Ok(()),
         }

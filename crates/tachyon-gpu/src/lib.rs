@@ -2,6 +2,8 @@
 //!
 //! - [`GpuContext`]: one per device, opened on demand and cached for the process, with
 //!   its stream, a second stream for downloads, and the device's memory pool kept warm.
+//!   Shared by every user on every thread: each operation that queues on its streams
+//!   holds their reentrant lock, a graph capture from its beginning to its end.
 //! - [`device`]: is there a driver, which GPUs exist.
 //! - [`DeviceBuffer`]: typed arrays in device memory ([`GpuContext::allocate`],
 //!   [`GpuContext::upload`], [`GpuContext::download`], ...): large transfers pass
@@ -31,6 +33,7 @@ pub mod device;
 mod error;
 mod launch;
 pub mod ptx;
+mod streams;
 mod transfer;
 
 pub use buffer::DeviceBuffer;

@@ -150,3 +150,89 @@ fn writes_and_clears_address_their_range() {
         .iter()
         .all(|value| value.is_nan()));
 }
+
+/// Several threads share the one context: each uploads, captures a launch into a CUDA
+/// graph and replays it, downloads on both streams, and drops its buffers, all at once.
+/// Every thread's results equal the CPU twin's, and no thread's work or free lands in
+/// another's graph (which would fail the capture, corrupt a result or crash).
+#[test]
+fn threads_sharing_a_context_get_their_own_results() {
+    let Some(gpu) = gpu_or_skip("threads_sharing_a_context_get_their_own_results") else {
+        return;
+    };
+    const THREADS: u64 = 6;
+    const ROUNDS: usize = 40;
+    std::thread::scope(|scope| {
+        for thread in 0..THREADS {
+            let gpu = &gpu;
+            scope.spawn(move || {
+                let mut random = SplitMix64(100 + thread);
+                for round in 0..ROUNDS {
+                    // Small and staged (1 MiB and more) transfers in turn.
+                    let n = if round % 4 == 3 {
+                        STAGING_BYTES / 8 + 17
+                    } else {
+                        1000 + random.next_u64() as usize % 5000
+                    };
+                    let previous: Vec<u64> = (0..n).map(|_| random.next_u64()).collect();
+                    let expected: Vec<u64> = (0..n)
+                        .map(|item| {
+                            tachyon_kernels::path_search::lca::table_entry(&previous, 1, item)
+                        })
+                        .collect();
+                    let input = gpu.upload("testing threads", &previous).unwrap();
+                    let row = gpu.allocate::<u64>("testing threads", n).unwrap();
+                    let mut replay = crate::Replay::default();
+                    for _ in 0..2 {
+                        gpu.zero(&row, 0..n).unwrap();
+                        gpu.run_replayed(&mut replay, || {
+                            gpu.launch(
+                                crate::LaunchShape::grid_stride(n, 256, 1024),
+                                crate::abi::LcaTableLevelArgs {
+                                    previous: input.view(),
+                                    row: row.cells(),
+                                    level: 1,
+                                },
+                            )
+                        })
+                        .unwrap();
+                        let event = gpu.new_event().unwrap();
+                        gpu.record(&event).unwrap();
+                        assert!(gpu.download_after(&event, &row, n).unwrap() == expected);
+                    }
+                    let copy = gpu.duplicate("testing threads", &row).unwrap();
+                    assert!(gpu.download(&copy, 0..n).unwrap() == expected);
+                    // Dropped while other threads capture: the free waits for the lock.
+                    drop((input, row, copy, replay));
+                }
+            });
+        }
+    });
+    gpu.synchronize().unwrap();
+}
+
+/// A transfer that finds the staging buffers taken by its own thread (a rayon worker
+/// that stole another user's job in the middle of a staged copy) copies unstaged
+/// instead of deadlocking, and round-trips alike.
+#[test]
+fn transfers_nested_in_a_staged_copy_go_unstaged() {
+    let Some(gpu) = gpu_or_skip("transfers_nested_in_a_staged_copy_go_unstaged") else {
+        return;
+    };
+    let data: Vec<u32> = (0..STAGING_BYTES as u32 / 4 * 3 / 2).collect();
+    // Staging allocated, then taken as a staged copy in progress would hold it (the
+    // streams first, in lock order).
+    drop(gpu.upload("testing nesting", &data).unwrap());
+    let streams = gpu.streams();
+    let taken = gpu.staging.lock().unwrap();
+    let buffer = gpu.upload("testing nesting", &data).unwrap();
+    let check = |_: usize, _: &[u32]| Ok(());
+    let checked = gpu
+        .upload_checked("testing nesting", &data, &check)
+        .unwrap();
+    assert!(gpu.download(&buffer, 0..data.len()).unwrap() == data);
+    let event = gpu.new_event().unwrap();
+    gpu.record(&event).unwrap();
+    assert!(gpu.download_after(&event, &checked, data.len()).unwrap() == data);
+    drop((taken, streams));
+}

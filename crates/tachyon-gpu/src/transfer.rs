@@ -6,7 +6,7 @@
 
 use std::mem::MaybeUninit;
 use std::ops::Range;
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, OnceLock, TryLockError};
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{result, CudaEvent, CudaStream, PinnedHostSlice};
@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use tachyon_kernels::launch::DeviceCopy;
 
 use crate::buffer::DeviceBuffer;
-use crate::context::{Event, GpuContext};
+use crate::context::{Event, GpuContext, HeldStreams};
 use crate::error::{DuringExt, GpuError, LayoutError};
 
 /// Transfers below this size go straight from pageable memory: staging them would cost
@@ -63,14 +63,15 @@ impl GpuContext {
         len: usize,
     ) -> Result<DeviceBuffer<T>, GpuError> {
         let bytes = DeviceBuffer::<T>::bytes_of(len).max(1);
+        let streams = self.streams();
         // SAFETY: the memory is uninitialised until the memset below fills every byte;
         // the buffers hold plain data, for which any bytes are valid.
-        let memory = unsafe { self.stream.alloc::<u8>(bytes) }
+        let memory = unsafe { streams.main.alloc::<u8>(bytes) }
             .map_err(|error| self.allocation_error(during, bytes as u64, error))?;
-        let buffer = DeviceBuffer::new(memory, len);
+        let buffer = DeviceBuffer::new(memory, len, self.streams_lock());
         // SAFETY: the address starts the `bytes` bytes just allocated on this stream, and
         // the memset is queued on the same stream.
-        unsafe { result::memset_d8_async(buffer.address, 0xFF, bytes, self.stream.cu_stream()) }
+        unsafe { result::memset_d8_async(buffer.address, 0xFF, bytes, streams.main.cu_stream()) }
             .during("filling a buffer")?;
         Ok(buffer)
     }
@@ -141,9 +142,10 @@ impl GpuContext {
         }
         if !data.is_empty() {
             let target = buffer.address + DeviceBuffer::<T>::bytes_of(first) as u64;
+            let streams = self.streams();
             // SAFETY: `target` lies inside `buffer` with room for `data` (checked above);
             // the copy from pageable memory returns once the driver has taken the bytes.
-            unsafe { result::memcpy_htod_async(target, as_bytes(data), self.stream.cu_stream()) }
+            unsafe { result::memcpy_htod_async(target, as_bytes(data), streams.main.cu_stream()) }
                 .during("copying to the GPU")?;
         }
         Ok(())
@@ -161,8 +163,9 @@ impl GpuContext {
             return Ok(());
         }
         let start = buffer.address + DeviceBuffer::<T>::bytes_of(range.start) as u64;
+        let streams = self.streams();
         // SAFETY: the range lies inside the buffer; queued on its stream.
-        unsafe { result::memset_d8_async(start, 0, bytes, self.stream.cu_stream()) }
+        unsafe { result::memset_d8_async(start, 0, bytes, streams.main.cu_stream()) }
             .during("clearing a buffer")
     }
 
@@ -175,6 +178,7 @@ impl GpuContext {
         let copy = self.allocate::<T>(during, source.len())?;
         let bytes = DeviceBuffer::<T>::bytes_of(source.len());
         if bytes > 0 {
+            let streams = self.streams();
             // SAFETY: both buffers hold `bytes` bytes and are distinct allocations; the
             // copy is queued on their stream.
             unsafe {
@@ -182,7 +186,7 @@ impl GpuContext {
                     copy.address,
                     source.address,
                     bytes,
-                    self.stream.cu_stream(),
+                    streams.main.cu_stream(),
                 )
             }
             .during(during)?;
@@ -273,35 +277,41 @@ impl GpuContext {
             start + target.len() <= DeviceBuffer::<T>::bytes_of(source.len()),
             "download: past the end of the buffer"
         );
+        // Held until the copy is done and, for a staged one, the staging buffers free.
+        let streams = self.streams();
         let stream: &Arc<CudaStream> = match on {
-            On::Main => &self.stream,
+            On::Main => &streams.main,
             On::CopyAfter(event) => {
-                self.copy_stream.wait(&event.0).during(DURING)?;
-                &self.copy_stream
+                streams.copy.wait(&event.0).during(DURING)?;
+                &streams.copy
             }
         };
         let cu_stream = stream.cu_stream();
         let pointer = source.address + start as u64;
         let total = target.len();
-        if total < STAGED_MIN_BYTES {
-            if total > 0 {
-                // SAFETY: `pointer` has `total` bytes of `source` after it, and `target`
-                // has room for them; the host waits for the copy before returning.
-                unsafe {
-                    cudarc::driver::sys::cuMemcpyDtoHAsync_v2(
-                        target.as_mut_ptr().cast(),
-                        pointer,
-                        total,
-                        cu_stream,
-                    )
-                }
-                .result()
-                .during(DURING)?;
-                stream.synchronize().during(DURING)?;
+        let direct = |target: &mut [MaybeUninit<u8>]| -> Result<(), GpuError> {
+            if target.is_empty() {
+                return Ok(());
             }
-            return Ok(());
+            // SAFETY: `pointer` has `target.len()` bytes of `source` after it (asserted
+            // above), and `target` has room for them; the host waits for the copy before
+            // returning.
+            unsafe {
+                cudarc::driver::sys::cuMemcpyDtoHAsync_v2(
+                    target.as_mut_ptr().cast(),
+                    pointer,
+                    target.len(),
+                    cu_stream,
+                )
+            }
+            .result()
+            .during(DURING)?;
+            stream.synchronize().during(DURING)
+        };
+        if total < STAGED_MIN_BYTES {
+            return direct(target);
         }
-        self.with_staging(|staging| {
+        let staged = self.with_staging(&streams, |staging| {
             let (count, bytes) = (staging.buffers.len(), staging.bytes);
             let n_chunks = total.div_ceil(bytes);
             let chunk_range = |index: usize| index * bytes..((index + 1) * bytes).min(total);
@@ -340,7 +350,11 @@ impl GpuContext {
                 }
             }
             Ok(())
-        })
+        })?;
+        match staged {
+            Some(()) => Ok(()),
+            None => direct(target),
+        }
     }
 
     /// The staged copy of [`GpuContext::write`], with `fill(first, piece, staged)`
@@ -355,8 +369,9 @@ impl GpuContext {
     ) -> Result<(), GpuError> {
         const DURING: &str = "copying to the GPU";
         let base = buffer.address + DeviceBuffer::<T>::bytes_of(first) as u64;
-        let stream = self.stream.cu_stream();
-        self.with_staging(|staging| {
+        let streams = self.streams();
+        let stream = streams.main.cu_stream();
+        let staged = self.with_staging(&streams, |staging| {
             // Whole items per staging buffer.
             let item_bytes = std::mem::size_of::<T>().max(1);
             let items_per_chunk = (staging.bytes / item_bytes).max(1);
@@ -373,19 +388,40 @@ impl GpuContext {
                 // stays untouched until `done[slot]`, recorded right after, has fired.
                 unsafe { result::memcpy_htod_async(base + offset, &*pinned, stream) }
                     .during(DURING)?;
-                staging.done[slot].record(&self.stream).during(DURING)?;
+                staging.done[slot].record(&streams.main).during(DURING)?;
             }
             Ok(())
-        })
+        })?;
+        if staged.is_none() {
+            // The staging buffers are this thread's already (see `with_staging`): one
+            // pageable copy, which returns once the driver has taken the bytes.
+            let mut bytes = vec![0u8; std::mem::size_of_val(data)];
+            fill(0, data, &mut bytes);
+            // SAFETY: as for a staged piece, with `data` whole.
+            unsafe { result::memcpy_htod_async(base, &bytes[..], stream) }.during(DURING)?;
+        }
+        Ok(())
     }
 
-    /// Runs `transfer` with the staging buffers, allocating them on first use.
+    /// Runs `transfer` with the staging buffers, allocating them on first use. Only
+    /// with the streams held (`_held`): their lock comes before the staging buffers'.
+    ///
+    /// `None` (and `transfer` not run) when the buffers are in use further up this very
+    /// thread's stack: no other thread can hold them while this one holds the streams,
+    /// but a rayon worker copying a staged piece (under both locks) may steal another
+    /// user's job that transfers too. The caller then copies directly, unstaged: waiting
+    /// would deadlock.
     fn with_staging<R>(
         &self,
+        _held: &HeldStreams<'_>,
         transfer: impl FnOnce(&mut Staging) -> Result<R, GpuError>,
-    ) -> Result<R, GpuError> {
+    ) -> Result<Option<R>, GpuError> {
         const DURING: &str = "allocating pinned staging buffers";
-        let mut staging = self.staging.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut staging = match self.staging.try_lock() {
+            Ok(staging) => staging,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => return Ok(None),
+        };
         if staging.is_none() {
             let (count, bytes) = (self.config().staging_buffers, self.config().staging_bytes);
             let pinned = || {
@@ -405,7 +441,7 @@ impl GpuContext {
             });
         }
         match staging.as_mut() {
-            Some(staging) => transfer(staging),
+            Some(staging) => transfer(staging).map(Some),
             None => unreachable!("the staging buffers were just allocated"),
         }
     }
@@ -414,9 +450,33 @@ impl GpuContext {
 /// Copies `from` into `to` (of equal length) with every core of the host: one thread
 /// cannot keep up with the DMA engine.
 fn parallel_copy(to: &mut [u8], from: &[u8]) {
-    to.par_chunks_mut(HOST_COPY_BYTES)
-        .zip(from.par_chunks(HOST_COPY_BYTES))
-        .for_each(|(to, from)| to.copy_from_slice(from));
+    on_copy_threads(|| {
+        to.par_chunks_mut(HOST_COPY_BYTES)
+            .zip(from.par_chunks(HOST_COPY_BYTES))
+            .for_each(|(to, from)| to.copy_from_slice(from))
+    });
+}
+
+/// Runs `copy` (host copies with rayon) on the runtime's own copy threads, not the
+/// caller's pool. The caller holds the streams' lock, and the global pool's workers may
+/// be blocked waiting for it (other users' GPU work run from rayon jobs): a copy queued
+/// behind them there would never run. The copy threads only copy and check, never
+/// wait for the lock, so the holder always gets its copy done. Without them (the pool
+/// could not be started: logged once) the caller's pool copies.
+fn on_copy_threads<R: Send>(copy: impl FnOnce() -> R + Send) -> R {
+    static COPY_THREADS: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    let pool = COPY_THREADS.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(rayon::current_num_threads())
+            .thread_name(|index| format!("tachyon-gpu-copy-{index}"))
+            .build()
+            .map_err(|error| tracing::warn!("no copy threads for GPU transfers: {error}"))
+            .ok()
+    });
+    match pool {
+        Some(pool) => pool.install(copy),
+        None => copy(),
+    }
 }
 
 /// [`parallel_copy`] of `items` (from position `first` of their array) into `to`,
@@ -430,30 +490,33 @@ fn parallel_copy_checked<T: DeviceCopy>(
 ) -> Result<(), LayoutError> {
     let items_per_piece = (HOST_COPY_BYTES / std::mem::size_of::<T>().max(1)).max(1);
     let piece_bytes = items_per_piece * std::mem::size_of::<T>();
-    let results: Vec<Result<(), LayoutError>> = to
-        .par_chunks_mut(piece_bytes.max(1))
-        .zip(items.par_chunks(items_per_piece))
-        .enumerate()
-        .map(|(index, (to, piece))| {
-            to.copy_from_slice(as_bytes(piece));
-            check(first + index * items_per_piece, piece)
-        })
-        .collect();
+    let results: Vec<Result<(), LayoutError>> = on_copy_threads(|| {
+        to.par_chunks_mut(piece_bytes.max(1))
+            .zip(items.par_chunks(items_per_piece))
+            .enumerate()
+            .map(|(index, (to, piece))| {
+                to.copy_from_slice(as_bytes(piece));
+                check(first + index * items_per_piece, piece)
+            })
+            .collect()
+    });
     results.into_iter().collect()
 }
 
 /// [`parallel_copy`] into memory that need not be initialised.
 fn parallel_copy_out(to: &mut [MaybeUninit<u8>], from: &[u8]) {
     assert_eq!(to.len(), from.len(), "parallel_copy_out: lengths differ");
-    to.par_chunks_mut(HOST_COPY_BYTES)
-        .zip(from.par_chunks(HOST_COPY_BYTES))
-        .for_each(|(to, from)| {
-            // SAFETY: the chunks have the same length (equal slices cut alike), and a
-            // shared and an exclusive borrow cannot overlap.
-            unsafe {
-                std::ptr::copy_nonoverlapping(from.as_ptr(), to.as_mut_ptr().cast(), from.len())
-            }
-        });
+    on_copy_threads(|| {
+        to.par_chunks_mut(HOST_COPY_BYTES)
+            .zip(from.par_chunks(HOST_COPY_BYTES))
+            .for_each(|(to, from)| {
+                // SAFETY: the chunks have the same length (equal slices cut alike), and a
+                // shared and an exclusive borrow cannot overlap.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(from.as_ptr(), to.as_mut_ptr().cast(), from.len())
+                }
+            })
+    });
 }
 
 /// `data` as its bytes.
@@ -461,4 +524,56 @@ fn as_bytes<T: DeviceCopy>(data: &[T]) -> &[u8] {
     // SAFETY: `DeviceCopy` types are plain data without padding, so every byte of the
     // slice is initialised; the byte slice borrows `data`.
     unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::streams::Locked;
+
+    /// The holder of a context's lock gets its host copies done even when every worker
+    /// of the global pool is blocked waiting for that lock (other users' GPU work run
+    /// from rayon jobs): the copies run on the runtime's own threads. Without a GPU.
+    #[test]
+    fn copies_under_the_lock_finish_while_the_global_pool_waits_for_it() {
+        let lock = Locked::new(());
+        let (held, holding) = mpsc::channel();
+        let (go, start) = mpsc::channel::<()>();
+        let (done, finished) = mpsc::channel();
+        let holder = lock.share();
+        std::thread::spawn(move || {
+            let _held = holder.hold();
+            held.send(()).ok();
+            start.recv().ok();
+            let from: Vec<u8> = (0..4 * HOST_COPY_BYTES + 5).map(|i| i as u8).collect();
+            let mut to = vec![0u8; from.len()];
+            parallel_copy(&mut to, &from);
+            let mut out = vec![MaybeUninit::<u8>::uninit(); from.len()];
+            parallel_copy_out(&mut out, &from);
+            let check = |_: usize, _: &[u8]| Ok(());
+            let checked = parallel_copy_checked(&mut to, 0, &from, &check);
+            done.send(checked.is_ok() && to == from).ok();
+        });
+        holding.recv().expect("the holder started");
+        // Every worker of the global pool waits for the lock.
+        let workers = rayon::current_num_threads();
+        let waiting = std::sync::Arc::new(AtomicUsize::new(0));
+        for _ in 0..workers {
+            let (lock, waiting) = (lock.share(), std::sync::Arc::clone(&waiting));
+            rayon::spawn(move || {
+                waiting.fetch_add(1, Ordering::SeqCst);
+                drop(lock.hold());
+            });
+        }
+        while waiting.load(Ordering::SeqCst) < workers {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        go.send(()).ok();
+        let copied = finished.recv_timeout(Duration::from_secs(30));
+        assert_eq!(copied, Ok(true), "the copies did not finish under the lock");
+    }
 }

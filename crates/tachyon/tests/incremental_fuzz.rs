@@ -704,14 +704,10 @@ fn sequences_per_design(n_designs: usize) -> usize {
     }
 }
 
-/// The tests that may time on the GPU take turns: the runtime keeps one stream per GPU,
-/// which two timers must not use from two threads at once.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
+/// The tests run at once (the test harness's threads), their incremental timers sharing
+/// the GPU's one context: on purpose, as a library user's timers on several threads
+/// would (see also `gpu_threads.rs`).
 fn run_designs(designs: &[PathBuf], first_seed: u64) -> Counts {
-    let _turn = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let scratch = std::env::temp_dir().join(format!(
         "tachyon-incremental-fuzz-{}-{first_seed}",
         std::process::id()
