@@ -93,6 +93,24 @@ fn truncated_prefixes_do_not_panic() {
     }
 }
 
+/// Found by `random_text_does_not_panic`: an octal escape beyond a byte made the Tcl
+/// interpreter panic. It is refused where it is written; one built at run time (which
+/// the command split cannot see) is the command's error.
+#[test]
+fn octal_escapes_beyond_a_byte_are_errors() {
+    let error = render("t.sdc", "#\n\\400\\").expect_err("refused");
+    assert!(
+        error.contains("t.sdc:2:1") && error.contains("octal escape"),
+        "{error}"
+    );
+    let error =
+        render("t.sdc", "set b \\\\\nset c \"${b}400\"\nset d [subst $c]").expect_err("refused");
+    assert!(
+        error.contains("t.sdc:3") && error.contains("internal error"),
+        "{error}"
+    );
+}
+
 proptest::proptest! {
     /// Random text over the characters that matter to the readers never panics.
     #[test]

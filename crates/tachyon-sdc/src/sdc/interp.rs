@@ -262,8 +262,27 @@ pub fn eval_sdc_script_at<H: SdcHost>(
             }
             state.error_site = None;
         }
-        let Err(exception) = interp.eval(command_text) else {
-            continue;
+        // The interpreter is a dependency: should it panic on some text (a case the
+        // command split above does not refuse yet), that is this command's error, not
+        // the process's end.
+        let evaluated =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| interp.eval(command_text)));
+        let exception = match evaluated {
+            Ok(Ok(_)) => continue,
+            Ok(Err(exception)) => exception,
+            Err(_) => {
+                let state = interp.context_mut().sdc_mut();
+                outcome = Err(ReadError::Command {
+                    location: state.location(),
+                    command: command_text
+                        .split_whitespace()
+                        .next()
+                        .unwrap_or("")
+                        .to_string(),
+                    message: "the Tcl interpreter failed on this command (an internal error: please report it with the command)".to_string(),
+                });
+                break;
+            }
         };
         let state = interp.context_mut().sdc_mut();
         if let Some(error) = state.pending.take() {

@@ -61,6 +61,21 @@ pub(crate) fn split_commands(file_name: &str, text: &str) -> Result<Vec<CommandS
         // A backslash escapes the next byte everywhere (in braces it only hides it from
         // the brace count).
         if byte == b'\\' {
+            // The interpreter reads up to three octal digits into one byte, so `\400` to
+            // `\777` do not fit (Tcl keeps the low eight bits; molt would fail): refused
+            // here, wherever they are, since braced text may be evaluated later.
+            if let Some(&[first, b'0'..=b'7', b'0'..=b'7']) = bytes.get(position + 1..position + 4)
+            {
+                if (b'4'..=b'7').contains(&first) {
+                    return Err(ParseError::with_found(
+                        file_name,
+                        text,
+                        position,
+                        "an octal escape of at most \\377",
+                        &text[position..position + 4],
+                    ));
+                }
+            }
             if command_start.is_none() && top.is_none() {
                 // `\`-newline between commands is white space.
                 if matches!(bytes.get(position + 1), Some(b'\n')) {
@@ -309,6 +324,15 @@ mod tests {
         assert_eq!((error.line, error.column), (1, 3));
         let error = split_commands("t.sdc", "a \"b").unwrap_err();
         assert_eq!((error.line, error.column), (1, 3));
+    }
+
+    #[test]
+    fn octal_escapes_beyond_a_byte_are_refused_where_they_are() {
+        for text in ["set a \\400", "#\n\\400\\", "set a {x \\777}"] {
+            let error = split_commands("t.sdc", text).expect_err(text);
+            assert!(error.to_string().contains("octal escape"), "{error}");
+        }
+        assert!(split_commands("t.sdc", "set a \\377; set b \\\\400").is_ok());
     }
 
     #[test]
