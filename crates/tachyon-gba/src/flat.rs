@@ -103,6 +103,19 @@ impl FlatTiming {
         (self.fanout_start, self.fanout_arcs) = csr(graph.fanout_csr());
     }
 
+    /// Frees the level lists (what the full pass walks), for a copy that incremental
+    /// timing keeps: it walks the graph's own levels instead.
+    pub(crate) fn drop_levels(&mut self) {
+        for list in [
+            &mut self.level_start,
+            &mut self.level_pins,
+            &mut self.forward_level_start,
+            &mut self.forward_pins,
+        ] {
+            *list = Vec::new();
+        }
+    }
+
     /// Flattens a finalized `graph`.
     pub fn build(graph: &TimingGraph) -> FlatTiming {
         let _span = tracing::info_span!("flatten").entered();

@@ -159,6 +159,9 @@ impl Incremental {
         // Rows with their free places, patched in place by edits (the null arc in the
         // free places adds nothing).
         flat.use_graph_rows(graph);
+        // The full pass's level lists are not kept (updates walk the graph's levels):
+        // their memory goes now, not at the first edit.
+        flat.drop_levels();
         let n_pins = graph.n_pins() as usize;
         if data.net_load.len() != graph.nets().len() || data.wire_delay.len() != n_pins {
             data.net_load = filled_with_room(graph.nets().len(), [0.0; 4]);
@@ -484,11 +487,6 @@ impl Incremental {
         for &pin in &journal.pins {
             flat.pin_net[pin.index()] = graph.pin(pin).net.map_or(NONE, |net| net.0);
         }
-        // The full pass's level lists are not kept: updates walk the graph's levels.
-        flat.level_start.clear();
-        flat.level_pins.clear();
-        flat.forward_level_start.clear();
-        flat.forward_pins.clear();
         // Data sized for what was added.
         data.arrival.resize(n_pins, [NO_VALUE; 4]);
         data.slew.resize(n_pins, [NO_VALUE; 4]);
