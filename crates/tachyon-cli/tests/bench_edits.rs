@@ -2,7 +2,9 @@
 //! settings, its report has every line in order and the same answers either way, and
 //! the `.ops` it writes runs through `tachyon tau`. Nothing here looks at times.
 
-use std::process::Command;
+mod common;
+
+use common::run;
 use tachyon_testkit::GeneratedDesign;
 
 /// The report's keys, in order (docs/PERFORMANCE.md, "bench-edits output").
@@ -36,19 +38,6 @@ const KEYS: [&str; 28] = [
     "peak_rss_mb",
     "answers",
 ];
-
-fn run(args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_tachyon"))
-        .args(args)
-        .output()
-        .expect("the tachyon binary runs");
-    assert!(
-        output.status.success(),
-        "tachyon {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("UTF-8 output")
-}
 
 /// The report's lines as (key, values), checked for the format line and the key order.
 fn parse(report: &str) -> Vec<(String, Vec<String>)> {

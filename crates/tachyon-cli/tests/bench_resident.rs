@@ -3,21 +3,10 @@
 //! final state for the same seed whatever the sizes' strategies ran on. Nothing here
 //! looks at times.
 
-use std::process::Command;
-use tachyon_testkit::GeneratedDesign;
+mod common;
 
-fn run(args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_tachyon"))
-        .args(args)
-        .output()
-        .expect("the tachyon binary runs");
-    assert!(
-        output.status.success(),
-        "tachyon {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("UTF-8 output")
-}
+use common::run;
+use tachyon_testkit::GeneratedDesign;
 
 fn keys(report: &str) -> Vec<&str> {
     report

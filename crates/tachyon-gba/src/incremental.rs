@@ -331,21 +331,7 @@ impl Incremental {
                 }
             }
         }
-        let test_required = graph.assertions().clock.map(|clock| {
-            flat.tests
-                .par_iter()
-                .map(|test| {
-                    evaluate_test(
-                        &flat.tables,
-                        &flat.table_data,
-                        test,
-                        clock.period,
-                        &arrival[..],
-                        &slew[..],
-                    )
-                })
-                .collect()
-        });
+        let test_required = tests_eval::required_before_cppr(graph, flat, &arrival, &slew);
         ForwardArrays {
             arrival,
             slew,

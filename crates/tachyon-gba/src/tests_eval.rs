@@ -22,26 +22,39 @@ pub fn evaluate_tests(graph: &TimingGraph, data: &mut TimingData) {
 /// `tachyon_kernels::propagate::evaluate_test`, as the GPU's `evaluate_tests` kernel does.
 pub fn evaluate_tests_flat(graph: &TimingGraph, flat: &FlatTiming, data: &mut TimingData) {
     let _span = tracing::info_span!("tests").entered();
-    let Some(clock) = graph.assertions().clock else {
+    let Some(required) = required_before_cppr(graph, flat, &data.arrival, &data.slew) else {
         return;
     };
-    let required: Vec<[f64; 2]> = flat
-        .tests
-        .par_iter()
-        .map(|test| {
-            evaluate_test(
-                &flat.tables,
-                &flat.table_data,
-                test,
-                clock.period,
-                &data.arrival[..],
-                &data.slew[..],
-            )
-        })
-        .collect();
     for (result, required) in data.tests.iter_mut().zip(required) {
         result.required_before_cppr = required;
     }
+}
+
+/// Every test's pre-CPPR required times from `arrival` and `slew` (None without a
+/// clock), in test order: what [`evaluate_tests_flat`] writes, and what a whole-graph
+/// step elsewhere (the resident state's CPU twin) compares.
+pub(crate) fn required_before_cppr(
+    graph: &TimingGraph,
+    flat: &FlatTiming,
+    arrival: &[[f64; 4]],
+    slew: &[[f64; 4]],
+) -> Option<Vec<[f64; 2]>> {
+    let clock = graph.assertions().clock?;
+    Some(
+        flat.tests
+            .par_iter()
+            .map(|test| {
+                evaluate_test(
+                    &flat.tables,
+                    &flat.table_data,
+                    test,
+                    clock.period,
+                    arrival,
+                    slew,
+                )
+            })
+            .collect(),
+    )
 }
 
 /// The pre-CPPR slack of test `test_index` for `data_transition` (NaN if undefined).
