@@ -323,7 +323,14 @@ fn check_cpu(timer: &mut Timer, runs: usize) -> anyhow::Result<()> {
     let comparison = timer.compare_backends(runs)?;
     let milliseconds = |duration: std::time::Duration| duration.as_secs_f64() * 1e3;
     errln!("GPU: {}; medians of {} runs", comparison.gpu, runs.max(1));
-    errln!("{:<12} {:>10} {:>10}", "phase", "cpu ms", "gpu ms");
+    // "gpu resident": a full update over the device state the GPU's last run left.
+    errln!(
+        "{:<12} {:>10} {:>10} {:>14}",
+        "phase",
+        "cpu ms",
+        "gpu ms",
+        "resident ms"
+    );
     let mut names: Vec<&str> = comparison.cpu_phases.iter().map(|p| p.phase).collect();
     for phase in &comparison.gpu_phases {
         if !names.contains(&phase.phase) {
@@ -338,17 +345,19 @@ fn check_cpu(timer: &mut Timer, runs: usize) -> anyhow::Result<()> {
     };
     for name in names {
         errln!(
-            "{:<12} {:>10.2} {:>10.2}",
+            "{:<12} {:>10.2} {:>10.2} {:>14.2}",
             name,
             find(&comparison.cpu_phases, name),
-            find(&comparison.gpu_phases, name)
+            find(&comparison.gpu_phases, name),
+            find(&comparison.gpu_resident_phases, name)
         );
     }
     errln!(
-        "{:<12} {:>10.2} {:>10.2}",
+        "{:<12} {:>10.2} {:>10.2} {:>14.2}",
         "total",
         milliseconds(comparison.cpu_total),
-        milliseconds(comparison.gpu_total)
+        milliseconds(comparison.gpu_total),
+        milliseconds(comparison.gpu_resident_total)
     );
     let differences = &comparison.differences;
     writeln!(
@@ -366,7 +375,14 @@ fn check_cpu(timer: &mut Timer, runs: usize) -> anyhow::Result<()> {
         differences.arc_delay,
         differences.tests
     )?;
-    if differences.total() > 0 {
+    let resident = &comparison.resident_differences;
+    writeln!(
+        std::io::stdout(),
+        "resident full update: compared {} values: {} differ",
+        resident.compared,
+        resident.total()
+    )?;
+    if differences.total() > 0 || resident.total() > 0 {
         anyhow::bail!("the GPU and CPU backends differ");
     }
     Ok(())

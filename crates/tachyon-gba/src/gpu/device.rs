@@ -270,6 +270,12 @@ impl DeviceTiming {
         check_length("wire_delay", n_pins, rc.wire_delay.len())?;
         check_length("wire_impulse", n_pins, rc.wire_impulse.len())?;
         let gpu = Arc::clone(&self.gpu);
+        if delta.rc_all || !delta.nets.is_empty() || !delta.wire_pins.is_empty() {
+            // The trees on the device no longer describe those nets: their values come
+            // from the host from now on, and a full update over the resident state
+            // keeps the RC values it finds here.
+            self.parasitics = None;
+        }
         if delta.rows || resized {
             layout.validate()?;
             let (level_start, level_pins) =
@@ -357,6 +363,12 @@ impl DeviceTiming {
             net_lumped: self.gpu.upload(DURING, layout.net_lumped)?,
         });
         Ok(())
+    }
+
+    /// Whether the RC trees on the device describe every net (uploaded, and no net's RC
+    /// values came from the host since), so that the RC pass can run there again.
+    pub fn has_parasitics(&self) -> bool {
+        self.parasitics.is_some()
     }
 
     /// What CPPR fills its networks from on this GPU: the forward phase's values.
@@ -516,6 +528,11 @@ impl DeviceTiming {
             Order::Backward => &mut self.backward_replay,
         };
         let mut replay = std::mem::take(slot);
+        tracing::trace!(
+            ?order,
+            levels = self.level_start.len().saturating_sub(1),
+            "gpu level sweep"
+        );
         let ran = self
             .gpu
             .run_replayed(&mut replay, || self.launch_levels(order));

@@ -84,6 +84,13 @@ impl GpuTiming {
         self.device.forward_values()
     }
 
+    /// Whether the RC pass can run again on the device ([`DeviceTiming::has_parasitics`]);
+    /// when not, the RC values there are the host's, current after
+    /// [`GpuTiming::apply_edits`].
+    pub fn has_parasitics(&self) -> bool {
+        self.device.has_parasitics()
+    }
+
     /// The RC pass (and the gathers after it); waits for it, so that it can be timed.
     pub fn parasitics(&mut self) -> Result<(), GpuError> {
         self.device.run_parasitics()?;

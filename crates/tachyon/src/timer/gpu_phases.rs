@@ -86,6 +86,28 @@ pub(super) fn forward_resident(
     Ok(changed)
 }
 
+/// A full update over the resident state on the GPU (`DeviceState::full_update`):
+/// false, doing nothing, for the CPU twin.
+pub(super) fn full_resident(
+    resident: &mut Resident,
+    graph: &TimingGraph,
+    flat: &tachyon_gba::FlatTiming,
+    data: &mut TimingData,
+    cppr: bool,
+    record: &mut dyn FnMut(&'static str, std::time::Duration),
+) -> Result<bool, TimerError> {
+    match resident {
+        #[cfg(feature = "gpu")]
+        Resident::Gpu(state) => state
+            .full_update(graph, flat, data, cppr, record)
+            .map(|()| true),
+        Resident::CpuTwin => {
+            let _ = (graph, flat, data, cppr, record);
+            Ok(false)
+        }
+    }
+}
+
 /// CPPR over every test where the resident state is on the GPU (the passes filled in
 /// there); false for the CPU twin, whose caller runs CPPR on the CPU.
 pub(super) fn cppr_resident(
@@ -225,6 +247,50 @@ mod on_gpu {
             Ok(tachyon_cppr::gpu::apply_cppr_with(
                 graph, data, structure, passes,
             )?)
+        }
+    }
+
+    impl DeviceState {
+        /// A full update over the resident state: every phase of [`run`] but the host's
+        /// flat arrays, layout and upload (the graph, tables, tests and RC trees are on
+        /// the device already, its captured sweeps replayed). The RC pass runs there
+        /// from the trees while they describe every net; once edits gave some nets RC
+        /// values from the host, the values on the device are current already and are
+        /// kept. `data` ([`TimingData::for_download`], or [`TimingData::new`] to bring
+        /// the RC pass's values back too) receives what the host reads: arrivals,
+        /// slews, arc delays, tests and required times. CPPR runs over every test from
+        /// the device's forward values, with the structure kept across updates.
+        pub(in crate::timer) fn full_update(
+            &mut self,
+            graph: &TimingGraph,
+            flat: &FlatTiming,
+            data: &mut TimingData,
+            cppr: bool,
+            record: &mut Record<'_>,
+        ) -> Result<(), TimerError> {
+            let timing = unlocked(&mut self.timing);
+            if timing.has_parasitics() {
+                timed(record, "rc", || Ok(timing.parasitics()?))?;
+            }
+            timed(record, "propagate", || {
+                Ok(timing.arrivals_and_tests(graph, flat, data)?)
+            })?;
+            timed(record, "cppr", || {
+                if !cppr {
+                    tachyon_gba::finish_tests_without_cppr(graph, data);
+                    return Ok(());
+                }
+                let structure = self
+                    .structure
+                    .get_or_insert_with(|| CpprStructure::build(graph));
+                let passes = GpuPasses::Resident(timing.forward_values());
+                Ok(tachyon_cppr::gpu::apply_cppr_with(
+                    graph, data, structure, passes,
+                )?)
+            })?;
+            timed(record, "propagate", || {
+                Ok(timing.required(graph, data)?)
+            })
         }
     }
 

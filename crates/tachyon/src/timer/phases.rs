@@ -24,6 +24,14 @@ pub struct BackendComparison {
     pub gpu_total: Duration,
     /// Bitwise differences between the two results (NaN equals NaN).
     pub differences: Differences,
+    /// Median time per phase over the runs of a full update over the resident state
+    /// (the GPU backend's last run left the graph, RC trees and value buffers on the
+    /// device: no host flatten, layout or upload; see `DeviceState::full_update`).
+    pub gpu_resident_phases: Vec<PhaseTiming>,
+    pub gpu_resident_total: Duration,
+    /// Bitwise differences between the CPU's results and those of one more full
+    /// update over the resident state (the RC pass's values brought back too).
+    pub resident_differences: Differences,
 }
 
 /// What the host gets of a GPU update (the CPU backend computes everything on the host).
@@ -38,8 +46,14 @@ pub(crate) enum HostValues {
     ResultsAndWireValues,
 }
 
-/// Per run the phase times and the total, and the last run's results.
-type Measured = (Vec<Vec<PhaseTiming>>, Vec<Duration>, TimingData);
+/// Per run the phase times and the total, the last run's results, and its flat arrays
+/// and resident state.
+type Measured = (
+    Vec<Vec<PhaseTiming>>,
+    Vec<Duration>,
+    TimingData,
+    Option<(FlatTiming, gpu_phases::Resident)>,
+);
 
 /// Adds `elapsed` to `phase` in `phases` (first-seen order).
 pub(super) fn add_phase(phases: &mut Vec<PhaseTiming>, phase: &'static str, elapsed: Duration) {
@@ -152,31 +166,40 @@ impl Timer {
             let mut totals = Vec::new();
             let everything = HostValues::ResultsAndWireValues;
             let (warm_up, ..) = self.run_phases(&graph, backend, everything, &mut |_, _| {})?;
-            let mut data = None;
+            let mut last = None;
             for _ in 0..runs.max(1) {
                 let mut run = Vec::new();
                 let started = Instant::now();
                 let values = HostValues::Results;
-                data = Some(
+                last = Some(
                     self.run_phases(&graph, backend, values, &mut |phase, elapsed| {
                         add_phase(&mut run, phase, elapsed)
-                    })?
-                    .0,
+                    })?,
                 );
                 totals.push(started.elapsed());
                 phases.push(run);
             }
-            let mut data = data.unwrap_or_default();
+            let (mut data, flat, resident) = last.unwrap_or_default();
             if data.wire_delay.is_empty() {
                 data.net_load = warm_up.net_load;
                 data.wire_delay = warm_up.wire_delay;
                 data.wire_impulse = warm_up.wire_impulse;
             }
-            Ok((phases, totals, data))
+            Ok((phases, totals, data, resident.map(|resident| (flat, resident))))
         };
-        let result = measure(&gpu_backend).and_then(|gpu| Ok((gpu, measure(&Backend::Cpu)?)));
+        let result = measure(&gpu_backend).and_then(|(runs_, totals, data, resident)| {
+            let resident = match resident {
+                Some((flat, mut resident)) => {
+                    self.measure_resident(&graph, &flat, &mut resident, runs)?
+                }
+                None => Default::default(),
+            };
+            Ok(((runs_, totals, data), resident, measure(&Backend::Cpu)?))
+        });
         self.timing = Some((graph, kept));
-        let ((gpu_runs, gpu_totals, gpu_data), (cpu_runs, cpu_totals, cpu_data)) = result?;
+        let (gpu, resident, cpu) = result?;
+        let ((gpu_runs, gpu_totals, gpu_data), (cpu_runs, cpu_totals, cpu_data, _)) = (gpu, cpu);
+        let (resident_runs, resident_totals, resident_data) = resident;
         Ok(BackendComparison {
             gpu: gpu_backend.describe(),
             cpu_phases: median_phases(&cpu_runs),
@@ -184,9 +207,61 @@ impl Timer {
             cpu_total: median(cpu_totals),
             gpu_total: median(gpu_totals),
             differences: tachyon_gba::compare(&cpu_data, &gpu_data),
+            gpu_resident_phases: median_phases(&resident_runs),
+            gpu_resident_total: median(resident_totals),
+            resident_differences: match resident_data {
+                Some(data) => tachyon_gba::compare(&cpu_data, &data),
+                None => Differences::default(),
+            },
         })
     }
+
+    /// `runs` full updates over the resident state the GPU backend's last run left
+    /// (per run the phases and the total), then one more whose results, the RC pass's
+    /// values included, are returned for the comparison.
+    fn measure_resident(
+        &self,
+        graph: &TimingGraph,
+        flat: &FlatTiming,
+        resident: &mut gpu_phases::Resident,
+        runs: usize,
+    ) -> Result<ResidentMeasured, TimerError> {
+        let cppr = self.main_engine_cppr();
+        let n_tests = graph.tests().len();
+        let mut phases = Vec::new();
+        let mut totals = Vec::new();
+        for _ in 0..runs.max(1) {
+            let mut run = Vec::new();
+            let mut data = TimingData::for_download(n_tests);
+            let started = Instant::now();
+            let ran = gpu_phases::full_resident(
+                resident,
+                graph,
+                flat,
+                &mut data,
+                cppr,
+                &mut |phase, elapsed| add_phase(&mut run, phase, elapsed),
+            )?;
+            if !ran {
+                return Ok(Default::default());
+            }
+            totals.push(started.elapsed());
+            phases.push(run);
+        }
+        let (n_pins, n_nets, n_arcs) = (
+            graph.n_pins() as usize,
+            graph.nets().len(),
+            graph.arcs().len(),
+        );
+        let mut data = TimingData::new(n_pins, n_nets, n_arcs, n_tests);
+        gpu_phases::full_resident(resident, graph, flat, &mut data, cppr, &mut |_, _| {})?;
+        Ok((phases, totals, Some(data)))
+    }
 }
+
+/// Per run of [`Timer::measure_resident`] the phase times and the total, and the
+/// results of the one run after them.
+type ResidentMeasured = (Vec<Vec<PhaseTiming>>, Vec<Duration>, Option<TimingData>);
 
 /// The timing data (allocated, and filled unless a GPU will bring it back) and the flat
 /// index arrays both backends run on, and how long they took: the `flatten` phase.
