@@ -140,6 +140,8 @@ struct DeviceGroupNetwork {
     input_start: DeviceBuffer<u32>,
     inputs: DeviceBuffer<GroupInput>,
     wanted: DeviceBuffer<u32>,
+    /// `wanted` as uploaded.
+    wanted_host: Vec<u32>,
     start_group: DeviceBuffer<u32>,
     arrivals: DeviceBuffer<EntryGroups>,
     out: DeviceBuffer<EntryGroups>,
@@ -184,6 +186,7 @@ impl DeviceGroupNetwork {
             input_start,
             inputs,
             wanted: gpu.upload(UPLOADING, wanted)?,
+            wanted_host: wanted.to_vec(),
             start_group: gpu.allocate(UPLOADING, n_starts as usize)?,
             // Entries before the first level are never written: they must read as
             // empty, which all-ones bytes are (NaN values, `NO_GROUP` groups).
@@ -191,6 +194,17 @@ impl DeviceGroupNetwork {
             out: gpu.allocate(UPLOADING, wanted.len())?,
             levels: Replay::default(),
         })
+    }
+
+    /// Brings back the entries `wanted` from now on (a new list only when it changed;
+    /// the captured level launches do not read it).
+    fn want(&mut self, wanted: &[u32]) -> Result<(), GpuError> {
+        if self.wanted_host != wanted {
+            self.wanted = self.gpu.upload(UPLOADING, wanted)?;
+            self.out = self.gpu.allocate(UPLOADING, wanted.len())?;
+            self.wanted_host = wanted.to_vec();
+        }
+        Ok(())
     }
 
     /// Queues one launch per non-empty level.
@@ -246,8 +260,33 @@ pub enum GpuPasses<'a> {
     Shared(&'a [Arc<GpuContext>]),
     /// The one GPU that holds the timing data: each split's network is filled in there
     /// from the network's shape and the forward phase's values, so no network crosses
-    /// the bus.
-    Resident(ForwardValues<'a>),
+    /// the bus. The shape and the networks' buffers (with their captured level
+    /// launches) stay in the [`KeptNetworks`] for the next run on the same structure.
+    Resident(ForwardValues<'a>, &'a KeptNetworks),
+}
+
+/// What CPPR keeps on the GPU that holds the timing data between runs of
+/// [`GpuPasses::Resident`] on one [`CpprStructure`]: its network shape (validated and
+/// copied once) and each split's network with the buffers of a pass and its captured
+/// level launches, so that a later run only fills the values in and replays the passes.
+/// Serves one structure on one GPU: made anew when either changes.
+#[derive(Default)]
+pub struct KeptNetworks {
+    shape: std::sync::Mutex<Option<Arc<DeviceGroupShape>>>,
+    /// By split index.
+    networks: [std::sync::Mutex<Option<DeviceGroupNetwork>>; 2],
+}
+
+impl std::fmt::Debug for KeptNetworks {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("KeptNetworks").finish_non_exhaustive()
+    }
+}
+
+/// A lock's contents whether or not a holder panicked (a panic's unwinding drops
+/// nothing half written here: every value is replaced whole).
+fn kept<T>(lock: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// [`crate::apply_cppr_with`] with the grouping passes on GPUs.
@@ -288,20 +327,39 @@ pub fn post_cppr_slacks_with(
                 };
                 both_splits(graph, data, prepare(Split::Early), prepare, &run)
             }
-            GpuPasses::Resident(values) => {
+            GpuPasses::Resident(values, kept_networks) => {
                 let Some(shape) = structure.shape() else {
                     return Ok(Vec::new());
                 };
-                // The shape goes to the GPU while the host prepares the early split.
-                let (uploaded, early) =
-                    rayon::join(|| shape.upload_to(values), || prepare(Split::Early));
+                // The shape goes to the GPU (unless kept from an earlier run) while the
+                // host prepares the early split.
+                let upload = || -> Result<Arc<DeviceGroupShape>, GpuError> {
+                    let mut slot = kept(&kept_networks.shape);
+                    match &*slot {
+                        Some(uploaded) if Arc::ptr_eq(&uploaded.gpu, values.gpu) => {
+                            Ok(Arc::clone(uploaded))
+                        }
+                        _ => {
+                            *slot = None;
+                            for network in &kept_networks.networks {
+                                *kept(network) = None;
+                            }
+                            let uploaded = Arc::new(shape.upload_to(values)?);
+                            *slot = Some(Arc::clone(&uploaded));
+                            Ok(uploaded)
+                        }
+                    }
+                };
+                let (uploaded, early) = rayon::join(upload, || prepare(Split::Early));
                 let uploaded = uploaded?;
                 let run = |network: &DataNetwork<'_>,
                            tree: &ClockTree,
                            wanted: &[u32],
                            seedings: &[Seeding]| {
                     let passes = start_groups(network, tree, seedings);
-                    run_resident_group_passes(values, &uploaded, network.split(), wanted, &passes)
+                    let split = network.split();
+                    let mut slot = kept(&kept_networks.networks[split.index()]);
+                    run_resident_group_passes(values, &uploaded, split, wanted, &passes, &mut slot)
                 };
                 both_splits(graph, data, early, prepare, &run)
             }
@@ -513,13 +571,16 @@ impl DeviceGroupShape {
 
 /// [`run_group_passes`] on the GPU that holds `timing`, the network of `split` filled
 /// in there from `shape` (uploaded to the same GPU) by `cppr_fill`: one pass per
-/// element of `passes`, each bringing back the entries `wanted`.
-pub fn run_resident_group_passes(
+/// element of `passes`, each bringing back the entries `wanted`. The network's buffers
+/// and captured launches are taken from `kept` when it holds this split's network of
+/// `shape` (its values filled in again), and left there for the next run.
+fn run_resident_group_passes(
     timing: ForwardValues<'_>,
     shape: &DeviceGroupShape,
     split: Split,
     wanted: &[u32],
     passes: &[Vec<u32>],
+    kept: &mut Option<DeviceGroupNetwork>,
 ) -> Result<Vec<Vec<EntryGroups>>, GpuError> {
     const DURING: &str = "filling the CPPR network";
     let n_entries = shape.input_start.len().saturating_sub(1);
@@ -530,35 +591,76 @@ pub fn run_resident_group_passes(
         });
     }
     let gpu = &shape.gpu;
-    gpu.ensure_free(
-        DURING,
-        (shape.inputs.len() * std::mem::size_of::<GroupInput>()
-            + n_entries * std::mem::size_of::<EntryGroups>()) as u64,
-    )?;
-    let inputs = gpu.allocate::<GroupInput>(DURING, shape.inputs.len())?;
-    gpu.launch(
-        per_item(shape.inputs.len()),
-        CpprFillArgs {
-            split: split.index() as u32,
-            shape: shape.inputs.view(),
-            arc_delay: timing.arc_delay.view(),
-            arrival: timing.arrival.view(),
-            slew: timing.slew.view(),
-            launch_nodes: shape.launch_nodes.view(),
-            out: inputs.cells(),
-        },
-    )?;
-    let input_start = gpu.duplicate(DURING, &shape.input_start)?;
-    let mut network = DeviceGroupNetwork::on_device(
-        gpu,
-        split == Split::Late,
-        &shape.level_start,
-        input_start,
-        inputs,
-        shape.n_starts,
-        wanted,
-    )?;
-    passes.iter().map(|groups| network.pass(groups)).collect()
+    let started = std::time::Instant::now();
+    let fill = |inputs: &DeviceBuffer<GroupInput>| {
+        gpu.launch(
+            per_item(shape.inputs.len()),
+            CpprFillArgs {
+                split: split.index() as u32,
+                shape: shape.inputs.view(),
+                arc_delay: timing.arc_delay.view(),
+                arrival: timing.arrival.view(),
+                slew: timing.slew.view(),
+                launch_nodes: shape.launch_nodes.view(),
+                out: inputs.cells(),
+            },
+        )
+    };
+    let reused = match kept.take() {
+        // The same shape's network of this split: only its values and, when the tests
+        // changed, the wanted entries are new.
+        Some(mut network)
+            if Arc::ptr_eq(&network.gpu, gpu)
+                && network.late == (split == Split::Late)
+                && network.inputs.len() == shape.inputs.len()
+                && network.input_start.len() == shape.input_start.len()
+                && network.start_group.len() == shape.n_starts as usize =>
+        {
+            fill(&network.inputs)?;
+            network.want(wanted)?;
+            Some(network)
+        }
+        _ => None,
+    };
+    let was_kept = reused.is_some();
+    let mut network = match reused {
+        Some(network) => network,
+        None => {
+            gpu.ensure_free(
+                DURING,
+                (shape.inputs.len() * std::mem::size_of::<GroupInput>()
+                    + n_entries * std::mem::size_of::<EntryGroups>()) as u64,
+            )?;
+            let inputs = gpu.allocate::<GroupInput>(DURING, shape.inputs.len())?;
+            fill(&inputs)?;
+            let input_start = gpu.duplicate(DURING, &shape.input_start)?;
+            DeviceGroupNetwork::on_device(
+                gpu,
+                split == Split::Late,
+                &shape.level_start,
+                input_start,
+                inputs,
+                shape.n_starts,
+                wanted,
+            )?
+        }
+    };
+    let filled = started.elapsed();
+    let results = passes
+        .iter()
+        .map(|groups| network.pass(groups))
+        .collect::<Result<Vec<_>, GpuError>>()?;
+    tracing::debug!(
+        ?split,
+        kept = was_kept,
+        passes = passes.len(),
+        levels = network.level_start.len().saturating_sub(1),
+        filled_ms = filled.as_secs_f64() * 1e3,
+        passes_ms = (started.elapsed() - filled).as_secs_f64() * 1e3,
+        "cppr passes on the GPU that holds the timing"
+    );
+    *kept = Some(network);
+    Ok(results)
 }
 
 #[cfg(test)]

@@ -24,6 +24,18 @@ const STAGED_MIN_BYTES: usize = 1 << 20;
 /// Bytes each host thread copies into or out of a staging buffer at a time.
 const HOST_COPY_BYTES: usize = 1 << 20;
 
+/// The bytes of `values`, for a copy to write.
+fn as_bytes_mut<T: DeviceCopy>(values: &mut [T]) -> &mut [MaybeUninit<u8>] {
+    // SAFETY: the copy writes the bytes of `T` values (plain data, valid for any bytes)
+    // and never de-initialises a byte; the slice covers exactly `values`' memory.
+    unsafe {
+        std::slice::from_raw_parts_mut(
+            values.as_mut_ptr().cast::<MaybeUninit<u8>>(),
+            std::mem::size_of_val(values),
+        )
+    }
+}
+
 /// Page-locked host buffers that large transfers pass through, so that the DMA engine
 /// copies at full speed without the driver staging pageable memory itself, and so that
 /// the host copies one buffer (with all its cores) while the GPU copies the others.
@@ -215,6 +227,17 @@ impl GpuContext {
         self.download_vec(On::CopyAfter(event), buffer, 0..len)
     }
 
+    /// Copies the first `target.len()` values of `buffer` into `target` after the work
+    /// queued so far (waits for it): for a host array kept between downloads, whose
+    /// pages are mapped already.
+    pub fn download_into<T: DeviceCopy>(
+        &self,
+        buffer: &DeviceBuffer<T>,
+        target: &mut [T],
+    ) -> Result<(), GpuError> {
+        self.copy_to_host(On::Main, buffer, 0, as_bytes_mut(target))
+    }
+
     /// Copies the first `target.len()` values of `buffer` into `target` on the copy
     /// stream once `event` has fired (waits for the copy).
     pub fn download_into_after<T: DeviceCopy>(
@@ -223,15 +246,7 @@ impl GpuContext {
         buffer: &DeviceBuffer<T>,
         target: &mut [T],
     ) -> Result<(), GpuError> {
-        // SAFETY: the copy writes the bytes of `T` values (plain data, valid for any
-        // bytes) and never de-initialises a byte.
-        let bytes = unsafe {
-            std::slice::from_raw_parts_mut(
-                target.as_mut_ptr().cast::<MaybeUninit<u8>>(),
-                std::mem::size_of_val(target),
-            )
-        };
-        self.copy_to_host(On::CopyAfter(event), buffer, 0, bytes)
+        self.copy_to_host(On::CopyAfter(event), buffer, 0, as_bytes_mut(target))
     }
 
     /// The values `range` of `buffer` as a new vector, written once by the copy: filling

@@ -612,10 +612,14 @@ impl DeviceTiming {
     /// count). The parasitics results are final before the forward levels start, and
     /// the arrivals, slews and delays before the tests are evaluated, so they come back
     /// on the copy stream while the main stream still computes; the test results come
-    /// last.
+    /// last. Each array of `reuse` as long as the device's is written in place (a host
+    /// array kept from an earlier update has its pages mapped already: at 1M gates
+    /// about 400 MB the copy would otherwise fault in); the others come back as new
+    /// vectors.
     pub fn download_forward(
         &self,
         wire: Option<WireOutputs<'_>>,
+        reuse: ForwardResults,
     ) -> Result<ForwardResults, GpuError> {
         let gpu = &self.gpu;
         if let Some(wire) = wire {
@@ -627,12 +631,17 @@ impl DeviceTiming {
             copy(&self.wire_delay, wire.wire_delay)?;
             copy(&self.wire_impulse, wire.wire_impulse)?;
         }
-        let after_levels = |buffer: &DeviceBuffer<[f64; 4]>| {
+        let after_levels = |buffer: &DeviceBuffer<[f64; 4]>, mut kept: Vec<[f64; 4]>| {
+            if kept.len() == buffer.len() {
+                gpu.download_into_after(&self.levels_done, buffer, &mut kept)?;
+                return Ok(kept);
+            }
+            drop(kept);
             gpu.download_after(&self.levels_done, buffer, buffer.len())
         };
-        let arrival = after_levels(&self.arrival)?;
-        let slew = after_levels(&self.slew)?;
-        let arc_delay = after_levels(&self.arc_delay)?;
+        let arrival = after_levels(&self.arrival, reuse.arrival)?;
+        let slew = after_levels(&self.slew, reuse.slew)?;
+        let arc_delay = after_levels(&self.arc_delay, reuse.arc_delay)?;
         let test_required = if self.tests_evaluated {
             Some(gpu.download(&self.test_required, 0..self.test_required.len())?)
         } else {
@@ -656,8 +665,14 @@ impl DeviceTiming {
         self.sweep(Order::Backward)
     }
 
-    /// Copies the required times back (waits for the backward levels).
-    pub fn download_required(&self) -> Result<Vec<[f64; 4]>, GpuError> {
+    /// Copies the required times back (waits for the backward levels): into `kept`
+    /// when it is as long as the pins (written in place), else as a new vector.
+    pub fn download_required(&self, mut kept: Vec<[f64; 4]>) -> Result<Vec<[f64; 4]>, GpuError> {
+        if kept.len() == self.n_pins {
+            self.gpu.download_into(&self.required, &mut kept)?;
+            return Ok(kept);
+        }
+        drop(kept);
         self.gpu.download(&self.required, 0..self.n_pins)
     }
 

@@ -118,13 +118,21 @@ impl GpuTiming {
             .sync_for_log()?
             .then(|| started.elapsed().as_secs_f64() * 1e3);
         let wire_wanted = data.wire_delay.len() == graph.n_pins() as usize;
-        let results = self
-            .device
-            .download_forward(wire_wanted.then_some(WireOutputs {
+        // The arrays `data` holds from an earlier update are written in place.
+        let reuse = ForwardResults {
+            arrival: std::mem::take(&mut data.arrival),
+            slew: std::mem::take(&mut data.slew),
+            arc_delay: std::mem::take(&mut data.arc_delay),
+            test_required: None,
+        };
+        let results = self.device.download_forward(
+            wire_wanted.then_some(WireOutputs {
                 net_load: &mut data.net_load,
                 wire_delay: &mut data.wire_delay,
                 wire_impulse: &mut data.wire_impulse,
-            }))?;
+            }),
+            reuse,
+        )?;
         data.arrival = results.arrival;
         data.slew = results.slew;
         data.arc_delay = results.arc_delay;
@@ -185,7 +193,7 @@ impl GpuTiming {
         let clock = graph.assertions().clock;
         self.device
             .run_forward(&primary_inputs, clock.map(|clock| clock.period))?;
-        let results = self.device.download_forward(None)?;
+        let results = self.device.download_forward(None, ForwardResults::default())?;
         Ok(ForwardArrays {
             arrival: results.arrival,
             slew: results.slew,
@@ -201,7 +209,7 @@ impl GpuTiming {
         seeds: &[(u32, [f64; 4])],
     ) -> Result<Vec<[f64; 4]>, GpuError> {
         self.device.run_backward(seeds)?;
-        self.device.download_required()
+        self.device.download_required(Vec::new())
     }
 
     /// With [`tachyon_gpu::GpuConfig::sync_steps`], waits for the queued work so that
@@ -221,7 +229,10 @@ impl GpuTiming {
         let swept_ms = self
             .sync_for_log()?
             .then(|| started.elapsed().as_secs_f64() * 1e3);
-        data.required = self.device.download_required()?;
+        // Written in place when `data` holds them from an earlier update.
+        data.required = self
+            .device
+            .download_required(std::mem::take(&mut data.required))?;
         tracing::debug!(
             seeds = seeds.len(),
             seeds_ms,

@@ -181,7 +181,7 @@ mod on_gpu {
     use std::thread::{Scope, ScopedJoinHandle};
     use std::time::{Duration, Instant};
 
-    use tachyon_cppr::gpu::GpuPasses;
+    use tachyon_cppr::gpu::{GpuPasses, KeptNetworks};
     use tachyon_cppr::CpprStructure;
     use tachyon_gba::gpu::GpuTiming;
     use tachyon_gba::{FlatParasitics, FlatTiming, ForwardArrays, Incremental};
@@ -218,6 +218,8 @@ mod on_gpu {
         /// CPPR's structure of the graph, kept while edits leave its shape alone (built
         /// again on demand after).
         structure: Option<CpprStructure>,
+        /// CPPR's network shape and split networks on the GPU, kept with `structure`.
+        networks: KeptNetworks,
     }
 
     fn unlocked(timing: &mut std::sync::Mutex<GpuTiming>) -> &mut GpuTiming {
@@ -243,7 +245,7 @@ mod on_gpu {
                 .structure
                 .get_or_insert_with(|| CpprStructure::build(graph));
             let timing = unlocked(&mut self.timing);
-            let passes = GpuPasses::Resident(timing.forward_values());
+            let passes = GpuPasses::Resident(timing.forward_values(), &self.networks);
             Ok(tachyon_cppr::gpu::apply_cppr_with(
                 graph, data, structure, passes,
             )?)
@@ -283,7 +285,7 @@ mod on_gpu {
                 let structure = self
                     .structure
                     .get_or_insert_with(|| CpprStructure::build(graph));
-                let passes = GpuPasses::Resident(timing.forward_values());
+                let passes = GpuPasses::Resident(timing.forward_values(), &self.networks);
                 Ok(tachyon_cppr::gpu::apply_cppr_with(
                     graph, data, structure, passes,
                 )?)
@@ -305,6 +307,7 @@ mod on_gpu {
         let started = Instant::now();
         if state.timing().apply_edits(graph, incremental, data)? {
             state.structure = None;
+            state.networks = KeptNetworks::default();
         }
         let uploaded_ms = started.elapsed().as_secs_f64() * 1e3;
         let forward = state.timing().forward_resident(graph, incremental.flat())?;
@@ -351,14 +354,19 @@ mod on_gpu {
                     Err(panic) => std::panic::resume_unwind(panic),
                 }))
             })?;
+            let networks = KeptNetworks::default();
             timed(record, "cppr", || {
-                cppr(graph, &mut data, structure.as_ref(), backend, &timing)
+                cppr(graph, &mut data, structure.as_ref(), backend, &timing, &networks)
             })?;
             timed(record, "propagate", || {
                 Ok(timing.required(graph, &mut data)?)
             })?;
             let timing = std::sync::Mutex::new(timing);
-            let state = DeviceState { timing, structure };
+            let state = DeviceState {
+                timing,
+                structure,
+                networks,
+            };
             Ok((data, flat, super::Resident::Gpu(Box::new(state))))
         })
     }
@@ -429,13 +437,14 @@ mod on_gpu {
         structure: Option<&CpprStructure>,
         backend: &GpuBackend,
         timing: &GpuTiming,
+        networks: &KeptNetworks,
     ) -> Result<(), TimerError> {
         let Some(structure) = structure else {
             tachyon_gba::finish_tests_without_cppr(graph, data);
             return Ok(());
         };
         let passes = match backend.cppr_gpus() {
-            [_] => GpuPasses::Resident(timing.forward_values()),
+            [_] => GpuPasses::Resident(timing.forward_values(), networks),
             gpus => GpuPasses::Shared(gpus),
         };
         Ok(tachyon_cppr::gpu::apply_cppr_with(

@@ -230,9 +230,11 @@ impl Timer {
         let n_tests = graph.tests().len();
         let mut phases = Vec::new();
         let mut totals = Vec::new();
+        // As a timer's updates do, each run after the first writes the host arrays of
+        // the one before in place.
+        let mut data = TimingData::for_download(n_tests);
         for _ in 0..runs.max(1) {
             let mut run = Vec::new();
-            let mut data = TimingData::for_download(n_tests);
             let started = Instant::now();
             let ran = gpu_phases::full_resident(
                 resident,
