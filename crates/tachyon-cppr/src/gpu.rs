@@ -191,8 +191,7 @@ impl DeviceGroupNetwork {
             // Entries before the first level are never written: they must read as
             // empty, which all-ones bytes are (NaN values, `NO_GROUP` groups).
             arrivals: gpu.allocate(UPLOADING, n_entries)?,
-            // Sized for the passes of a run by `passes`.
-            out: gpu.allocate(UPLOADING, 0)?,
+            out: gpu.allocate(UPLOADING, wanted.len())?,
             levels: Replay::default(),
         })
     }
@@ -202,6 +201,7 @@ impl DeviceGroupNetwork {
     fn want(&mut self, wanted: &[u32]) -> Result<(), GpuError> {
         if self.wanted_host != wanted {
             self.wanted = self.gpu.upload(UPLOADING, wanted)?;
+            self.out = self.gpu.allocate(UPLOADING, wanted.len())?;
             self.wanted_host = wanted.to_vec();
         }
         Ok(())
@@ -230,44 +230,25 @@ impl DeviceGroupNetwork {
         Ok(())
     }
 
-    /// Runs one pass per element of `start_groups` (each seeding the start points) and
-    /// returns, per pass, the wanted entries. A pass changes only the contents of
-    /// `start_group`, so one captured graph of the level launches replays every pass.
-    /// The passes are queued one after the other, each gathering its wanted entries
-    /// into its own part of `out`, and come back in one download: the host waits once,
-    /// not once per pass (H100, 1M gates: 6 passes took 13-19 ms waiting for each).
-    fn passes(&mut self, start_groups: &[&[u32]]) -> Result<Vec<Vec<EntryGroups>>, GpuError> {
-        let n_wanted = self.wanted_host.len();
-        if self.out.len() != n_wanted * start_groups.len() {
-            self.out = self
-                .gpu
-                .allocate(UPLOADING, n_wanted * start_groups.len())?;
-        }
-        for (pass, start_group) in start_groups.iter().enumerate() {
-            check_length("start_group", self.start_group.len(), start_group.len())?;
-            self.gpu.write(&self.start_group, 0, start_group)?;
-            let mut levels = std::mem::take(&mut self.levels);
-            let ran = self.gpu.run_replayed(&mut levels, || self.launch_levels());
-            self.levels = levels;
-            ran?;
-            self.gpu.launch(
-                per_item(n_wanted),
-                CpprGatherArgs {
-                    wanted: self.wanted.view(),
-                    arrivals: self.arrivals.view(),
-                    out: self
-                        .out
-                        .cells()
-                        .slice(pass * n_wanted..(pass + 1) * n_wanted),
-                },
-            )?;
-        }
-        let all = self.gpu.download(&self.out, 0..self.out.len())?;
-        Ok(all
-            .chunks(n_wanted.max(1))
-            .take(start_groups.len())
-            .map(<[EntryGroups]>::to_vec)
-            .collect())
+    /// Runs one pass seeded by `start_group` and returns the wanted entries. A pass
+    /// changes only the contents of `start_group`, so one captured graph of the level
+    /// launches replays every pass.
+    fn pass(&mut self, start_group: &[u32]) -> Result<Vec<EntryGroups>, GpuError> {
+        check_length("start_group", self.start_group.len(), start_group.len())?;
+        self.gpu.write(&self.start_group, 0, start_group)?;
+        let mut levels = std::mem::take(&mut self.levels);
+        let ran = self.gpu.run_replayed(&mut levels, || self.launch_levels());
+        self.levels = levels;
+        ran?;
+        self.gpu.launch(
+            per_item(self.wanted.len()),
+            CpprGatherArgs {
+                wanted: self.wanted.view(),
+                arrivals: self.arrivals.view(),
+                out: self.out.cells(),
+            },
+        )?;
+        self.gpu.download(&self.out, 0..self.out.len())
     }
 }
 
@@ -474,11 +455,10 @@ pub fn run_group_passes(
         let started = std::time::Instant::now();
         let mut network = DeviceGroupNetwork::upload(gpu, layout)?;
         let uploaded = started.elapsed();
-        let mine: Vec<usize> = (share..passes.len()).step_by(n_gpus).collect();
-        let groups: Vec<&[u32]> = mine.iter().map(|&pass| passes[pass].as_slice()).collect();
-        let results = network
-            .passes(&groups)
-            .map(|results| mine.into_iter().zip(results).collect::<Vec<_>>());
+        let results = (share..passes.len())
+            .step_by(n_gpus)
+            .map(|pass| Ok((pass, network.pass(&passes[pass])?)))
+            .collect::<Result<Vec<_>, GpuError>>();
         tracing::debug!(
             gpu = gpu.ordinal(),
             validate_ms = validated.as_secs_f64() * 1e3,
@@ -666,8 +646,10 @@ fn run_resident_group_passes(
         }
     };
     let filled = started.elapsed();
-    let groups: Vec<&[u32]> = passes.iter().map(Vec::as_slice).collect();
-    let results = network.passes(&groups)?;
+    let results = passes
+        .iter()
+        .map(|groups| network.pass(groups))
+        .collect::<Result<Vec<_>, GpuError>>()?;
     tracing::debug!(
         ?split,
         kept = was_kept,

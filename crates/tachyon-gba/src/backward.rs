@@ -98,47 +98,38 @@ pub fn required_seeds(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 4]> {
 /// are not all "no value". The GPU scatters these; a dense array of every pin would
 /// cost more to fill and scan than the few seeded pins.
 pub fn required_seed_list(graph: &TimingGraph, data: &TimingData) -> Vec<(u32, [f64; 4])> {
-    // The pins in as many ranges as threads, each range's seeds merged by its own
-    // thread from every assertion and test in the one order (skipping the pins of other
-    // ranges), so each pin's seeds are merged exactly as in one pass. H100,
-    // 1M gates, 244,000 seeds: the one pass took 12-16 ms of a 100 ms update.
-    let n_pins = graph.n_pins() as usize;
-    let n_ranges = rayon::current_num_threads().clamp(1, 64);
-    let range_len = n_pins.div_ceil(n_ranges).max(1);
+    let mut sparse = SparseSeeds {
+        slot_of: tachyon_graph::filled(graph.n_pins() as usize, NO_SLOT),
+        seeds: Vec::new(),
+    };
+    seed_required(graph, data, &mut sparse);
     let canonical = NO_VALUE.to_bits();
-    let ranges: Vec<Vec<(u32, [f64; 4])>> = (0..n_pins.div_ceil(range_len))
-        .into_par_iter()
-        .map(|range| {
-            let first = range * range_len;
-            let mut sparse = SparseSeeds {
-                first,
-                slot_of: vec![NO_SLOT; range_len.min(n_pins - first)],
-                seeds: Vec::new(),
-            };
-            seed_required(graph, data, &mut sparse);
-            // In pin order by a scan of the range's slots rather than a sort of the
-            // seeds (1M gates, 2 cores: 8.5 ms with the sort, 4.5 ms with the scan).
-            let SparseSeeds { slot_of, seeds, .. } = sparse;
-            slot_of
+    // In pin order by a parallel scan of the pins' slots rather than a sort of the
+    // seeds (1M gates, 2 cores: 8.5 ms with the sort, 4.5 ms with the scan).
+    // Chunk by chunk: item by item, rayon's bookkeeping cost as much as the sort.
+    const SCAN_CHUNK: usize = 1 << 14;
+    let SparseSeeds { slot_of, seeds } = sparse;
+    let chunks: Vec<Vec<(u32, [f64; 4])>> = slot_of
+        .par_chunks(SCAN_CHUNK)
+        .enumerate()
+        .map(|(chunk, slots)| {
+            let first_pin = chunk * SCAN_CHUNK;
+            let seeded = slots
                 .iter()
                 .enumerate()
-                .filter(|&(_, &slot)| slot != NO_SLOT)
-                .map(|(offset, &slot)| ((first + offset) as u32, seeds[slot as usize].1))
+                .filter(|&(_, &slot)| slot != NO_SLOT);
+            seeded
+                .map(|(offset, &slot)| ((first_pin + offset) as u32, seeds[slot as usize].1))
                 .filter(|(_, values)| values.iter().any(|value| value.to_bits() != canonical))
                 .collect()
         })
         .collect();
-    ranges.concat()
+    chunks.concat()
 }
 
 /// Where [`seed_required`] keeps each pin's seeds ("no value" until first seeded).
 pub(crate) trait SeedStore {
     fn seeds_of(&mut self, pin: usize) -> &mut [f64; 4];
-    /// Whether the store keeps `pin`'s seeds (others are not computed).
-    fn keeps(&self, pin: usize) -> bool {
-        let _ = pin;
-        true
-    }
 }
 
 impl SeedStore for Vec<[f64; 4]> {
@@ -147,11 +138,10 @@ impl SeedStore for Vec<[f64; 4]> {
     }
 }
 
-/// Seeds of the seeded pins of one range (from pin `first` on, `slot_of.len()` pins)
-/// only, in the order they were first seeded, with each pin's place among them (a
-/// 4-byte index per pin: a hash map cost more than the dense seeds it replaces).
+/// Seeds of the seeded pins only, in the order they were first seeded, with each pin's
+/// place among them (a 4-byte index per pin: a hash map cost more than the dense seeds
+/// it replaces).
 struct SparseSeeds {
-    first: usize,
     slot_of: Vec<u32>,
     seeds: Vec<(u32, [f64; 4])>,
 }
@@ -161,23 +151,11 @@ const NO_SLOT: u32 = u32::MAX;
 
 impl SeedStore for SparseSeeds {
     fn seeds_of(&mut self, pin: usize) -> &mut [f64; 4] {
-        let Some(slot) = pin
-            .checked_sub(self.first)
-            .and_then(|offset| self.slot_of.get_mut(offset))
-        else {
-            unreachable!("seeds are merged only into the pins the store keeps")
-        };
-        if *slot == NO_SLOT {
-            *slot = self.seeds.len() as u32;
+        if self.slot_of[pin] == NO_SLOT {
+            self.slot_of[pin] = self.seeds.len() as u32;
             self.seeds.push((pin as u32, [NO_VALUE; 4]));
         }
-        let slot = *slot as usize;
-        &mut self.seeds[slot].1
-    }
-
-    fn keeps(&self, pin: usize) -> bool {
-        pin.checked_sub(self.first)
-            .is_some_and(|offset| offset < self.slot_of.len())
+        &mut self.seeds[self.slot_of[pin] as usize].1
     }
 }
 
@@ -197,19 +175,10 @@ pub(crate) fn seed_required_of_tests(
     store: &mut impl SeedStore,
 ) {
     for &(pin, values) in &graph.assertions().required {
-        if store.keeps(pin.index()) {
-            *store.seeds_of(pin.index()) = values;
-        }
+        *store.seeds_of(pin.index()) = values;
     }
     for index in tests {
         let (test, result) = (&graph.tests()[index], &data.tests[index]);
-        let (keeps_data, keeps_clock) = (
-            store.keeps(test.data.index()),
-            store.keeps(test.clock.index()),
-        );
-        if !keeps_data && !keeps_clock {
-            continue;
-        }
         for data_transition in Transition::BOTH {
             let required = result.required_before_cppr[data_transition.index()];
             if required.is_nan() {
@@ -220,42 +189,34 @@ pub(crate) fn seed_required_of_tests(
             let data_pin = test.data.index();
             match test.kind {
                 TestKind::Setup => {
-                    if keeps_data {
-                        let condition = condition_index(Split::Late, data_transition);
-                        merge_into(
-                            &mut store.seeds_of(data_pin)[condition],
-                            required + credit,
-                            true,
-                        );
-                    }
-                    if keeps_clock {
-                        let clock_condition = condition_index(Split::Early, test.clock_edge);
-                        let clock_arrival = data.arrival[test.clock.index()][clock_condition];
-                        merge_into(
-                            &mut store.seeds_of(test.clock.index())[clock_condition],
-                            clock_arrival - slack,
-                            false,
-                        );
-                    }
+                    let condition = condition_index(Split::Late, data_transition);
+                    merge_into(
+                        &mut store.seeds_of(data_pin)[condition],
+                        required + credit,
+                        true,
+                    );
+                    let clock_condition = condition_index(Split::Early, test.clock_edge);
+                    let clock_arrival = data.arrival[test.clock.index()][clock_condition];
+                    merge_into(
+                        &mut store.seeds_of(test.clock.index())[clock_condition],
+                        clock_arrival - slack,
+                        false,
+                    );
                 }
                 TestKind::Hold => {
-                    if keeps_data {
-                        let condition = condition_index(Split::Early, data_transition);
-                        merge_into(
-                            &mut store.seeds_of(data_pin)[condition],
-                            required - credit,
-                            false,
-                        );
-                    }
-                    if keeps_clock {
-                        let clock_condition = condition_index(Split::Late, test.clock_edge);
-                        let clock_arrival = data.arrival[test.clock.index()][clock_condition];
-                        merge_into(
-                            &mut store.seeds_of(test.clock.index())[clock_condition],
-                            clock_arrival + slack,
-                            true,
-                        );
-                    }
+                    let condition = condition_index(Split::Early, data_transition);
+                    merge_into(
+                        &mut store.seeds_of(data_pin)[condition],
+                        required - credit,
+                        false,
+                    );
+                    let clock_condition = condition_index(Split::Late, test.clock_edge);
+                    let clock_arrival = data.arrival[test.clock.index()][clock_condition];
+                    merge_into(
+                        &mut store.seeds_of(test.clock.index())[clock_condition],
+                        clock_arrival + slack,
+                        true,
+                    );
                 }
             }
         }
