@@ -279,14 +279,17 @@ pub struct KeptNetworks {
 
 impl std::fmt::Debug for KeptNetworks {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.debug_struct("KeptNetworks").finish_non_exhaustive()
+        formatter
+            .debug_struct("KeptNetworks")
+            .finish_non_exhaustive()
     }
 }
 
 /// A lock's contents whether or not a holder panicked (a panic's unwinding drops
 /// nothing half written here: every value is replaced whole).
 fn kept<T>(lock: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    lock.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// [`crate::apply_cppr_with`] with the grouping passes on GPUs.

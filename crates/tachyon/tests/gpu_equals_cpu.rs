@@ -41,7 +41,7 @@ fn compare_cppr(tau2015: &Path, backend: &Backend) {
 }
 
 /// A whole update on each backend (the GPU's CPPR passes on the GPU that holds the
-/// timing data), every value compared.
+/// timing data), and one over the GPU's resident state, every value compared.
 fn compare(tau2015: &Path, backend: &Backend) {
     let mut timer = Timer::with_backend(backend.clone());
     timer.load_tau2015(tau2015).unwrap();
@@ -54,6 +54,10 @@ fn compare(tau2015: &Path, backend: &Backend) {
         differences.total()
     );
     assert_eq!(differences.total(), 0, "{}", tau2015.display());
+    // The full update over the resident state the GPU's run left, too.
+    let resident = &comparison.resident_differences;
+    assert!(resident.compared > 0, "{}", tau2015.display());
+    assert_eq!(resident.total(), 0, "{}: {resident:?}", tau2015.display());
 }
 
 #[test]

@@ -193,7 +193,9 @@ impl GpuTiming {
         let clock = graph.assertions().clock;
         self.device
             .run_forward(&primary_inputs, clock.map(|clock| clock.period))?;
-        let results = self.device.download_forward(None, ForwardResults::default())?;
+        let results = self
+            .device
+            .download_forward(None, ForwardResults::default())?;
         Ok(ForwardArrays {
             arrival: results.arrival,
             slew: results.slew,

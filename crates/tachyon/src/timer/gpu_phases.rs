@@ -290,9 +290,7 @@ mod on_gpu {
                     graph, data, structure, passes,
                 )?)
             })?;
-            timed(record, "propagate", || {
-                Ok(timing.required(graph, data)?)
-            })
+            timed(record, "propagate", || Ok(timing.required(graph, data)?))
         }
     }
 
@@ -356,7 +354,14 @@ mod on_gpu {
             })?;
             let networks = KeptNetworks::default();
             timed(record, "cppr", || {
-                cppr(graph, &mut data, structure.as_ref(), backend, &timing, &networks)
+                cppr(
+                    graph,
+                    &mut data,
+                    structure.as_ref(),
+                    backend,
+                    &timing,
+                    &networks,
+                )
             })?;
             timed(record, "propagate", || {
                 Ok(timing.required(graph, &mut data)?)

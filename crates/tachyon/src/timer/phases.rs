@@ -185,7 +185,12 @@ impl Timer {
                 data.wire_delay = warm_up.wire_delay;
                 data.wire_impulse = warm_up.wire_impulse;
             }
-            Ok((phases, totals, data, resident.map(|resident| (flat, resident))))
+            Ok((
+                phases,
+                totals,
+                data,
+                resident.map(|resident| (flat, resident)),
+            ))
         };
         let result = measure(&gpu_backend).and_then(|(runs_, totals, data, resident)| {
             let resident = match resident {
