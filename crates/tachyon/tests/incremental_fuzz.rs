@@ -204,8 +204,11 @@ struct Counts {
     unlinkable_ends: usize,
     /// Deliberate second drivers that both timers refused alike (then undone).
     second_drivers_refused: usize,
-    /// Updates that brought up to date only a query's cone.
+    /// Updates that brought up to date only a query's cone or region.
     partial_updates: usize,
+    /// Of those, the rat and slack queries' (their pin's fan-out region, the tests it
+    /// reaches and their CPPR).
+    region_updates: usize,
 }
 
 /// The connectivity of the design as it is now (from the full timer's graph), so that
@@ -328,12 +331,24 @@ fn random_query(
         10 => timer.worst_negative_slack(split).map(Some),
         _ => timer.total_negative_slack(split).map(Some),
     };
-    match (ask(incremental), ask(full)) {
+    let ours = ask(incremental);
+    count_partial_updates(incremental, matches!(kind, 8 | 9), counts);
+    match (ours, ask(full)) {
         // "Nothing is timed" for WNS/TNS: the same error both ways.
         (Err(ours), Err(theirs)) => assert_eq!(ours.to_string(), theirs.to_string(), "{what}"),
         (ours, theirs) => same_value(&what, ours, theirs),
     }
     counts.values += 1;
+}
+
+/// Counts the partial updates since the last call (`region`: a rat or slack query's).
+fn count_partial_updates(incremental: &mut Timer, region: bool, counts: &mut Counts) {
+    for update in incremental.take_update_history() {
+        if update.partial {
+            counts.partial_updates += 1;
+            counts.region_updates += usize::from(region);
+        }
+    }
 }
 
 fn compare_summary(incremental: &mut Timer, full: &mut Timer, context: &str, counts: &mut Counts) {
@@ -611,11 +626,6 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
                 counts,
             );
         }
-        for update in incremental.take_update_history() {
-            if update.partial {
-                counts.partial_updates += 1;
-            }
-        }
         up_to_date = true;
         // An edit may leave a design that no longer links (a net with two drivers is an
         // error since issue 22): both timers must say so alike, and the sequence ends.
@@ -777,6 +787,10 @@ fn incremental_equals_full_on_generated_designs() {
     assert!(
         counts.partial_updates > 0,
         "some queries brought up to date only their cones"
+    );
+    assert!(
+        counts.region_updates > 0,
+        "some rat or slack queries brought up to date only their regions"
     );
 }
 fn dump(timer: &mut Timer, pin: &str) {
