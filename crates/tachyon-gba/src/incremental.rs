@@ -105,6 +105,9 @@ pub struct Incremental {
     /// ([`Incremental::update_fanout_region`]).
     region: Vec<u32>,
     region_stamp: u32,
+    /// Whether the last region (the pins of `region_stamp`) is up to date: no edit came
+    /// since its update (a query on any of its pins then has nothing to do).
+    region_current: bool,
     /// Tests whose data pin a pin changed since the last whole update reaches, found by
     /// a region update and not CPPR'd there (outside its region): the next whole
     /// update's CPPR includes them.
@@ -222,6 +225,7 @@ impl Incremental {
             cone_stamp: 0,
             region: vec![0; n_pins],
             region_stamp: 0,
+            region_current: false,
             cppr_pending: Vec::new(),
             spread: DEFAULT_SPREAD,
             pending_before: 0,
@@ -435,6 +439,7 @@ impl Incremental {
     /// patches the flat arrays, sizes `data` and records what the edit made dirty.
     pub fn follow_edit(&mut self, graph: &TimingGraph, data: &mut TimingData, journal: &Journal) {
         let n_pins = graph.n_pins() as usize;
+        self.region_current = false;
         self.shape_changed |= !journal.fanin_rows.is_empty()
             || !journal.fanout_rows.is_empty()
             || !journal.pins.is_empty()
@@ -752,6 +757,10 @@ impl Incremental {
         is_clock_pin: impl Fn(PinId) -> bool,
         cppr: Option<impl FnOnce(&TimingGraph, &mut TimingData, &[usize])>,
     ) -> RegionUpdate {
+        if self.region_current && self.region[pin.index()] == self.region_stamp {
+            // In the last region, brought up to date since the last edit.
+            return RegionUpdate::Clean;
+        }
         if self
             .forward_changed
             .iter()
@@ -764,6 +773,7 @@ impl Incremental {
         let budget = self.walk_budget(self.pending(graph, levels).0);
         let mut steps = 0usize;
         // The region: the pin and its fan-out cone.
+        self.region_current = false;
         let region = self.next_region_stamp();
         self.region[pin.index()] = region;
         let mut region_pins = vec![pin.0];
@@ -924,6 +934,7 @@ impl Incremental {
         // The region's seeds (every test at its pins is current now); the others wait.
         self.refresh_seeds_in(graph, data, Some(region));
         self.propagate_required(graph, data, Some(region));
+        self.region_current = true;
         RegionUpdate::Partial {
             counts: self.counts,
             cppr_tests,
@@ -1568,6 +1579,8 @@ pub enum ConeUpdate {
 /// What [`Incremental::update_fanout_region`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RegionUpdate {
+    /// The pin is in the last region brought up to date, and no edit came since.
+    Clean,
     /// The region and what it reads were brought up to date: what was recomputed, and
     /// how many tests CPPR ran over.
     Partial {

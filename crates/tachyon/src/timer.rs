@@ -1223,6 +1223,7 @@ impl Timer {
         );
         let started = Instant::now();
         match incremental.update_fanout_region(graph, data, pin, is_clock_pin, run_cppr) {
+            tachyon_gba::RegionUpdate::Clean => Ok(()),
             tachyon_gba::RegionUpdate::TooLarge | tachyon_gba::RegionUpdate::ClockDirty => {
                 self.update_timing()
             }
