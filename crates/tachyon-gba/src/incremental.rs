@@ -108,6 +108,12 @@ pub struct Incremental {
     /// Whether the last region (the pins of `region_stamp`) is up to date: no edit came
     /// since its update (a query on any of its pins then has nothing to do).
     region_current: bool,
+    /// Per pin, `reach_epoch` when the dirty state since the last whole update may
+    /// reach it (a superset: what region queries found so far), and whether a clock
+    /// pin is among those.
+    reach: Vec<u32>,
+    reach_epoch: u32,
+    reach_clock: bool,
     /// Tests whose data pin a pin changed since the last whole update reaches, found by
     /// a region update and not CPPR'd there (outside its region): the next whole
     /// update's CPPR includes them.
@@ -226,6 +232,9 @@ impl Incremental {
             region: vec![0; n_pins],
             region_stamp: 0,
             region_current: false,
+            reach: vec![0; n_pins],
+            reach_epoch: 1,
+            reach_clock: false,
             cppr_pending: Vec::new(),
             spread: DEFAULT_SPREAD,
             pending_before: 0,
@@ -507,6 +516,7 @@ impl Incremental {
         self.mark.resize(n_pins, 0);
         self.cone.resize(n_pins, 0);
         self.region.resize(n_pins, 0);
+        self.reach.resize(n_pins, 0);
         self.has_tests.resize(n_pins, false);
         // Tests: removed ones take their seeds with them; kept ones keep their results.
         if let Some(kept) = &journal.tests_kept {
@@ -801,33 +811,39 @@ impl Incremental {
         region_tests.sort_unstable();
         region_tests.dedup();
         // Where the dirty state can reach: the fan-out of the forward frontier and of
-        // the dirty nets' pins (a pin outside it keeps its value).
-        let reach = self.next_stamp();
+        // the dirty nets' pins (a pin outside it keeps its value). Kept until the next
+        // whole update, each query adding the fan-out of what is new: a pin reached
+        // earlier stays marked, so the marks hold a superset of the reach (a pin
+        // outside them still kept its value).
+        let reach = self.reach_epoch;
         let mut stack: Vec<u32> = Vec::new();
         let dirty_nets = self.rc_nets.iter().flat_map(|&net| {
             let net = &graph.nets()[net as usize];
             net.driver.iter().chain(&net.sinks).map(|pin| pin.0)
         });
         for source in self.forward.iter().copied().chain(dirty_nets) {
-            if self.mark[source as usize] != reach {
-                self.mark[source as usize] = reach;
+            if self.reach[source as usize] != reach {
+                self.reach[source as usize] = reach;
                 stack.push(source);
             }
         }
         while let Some(at) = stack.pop() {
-            if is_clock_pin(PinId(at)) {
-                return RegionUpdate::ClockDirty;
-            }
+            self.reach_clock |= is_clock_pin(PinId(at));
             for &to in graph.fanout_pins(PinId(at)) {
-                if self.mark[to.index()] != reach {
-                    self.mark[to.index()] = reach;
+                if self.reach[to.index()] != reach {
+                    self.reach[to.index()] = reach;
                     stack.push(to.0);
                     steps += 1;
                     if steps > budget {
+                        // Marked pins whose fan-out was not walked: the marks go.
+                        self.next_reach_epoch();
                         return RegionUpdate::TooLarge;
                     }
                 }
             }
+        }
+        if self.reach_clock {
+            return RegionUpdate::ClockDirty;
         }
         // The cone to re-time: the fan-in cones of the region's pins and of its tests'
         // pins, within that reach (closed under fan-in among the pins that may change:
@@ -838,7 +854,7 @@ impl Incremental {
             [descriptor[0], descriptor[1]]
         });
         for root in region_pins.iter().copied().chain(test_pins) {
-            if self.mark[root as usize] == reach && self.cone[root as usize] != cone {
+            if self.reach[root as usize] == reach && self.cone[root as usize] != cone {
                 self.cone[root as usize] = cone;
                 stack.push(root);
             }
@@ -849,7 +865,7 @@ impl Incremental {
                     continue;
                 }
                 let from = graph.arc(arc).from.index();
-                if self.mark[from] == reach && self.cone[from] != cone {
+                if self.reach[from] == reach && self.cone[from] != cone {
                     self.cone[from] = cone;
                     stack.push(from as u32);
                     steps += 1;
@@ -1535,6 +1551,18 @@ impl Incremental {
         self.arcs_changed = false;
         // Every test's CPPR ran where it had to.
         self.cppr_pending.clear();
+        // Nothing is dirty: nothing reaches anywhere.
+        self.next_reach_epoch();
+    }
+
+    /// Forgets the region queries' reach (see [`Incremental::update_fanout_region`]).
+    fn next_reach_epoch(&mut self) {
+        self.reach_clock = false;
+        self.reach_epoch = self.reach_epoch.wrapping_add(1);
+        if self.reach_epoch == 0 {
+            self.reach.fill(0);
+            self.reach_epoch = 1;
+        }
     }
 
     fn next_region_stamp(&mut self) -> u32 {

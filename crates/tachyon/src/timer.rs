@@ -1194,7 +1194,25 @@ impl Timer {
             return Ok(());
         }
         // With CPPR, the clock network a whole update found, unless an edit since then
-        // changed a row or a pin on it (as `try_retime_incremental` decides).
+        // changed a row or a pin on it (as `try_retime_incremental` decides). None
+        // found yet (the first update after a full one): the network of the graph as it
+        // is, when no edit since the last update changed a row or a pin on it (then it
+        // is the network before those edits too: an arc added to or removed from the
+        // network changes the row of a pin that stays on it), the one the next whole
+        // update keeps (a walk of the whole graph's levels, once).
+        if cppr && self.cppr_clock.is_none() {
+            graph.refresh_level_lists();
+            let found = tachyon_cppr::clock_network(graph);
+            let touched = |pins: &[PinId]| {
+                found
+                    .as_ref()
+                    .is_some_and(|clock| pins.iter().any(|&pin| clock.is_clock_pin(pin)))
+            };
+            if incremental.pending_shape_pins().is_some_and(touched) {
+                return self.update_timing();
+            }
+            self.cppr_clock = Some(found);
+        }
         let clock = match (&self.cppr_clock, incremental.pending_shape_pins()) {
             _ if !cppr => None,
             (Some(clock), None) => Some(clock.clone()),
@@ -1224,7 +1242,8 @@ impl Timer {
         let started = Instant::now();
         match incremental.update_fanout_region(graph, data, pin, is_clock_pin, run_cppr) {
             tachyon_gba::RegionUpdate::Clean => Ok(()),
-            tachyon_gba::RegionUpdate::TooLarge | tachyon_gba::RegionUpdate::ClockDirty => {
+            why @ (tachyon_gba::RegionUpdate::TooLarge | tachyon_gba::RegionUpdate::ClockDirty) => {
+                tracing::debug!("{name}: {why:?}: a whole update");
                 self.update_timing()
             }
             tachyon_gba::RegionUpdate::Partial { counts, cppr_tests } => {
