@@ -21,6 +21,11 @@
 //!    changed, then required times from the backward frontier in reverse level order
 //!    (`backward_pin`), a pin's fan-in joining only when its required time changed.
 //!
+//! Queries may bring up to date only what they read, leaving the rest dirty for a
+//! later update: [`Incremental::update_fanin_cone`] (an arrival or slew) and
+//! [`Incremental::update_fanout_region`] (a required time or slack: its fan-out region,
+//! the tests it reaches and their CPPR).
+//!
 //! A pin's value depends only on its fan-in (forward) or fan-out (backward), its net's
 //! RC values and its seeds; every one of those that an edit or an earlier step changed
 //! puts the pin on a frontier, so the pins never reached keep values equal to what a

@@ -138,8 +138,10 @@ pub enum Retime {
     /// runs over the device's resident state, a smaller one on the CPU (the same kernel
     /// functions give the same bits; a full update runs on the backend). Under
     /// SDC constraints edits re-time fully. An arrival or slew query brings up to date
-    /// only its pin's fan-in cone, on the CPU (or everything, when that cone is about
-    /// as costly); other queries bring all dirty state up to date. CPPR re-runs for the
+    /// only its pin's fan-in cone, a required time or slack query its pin's fan-out
+    /// region (the tests it reaches, their CPPR, what they read), on the CPU (or
+    /// everything, when that is about as costly, or the clock's timing may have
+    /// changed); other queries bring all dirty state up to date. CPPR re-runs for the
     /// tests whose data cones changed (all of them after a change on the clock network).
     #[default]
     Incremental,
@@ -161,8 +163,9 @@ pub struct UpdateStats {
     /// Nets whose RC values were recomputed.
     pub nets: usize,
     /// Whether the update brought up to date only what a query reads (the fan-in cone
-    /// of `report_at`'s or a slew's pin), leaving the rest of the dirty state for a
-    /// later update; false for an update of everything.
+    /// of `report_at`'s or a slew's pin, the fan-out region of `report_rat`'s or
+    /// `report_slack`'s), leaving the rest of the dirty state for a later update; false
+    /// for an update of everything.
     pub partial: bool,
     /// The CPPR work of the update.
     pub cppr: CpprWork,
@@ -185,7 +188,8 @@ impl UpdateStats {
 /// How much CPPR an update re-ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CpprWork {
-    /// None: CPPR is off, nothing changed that it reads, or the update was partial.
+    /// None: CPPR is off, nothing changed that it reads, or the update was an arrival
+    /// query's cone.
     #[default]
     None,
     /// The post-CPPR slacks of this many tests (those whose data cones changed).
