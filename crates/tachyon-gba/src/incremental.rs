@@ -613,15 +613,25 @@ impl Incremental {
         self.propagate(graph, data, None);
         // Tests whose clock or data pin changed, or that an edit added or retabled.
         let tests = self.tests_to_evaluate();
-        let flat = &self.flat;
+        self.tests_before
+            .extend(tests.iter().map(|&test| (test, data.tests[test as usize])));
+        self.evaluate_tests(graph, data, &tests);
+        !self.forward_changed.is_empty()
+            || self.arcs_changed
+            || !tests.is_empty()
+            || !self.cppr_pending.is_empty()
+    }
+
+    /// The pre-CPPR required times of `tests` from their pins' arrivals and slews; their
+    /// pins' seeds are to be recomputed.
+    fn evaluate_tests(&mut self, graph: &TimingGraph, data: &mut TimingData, tests: &[u32]) {
         let period = graph.assertions().clock.map(|clock| clock.period);
-        for &test in &tests {
-            let descriptor = &flat.tests[test as usize];
-            self.tests_before.push((test, data.tests[test as usize]));
+        for &test in tests {
+            let descriptor = &self.flat.tests[test as usize];
             if let Some(period) = period {
                 data.tests[test as usize].required_before_cppr = evaluate_test(
-                    &flat.tables,
-                    &flat.table_data,
+                    &self.flat.tables,
+                    &self.flat.table_data,
                     descriptor,
                     period,
                     &data.arrival[..],
@@ -632,10 +642,6 @@ impl Incremental {
             self.seed_pins.extend([descriptor[0], descriptor[1]]);
         }
         self.counts.tests = tests.len();
-        !self.forward_changed.is_empty()
-            || self.arcs_changed
-            || !tests.is_empty()
-            || !self.cppr_pending.is_empty()
     }
 
     /// Brings up to date the arrival and slew of `pin` only: the dirty part of its
@@ -919,23 +925,7 @@ impl Incremental {
             .iter()
             .map(|&test| (test as usize, data.tests[test as usize]))
             .collect();
-        let period = graph.assertions().clock.map(|clock| clock.period);
-        for &test in &evaluate {
-            let descriptor = &self.flat.tests[test as usize];
-            if let Some(period) = period {
-                data.tests[test as usize].required_before_cppr = evaluate_test(
-                    &self.flat.tables,
-                    &self.flat.table_data,
-                    descriptor,
-                    period,
-                    &data.arrival[..],
-                    &data.slew[..],
-                );
-            }
-            // The seeds of its pins read the result and the clock pin's arrival.
-            self.seed_pins.extend([descriptor[0], descriptor[1]]);
-        }
-        self.counts.tests = evaluate.len();
+        self.evaluate_tests(graph, data, &evaluate);
         let cppr_tests = match cppr {
             Some(run) => {
                 let tests: Vec<usize> = rerun.iter().map(|&test| test as usize).collect();
