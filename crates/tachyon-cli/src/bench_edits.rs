@@ -82,7 +82,8 @@ struct Measured {
     full_updates: Vec<Duration>,
     peak_after_pairs: Option<u64>,
     answers: Vec<u8>,
-    /// Updates during the pairs that brought up to date only a query's cone.
+    /// Updates during the pairs that brought up to date only what a query reads (a
+    /// cone or a region).
     partial_updates: usize,
 }
 

@@ -21,6 +21,11 @@
 //!    changed, then required times from the backward frontier in reverse level order
 //!    (`backward_pin`), a pin's fan-in joining only when its required time changed.
 //!
+//! Queries may bring up to date only what they read, leaving the rest dirty for a
+//! later update: [`Incremental::update_fanin_cone`] (an arrival or slew) and
+//! [`Incremental::update_fanout_region`] (a required time or slack: its fan-out region,
+//! the tests it reaches and their CPPR).
+//!
 //! A pin's value depends only on its fan-in (forward) or fan-out (backward), its net's
 //! RC values and its seeds; every one of those that an edit or an earlier step changed
 //! puts the pin on a frontier, so the pins never reached keep values equal to what a
@@ -101,6 +106,23 @@ pub struct Incremental {
     /// Per pin, the stamp of the last query cone it was in ([`Incremental::update_fanin_cone`]).
     cone: Vec<u32>,
     cone_stamp: u32,
+    /// Per pin, the stamp of the last query region it was in
+    /// ([`Incremental::update_fanout_region`]).
+    region: Vec<u32>,
+    region_stamp: u32,
+    /// Whether the last region (the pins of `region_stamp`) is up to date: no edit came
+    /// since its update (a query on any of its pins then has nothing to do).
+    region_current: bool,
+    /// Per pin, `reach_epoch` when the dirty state since the last whole update may
+    /// reach it (a superset: what region queries found so far), and whether a clock
+    /// pin is among those.
+    reach: Vec<u32>,
+    reach_epoch: u32,
+    reach_clock: bool,
+    /// Tests whose data pin a pin changed since the last whole update reaches, found by
+    /// a region update and not CPPR'd there (outside its region): the next whole
+    /// update's CPPR includes them.
+    cppr_pending: Vec<u32>,
     /// Pins the last whole update re-timed per pin pending before it (see
     /// [`Incremental::update_fanin_cone`]), and the pins pending before this one.
     spread: f64,
@@ -212,6 +234,13 @@ impl Incremental {
             has_tests,
             cone: vec![0; n_pins],
             cone_stamp: 0,
+            region: vec![0; n_pins],
+            region_stamp: 0,
+            region_current: false,
+            reach: vec![0; n_pins],
+            reach_epoch: 1,
+            reach_clock: false,
+            cppr_pending: Vec::new(),
             spread: DEFAULT_SPREAD,
             pending_before: 0,
             counts: RetimeCounts::default(),
@@ -399,6 +428,11 @@ impl Incremental {
         std::mem::take(&mut self.shape_changed).then_some(pins)
     }
 
+    /// What [`Incremental::take_shape_changes`] would give, left in place.
+    pub fn pending_shape_pins(&self) -> Option<&[PinId]> {
+        self.shape_changed.then_some(&self.shape_pins[..])
+    }
+
     /// Whether edits left work for an update.
     pub fn is_dirty(&self) -> bool {
         !(self.rc_nets.is_empty()
@@ -410,13 +444,16 @@ impl Incremental {
             // What query cones brought up to date, left to the next whole update.
             && self.forward_changed.is_empty()
             && self.delay_changed.is_empty()
-            && !self.arcs_changed)
+            && !self.arcs_changed
+            // What region updates left to CPPR.
+            && self.cppr_pending.is_empty())
     }
 
     /// Follows one edit of `graph` (its journal, from `TimingGraph::finish_edit`):
     /// patches the flat arrays, sizes `data` and records what the edit made dirty.
     pub fn follow_edit(&mut self, graph: &TimingGraph, data: &mut TimingData, journal: &Journal) {
         let n_pins = graph.n_pins() as usize;
+        self.region_current = false;
         self.shape_changed |= !journal.fanin_rows.is_empty()
             || !journal.fanout_rows.is_empty()
             || !journal.pins.is_empty()
@@ -483,6 +520,8 @@ impl Incremental {
         self.is_input.resize(n_pins, false);
         self.mark.resize(n_pins, 0);
         self.cone.resize(n_pins, 0);
+        self.region.resize(n_pins, 0);
+        self.reach.resize(n_pins, 0);
         self.has_tests.resize(n_pins, false);
         // Tests: removed ones take their seeds with them; kept ones keep their results.
         if let Some(kept) = &journal.tests_kept {
@@ -499,11 +538,14 @@ impl Incremental {
                     self.seed_pins.extend([descriptor[0], descriptor[1]]);
                 }
             }
-            self.tests = self
-                .tests
-                .iter()
-                .filter_map(|&test| new_id.get(test as usize).copied().flatten())
-                .collect();
+            let renumbered = |tests: &[u32]| -> Vec<u32> {
+                tests
+                    .iter()
+                    .filter_map(|&test| new_id.get(test as usize).copied().flatten())
+                    .collect()
+            };
+            self.tests = renumbered(&self.tests);
+            self.cppr_pending = renumbered(&self.cppr_pending);
             data.tests = results;
             flat.tests = graph.tests().iter().map(test_descriptor).collect();
             // Removing tests renumbers them (as the loop above, a pass over the tests).
@@ -571,15 +613,25 @@ impl Incremental {
         self.propagate(graph, data, None);
         // Tests whose clock or data pin changed, or that an edit added or retabled.
         let tests = self.tests_to_evaluate();
-        let flat = &self.flat;
+        self.tests_before
+            .extend(tests.iter().map(|&test| (test, data.tests[test as usize])));
+        self.evaluate_tests(graph, data, &tests);
+        !self.forward_changed.is_empty()
+            || self.arcs_changed
+            || !tests.is_empty()
+            || !self.cppr_pending.is_empty()
+    }
+
+    /// The pre-CPPR required times of `tests` from their pins' arrivals and slews; their
+    /// pins' seeds are to be recomputed.
+    fn evaluate_tests(&mut self, graph: &TimingGraph, data: &mut TimingData, tests: &[u32]) {
         let period = graph.assertions().clock.map(|clock| clock.period);
-        for &test in &tests {
-            let descriptor = &flat.tests[test as usize];
-            self.tests_before.push((test, data.tests[test as usize]));
+        for &test in tests {
+            let descriptor = &self.flat.tests[test as usize];
             if let Some(period) = period {
                 data.tests[test as usize].required_before_cppr = evaluate_test(
-                    &flat.tables,
-                    &flat.table_data,
+                    &self.flat.tables,
+                    &self.flat.table_data,
                     descriptor,
                     period,
                     &data.arrival[..],
@@ -590,7 +642,6 @@ impl Incremental {
             self.seed_pins.extend([descriptor[0], descriptor[1]]);
         }
         self.counts.tests = tests.len();
-        !self.forward_changed.is_empty() || self.arcs_changed || !tests.is_empty()
     }
 
     /// Brings up to date the arrival and slew of `pin` only: the dirty part of its
@@ -624,8 +675,7 @@ impl Incremental {
         // small multiple of that whole update (whose tests, CPPR and required times
         // come on top); a walk that finishes costs less, plus its cone's re-timing.
         // `CONE_WALK_MIN` keeps small walks: a whole update's fixed work costs more.
-        let whole = (pending as f64 * self.spread).min(usize::MAX as f64 / 8.0) as usize;
-        let budget = CONE_WALK_MIN.max(WALK_STEPS_PER_PIN.saturating_mul(whole));
+        let budget = self.walk_budget(pending);
         let stamp = self.next_cone_stamp();
         let cone = &mut self.cone;
         cone[pin.index()] = stamp;
@@ -649,6 +699,14 @@ impl Incremental {
             }
         }
         self.counts = RetimeCounts::default();
+        self.retime_cone(graph, data, stamp);
+        ConeUpdate::Partial(self.counts)
+    }
+
+    /// Re-times the dirty part of the cone marked `stamp` in `self.cone` (closed under
+    /// fan-in among the pins that may change): the dirty nets a cone pin is on, then the
+    /// forward frontier's pins in the cone, in level order. The rest stays dirty.
+    fn retime_cone(&mut self, graph: &TimingGraph, data: &mut TimingData, stamp: u32) {
         let cone = &self.cone;
         let in_cone = |pin: u32| cone[pin as usize] == stamp;
         // The dirty nets a cone pin is on (its wire values and its driver's load are
@@ -682,7 +740,223 @@ impl Incremental {
         }
         self.recompute_nets(graph, data, now);
         self.propagate(graph, data, Some(stamp));
-        ConeUpdate::Partial(self.counts)
+    }
+
+    /// Brings up to date what the required time of `pin` reads (`report_rat`; with its
+    /// arrival, `report_slack`), with the same per-pin functions as a whole update, so
+    /// the values read are a whole update's bits. What it reads:
+    ///
+    /// - the region: `pin` and its fan-out cone (a required time reads its fan-out's);
+    /// - the tests at the region's pins (their results are the region's seeds);
+    /// - the forward values of the region's pins (the delays of the arcs inside it read
+    ///   their fan-in's slews and loads) and of those tests' clock and data pins (their
+    ///   evaluation, and CPPR over the data pins' fan-in cones): of the fan-in cones of
+    ///   all these, the part the dirty state can reach (the fan-out of the forward
+    ///   frontier and of the dirty nets' pins), re-timed as a query's cone is;
+    /// - what the forward changes since the last whole update (this one's included)
+    ///   mean for the tests: a test whose clock or data pin changed is re-evaluated, one
+    ///   whose data pin a changed pin reaches is CPPR'd again (as a whole update finds
+    ///   them): now for the region's tests, later for the others (they are recorded as
+    ///   pending, and the changed pins' lists are consumed);
+    /// - CPPR through `cppr` (None: CPPR is off) for those of the region's tests, then
+    ///   the seeds of the region's pins, then required times inside the region.
+    ///
+    /// The rest stays pending: the forward frontier outside the cone, the tests and
+    /// seeds outside the region, the backward frontier outside it (the fan-in outside it
+    /// of pins that changed joins it); the next whole update finishes them.
+    ///
+    /// `cppr` reads the clock trees, built from the clock pins' values: those must be a
+    /// whole update's, so when the dirty state can reach a pin of `is_clock_pin`, or a
+    /// pin that changed since the last whole update is one, nothing is done
+    /// ([`RegionUpdate::ClockDirty`]). The walks are bounded as
+    /// [`Incremental::update_fanin_cone`]'s ([`RegionUpdate::TooLarge`]: nothing done).
+    pub fn update_fanout_region(
+        &mut self,
+        graph: &TimingGraph,
+        data: &mut TimingData,
+        pin: PinId,
+        is_clock_pin: impl Fn(PinId) -> bool,
+        cppr: Option<impl FnOnce(&TimingGraph, &mut TimingData, &[usize])>,
+    ) -> RegionUpdate {
+        if self.region_current && self.region[pin.index()] == self.region_stamp {
+            // In the last region, brought up to date since the last edit.
+            return RegionUpdate::Clean;
+        }
+        if self
+            .forward_changed
+            .iter()
+            .chain(&self.delay_changed)
+            .any(|&changed| is_clock_pin(PinId(changed)))
+        {
+            return RegionUpdate::ClockDirty;
+        }
+        let levels = graph.pin_levels().expect("an editable graph has levels");
+        let budget = self.walk_budget(self.pending(graph, levels).0);
+        let mut steps = 0usize;
+        // The region: the pin and its fan-out cone.
+        self.region_current = false;
+        let region = self.next_region_stamp();
+        self.region[pin.index()] = region;
+        let mut region_pins = vec![pin.0];
+        let mut next = 0;
+        while let Some(&at) = region_pins.get(next) {
+            next += 1;
+            for &to in graph.fanout_pins(PinId(at)) {
+                if self.region[to.index()] != region {
+                    self.region[to.index()] = region;
+                    region_pins.push(to.0);
+                    steps += 1;
+                    if steps > budget {
+                        return RegionUpdate::TooLarge;
+                    }
+                }
+            }
+        }
+        let mut region_tests: Vec<u32> = region_pins
+            .iter()
+            .filter(|&&pin| self.has_tests[pin as usize])
+            .filter_map(|pin| self.tests_at.get(pin))
+            .flatten()
+            .copied()
+            .collect();
+        region_tests.sort_unstable();
+        region_tests.dedup();
+        // Where the dirty state can reach: the fan-out of the forward frontier and of
+        // the dirty nets' pins (a pin outside it keeps its value). Kept until the next
+        // whole update, each query adding the fan-out of what is new: a pin reached
+        // earlier stays marked, so the marks hold a superset of the reach (a pin
+        // outside them still kept its value).
+        let reach = self.reach_epoch;
+        let mut stack: Vec<u32> = Vec::new();
+        let dirty_nets = self.rc_nets.iter().flat_map(|&net| {
+            let net = &graph.nets()[net as usize];
+            net.driver.iter().chain(&net.sinks).map(|pin| pin.0)
+        });
+        for source in self.forward.iter().copied().chain(dirty_nets) {
+            if self.reach[source as usize] != reach {
+                self.reach[source as usize] = reach;
+                stack.push(source);
+            }
+        }
+        while let Some(at) = stack.pop() {
+            self.reach_clock |= is_clock_pin(PinId(at));
+            for &to in graph.fanout_pins(PinId(at)) {
+                if self.reach[to.index()] != reach {
+                    self.reach[to.index()] = reach;
+                    stack.push(to.0);
+                    steps += 1;
+                    if steps > budget {
+                        // Marked pins whose fan-out was not walked: the marks go.
+                        self.next_reach_epoch();
+                        return RegionUpdate::TooLarge;
+                    }
+                }
+            }
+        }
+        if self.reach_clock {
+            return RegionUpdate::ClockDirty;
+        }
+        // The cone to re-time: the fan-in cones of the region's pins and of its tests'
+        // pins, within that reach (closed under fan-in among the pins that may change:
+        // a pin's fan-in outside the reach kept its value).
+        let cone = self.next_cone_stamp();
+        let test_pins = region_tests.iter().flat_map(|&test| {
+            let descriptor = &self.flat.tests[test as usize];
+            [descriptor[0], descriptor[1]]
+        });
+        for root in region_pins.iter().copied().chain(test_pins) {
+            if self.reach[root as usize] == reach && self.cone[root as usize] != cone {
+                self.cone[root as usize] = cone;
+                stack.push(root);
+            }
+        }
+        while let Some(at) = stack.pop() {
+            for &arc in graph.fanin(PinId(at)) {
+                if !graph.is_arc_alive(arc) {
+                    continue;
+                }
+                let from = graph.arc(arc).from.index();
+                if self.reach[from] == reach && self.cone[from] != cone {
+                    self.cone[from] = cone;
+                    stack.push(from as u32);
+                    steps += 1;
+                    if steps > budget {
+                        return RegionUpdate::TooLarge;
+                    }
+                }
+            }
+        }
+        self.counts = RetimeCounts::default();
+        self.retime_cone(graph, data, cone);
+
+        // The forward changes since the last whole update, consumed: the tests they
+        // touch are worked on now (the region's) or recorded as pending.
+        let in_region_tests = |test: &u32| region_tests.binary_search(test).is_ok();
+        let changed = std::mem::take(&mut self.forward_changed);
+        let delays_changed = std::mem::take(&mut self.delay_changed);
+        self.arcs_changed = false;
+        let mut evaluate = std::mem::take(&mut self.tests);
+        for &changed_pin in &changed {
+            if let Some(at) = self.has_tests[changed_pin as usize]
+                .then(|| self.tests_at.get(&changed_pin))
+                .flatten()
+            {
+                evaluate.extend_from_slice(at);
+            }
+        }
+        evaluate.sort_unstable();
+        evaluate.dedup();
+        let (evaluate, later): (Vec<u32>, Vec<u32>) =
+            evaluate.into_iter().partition(in_region_tests);
+        self.tests = later;
+        let mut rerun = evaluate.clone();
+        if cppr.is_some() {
+            let mut reached = self.tests_reached(graph, changed.iter().chain(&delays_changed));
+            reached.append(&mut self.cppr_pending);
+            reached.sort_unstable();
+            reached.dedup();
+            let (now, later): (Vec<u32>, Vec<u32>) = reached.into_iter().partition(in_region_tests);
+            self.cppr_pending = later;
+            rerun.extend(now);
+            rerun.sort_unstable();
+            rerun.dedup();
+        }
+        let before: Vec<(usize, TestResult)> = rerun
+            .iter()
+            .map(|&test| (test as usize, data.tests[test as usize]))
+            .collect();
+        self.evaluate_tests(graph, data, &evaluate);
+        let cppr_tests = match cppr {
+            Some(run) => {
+                let tests: Vec<usize> = rerun.iter().map(|&test| test as usize).collect();
+                if !tests.is_empty() {
+                    run(graph, data, &tests);
+                }
+                tests.len()
+            }
+            None => {
+                for &test in &evaluate {
+                    tests_eval::finish_test_without_cppr(graph, data, test as usize);
+                }
+                0
+            }
+        };
+        self.tests_rerun(graph, &before, data);
+        // The region's seeds (every test at its pins is current now); the others wait.
+        self.refresh_seeds_in(graph, data, Some(region));
+        self.propagate_required(graph, data, Some(region));
+        self.region_current = true;
+        RegionUpdate::Partial {
+            counts: self.counts,
+            cppr_tests,
+        }
+    }
+
+    /// How many walk steps a query may take before a whole update costs less (see
+    /// [`Incremental::update_fanin_cone`]), with `pending` pins pending.
+    fn walk_budget(&self, pending: usize) -> usize {
+        let whole = (pending as f64 * self.spread).min(usize::MAX as f64 / 8.0) as usize;
+        CONE_WALK_MIN.max(WALK_STEPS_PER_PIN.saturating_mul(whole))
     }
 
     /// The pins a whole update would start from (the forward frontier and the dirty
@@ -960,7 +1234,10 @@ impl Incremental {
             self.seed_pins.extend([descriptor[0], descriptor[1]]);
         }
         self.counts.tests = tests.len();
-        !self.forward_changed.is_empty() || self.arcs_changed || !tests.is_empty()
+        !self.forward_changed.is_empty()
+            || self.arcs_changed
+            || !tests.is_empty()
+            || !self.cppr_pending.is_empty()
     }
 
     /// The tests the forward step re-evaluates: those whose clock or data pin changed,
@@ -999,10 +1276,30 @@ impl Incremental {
         {
             return None;
         }
+        let changed = std::mem::take(&mut self.forward_changed);
+        let delays_changed = std::mem::take(&mut self.delay_changed);
+        let mut tests = self.tests_reached(graph, changed.iter().chain(&delays_changed));
+        self.forward_changed = changed;
+        self.delay_changed = delays_changed;
+        tests.extend(self.tests_before.iter().map(|&(test, _)| test));
+        // Those that region updates found and left for later.
+        tests.append(&mut self.cppr_pending);
+        let mut tests: Vec<usize> = tests.into_iter().map(|test| test as usize).collect();
+        tests.sort_unstable();
+        tests.dedup();
+        Some(tests)
+    }
+
+    /// The tests whose data pin is in the fan-out cone of `pins` (with duplicates).
+    fn tests_reached<'a>(
+        &mut self,
+        graph: &TimingGraph,
+        pins: impl Iterator<Item = &'a u32>,
+    ) -> Vec<u32> {
         let stamp = self.next_stamp();
         let mut stack: Vec<u32> = Vec::new();
-        let mut tests: Vec<usize> = Vec::new();
-        for &pin in self.forward_changed.iter().chain(&self.delay_changed) {
+        let mut tests: Vec<u32> = Vec::new();
+        for &pin in pins {
             if self.mark[pin as usize] != stamp {
                 self.mark[pin as usize] = stamp;
                 stack.push(pin);
@@ -1017,8 +1314,7 @@ impl Incremental {
             {
                 tests.extend(
                     at.iter()
-                        .filter(|&&test| self.flat.tests[test as usize][1] == pin)
-                        .map(|&test| test as usize),
+                        .filter(|&&test| self.flat.tests[test as usize][1] == pin),
                 );
             }
             for &next in graph.fanout_pins(PinId(pin)) {
@@ -1028,10 +1324,7 @@ impl Incremental {
                 }
             }
         }
-        tests.extend(self.tests_before.iter().map(|&(test, _)| test as usize));
-        tests.sort_unstable();
-        tests.dedup();
-        Some(tests)
+        tests
     }
 
     /// Step 2 without CPPR: the re-evaluated tests' credits and slacks, as
@@ -1062,11 +1355,37 @@ impl Incremental {
     /// backward frontier in reverse level order. Returns what the update recomputed.
     pub fn update_backward(&mut self, graph: &TimingGraph, data: &mut TimingData) -> RetimeCounts {
         self.refresh_seeds(graph, data);
+        self.propagate_required(graph, data, None);
+        self.finish_update();
+        self.counts
+    }
+
+    /// Required times from the backward frontier in reverse level order, a pin's fan-in
+    /// joining only when its required time changed bit for bit. With `region` (a stamp
+    /// of `self.region`, a set closed under fan-out), only the region's pins are
+    /// computed: the frontier's other pins, and the fan-in outside the region of pins
+    /// that changed, stay on the frontier.
+    fn propagate_required(
+        &mut self,
+        graph: &TimingGraph,
+        data: &mut TimingData,
+        region: Option<u32>,
+    ) {
         let levels = graph.pin_levels().expect("an editable graph has levels");
+        let in_region =
+            |marks: &[u32], pin: u32| region.is_none_or(|stamp| marks[pin as usize] == stamp);
         let mut frontier = Frontier::default();
+        // Pins left for later are marked with `later` (each listed once).
+        let later = self.next_stamp();
         let stamp = self.next_stamp();
+        let mut left = Vec::new();
         for pin in std::mem::take(&mut self.backward) {
-            frontier.push(&mut self.mark, stamp, levels, pin);
+            if in_region(&self.region, pin) {
+                frontier.push(&mut self.mark, stamp, levels, pin);
+            } else if self.mark[pin as usize] != later {
+                self.mark[pin as usize] = later;
+                left.push(pin);
+            }
         }
         let view = self.flat.graph();
         let seeds = &self.seeds;
@@ -1096,12 +1415,17 @@ impl Incremental {
                 }
                 data.required[pin as usize] = required;
                 for &arc in graph.fanin(PinId(pin)) {
-                    frontier.push(&mut self.mark, stamp, levels, graph.arc(arc).from.0);
+                    let from = graph.arc(arc).from.0;
+                    if in_region(&self.region, from) {
+                        frontier.push(&mut self.mark, stamp, levels, from);
+                    } else if self.mark[from as usize] != later {
+                        self.mark[from as usize] = later;
+                        left.push(from);
+                    }
                 }
             }
         }
-        self.finish_update();
-        self.counts
+        self.backward = left;
     }
 
     /// An update's backward step done elsewhere (on the device, over the whole graph):
@@ -1156,9 +1480,21 @@ impl Incremental {
     /// Recomputes the seeds of the pins marked since the last update (as the full pass
     /// computes them); the pins whose seeds changed join the backward frontier.
     fn refresh_seeds(&mut self, graph: &TimingGraph, data: &TimingData) {
+        self.refresh_seeds_in(graph, data, None);
+    }
+
+    /// [`Incremental::refresh_seeds`] for the marked pins in `region` (a stamp of
+    /// `self.region`) only; the others stay marked.
+    fn refresh_seeds_in(&mut self, graph: &TimingGraph, data: &TimingData, region: Option<u32>) {
+        let mut seed_pins = std::mem::take(&mut self.seed_pins);
+        if let Some(region) = region {
+            let in_region = |pin: &u32| self.region[*pin as usize] == region;
+            let (now, later) = seed_pins.into_iter().partition(in_region);
+            seed_pins = now;
+            self.seed_pins = later;
+        }
         let stamp = self.next_stamp();
         // Seeds of the marked pins, recomputed as the full pass computes them.
-        let mut seed_pins = std::mem::take(&mut self.seed_pins);
         seed_pins.sort_unstable();
         seed_pins.dedup();
         if !seed_pins.is_empty() {
@@ -1208,6 +1544,29 @@ impl Incremental {
         self.forward_changed.clear();
         self.delay_changed.clear();
         self.arcs_changed = false;
+        // Every test's CPPR ran where it had to.
+        self.cppr_pending.clear();
+        // Nothing is dirty: nothing reaches anywhere.
+        self.next_reach_epoch();
+    }
+
+    /// Forgets the region queries' reach (see [`Incremental::update_fanout_region`]).
+    fn next_reach_epoch(&mut self) {
+        self.reach_clock = false;
+        self.reach_epoch = self.reach_epoch.wrapping_add(1);
+        if self.reach_epoch == 0 {
+            self.reach.fill(0);
+            self.reach_epoch = 1;
+        }
+    }
+
+    fn next_region_stamp(&mut self) -> u32 {
+        self.region_stamp = self.region_stamp.wrapping_add(1);
+        if self.region_stamp == 0 {
+            self.region.fill(0);
+            self.region_stamp = 1;
+        }
+        self.region_stamp
     }
 
     fn next_cone_stamp(&mut self) -> u32 {
@@ -1238,6 +1597,24 @@ pub enum ConeUpdate {
     Partial(RetimeCounts),
     /// The cone is too large to walk for less than a whole update: nothing was done.
     TooLarge,
+}
+
+/// What [`Incremental::update_fanout_region`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegionUpdate {
+    /// The pin is in the last region brought up to date, and no edit came since.
+    Clean,
+    /// The region and what it reads were brought up to date: what was recomputed, and
+    /// how many tests CPPR ran over.
+    Partial {
+        counts: RetimeCounts,
+        cppr_tests: usize,
+    },
+    /// The walks would cost about as much as a whole update: nothing was done.
+    TooLarge,
+    /// The clock trees CPPR reads may change (the dirty state reaches a clock pin, or a
+    /// clock pin changed since the last whole update): nothing was done.
+    ClockDirty,
 }
 
 /// The smallest bound on a query's cone walk (pins): a whole update's fixed work

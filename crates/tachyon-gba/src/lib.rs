@@ -33,7 +33,9 @@ pub use backward::{
 pub use compare::{compare, Differences};
 pub use flat::{FlatParasitics, FlatTiming};
 pub use forward::{primary_input_values, propagate_arrivals, propagate_arrivals_flat};
-pub use incremental::{ConeUpdate, DeviceDelta, ForwardArrays, Incremental, RetimeCounts};
+pub use incremental::{
+    ConeUpdate, DeviceDelta, ForwardArrays, Incremental, RegionUpdate, RetimeCounts,
+};
 pub use parasitics::{compute_parasitics, net_load};
 pub use tests_eval::{
     evaluate_tests, evaluate_tests_flat, finish_tests_without_cppr, slack_before_cppr,

@@ -138,8 +138,10 @@ pub enum Retime {
     /// runs over the device's resident state, a smaller one on the CPU (the same kernel
     /// functions give the same bits; a full update runs on the backend). Under
     /// SDC constraints edits re-time fully. An arrival or slew query brings up to date
-    /// only its pin's fan-in cone, on the CPU (or everything, when that cone is about
-    /// as costly); other queries bring all dirty state up to date. CPPR re-runs for the
+    /// only its pin's fan-in cone, a required time or slack query its pin's fan-out
+    /// region (the tests it reaches, their CPPR, what they read), on the CPU (or
+    /// everything, when that is about as costly, or the clock's timing may have
+    /// changed); other queries bring all dirty state up to date. CPPR re-runs for the
     /// tests whose data cones changed (all of them after a change on the clock network).
     #[default]
     Incremental,
@@ -161,8 +163,9 @@ pub struct UpdateStats {
     /// Nets whose RC values were recomputed.
     pub nets: usize,
     /// Whether the update brought up to date only what a query reads (the fan-in cone
-    /// of `report_at`'s or a slew's pin), leaving the rest of the dirty state for a
-    /// later update; false for an update of everything.
+    /// of `report_at`'s or a slew's pin, the fan-out region of `report_rat`'s or
+    /// `report_slack`'s), leaving the rest of the dirty state for a later update; false
+    /// for an update of everything.
     pub partial: bool,
     /// The CPPR work of the update.
     pub cppr: CpprWork,
@@ -185,7 +188,8 @@ impl UpdateStats {
 /// How much CPPR an update re-ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CpprWork {
-    /// None: CPPR is off, nothing changed that it reads, or the update was partial.
+    /// None: CPPR is off, nothing changed that it reads, or the update was an arrival
+    /// query's cone.
     #[default]
     None,
     /// The post-CPPR slacks of this many tests (those whose data cones changed).
@@ -255,15 +259,16 @@ pub struct Timer {
     resident_twin: bool,
 }
 
-/// What a query's answer reads, so what an update before it must bring up to date.
+/// What a pin query's answer reads, so what an update before it must bring up to date
+/// (WNS/TNS, endpoints and paths bring everything up to date).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Reads {
     /// A pin's arrival or slew: its fan-in cone.
     FaninCone,
-    /// Everything: a required time or slack (its fan-out cone, the tests it reaches and
-    /// their CPPR, which read their data pins' fan-in cones and the clock network: not
-    /// pulled alone yet), WNS/TNS, endpoints, paths.
-    Everything,
+    /// A pin's required time or slack: its fan-out cone, the tests at its pins and what
+    /// they read (their pins' fan-in cones, CPPR), the pin's fan-in cone
+    /// ([`tachyon_gba::Incremental::update_fanout_region`]).
+    FanoutRegion,
 }
 
 /// What an edit touched, as [`Timer::apply_edit`] tells the graph.
@@ -1140,10 +1145,10 @@ impl Timer {
         reads: Reads,
         value: impl Fn(&TimingData, tachyon_graph::PinId) -> Option<f64>,
     ) -> Result<Option<f64>, TimerError> {
-        if reads == Reads::FaninCone && self.follows_edits() {
-            self.update_fanin_cone(pin)?;
-        } else {
-            self.update_timing()?;
+        match reads {
+            Reads::FaninCone if self.follows_edits() => self.update_fanin_cone(pin)?,
+            Reads::FanoutRegion if self.follows_edits() => self.update_fanout_region(pin)?,
+            _ => self.update_timing()?,
         }
         let Some((graph, data)) = &self.timing else {
             return Ok(None);
@@ -1169,6 +1174,89 @@ impl Timer {
             tachyon_gba::ConeUpdate::Partial(counts) => {
                 self.path_graph = None;
                 self.stats = UpdateStats::incremental(counts, true, CpprWork::None);
+                self.history.push(self.stats);
+                self.record("propagate", started);
+                Ok(())
+            }
+        }
+    }
+
+    /// Brings up to date what pin `name`'s required time and slack read (its fan-out
+    /// region, [`tachyon_gba::Incremental::update_fanout_region`]), or everything when
+    /// that costs about as much, or when the clock network or its timing may have
+    /// changed (CPPR's clock trees are then built again by a whole update).
+    fn update_fanout_region(&mut self, name: &str) -> Result<(), TimerError> {
+        let cppr = self.main_engine_cppr();
+        let (Some((graph, data)), Some(incremental)) = (&mut self.timing, &mut self.incremental)
+        else {
+            return self.update_timing();
+        };
+        let Some(pin) = find_pin(graph, name) else {
+            return Err(LinkError::UnknownPin(name.to_string()).into());
+        };
+        if !incremental.is_dirty() {
+            return Ok(());
+        }
+        // With CPPR, the clock network a whole update found, unless an edit since then
+        // changed a row or a pin on it (as `try_retime_incremental` decides). None
+        // found yet (the first update after a full one): the network of the graph as it
+        // is, when no edit since the last update changed a row or a pin on it (then it
+        // is the network before those edits too: an arc added to or removed from the
+        // network changes the row of a pin that stays on it), the one the next whole
+        // update keeps (a walk of the whole graph's levels, once).
+        if cppr && self.cppr_clock.is_none() {
+            graph.refresh_level_lists();
+            let found = tachyon_cppr::clock_network(graph);
+            let touched = |pins: &[PinId]| {
+                found
+                    .as_ref()
+                    .is_some_and(|clock| pins.iter().any(|&pin| clock.is_clock_pin(pin)))
+            };
+            if incremental.pending_shape_pins().is_some_and(touched) {
+                return self.update_timing();
+            }
+            self.cppr_clock = Some(found);
+        }
+        let clock = match (&self.cppr_clock, incremental.pending_shape_pins()) {
+            _ if !cppr => None,
+            (Some(clock), None) => Some(clock.clone()),
+            (Some(clock), Some(pins)) => {
+                let touched = clock
+                    .as_ref()
+                    .is_some_and(|clock| pins.iter().any(|&pin| clock.is_clock_pin(pin)));
+                match touched {
+                    true => return self.update_timing(),
+                    false => Some(clock.clone()),
+                }
+            }
+            (None, _) => return self.update_timing(),
+        };
+        let network = clock.flatten();
+        let is_clock_pin = |pin| {
+            network
+                .as_ref()
+                .is_some_and(|clock| clock.is_clock_pin(pin))
+        };
+        let trees = &mut self.cppr_trees;
+        let run_cppr = cppr.then_some(
+            |graph: &TimingGraph, data: &mut TimingData, tests: &[usize]| {
+                tachyon_cppr::apply_cppr_to_tests(graph, data, network.as_ref(), tests, trees);
+            },
+        );
+        let started = Instant::now();
+        match incremental.update_fanout_region(graph, data, pin, is_clock_pin, run_cppr) {
+            tachyon_gba::RegionUpdate::Clean => Ok(()),
+            why @ (tachyon_gba::RegionUpdate::TooLarge | tachyon_gba::RegionUpdate::ClockDirty) => {
+                tracing::debug!("{name}: {why:?}: a whole update");
+                self.update_timing()
+            }
+            tachyon_gba::RegionUpdate::Partial { counts, cppr_tests } => {
+                self.path_graph = None;
+                let cppr_work = match cppr_tests {
+                    0 => CpprWork::None,
+                    tests => CpprWork::Tests(tests),
+                };
+                self.stats = UpdateStats::incremental(counts, true, cppr_work);
                 self.history.push(self.stats);
                 self.record("propagate", started);
                 Ok(())
@@ -1213,7 +1301,7 @@ impl Timer {
         if let Some(value) = self.sdc_query(pin, |sta, id| sta.required(id, split, transition))? {
             return Ok(value);
         }
-        self.query(pin, Reads::Everything, |data, id| {
+        self.query(pin, Reads::FanoutRegion, |data, id| {
             data.required_at(id, split, transition)
         })
     }
@@ -1228,7 +1316,7 @@ impl Timer {
         if let Some(value) = self.sdc_query(pin, |sta, id| sta.slack(id, split, transition))? {
             return Ok(value);
         }
-        self.query(pin, Reads::Everything, |data, id| {
+        self.query(pin, Reads::FanoutRegion, |data, id| {
             data.slack_at(id, split, transition)
         })
     }

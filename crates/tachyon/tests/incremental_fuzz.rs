@@ -25,6 +25,7 @@
 
 use std::path::{Path, PathBuf};
 
+use tachyon::graph::PinId;
 use tachyon::{Backend, Retime, Split, Timer, TimingGroupPolicy, Transition};
 use tachyon_testkit::SplitMix64;
 
@@ -204,8 +205,11 @@ struct Counts {
     unlinkable_ends: usize,
     /// Deliberate second drivers that both timers refused alike (then undone).
     second_drivers_refused: usize,
-    /// Updates that brought up to date only a query's cone.
+    /// Updates that brought up to date only a query's cone or region.
     partial_updates: usize,
+    /// Of those, the rat and slack queries' (their pin's fan-out region, the tests it
+    /// reaches and their CPPR).
+    region_updates: usize,
 }
 
 /// The connectivity of the design as it is now (from the full timer's graph), so that
@@ -328,12 +332,24 @@ fn random_query(
         10 => timer.worst_negative_slack(split).map(Some),
         _ => timer.total_negative_slack(split).map(Some),
     };
-    match (ask(incremental), ask(full)) {
+    let ours = ask(incremental);
+    count_partial_updates(incremental, matches!(kind, 8 | 9), counts);
+    match (ours, ask(full)) {
         // "Nothing is timed" for WNS/TNS: the same error both ways.
         (Err(ours), Err(theirs)) => assert_eq!(ours.to_string(), theirs.to_string(), "{what}"),
         (ours, theirs) => same_value(&what, ours, theirs),
     }
     counts.values += 1;
+}
+
+/// Counts the partial updates since the last call (`region`: a rat or slack query's).
+fn count_partial_updates(incremental: &mut Timer, region: bool, counts: &mut Counts) {
+    for update in incremental.take_update_history() {
+        if update.partial {
+            counts.partial_updates += 1;
+            counts.region_updates += usize::from(region);
+        }
+    }
 }
 
 fn compare_summary(incremental: &mut Timer, full: &mut Timer, context: &str, counts: &mut Counts) {
@@ -611,11 +627,6 @@ fn run_sequence(tau2015: &Path, names: &Names, seed: u64, scratch: &Path, counts
                 counts,
             );
         }
-        for update in incremental.take_update_history() {
-            if update.partial {
-                counts.partial_updates += 1;
-            }
-        }
         up_to_date = true;
         // An edit may leave a design that no longer links (a net with two drivers is an
         // error since issue 22): both timers must say so alike, and the sequence ends.
@@ -778,6 +789,10 @@ fn incremental_equals_full_on_generated_designs() {
         counts.partial_updates > 0,
         "some queries brought up to date only their cones"
     );
+    assert!(
+        counts.region_updates > 0,
+        "some rat or slack queries brought up to date only their regions"
+    );
 }
 fn dump(timer: &mut Timer, pin: &str) {
     let (graph, data) = timer.timing().expect("timed");
@@ -916,4 +931,124 @@ fn edits_of_nets_joined_by_assign_equal_a_full_retime() {
     println!("assign: {counts:?}");
     assert_eq!(counts.failed_edits, 0, "every edit applies");
     assert!(counts.incremental_updates > 0, "some updates ran in place");
+}
+
+/// A rat query brings up to date only its pin's region; what it leaves (the edits' effects
+/// outside it, the tests it does not reach, the backward frontier outside it) stays
+/// pending, and the queries after it still see a whole update's values: rat and at on a
+/// pin elsewhere, rat on the first pin again, WNS/TNS and the worst paths, every pin.
+#[test]
+fn a_region_query_leaves_the_rest_for_the_queries_after_it() {
+    let design = tachyon_testkit::GeneratedDesign::new("incremental_region", 800, 13);
+    let tau2015 = design.tau2015();
+    let mut incremental = loaded(tau2015, Retime::Incremental);
+    let mut full = loaded(tau2015, Retime::Full);
+    let names = names_of(tau2015, &mut full);
+    let gates: Vec<&(String, String)> = names
+        .instances
+        .iter()
+        .filter(|(name, _)| name.starts_with('g') && name[1..].parse::<u32>().is_ok())
+        .collect();
+    let resize = |timers: [&mut Timer; 2], (instance, cell): &(String, String)| {
+        let other = names
+            .cells
+            .iter()
+            .find(|other| family(other) == family(cell) && *other != cell)
+            .expect("another size");
+        for timer in timers {
+            timer.repower_gate(instance, other).expect("resizes");
+        }
+    };
+    let pin_of = |instance: &str| {
+        names
+            .pins
+            .iter()
+            .find(|pin| pin.starts_with(&format!("{instance}:")))
+            .expect("a pin")
+            .clone()
+    };
+    let mut counts = Counts::default();
+    // Timed, so that edits follow the graph in place; a first edit and a whole
+    // incremental update, which finds the clock network.
+    incremental.timing().expect("times");
+    resize([&mut incremental, &mut full], gates[gates.len() / 2]);
+    compare_summary(&mut incremental, &mut full, "first edit", &mut counts);
+    // Edits in two places apart (neither reaches the other), then a rat on each place's
+    // pin: each pulls its region only.
+    let a = gates[3];
+    let pin_a = pin_of(&a.0);
+    let (graph, _) = full.timing().expect("timed");
+    let id = |name: &str| graph.pin_by_name(name).expect("a pin");
+    let b = gates
+        .iter()
+        .rev()
+        .find(|(instance, _)| {
+            let pin_b = pin_of(instance);
+            !reaches(graph, id(&pin_a), id(&pin_b)) && !reaches(graph, id(&pin_b), id(&pin_a))
+        })
+        .expect("a gate apart");
+    let pin_b = pin_of(&b.0);
+    resize([&mut incremental, &mut full], a);
+    resize([&mut incremental, &mut full], b);
+    incremental.take_update_history();
+    let mut timers = [&mut incremental, &mut full];
+    ask_both(&mut timers, &pin_a, "rat", &mut counts);
+    assert_eq!(
+        counts.region_updates, 1,
+        "the rat on {pin_a} pulled its region"
+    );
+    ask_both(&mut timers, &pin_b, "at", &mut counts);
+    ask_both(&mut timers, &pin_b, "slack", &mut counts);
+    assert_eq!(
+        counts.region_updates, 2,
+        "the slack on {pin_b} pulled its region"
+    );
+    ask_both(&mut timers, &pin_a, "rat", &mut counts);
+    compare_summary(
+        &mut incremental,
+        &mut full,
+        "after the regions",
+        &mut counts,
+    );
+    let (graph, _) = full.timing().expect("timed");
+    let all: Vec<String> = graph.pins().iter().map(|pin| pin.name.clone()).collect();
+    for pin in &all {
+        compare_pin(&mut incremental, &mut full, pin, "every pin", &mut counts);
+    }
+    println!("region: {counts:?}");
+}
+
+/// `what` (at, rat or slack) of `pin` for both splits and transitions, asked of the
+/// incremental timer and the full one: the same bits.
+fn ask_both(timers: &mut [&mut Timer; 2], pin: &str, what: &str, counts: &mut Counts) {
+    for split in [Split::Early, Split::Late] {
+        for transition in [Transition::Rise, Transition::Fall] {
+            let ask = |timer: &mut Timer| match what {
+                "rat" => timer.rat(pin, split, transition),
+                "slack" => timer.slack(pin, split, transition),
+                _ => timer.at(pin, split, transition),
+            };
+            let ours = ask(timers[0]);
+            count_partial_updates(timers[0], what != "at", counts);
+            let context = format!("{what} {pin} {split:?} {transition:?}");
+            same_value(&context, ours, ask(timers[1]));
+        }
+    }
+}
+
+/// Whether `to` is in the fan-out cone of `from`.
+fn reaches(graph: &tachyon::graph::TimingGraph, from: PinId, to: PinId) -> bool {
+    let mut seen = std::collections::HashSet::from([from]);
+    let mut stack = vec![from];
+    while let Some(pin) = stack.pop() {
+        if pin == to {
+            return true;
+        }
+        for &next in graph.fanout_pins(pin) {
+            if seen.insert(next) {
+                stack.push(next);
+            }
+        }
+    }
+    false
 }
