@@ -61,7 +61,6 @@ pub struct FlatGraph {
 
 /// The in-edges of the nodes of one chunk of pins: per node the end of its edges
 /// (relative to the chunk), and the edges.
-#[derive(Default)]
 struct EdgeChunk {
     ends: Vec<u32>,
     from: Vec<u32>,
@@ -96,7 +95,7 @@ impl FlatGraph {
                 .map(|chunk| {
                     let first = chunk * PINS_PER_CHUNK;
                     let end = (first + PINS_PER_CHUNK).min(n_pins);
-                    let mut out = EdgeChunk::default();
+                    let mut out = EdgeChunk::with_room(graph, first..end);
                     for pin_index in first..end {
                         let pin = PinId(pin_index as u32);
                         let is_clock = tree.is_some_and(|tree| tree.is_clock_pin(pin));
@@ -140,13 +139,22 @@ impl FlatGraph {
                 .collect();
             chunks.extend(split_chunks);
         }
-        let mut edge_start = Vec::with_capacity(n_nodes + 1);
-        edge_start.push(0u32);
-        let mut base = 0u32;
+        // Each chunk's edges start where the ones before it end: its nodes' ends are
+        // shifted by that base, chunk by chunk in parallel.
+        let mut edge_start = vec![0u32; n_nodes + 1];
+        let mut pieces = Vec::with_capacity(chunks.len());
+        let (mut rest, mut base) = (&mut edge_start[1..], 0u32);
         for chunk in &chunks {
-            edge_start.extend(chunk.ends.iter().map(|&end| base + end));
+            let (piece, tail) = rest.split_at_mut(chunk.ends.len());
+            pieces.push((piece, chunk, base));
+            rest = tail;
             base += chunk.from.len() as u32;
         }
+        pieces.into_par_iter().for_each(|(piece, chunk, base)| {
+            for (start, &end) in piece.iter_mut().zip(&chunk.ends) {
+                *start = base + end;
+            }
+        });
         let edge_from = concatenate(&chunks, |chunk| &chunk.from);
         let edge_launch = concatenate(&chunks, |chunk| &chunk.launch);
         let edge_value = concatenate(&chunks, |chunk| &chunk.value);
@@ -345,6 +353,24 @@ pub struct ClockLcaTable {
     pub root: Vec<u32>,
     pub table: Vec<u64>,
     pub positions: u32,
+}
+
+impl EdgeChunk {
+    /// An empty chunk with room for every in-edge the nodes of `pins` may have (per
+    /// transition: a primary input's own, one per net arc, at most two per cell arc),
+    /// so that filling it never copies it to grow.
+    fn with_room(graph: &TimingGraph, pins: std::ops::Range<usize>) -> EdgeChunk {
+        let n_nodes = 2 * pins.len();
+        let most: usize = pins
+            .map(|pin| 2 * (1 + 2 * graph.fanin(PinId(pin as u32)).len()))
+            .sum();
+        EdgeChunk {
+            ends: Vec::with_capacity(n_nodes),
+            from: Vec::with_capacity(most),
+            launch: Vec::with_capacity(most),
+            value: Vec::with_capacity(most),
+        }
+    }
 }
 
 /// The parts' items one after the other (copied in parallel).

@@ -1662,9 +1662,21 @@ impl Timer {
                 std::sync::Arc::new(tachyon_paths::flat::FlatGraph::build(graph, data))
             })
             .clone();
+        let built = started.elapsed();
         let problem = tachyon_paths::flat::FlatPaths::for_query(flat, graph, data, &query);
+        let queried = started.elapsed();
         let outcome = gpu_phases::search_paths(self.backend.for_design(graph.n_pins()), &problem)?;
+        let searched = started.elapsed();
         let paths = problem.recover(&outcome);
+        let ms = |duration: Duration| duration.as_secs_f64() * 1e3;
+        tracing::debug!(
+            graph_ms = ms(built),
+            endpoints_ms = ms(queried - built),
+            search_ms = ms(searched - queried),
+            recover_ms = ms(started.elapsed() - searched),
+            search_steps = ?outcome.phases,
+            "path search"
+        );
         self.record("paths", started);
         Ok(paths)
     }
