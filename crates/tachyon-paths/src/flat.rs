@@ -178,7 +178,11 @@ impl FlatGraph {
                 .filter(|tree| tree.node(pin, transition).is_some())
                 .map(|tree| (tree, clock_node, split.index() as u32 * nodes_per_split))
         };
-        let per_node = || (0..n_nodes as u32).into_par_iter().with_min_len(MIN_PARALLEL);
+        let per_node = || {
+            (0..n_nodes as u32)
+                .into_par_iter()
+                .with_min_len(MIN_PARALLEL)
+        };
         let mut tree_parent = Vec::with_capacity(n_nodes);
         let mut tree_depth = Vec::with_capacity(n_nodes);
         let mut tree_credit = Vec::with_capacity(n_nodes);
