@@ -61,6 +61,7 @@ pub struct FlatGraph {
 
 /// The in-edges of the nodes of one chunk of pins: per node the end of its edges
 /// (relative to the chunk), and the edges.
+#[derive(Default)]
 struct EdgeChunk {
     ends: Vec<u32>,
     from: Vec<u32>,
@@ -99,7 +100,7 @@ impl FlatGraph {
                 .map(|chunk| {
                     let first = chunk * PINS_PER_CHUNK;
                     let end = (first + PINS_PER_CHUNK).min(n_pins);
-                    let mut out = EdgeChunk::with_room(graph, first..end);
+                    let mut out = EdgeChunk::default();
                     for pin_index in first..end {
                         let pin = PinId(pin_index as u32);
                         let is_clock = tree.is_some_and(|tree| tree.is_clock_pin(pin));
@@ -379,24 +380,6 @@ pub struct ClockLcaTable {
     pub root: Vec<u32>,
     pub table: Vec<u64>,
     pub positions: u32,
-}
-
-impl EdgeChunk {
-    /// An empty chunk with room for every in-edge the nodes of `pins` may have (per
-    /// transition: a primary input's own, one per net arc, at most two per cell arc),
-    /// so that filling it never copies it to grow.
-    fn with_room(graph: &TimingGraph, pins: std::ops::Range<usize>) -> EdgeChunk {
-        let n_nodes = 2 * pins.len();
-        let most: usize = pins
-            .map(|pin| 2 * (1 + 2 * graph.fanin(PinId(pin as u32)).len()))
-            .sum();
-        EdgeChunk {
-            ends: Vec::with_capacity(n_nodes),
-            from: Vec::with_capacity(most),
-            launch: Vec::with_capacity(most),
-            value: Vec::with_capacity(most),
-        }
-    }
 }
 
 /// The parts' items one after the other (copied in parallel).
