@@ -186,6 +186,8 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
+    // With the last line below, what a run costs outside its steps (start, exit).
+    tracing::debug!("started");
     if let Some(threads) = cli.threads {
         let threads = capped_threads(threads);
         if let Err(error) = rayon::ThreadPoolBuilder::new()
@@ -208,6 +210,7 @@ fn main() -> ExitCode {
         Command::BenchEdits(args) => bench_edits::run(args, &cli.backend, progress),
         Command::BenchResident(args) => bench_resident::run(args, &cli.backend, progress),
     };
+    tracing::debug!("finished: the process exits");
     match result {
         Ok(()) => ExitCode::SUCCESS,
         // A reader that stops early (`tachyon parse ... | head -1`) closes the pipe:

@@ -324,6 +324,9 @@ impl TimingGraph {
         if self.edit.is_some() {
             return;
         }
+        let started = std::time::Instant::now();
+        let mut marks = Vec::new();
+        let mut mark = |step: &'static str| marks.push((step, started.elapsed()));
         // Edits append pins, arcs, nets and tests: room for them now, before the
         // timing's own large allocations, rather than a copy of each vector at the
         // first edit that adds one ([`crate::edit_room`]).
@@ -340,7 +343,9 @@ impl TimingGraph {
         let null_arc = ArcId::from_index(self.arcs.len());
         self.arcs.push(null_arc_value());
         self.arc_enabled.push(false);
+        mark("room");
         let pin_level = self.levels_by_pin();
+        mark("pin levels");
         let room = |_: usize, len: u32| len + ROW_ROOM;
         let ((fanin, _), (fanout, fanout_to)) = rayon::join(
             || self.fanin.relaid(None, null_arc, room),
@@ -349,8 +354,10 @@ impl TimingGraph {
         self.fanin = fanin;
         self.fanout = fanout;
         self.fanout_to = fanout_to;
+        mark("rows");
         let mut net_by_name = net_index(&self.nets);
         net_by_name.reserve(edit_room(self.nets.len()));
+        mark("net index");
         let mut arc_alive = with_edit_room(self.arcs.len(), true);
         arc_alive[null_arc.index()] = false;
         self.edit = Some(Box::new(EditState {
@@ -365,6 +372,8 @@ impl TimingGraph {
             lowered: Vec::new(),
             rc_garbage: 0,
         }));
+        mark("alive");
+        tracing::debug!(steps = ?marks, "graph made editable");
     }
 
     /// Whether the graph is editable ([`TimingGraph::make_editable`]).

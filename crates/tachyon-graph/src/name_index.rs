@@ -32,6 +32,9 @@ const MAX_FILL_EIGHTHS: usize = 6;
 
 const EMPTY: u64 = 0;
 
+/// Tables of at least this many slots grow on all threads.
+const PARALLEL_REBUILD: usize = 1 << 16;
+
 fn tag_of(hash: u64) -> u32 {
     (hash >> 32) as u32
 }
@@ -132,10 +135,35 @@ impl NameIndex {
         }
     }
 
-    /// Moves every entry into a table of `n_slots` slots (tags alone place them).
+    /// Moves every entry into a table of `n_slots` slots (tags alone place them): a
+    /// large table on all threads, each entry in the first free slot from its home
+    /// (slots only go from empty to full, so every entry stays reachable from its home
+    /// with no empty slot between; where entries of one run of slots land depends on
+    /// the threads, what a lookup finds does not).
     fn rebuild(&mut self, n_slots: usize) {
-        let old = std::mem::replace(&mut self.slots, vec![EMPTY; n_slots]);
         let mask = n_slots - 1;
+        if self.slots.len() >= PARALLEL_REBUILD {
+            let table: Vec<AtomicU64> = (0..n_slots)
+                .into_par_iter()
+                .map(|_| AtomicU64::new(EMPTY))
+                .collect();
+            self.slots
+                .par_iter()
+                .with_min_len(4096)
+                .filter(|&&slot| slot != EMPTY)
+                .for_each(|&slot| {
+                    let mut position = Self::home(slot_tag(slot), n_slots);
+                    while table[position]
+                        .compare_exchange(EMPTY, slot, Ordering::Relaxed, Ordering::Relaxed)
+                        .is_err()
+                    {
+                        position = (position + 1) & mask;
+                    }
+                });
+            self.slots = table.into_par_iter().map(AtomicU64::into_inner).collect();
+            return;
+        }
+        let old = std::mem::replace(&mut self.slots, vec![EMPTY; n_slots]);
         for slot in old.into_iter().filter(|&slot| slot != EMPTY) {
             let mut position = Self::home(slot_tag(slot), n_slots);
             while self.slots[position] != EMPTY {
@@ -365,6 +393,29 @@ mod tests {
                 index.get(name, |id| names[id as usize].as_str()),
                 Some(id as u32)
             );
+        }
+    }
+
+    #[test]
+    fn large_tables_grow_on_all_threads_and_stay_consistent() {
+        // Past `PARALLEL_REBUILD` slots the table grows in parallel; lookups, removals
+        // (backward shift) and later insertions must not notice.
+        let names: Vec<String> = (0..200_000).map(|i| format!("pin{i}/A")).collect();
+        let name_of = |id: u32| names[id as usize].as_str();
+        let mut index = NameIndex::default();
+        for (id, name) in names.iter().enumerate().take(150_000) {
+            assert_eq!(index.insert(name, id as u32, name_of), None);
+        }
+        index.reserve(50_000);
+        for id in (0..150_000).step_by(3) {
+            assert_eq!(index.remove(&names[id], name_of), Some(id as u32));
+        }
+        for (id, name) in names.iter().enumerate().skip(150_000) {
+            assert_eq!(index.insert(name, id as u32, name_of), None);
+        }
+        for (id, name) in names.iter().enumerate() {
+            let expected = (id >= 150_000 || id % 3 != 0).then_some(id as u32);
+            assert_eq!(index.get(name, name_of), expected, "{name}");
         }
     }
 

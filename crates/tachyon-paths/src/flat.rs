@@ -40,7 +40,7 @@ use crate::{PathKind, PathQuery, TimingPath};
 const PINS_PER_CHUNK: usize = 4096;
 
 /// Items below which a parallel loop is not worth splitting.
-const MIN_PARALLEL: usize = 1024;
+pub(crate) const MIN_PARALLEL: usize = 1024;
 
 /// The query-independent part of the flattened problem (see the module documentation).
 pub struct FlatGraph {
@@ -72,7 +72,11 @@ struct EdgeChunk {
 impl FlatGraph {
     /// Flattens `graph` and its finished timing `data` (both splits; in parallel).
     pub fn build(graph: &TimingGraph, data: &TimingData) -> FlatGraph {
+        let started = Instant::now();
+        let mut marks = Vec::new();
+        let mut mark = |step: &'static str| marks.push((step, started.elapsed()));
         let trees = build_trees(graph, data, None);
+        mark("clock trees");
         let n_pins = graph.n_pins() as usize;
         let nodes_per_split = (2 * n_pins) as u32;
         let n_nodes = 2 * nodes_per_split as usize;
@@ -140,48 +144,76 @@ impl FlatGraph {
                 .collect();
             chunks.extend(split_chunks);
         }
-        let mut edge_start = Vec::with_capacity(n_nodes + 1);
-        edge_start.push(0u32);
-        let mut base = 0u32;
+        // Each chunk's edges start where the ones before it end: its nodes' ends are
+        // shifted by that base, chunk by chunk in parallel.
+        let mut edge_start = vec![0u32; n_nodes + 1];
+        let mut pieces = Vec::with_capacity(chunks.len());
+        let (mut rest, mut base) = (&mut edge_start[1..], 0u32);
         for chunk in &chunks {
-            edge_start.extend(chunk.ends.iter().map(|&end| base + end));
+            let (piece, tail) = rest.split_at_mut(chunk.ends.len());
+            pieces.push((piece, chunk, base));
+            rest = tail;
             base += chunk.from.len() as u32;
         }
+        pieces.into_par_iter().for_each(|(piece, chunk, base)| {
+            for (start, &end) in piece.iter_mut().zip(&chunk.ends) {
+                *start = base + end;
+            }
+        });
         let edge_from = concatenate(&chunks, |chunk| &chunk.from);
         let edge_launch = concatenate(&chunks, |chunk| &chunk.launch);
         let edge_value = concatenate(&chunks, |chunk| &chunk.value);
         drop(chunks);
 
-        // Clock trees, in the node numbering.
-        let mut tree_parent = vec![NONE; n_nodes];
-        let mut tree_depth = vec![0u32; n_nodes];
-        let mut tree_credit = vec![f64::NAN; n_nodes];
-        for split in Split::BOTH {
-            let Some(tree) = &trees[split.index()] else {
-                continue;
-            };
-            let offset = split.index() * nodes_per_split as usize;
-            let range = offset..offset + nodes_per_split as usize;
-            tree_parent[range.clone()]
-                .par_iter_mut()
-                .zip(&mut tree_depth[range.clone()])
-                .zip(&mut tree_credit[range])
-                .enumerate()
+        mark("edges");
+
+        // Clock trees, in the node numbering: each array written once, on all threads
+        // (a node off the trees: no parent, depth 0, no credit).
+        let tree_of = |node: u32| {
+            let split = Split::BOTH[(node / nodes_per_split) as usize];
+            let clock_node = node % nodes_per_split;
+            let pin = PinId(clock_node / 2);
+            let transition = Transition::BOTH[(clock_node % 2) as usize];
+            trees[split.index()]
+                .as_ref()
+                .filter(|tree| tree.node(pin, transition).is_some())
+                .map(|tree| (tree, clock_node, split.index() as u32 * nodes_per_split))
+        };
+        let per_node = || {
+            (0..n_nodes as u32)
+                .into_par_iter()
                 .with_min_len(MIN_PARALLEL)
-                .for_each(|(clock_node, ((parent, depth), credit))| {
-                    let clock_node = clock_node as u32;
-                    let pin = PinId(clock_node / 2);
-                    let transition = Transition::BOTH[(clock_node % 2) as usize];
-                    if tree.node(pin, transition).is_none() {
-                        return;
-                    }
-                    *depth = tree.depth(clock_node);
-                    *credit = tree.credit(clock_node);
-                    if *depth > 0 {
-                        *parent = offset as u32 + tree.ancestor(clock_node, *depth - 1);
-                    }
-                });
-        }
+        };
+        let mut tree_parent = Vec::with_capacity(n_nodes);
+        let mut tree_depth = Vec::with_capacity(n_nodes);
+        let mut tree_credit = Vec::with_capacity(n_nodes);
+        rayon::join(
+            || {
+                tree_parent.par_extend(per_node().map(|node| {
+                    tree_of(node).map_or(NONE, |(tree, clock_node, offset)| {
+                        match tree.depth(clock_node) {
+                            0 => NONE,
+                            depth => offset + tree.ancestor(clock_node, depth - 1),
+                        }
+                    })
+                }))
+            },
+            || {
+                rayon::join(
+                    || {
+                        tree_depth.par_extend(per_node().map(|node| {
+                            tree_of(node).map_or(0, |(tree, clock_node, _)| tree.depth(clock_node))
+                        }))
+                    },
+                    || {
+                        tree_credit.par_extend(per_node().map(|node| {
+                            tree_of(node)
+                                .map_or(f64::NAN, |(tree, clock_node, _)| tree.credit(clock_node))
+                        }))
+                    },
+                )
+            },
+        );
 
         let tree_nodes: Vec<u32> = (0..n_nodes as u32)
             .into_par_iter()
@@ -203,6 +235,7 @@ impl FlatGraph {
             .map(|&node| tree_depth[node as usize])
             .max()
             .unwrap_or(0);
+        mark("clock arrays");
 
         // Topological levels: both splits and transitions of a pin share its level.
         let mut level_offsets = vec![0u32];
@@ -223,6 +256,8 @@ impl FlatGraph {
                 })
             })
             .collect();
+        mark("levels");
+        tracing::debug!(steps = ?marks, nodes = n_nodes, edges = edge_from.len(), "path graph flattened");
         FlatGraph {
             nodes_per_split,
             edge_start,

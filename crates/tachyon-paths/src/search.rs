@@ -1,14 +1,15 @@
 //! The global best-first search over endpoints and deviations.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 use rayon::prelude::*;
 use tachyon_cppr::ClockTree;
-use tachyon_graph::{PinKind, TimingData, TimingGraph};
+use tachyon_graph::{FastMap, PinKind, TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::{Split, Transition};
 
+use crate::flat::MIN_PARALLEL;
 use crate::forest::{Forest, ForestInputs, ForestSpec, Origin};
 use crate::{PathKind, PathQuery, TimingPath};
 use tachyon_kernels::delay::slack as endpoint_slack;
@@ -153,7 +154,10 @@ pub(crate) fn build_trees(
 }
 
 /// Every endpoint of the query (its splits, its endpoint pin when given, negative only
-/// when asked) with the forest spec each needs, sorted by the lower bound of its slack.
+/// when asked) with the forest spec each needs, sorted by the lower bound of its slack
+/// (ties in the order found: per split the primary outputs, then the tests). The
+/// candidates are found on all threads in that order, the forest specs numbered in
+/// order of first use, and the sort is stable.
 pub(crate) fn collect_endpoints(
     graph: &TimingGraph,
     data: &TimingData,
@@ -169,70 +173,59 @@ pub(crate) fn collect_endpoints(
             .as_ref()
             .is_some_and(|tree| tree.is_clock_pin(pin))
     };
-    let mut specs: Vec<ForestSpec> = Vec::new();
-    let mut endpoints: Vec<Endpoint> = Vec::new();
-    let mut spec_index: HashMap<ForestSpec, usize> = HashMap::new();
-    let mut add = |spec: ForestSpec, endpoint: Endpoint| {
-        let index = *spec_index.entry(spec).or_insert_with(|| {
-            specs.push(spec);
-            specs.len() - 1
-        });
-        endpoints.push(Endpoint {
-            forest: index,
-            ..endpoint
-        });
-    };
+    let mut found: Vec<(ForestSpec, Endpoint)> = Vec::new();
     for &split in &splits {
-        for &(pin, required) in &graph.assertions().required {
-            if graph.pin(pin).kind != PinKind::PrimaryOutput
-                || query.endpoint.is_some_and(|only| only != pin)
-                || is_clock_pin(split, pin)
-            {
-                continue;
-            }
-            for transition in Transition::BOTH {
-                let condition = condition_index(split, transition);
-                let required = required[condition];
-                // The engine's arrival covers every path, so its slack bounds ours.
-                let lower_bound =
-                    endpoint_slack(split, required, data.arrival[pin.index()][condition]);
-                if lower_bound.is_nan() {
-                    continue;
-                }
-                let spec = ForestSpec {
-                    endpoint: pin,
-                    split,
-                    capture: None,
-                    launches: true,
-                };
-                let endpoint = Endpoint {
-                    forest: 0,
-                    transition,
-                    kind: PathKind::PrimaryOutput,
-                    required,
-                    lower_bound,
-                };
-                add(spec, endpoint);
-            }
-        }
-        for (test_index, test) in graph.tests().iter().enumerate() {
-            if test.kind.split() != split
-                || query.endpoint.is_some_and(|only| only != test.data)
-                || is_clock_pin(split, test.data)
-            {
-                continue;
-            }
-            let capture = trees[split.index()]
-                .as_ref()
-                .and_then(|tree| tree.node(test.clock, test.clock_edge));
-            let result = &data.tests[test_index];
-            for transition in Transition::BOTH {
-                let required = result.required_before_cppr[transition.index()];
-                // The engine's post-CPPR test slack is exactly the best path's.
-                let lower_bound = result.slack[transition.index()];
-                if required.is_nan() || lower_bound.is_nan() {
-                    continue;
-                }
+        let outputs = graph
+            .assertions()
+            .required
+            .par_iter()
+            .with_min_len(MIN_PARALLEL)
+            .flat_map_iter(|&(pin, required)| {
+                let wanted = graph.pin(pin).kind == PinKind::PrimaryOutput
+                    && query.endpoint.is_none_or(|only| only == pin)
+                    && !is_clock_pin(split, pin);
+                Transition::BOTH
+                    .into_iter()
+                    .filter(move |_| wanted)
+                    .filter_map(move |transition| {
+                        let condition = condition_index(split, transition);
+                        let required = required[condition];
+                        // The engine's arrival covers every path, so its slack bounds ours.
+                        let lower_bound =
+                            endpoint_slack(split, required, data.arrival[pin.index()][condition]);
+                        if lower_bound.is_nan() {
+                            return None;
+                        }
+                        let spec = ForestSpec {
+                            endpoint: pin,
+                            split,
+                            capture: None,
+                            launches: true,
+                        };
+                        let endpoint = Endpoint {
+                            forest: 0,
+                            transition,
+                            kind: PathKind::PrimaryOutput,
+                            required,
+                            lower_bound,
+                        };
+                        Some((spec, endpoint))
+                    })
+            });
+        found.par_extend(outputs);
+        let tests = graph
+            .tests()
+            .par_iter()
+            .enumerate()
+            .with_min_len(MIN_PARALLEL)
+            .flat_map_iter(|(test_index, test)| {
+                let wanted = test.kind.split() == split
+                    && query.endpoint.is_none_or(|only| only == test.data)
+                    && !is_clock_pin(split, test.data);
+                let capture = trees[split.index()]
+                    .as_ref()
+                    .filter(|_| wanted)
+                    .and_then(|tree| tree.node(test.clock, test.clock_edge));
                 let spec = ForestSpec {
                     endpoint: test.data,
                     split,
@@ -243,19 +236,43 @@ pub(crate) fn collect_endpoints(
                     tachyon_graph::TestKind::Setup => PathKind::Setup,
                     tachyon_graph::TestKind::Hold => PathKind::Hold,
                 };
-                let endpoint = Endpoint {
-                    forest: 0,
-                    transition,
-                    kind,
-                    required,
-                    lower_bound,
-                };
-                add(spec, endpoint);
-            }
-        }
+                Transition::BOTH
+                    .into_iter()
+                    .filter(move |_| wanted)
+                    .filter_map(move |transition| {
+                        let result = &data.tests[test_index];
+                        let required = result.required_before_cppr[transition.index()];
+                        // The engine's post-CPPR test slack is exactly the best path's.
+                        let lower_bound = result.slack[transition.index()];
+                        if required.is_nan() || lower_bound.is_nan() {
+                            return None;
+                        }
+                        let endpoint = Endpoint {
+                            forest: 0,
+                            transition,
+                            kind,
+                            required,
+                            lower_bound,
+                        };
+                        Some((spec, endpoint))
+                    })
+            });
+        found.par_extend(tests);
     }
+    let mut specs: Vec<ForestSpec> = Vec::new();
+    let mut spec_index: FastMap<ForestSpec, usize> = FastMap::default();
+    let mut endpoints: Vec<Endpoint> = found
+        .into_iter()
+        .map(|(spec, endpoint)| {
+            let forest = *spec_index.entry(spec).or_insert_with(|| {
+                specs.push(spec);
+                specs.len() - 1
+            });
+            Endpoint { forest, ..endpoint }
+        })
+        .collect();
     endpoints.retain(|endpoint| !(query.only_negative && endpoint.lower_bound >= 0.0));
-    endpoints.sort_by(|a, b| a.lower_bound.total_cmp(&b.lower_bound));
+    endpoints.par_sort_by(|a, b| a.lower_bound.total_cmp(&b.lower_bound));
     (specs, endpoints)
 }
 

@@ -236,6 +236,10 @@ pub struct Timer {
     /// With [`Retime::Incremental`], what incremental re-timing keeps beside `timing`
     /// (its dirty state included); None when the next update is a full one.
     incremental: Option<tachyon_gba::Incremental>,
+    /// With [`Retime::Incremental`], from a full update to the first edit: that update's
+    /// flat layout, from which the first edit builds `incremental`
+    /// ([`Timer::build_incremental`]), so that a run that never edits never builds it.
+    incremental_flat: Option<tachyon_gba::FlatTiming>,
     /// The clock network of the current graph for incremental CPPR (None: not found
     /// yet), kept while edits leave its pins' rows alone.
     cppr_clock: Option<Option<std::sync::Arc<tachyon_cppr::ClockNetwork>>>,
@@ -349,6 +353,7 @@ impl Timer {
             stats: UpdateStats::default(),
             history: Vec::new(),
             incremental: None,
+            incremental_flat: None,
             resident: None,
             gpu_min_frontier: None,
             gpu_failed: None,
@@ -385,8 +390,28 @@ impl Timer {
     fn follows_edits(&self) -> bool {
         self.retime == Retime::Incremental
             && self.timing.is_some()
-            && self.incremental.is_some()
+            && (self.incremental.is_some() || self.incremental_flat.is_some())
             && !self.design.uses_sdc()
+    }
+
+    /// Builds the incremental state at the first edit after a full update, from that
+    /// update's flat layout: the graph and the values are still the update's (nothing
+    /// changes them before an edit), so the state is the one the update would have
+    /// built. Its cost (the flat rows again, on the GPU backend the RC pass of every
+    /// net on the host, the required-time seeds) is counted in `edit graph`.
+    fn build_incremental(&mut self) {
+        let (Some(flat), Some((graph, data))) = (self.incremental_flat.take(), &mut self.timing)
+        else {
+            return;
+        };
+        let started = Instant::now();
+        let mut incremental = tachyon_gba::Incremental::new(graph, flat, data);
+        incremental.track_device(self.resident.is_some());
+        self.incremental = Some(incremental);
+        tracing::debug!(
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "incremental state built at the first edit"
+        );
     }
 
     /// Applies `edit` to the design and, when the timer follows edits in place, the
@@ -408,13 +433,16 @@ impl Timer {
         edit(std::sync::Arc::make_mut(&mut self.design))?;
         self.sta = None;
         self.path_graph = None;
+        let started = Instant::now();
+        if follow {
+            self.build_incremental();
+        }
         let (Some((graph, data)), Some(incremental), true) =
             (&mut self.timing, &mut self.incremental, follow)
         else {
             self.timing = None;
             return Ok(());
         };
-        let started = Instant::now();
         let empty = tachyon_link::InstanceBefore::default();
         let touched = match &target {
             EditTarget::Instance(name) => tachyon_link::Touched::Instance {
@@ -449,6 +477,7 @@ impl Timer {
             self.resident = None;
             self.timing = None;
             self.incremental = None;
+            self.incremental_flat = None;
         }
     }
 
@@ -1012,7 +1041,7 @@ impl Timer {
         });
         self.phases = phases;
         self.last_on_gpu = matches!(backend, Backend::Gpu(_));
-        let (mut data, flat, resident) = data.inspect_err(|why| {
+        let (data, flat, resident) = data.inspect_err(|why| {
             if matches!(backend, Backend::Gpu(_)) {
                 // The error says what failed (out of memory: how much was needed and
                 // free); the timer stays usable, on the CPU.
@@ -1022,16 +1051,15 @@ impl Timer {
         })?;
         self.cppr_clock = None;
         self.cppr_trees.clear();
-        self.incremental = follow.then(|| tachyon_gba::Incremental::new(&graph, flat, &mut data));
+        // Built at the first edit (a run that never edits does without it).
+        self.incremental = None;
+        self.incremental_flat = follow.then_some(flat);
         // Kept only where updates after edits can use it.
         let resident = resident.or_else(|| {
             (self.resident_twin && self.backend.gpu_min_frontier() == usize::MAX)
                 .then_some(gpu_phases::Resident::CpuTwin)
         });
         self.resident = resident.filter(|_| follow);
-        if let Some(incremental) = &mut self.incremental {
-            incremental.track_device(self.resident.is_some());
-        }
         self.stats = UpdateStats {
             full: true,
             pins: graph.n_pins() as usize,
@@ -1722,9 +1750,21 @@ impl Timer {
                 std::sync::Arc::new(tachyon_paths::flat::FlatGraph::build(graph, data))
             })
             .clone();
+        let built = started.elapsed();
         let problem = tachyon_paths::flat::FlatPaths::for_query(flat, graph, data, &query);
+        let queried = started.elapsed();
         let outcome = gpu_phases::search_paths(self.backend.for_design(graph.n_pins()), &problem)?;
+        let searched = started.elapsed();
         let paths = problem.recover(&outcome);
+        let ms = |duration: Duration| duration.as_secs_f64() * 1e3;
+        tracing::debug!(
+            graph_ms = ms(built),
+            endpoints_ms = ms(queried - built),
+            search_ms = ms(searched - queried),
+            recover_ms = ms(started.elapsed() - searched),
+            search_steps = ?outcome.phases,
+            "path search"
+        );
         self.record("paths", started);
         Ok(paths)
     }

@@ -150,6 +150,37 @@ fn failed_reads_and_edits_on_tiny_change_nothing() {
     );
 }
 
+/// The incremental state is built at the first edit after a full update: edits that
+/// fail before it leave the values as they were, and the first one that succeeds (the
+/// output's inverter cut from its input) is followed in place and times as a full
+/// re-time of the edited design.
+#[test]
+fn the_first_edit_after_failed_ones_times_as_a_full_retime() {
+    let mut timer = Timer::new();
+    timer
+        .load_tau2015(tiny("tiny.tau2015"))
+        .expect("tiny loads");
+    let before = state(&mut timer);
+    assert!(timer.repower_gate("g4", "DFF").is_err());
+    assert!(timer.remove_gate("nosuch").is_err());
+    assert!(
+        state(&mut timer) == before,
+        "a failed edit changed the timing"
+    );
+    timer.disconnect_pin("g4:A").expect("g4:A is connected");
+    let after = state(&mut timer);
+    assert!(!timer.stats().full, "the edit was not followed in place");
+    let mut full = Timer::new();
+    full.set_retime(tachyon::Retime::Full);
+    full.load_tau2015(tiny("tiny.tau2015")).expect("tiny loads");
+    full.disconnect_pin("g4:A").expect("g4:A is connected");
+    assert!(after != before, "the edit changed nothing");
+    assert!(
+        after == state(&mut full),
+        "the edit in place differs from a full re-time"
+    );
+}
+
 /// The issue's script, on the shared s27.
 #[test]
 fn the_issue_script_on_s27_changes_nothing() {
