@@ -45,16 +45,12 @@ fn table_index(table: Option<TableId>) -> u32 {
     table.map_or(NONE, |table| table.index() as u32)
 }
 
-/// The graph's CSR with `u32` arc indices (the list converted in parallel).
-/// With [`edit_room`] to spare: incremental timing patches these rows as edits add pins
-/// and arcs.
-pub(crate) fn csr(csr: &Csr) -> (Vec<u32>, Vec<u32>) {
-    let (starts, arcs) = (csr.starts(), csr.arcs());
-    let mut list = Vec::with_capacity(arcs.len() + edit_room(arcs.len()));
-    list.par_extend(arcs.par_iter().with_min_len(4096).map(|arc| arc.0));
-    let mut start = Vec::with_capacity(starts.len() + edit_room(starts.len()));
-    start.extend_from_slice(starts);
-    (start, list)
+/// The graph's CSR with `u32` arc indices (the list copied in parallel).
+fn csr(csr: &Csr) -> (Vec<u32>, Vec<u32>) {
+    let (starts, arcs) = (csr.starts(), csr.arc_indices());
+    let mut list = Vec::with_capacity(arcs.len());
+    list.par_extend(arcs.par_iter().with_min_len(4096).copied());
+    (starts.to_vec(), list)
 }
 
 /// `items` collected, with [`edit_room`] to spare when `graph` is editable (edits append
@@ -96,23 +92,35 @@ fn packed_csr(graph: &TimingGraph, csr: &Csr) -> (Vec<u32>, Vec<u32>) {
 }
 
 impl FlatTiming {
-    /// The rows as the graph lays them out (an editable graph's with their free places,
-    /// holding its null arc), for incremental updates that patch rows in place.
-    pub(crate) fn use_graph_rows(&mut self, graph: &TimingGraph) {
-        (self.fanin_start, self.fanin_arcs) = csr(graph.fanin_csr());
-        (self.fanout_start, self.fanout_arcs) = csr(graph.fanout_csr());
-    }
-
-    /// Frees the level lists (what the full pass walks), for a copy that incremental
-    /// timing keeps: it walks the graph's own levels instead.
-    pub(crate) fn drop_levels(&mut self) {
+    /// Frees the rows and the level lists (what the full pass walks), for a copy that
+    /// incremental timing keeps: it reads the graph's own rows as edits leave them
+    /// ([`FlatTiming::with_graph_rows`]) and walks the graph's own levels.
+    pub(crate) fn drop_rows_and_levels(&mut self) {
         for list in [
+            &mut self.fanin_start,
+            &mut self.fanin_arcs,
+            &mut self.fanout_start,
+            &mut self.fanout_arcs,
             &mut self.level_start,
             &mut self.level_pins,
             &mut self.forward_level_start,
             &mut self.forward_pins,
         ] {
             *list = Vec::new();
+        }
+    }
+
+    /// The view the kernels take, with `graph`'s own rows in place of this copy's (an
+    /// editable graph's with their free places, which hold its null arc and add
+    /// nothing): the same memory the graph edits, so nothing is copied or patched.
+    pub fn with_graph_rows<'a>(&'a self, graph: &'a TimingGraph) -> FlatGraph<'a> {
+        let (fanin, fanout) = (graph.fanin_csr(), graph.fanout_csr());
+        FlatGraph {
+            fanin_start: fanin.starts(),
+            fanin_arcs: fanin.arc_indices(),
+            fanout_start: fanout.starts(),
+            fanout_arcs: fanout.arc_indices(),
+            ..self.graph()
         }
     }
 

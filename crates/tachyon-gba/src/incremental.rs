@@ -42,10 +42,10 @@ use tachyon_graph::{
     edit_room, filled_with_room, keep_edit_room, FastMap, Journal, PinId, TestResult, TimingData,
     TimingGraph, NO_VALUE,
 };
-use tachyon_kernels::propagate::{backward_pin, evaluate_test, forward_pin, NONE};
+use tachyon_kernels::propagate::{backward_pin, evaluate_test, forward_pin, FlatGraph, NONE};
 
 use crate::backward::{seed_required, seed_required_of_tests, SeedStore};
-use crate::flat::{arc_descriptor, csr as csr_into, test_descriptor, FlatTiming};
+use crate::flat::{arc_descriptor, test_descriptor, FlatTiming};
 use crate::parasitics::{net_parasitics, Scratch};
 use crate::{compute_parasitics, tests_eval};
 
@@ -156,12 +156,10 @@ impl Incremental {
     /// same function, so the same bits).
     pub fn new(graph: &TimingGraph, mut flat: FlatTiming, data: &mut TimingData) -> Incremental {
         assert!(graph.is_editable(), "incremental timing edits the graph");
-        // Rows with their free places, patched in place by edits (the null arc in the
-        // free places adds nothing).
-        flat.use_graph_rows(graph);
-        // The full pass's level lists are not kept (updates walk the graph's levels):
-        // their memory goes now, not at the first edit.
-        flat.drop_levels();
+        // The full pass's rows and level lists are not kept: updates read the graph's
+        // own rows (with their free places, which hold the null arc and add nothing),
+        // edited in place by the graph, and walk its levels. Their memory goes now.
+        flat.drop_rows_and_levels();
         let n_pins = graph.n_pins() as usize;
         if data.net_load.len() != graph.nets().len() || data.wire_delay.len() != n_pins {
             data.net_load = filled_with_room(graph.nets().len(), [0.0; 4]);
@@ -243,9 +241,16 @@ impl Incremental {
         delta
     }
 
-    /// The flat arrays as edits left them (rows with their free places).
+    /// The flat arrays as edits left them, without rows: those are `graph`'s own
+    /// ([`Incremental::view`]).
     pub fn flat(&self) -> &FlatTiming {
         &self.flat
+    }
+
+    /// The view the kernels take of the edited `graph`: its rows (with their free
+    /// places) and the flat arrays as edits left them.
+    pub fn view<'a>(&'a self, graph: &'a TimingGraph) -> FlatGraph<'a> {
+        self.flat.with_graph_rows(graph)
     }
 
     /// Every pin by level from the graph's per-pin levels, for a level sweep over the
@@ -292,7 +297,7 @@ impl Incremental {
             .level_lists(graph)
             .expect("the primary inputs are on level 0");
         let flat = &self.flat;
-        let view = flat.graph();
+        let view = flat.with_graph_rows(graph);
         let mut arrival = vec![[NO_VALUE; 4]; graph.n_pins() as usize];
         let mut slew = arrival.clone();
         let mut arc_delay = vec![[NO_VALUE; 4]; flat.arcs.len()];
@@ -352,7 +357,7 @@ impl Incremental {
         let (level_start, level_pins) = self
             .level_lists(graph)
             .expect("the primary inputs are on level 0");
-        let view = self.flat.graph();
+        let view = self.flat.with_graph_rows(graph);
         let mut seed = vec![[NO_VALUE; 4]; graph.n_pins() as usize];
         for &(pin, value) in seeds {
             seed[pin as usize] = value;
@@ -441,23 +446,7 @@ impl Incremental {
             delta.tests |= journal.tests_kept.is_some() || !journal.tests.is_empty();
         }
         let flat = &mut self.flat;
-        // Rows, arcs, pins' nets.
-        follow_csr(
-            &mut flat.fanin_start,
-            &mut flat.fanin_arcs,
-            graph.fanin_csr(),
-            &journal.fanin_rows,
-            journal.relaid_fanin,
-            journal.fanin_moved_from,
-        );
-        follow_csr(
-            &mut flat.fanout_start,
-            &mut flat.fanout_arcs,
-            graph.fanout_csr(),
-            &journal.fanout_rows,
-            journal.relaid_fanout,
-            journal.fanout_moved_from,
-        );
+        // Arcs and pins' nets (the rows are the graph's own, edited in place).
         flat.arcs.resize(graph.arcs().len(), [0; 8]);
         for &arc in &journal.arcs {
             flat.arcs[arc.index()] = arc_descriptor(graph.arc(arc));
@@ -791,7 +780,7 @@ impl Incremental {
             }
         }
         let flat = &self.flat;
-        let view = flat.graph();
+        let view = flat.with_graph_rows(graph);
         let is_input = &self.is_input;
         while let Some(mut pins) = frontier.pop_lowest() {
             pins.retain(|&pin| !is_input[pin as usize] && graph.is_pin_alive(PinId(pin)));
@@ -1068,7 +1057,7 @@ impl Incremental {
         for pin in std::mem::take(&mut self.backward) {
             frontier.push(&mut self.mark, stamp, levels, pin);
         }
-        let view = self.flat.graph();
+        let view = self.flat.with_graph_rows(graph);
         let seeds = &self.seeds;
         while let Some(mut pins) = frontier.pop_highest() {
             pins.retain(|&pin| graph.is_pin_alive(PinId(pin)));
@@ -1305,46 +1294,6 @@ impl Frontier {
 
     fn pop_highest(&mut self) -> Option<Vec<u32>> {
         self.by_level.pop_last().map(|(_, pins)| pins)
-    }
-}
-
-/// Writes the rows `rows` of `csr` (or all of it, when it was laid out anew) into the
-/// flat copy; the rows from `moved_from` on, and those of pins added since, are copied
-/// whole.
-fn follow_csr(
-    start: &mut Vec<u32>,
-    arcs: &mut Vec<u32>,
-    csr: &tachyon_graph::Csr,
-    rows: &[PinId],
-    relaid: bool,
-    moved_from: Option<PinId>,
-) {
-    if relaid {
-        let (new_start, new_arcs) = csr_into(csr);
-        *start = new_start;
-        *arcs = new_arcs;
-        return;
-    }
-    let starts = csr.starts();
-    let list = csr.arcs();
-    let old_pins = start.len().saturating_sub(1);
-    let tail = moved_from.map_or(old_pins, |pin| pin.index().min(old_pins));
-    if starts.len() > start.len() || tail < old_pins {
-        // Row `tail` starts where it did; from there on, copied.
-        let first_place = starts[tail] as usize;
-        start.truncate(tail);
-        start.extend_from_slice(&starts[tail..]);
-        arcs.truncate(first_place);
-        arcs.extend(list[first_place..].iter().map(|arc| arc.0));
-    }
-    for &pin in rows {
-        if pin.index() >= tail {
-            continue;
-        }
-        let range = starts[pin.index()] as usize..starts[pin.index() + 1] as usize;
-        for (place, arc) in arcs[range.clone()].iter_mut().zip(&list[range]) {
-            *place = arc.0;
-        }
     }
 }
 
