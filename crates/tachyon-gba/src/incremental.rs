@@ -174,15 +174,16 @@ impl Incremental {
         keep_edit_room(&mut flat.arcs);
         keep_edit_room(&mut flat.pin_net);
         keep_edit_room(&mut flat.tests);
-        let mut is_input = Vec::with_capacity(n_pins + edit_room(n_pins));
-        is_input.resize(n_pins, false);
+        // Per-pin vectors with room too (the first added pin would copy them), from
+        // zeroed allocations: pages no entry is written in are never touched.
+        let mut is_input = zeros_with_room(n_pins);
         for &pin in &flat.primary_inputs {
             is_input[pin as usize] = true;
         }
         let mut all = AllSeeds::default();
         seed_required(graph, data, &mut all);
         let tests_at = tests_by_pin(&flat.tests);
-        let mut has_tests = vec![false; n_pins];
+        let mut has_tests = zeros_with_room(n_pins);
         for &pin in tests_at.keys() {
             has_tests[pin as usize] = true;
         }
@@ -196,11 +197,7 @@ impl Incremental {
             seed_pins: Vec::new(),
             tests: Vec::new(),
             reset_pins: Vec::new(),
-            mark: {
-                let mut mark = Vec::with_capacity(n_pins + edit_room(n_pins));
-                mark.resize(n_pins, 0);
-                mark
-            },
+            mark: zeros_with_room(n_pins),
             stamp: 0,
             forward_changed: Vec::new(),
             delay_changed: Vec::new(),
@@ -208,7 +205,7 @@ impl Incremental {
             tests_before: Vec::new(),
             tests_at,
             has_tests,
-            cone: vec![0; n_pins],
+            cone: zeros_with_room(n_pins),
             cone_stamp: 0,
             spread: DEFAULT_SPREAD,
             pending_before: 0,
@@ -1238,6 +1235,14 @@ const WALK_STEPS_PER_PIN: usize = 4;
 /// (the 100k generated design: 50 resizes left 640 pending pins, and re-timed 125,587
 /// pins forward and backward, about 200 each).
 const DEFAULT_SPREAD: f64 = 32.0;
+
+/// `n` zeros (or `false`s) with [`edit_room`] to spare, in a zeroed allocation: the
+/// system gives it pages as they are first written.
+fn zeros_with_room<T: Clone + Default>(n: usize) -> Vec<T> {
+    let mut values = vec![T::default(); n + edit_room(n)];
+    values.truncate(n);
+    values
+}
 
 /// The tests at each clock or data pin.
 fn tests_by_pin(tests: &[[u32; 6]]) -> FastMap<u32, Vec<u32>> {
