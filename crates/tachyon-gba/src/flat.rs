@@ -53,18 +53,10 @@ fn csr(csr: &Csr) -> (Vec<u32>, Vec<u32>) {
     (starts.to_vec(), list)
 }
 
-/// `items` collected, with [`edit_room`] to spare when `graph` is editable (edits append
-/// to the vector).
-fn collect_for<T: Send>(
-    graph: &TimingGraph,
-    items: impl IndexedParallelIterator<Item = T>,
-) -> Vec<T> {
-    let room = if graph.is_editable() {
-        edit_room(items.len())
-    } else {
-        0
-    };
-    let mut values = Vec::with_capacity(items.len() + room);
+/// `items` collected, with [`edit_room`] to spare: incremental timing keeps the vector
+/// and edits append to it (the room costs address space only, unless edits use it).
+fn collect_with_room<T: Send>(items: impl IndexedParallelIterator<Item = T>) -> Vec<T> {
+    let mut values = Vec::with_capacity(items.len() + edit_room(items.len()));
     values.par_extend(items);
     values
 }
@@ -142,8 +134,7 @@ impl FlatTiming {
                 )
             },
             || {
-                let pin_net = collect_for(
-                    graph,
+                let pin_net = collect_with_room(
                     graph
                         .pins()
                         .par_iter()
@@ -218,7 +209,7 @@ impl FlatTiming {
 
 /// Every arc as the kernels' descriptor.
 fn arc_descriptors(graph: &TimingGraph) -> Vec<ArcDescriptor> {
-    collect_for(graph, graph.arcs().par_iter().map(arc_descriptor))
+    collect_with_room(graph.arcs().par_iter().map(arc_descriptor))
 }
 
 /// One arc as the kernels' descriptor.
@@ -251,8 +242,7 @@ pub(crate) fn arc_descriptor(arc: &tachyon_graph::Arc) -> ArcDescriptor {
 
 /// Every test as the kernels' descriptor.
 fn test_descriptors(graph: &TimingGraph) -> Vec<TestDescriptor> {
-    collect_for(
-        graph,
+    collect_with_room(
         graph
             .tests()
             .par_iter()

@@ -150,16 +150,30 @@ impl DeviceDelta {
 }
 
 impl Incremental {
-    /// The state for `graph` (editable, finalized) with its full timing `data`, and
-    /// `flat` built from the graph as it is. When the backend kept the RC pass's values
-    /// on the device (`data.net_load` empty), they are computed here on the CPU (the
-    /// same function, so the same bits).
-    pub fn new(graph: &TimingGraph, mut flat: FlatTiming, data: &mut TimingData) -> Incremental {
-        assert!(graph.is_editable(), "incremental timing edits the graph");
+    /// The state for `graph` (finalized) with its full timing `data` and `flat`, built
+    /// from the graph as it is. The graph is made editable here (when it is not yet),
+    /// after the flat copy's rows and levels are freed, so that its rows with room can
+    /// take their memory; the arcs that adds (its null arc) are taken in. When the
+    /// backend kept the RC pass's values on the device (`data.net_load` empty), they
+    /// are computed here on the CPU (the same function, so the same bits).
+    pub fn new(
+        graph: &mut TimingGraph,
+        mut flat: FlatTiming,
+        data: &mut TimingData,
+    ) -> Incremental {
         // The full pass's rows and level lists are not kept: updates read the graph's
         // own rows (with their free places, which hold the null arc and add nothing),
         // edited in place by the graph, and walk its levels. Their memory goes now.
         flat.drop_rows_and_levels();
+        graph.make_editable();
+        let graph = &*graph;
+        let n_timed = flat.arcs.len();
+        flat.arcs
+            .extend(graph.arcs()[n_timed..].iter().map(arc_descriptor));
+        if data.arc_delay.len() == n_timed {
+            // As a full pass leaves an arc no row holds.
+            data.arc_delay.resize(graph.arcs().len(), [NO_VALUE; 4]);
+        }
         let n_pins = graph.n_pins() as usize;
         if data.net_load.len() != graph.nets().len() || data.wire_delay.len() != n_pins {
             data.net_load = filled_with_room(graph.nets().len(), [0.0; 4]);
