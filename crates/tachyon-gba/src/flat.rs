@@ -45,30 +45,18 @@ fn table_index(table: Option<TableId>) -> u32 {
     table.map_or(NONE, |table| table.index() as u32)
 }
 
-/// The graph's CSR with `u32` arc indices (the list converted in parallel).
-/// With [`edit_room`] to spare: incremental timing patches these rows as edits add pins
-/// and arcs.
-pub(crate) fn csr(csr: &Csr) -> (Vec<u32>, Vec<u32>) {
-    let (starts, arcs) = (csr.starts(), csr.arcs());
-    let mut list = Vec::with_capacity(arcs.len() + edit_room(arcs.len()));
-    list.par_extend(arcs.par_iter().with_min_len(4096).map(|arc| arc.0));
-    let mut start = Vec::with_capacity(starts.len() + edit_room(starts.len()));
-    start.extend_from_slice(starts);
-    (start, list)
+/// The graph's CSR with `u32` arc indices (the list copied in parallel).
+fn csr(csr: &Csr) -> (Vec<u32>, Vec<u32>) {
+    let (starts, arcs) = (csr.starts(), csr.arc_indices());
+    let mut list = Vec::with_capacity(arcs.len());
+    list.par_extend(arcs.par_iter().with_min_len(4096).copied());
+    (starts.to_vec(), list)
 }
 
-/// `items` collected, with [`edit_room`] to spare when `graph` is editable (edits append
-/// to the vector).
-fn collect_for<T: Send>(
-    graph: &TimingGraph,
-    items: impl IndexedParallelIterator<Item = T>,
-) -> Vec<T> {
-    let room = if graph.is_editable() {
-        edit_room(items.len())
-    } else {
-        0
-    };
-    let mut values = Vec::with_capacity(items.len() + room);
+/// `items` collected, with [`edit_room`] to spare: incremental timing keeps the vector
+/// and edits append to it (the room costs address space only, unless edits use it).
+fn collect_with_room<T: Send>(items: impl IndexedParallelIterator<Item = T>) -> Vec<T> {
+    let mut values = Vec::with_capacity(items.len() + edit_room(items.len()));
     values.par_extend(items);
     values
 }
@@ -96,23 +84,35 @@ fn packed_csr(graph: &TimingGraph, csr: &Csr) -> (Vec<u32>, Vec<u32>) {
 }
 
 impl FlatTiming {
-    /// The rows as the graph lays them out (an editable graph's with their free places,
-    /// holding its null arc), for incremental updates that patch rows in place.
-    pub(crate) fn use_graph_rows(&mut self, graph: &TimingGraph) {
-        (self.fanin_start, self.fanin_arcs) = csr(graph.fanin_csr());
-        (self.fanout_start, self.fanout_arcs) = csr(graph.fanout_csr());
-    }
-
-    /// Frees the level lists (what the full pass walks), for a copy that incremental
-    /// timing keeps: it walks the graph's own levels instead.
-    pub(crate) fn drop_levels(&mut self) {
+    /// Frees the rows and the level lists (what the full pass walks), for a copy that
+    /// incremental timing keeps: it reads the graph's own rows as edits leave them
+    /// ([`FlatTiming::with_graph_rows`]) and walks the graph's own levels.
+    pub(crate) fn drop_rows_and_levels(&mut self) {
         for list in [
+            &mut self.fanin_start,
+            &mut self.fanin_arcs,
+            &mut self.fanout_start,
+            &mut self.fanout_arcs,
             &mut self.level_start,
             &mut self.level_pins,
             &mut self.forward_level_start,
             &mut self.forward_pins,
         ] {
             *list = Vec::new();
+        }
+    }
+
+    /// The view the kernels take, with `graph`'s own rows in place of this copy's (an
+    /// editable graph's with their free places, which hold its null arc and add
+    /// nothing): the same memory the graph edits, so nothing is copied or patched.
+    pub fn with_graph_rows<'a>(&'a self, graph: &'a TimingGraph) -> FlatGraph<'a> {
+        let (fanin, fanout) = (graph.fanin_csr(), graph.fanout_csr());
+        FlatGraph {
+            fanin_start: fanin.starts(),
+            fanin_arcs: fanin.arc_indices(),
+            fanout_start: fanout.starts(),
+            fanout_arcs: fanout.arc_indices(),
+            ..self.graph()
         }
     }
 
@@ -134,8 +134,7 @@ impl FlatTiming {
                 )
             },
             || {
-                let pin_net = collect_for(
-                    graph,
+                let pin_net = collect_with_room(
                     graph
                         .pins()
                         .par_iter()
@@ -210,7 +209,7 @@ impl FlatTiming {
 
 /// Every arc as the kernels' descriptor.
 fn arc_descriptors(graph: &TimingGraph) -> Vec<ArcDescriptor> {
-    collect_for(graph, graph.arcs().par_iter().map(arc_descriptor))
+    collect_with_room(graph.arcs().par_iter().map(arc_descriptor))
 }
 
 /// One arc as the kernels' descriptor.
@@ -243,8 +242,7 @@ pub(crate) fn arc_descriptor(arc: &tachyon_graph::Arc) -> ArcDescriptor {
 
 /// Every test as the kernels' descriptor.
 fn test_descriptors(graph: &TimingGraph) -> Vec<TestDescriptor> {
-    collect_for(
-        graph,
+    collect_with_room(
         graph
             .tests()
             .par_iter()

@@ -47,10 +47,10 @@ use tachyon_graph::{
     edit_room, filled_with_room, keep_edit_room, FastMap, Journal, PinId, TestResult, TimingData,
     TimingGraph, NO_VALUE,
 };
-use tachyon_kernels::propagate::{backward_pin, evaluate_test, forward_pin, NONE};
+use tachyon_kernels::propagate::{backward_pin, evaluate_test, forward_pin, FlatGraph, NONE};
 
 use crate::backward::{seed_required, seed_required_of_tests, SeedStore};
-use crate::flat::{arc_descriptor, csr as csr_into, test_descriptor, FlatTiming};
+use crate::flat::{arc_descriptor, test_descriptor, FlatTiming};
 use crate::parasitics::{net_parasitics, Scratch};
 use crate::{compute_parasitics, tests_eval};
 
@@ -172,18 +172,30 @@ impl DeviceDelta {
 }
 
 impl Incremental {
-    /// The state for `graph` (editable, finalized) with its full timing `data`, and
-    /// `flat` built from the graph as it is. When the backend kept the RC pass's values
-    /// on the device (`data.net_load` empty), they are computed here on the CPU (the
-    /// same function, so the same bits).
-    pub fn new(graph: &TimingGraph, mut flat: FlatTiming, data: &mut TimingData) -> Incremental {
-        assert!(graph.is_editable(), "incremental timing edits the graph");
-        // Rows with their free places, patched in place by edits (the null arc in the
-        // free places adds nothing).
-        flat.use_graph_rows(graph);
-        // The full pass's level lists are not kept (updates walk the graph's levels):
-        // their memory goes now, not at the first edit.
-        flat.drop_levels();
+    /// The state for `graph` (finalized) with its full timing `data` and `flat`, built
+    /// from the graph as it is. The graph is made editable here (when it is not yet),
+    /// after the flat copy's rows and levels are freed, so that its rows with room can
+    /// take their memory; the arcs that adds (its null arc) are taken in. When the
+    /// backend kept the RC pass's values on the device (`data.net_load` empty), they
+    /// are computed here on the CPU (the same function, so the same bits).
+    pub fn new(
+        graph: &mut TimingGraph,
+        mut flat: FlatTiming,
+        data: &mut TimingData,
+    ) -> Incremental {
+        // The full pass's rows and level lists are not kept: updates read the graph's
+        // own rows (with their free places, which hold the null arc and add nothing),
+        // edited in place by the graph, and walk its levels. Their memory goes now.
+        flat.drop_rows_and_levels();
+        graph.make_editable();
+        let graph = &*graph;
+        let n_timed = flat.arcs.len();
+        flat.arcs
+            .extend(graph.arcs()[n_timed..].iter().map(arc_descriptor));
+        if data.arc_delay.len() == n_timed {
+            // As a full pass leaves an arc no row holds.
+            data.arc_delay.resize(graph.arcs().len(), [NO_VALUE; 4]);
+        }
         let n_pins = graph.n_pins() as usize;
         if data.net_load.len() != graph.nets().len() || data.wire_delay.len() != n_pins {
             data.net_load = filled_with_room(graph.nets().len(), [0.0; 4]);
@@ -198,15 +210,16 @@ impl Incremental {
         keep_edit_room(&mut flat.arcs);
         keep_edit_room(&mut flat.pin_net);
         keep_edit_room(&mut flat.tests);
-        let mut is_input = Vec::with_capacity(n_pins + edit_room(n_pins));
-        is_input.resize(n_pins, false);
+        // Per-pin vectors with room too (the first added pin would copy them), from
+        // zeroed allocations: pages no entry is written in are never touched.
+        let mut is_input = zeros_with_room(n_pins);
         for &pin in &flat.primary_inputs {
             is_input[pin as usize] = true;
         }
         let mut all = AllSeeds::default();
         seed_required(graph, data, &mut all);
         let tests_at = tests_by_pin(&flat.tests);
-        let mut has_tests = vec![false; n_pins];
+        let mut has_tests = zeros_with_room(n_pins);
         for &pin in tests_at.keys() {
             has_tests[pin as usize] = true;
         }
@@ -220,11 +233,7 @@ impl Incremental {
             seed_pins: Vec::new(),
             tests: Vec::new(),
             reset_pins: Vec::new(),
-            mark: {
-                let mut mark = Vec::with_capacity(n_pins + edit_room(n_pins));
-                mark.resize(n_pins, 0);
-                mark
-            },
+            mark: zeros_with_room(n_pins),
             stamp: 0,
             forward_changed: Vec::new(),
             delay_changed: Vec::new(),
@@ -232,7 +241,7 @@ impl Incremental {
             tests_before: Vec::new(),
             tests_at,
             has_tests,
-            cone: vec![0; n_pins],
+            cone: zeros_with_room(n_pins),
             cone_stamp: 0,
             region: vec![0; n_pins],
             region_stamp: 0,
@@ -272,9 +281,16 @@ impl Incremental {
         delta
     }
 
-    /// The flat arrays as edits left them (rows with their free places).
+    /// The flat arrays as edits left them, without rows: those are `graph`'s own
+    /// ([`Incremental::view`]).
     pub fn flat(&self) -> &FlatTiming {
         &self.flat
+    }
+
+    /// The view the kernels take of the edited `graph`: its rows (with their free
+    /// places) and the flat arrays as edits left them.
+    pub fn view<'a>(&'a self, graph: &'a TimingGraph) -> FlatGraph<'a> {
+        self.flat.with_graph_rows(graph)
     }
 
     /// Every pin by level from the graph's per-pin levels, for a level sweep over the
@@ -321,7 +337,7 @@ impl Incremental {
             .level_lists(graph)
             .expect("the primary inputs are on level 0");
         let flat = &self.flat;
-        let view = flat.graph();
+        let view = flat.with_graph_rows(graph);
         let mut arrival = vec![[NO_VALUE; 4]; graph.n_pins() as usize];
         let mut slew = arrival.clone();
         let mut arc_delay = vec![[NO_VALUE; 4]; flat.arcs.len()];
@@ -381,7 +397,7 @@ impl Incremental {
         let (level_start, level_pins) = self
             .level_lists(graph)
             .expect("the primary inputs are on level 0");
-        let view = self.flat.graph();
+        let view = self.flat.with_graph_rows(graph);
         let mut seed = vec![[NO_VALUE; 4]; graph.n_pins() as usize];
         for &(pin, value) in seeds {
             seed[pin as usize] = value;
@@ -478,23 +494,7 @@ impl Incremental {
             delta.tests |= journal.tests_kept.is_some() || !journal.tests.is_empty();
         }
         let flat = &mut self.flat;
-        // Rows, arcs, pins' nets.
-        follow_csr(
-            &mut flat.fanin_start,
-            &mut flat.fanin_arcs,
-            graph.fanin_csr(),
-            &journal.fanin_rows,
-            journal.relaid_fanin,
-            journal.fanin_moved_from,
-        );
-        follow_csr(
-            &mut flat.fanout_start,
-            &mut flat.fanout_arcs,
-            graph.fanout_csr(),
-            &journal.fanout_rows,
-            journal.relaid_fanout,
-            journal.fanout_moved_from,
-        );
+        // Arcs and pins' nets (the rows are the graph's own, edited in place).
         flat.arcs.resize(graph.arcs().len(), [0; 8]);
         for &arc in &journal.arcs {
             flat.arcs[arc.index()] = arc_descriptor(graph.arc(arc));
@@ -1065,7 +1065,7 @@ impl Incremental {
             }
         }
         let flat = &self.flat;
-        let view = flat.graph();
+        let view = flat.with_graph_rows(graph);
         let is_input = &self.is_input;
         while let Some(mut pins) = frontier.pop_lowest() {
             pins.retain(|&pin| !is_input[pin as usize] && graph.is_pin_alive(PinId(pin)));
@@ -1387,7 +1387,7 @@ impl Incremental {
                 left.push(pin);
             }
         }
-        let view = self.flat.graph();
+        let view = self.flat.with_graph_rows(graph);
         let seeds = &self.seeds;
         while let Some(mut pins) = frontier.pop_highest() {
             pins.retain(|&pin| graph.is_pin_alive(PinId(pin)));
@@ -1627,6 +1627,14 @@ const WALK_STEPS_PER_PIN: usize = 4;
 /// pins forward and backward, about 200 each).
 const DEFAULT_SPREAD: f64 = 32.0;
 
+/// `n` zeros (or `false`s) with [`edit_room`] to spare, in a zeroed allocation: the
+/// system gives it pages as they are first written.
+fn zeros_with_room<T: Clone + Default>(n: usize) -> Vec<T> {
+    let mut values = vec![T::default(); n + edit_room(n)];
+    values.truncate(n);
+    values
+}
+
 /// The tests at each clock or data pin.
 fn tests_by_pin(tests: &[[u32; 6]]) -> FastMap<u32, Vec<u32>> {
     let mut at: FastMap<u32, Vec<u32>> = FastMap::default();
@@ -1682,46 +1690,6 @@ impl Frontier {
 
     fn pop_highest(&mut self) -> Option<Vec<u32>> {
         self.by_level.pop_last().map(|(_, pins)| pins)
-    }
-}
-
-/// Writes the rows `rows` of `csr` (or all of it, when it was laid out anew) into the
-/// flat copy; the rows from `moved_from` on, and those of pins added since, are copied
-/// whole.
-fn follow_csr(
-    start: &mut Vec<u32>,
-    arcs: &mut Vec<u32>,
-    csr: &tachyon_graph::Csr,
-    rows: &[PinId],
-    relaid: bool,
-    moved_from: Option<PinId>,
-) {
-    if relaid {
-        let (new_start, new_arcs) = csr_into(csr);
-        *start = new_start;
-        *arcs = new_arcs;
-        return;
-    }
-    let starts = csr.starts();
-    let list = csr.arcs();
-    let old_pins = start.len().saturating_sub(1);
-    let tail = moved_from.map_or(old_pins, |pin| pin.index().min(old_pins));
-    if starts.len() > start.len() || tail < old_pins {
-        // Row `tail` starts where it did; from there on, copied.
-        let first_place = starts[tail] as usize;
-        start.truncate(tail);
-        start.extend_from_slice(&starts[tail..]);
-        arcs.truncate(first_place);
-        arcs.extend(list[first_place..].iter().map(|arc| arc.0));
-    }
-    for &pin in rows {
-        if pin.index() >= tail {
-            continue;
-        }
-        let range = starts[pin.index()] as usize..starts[pin.index() + 1] as usize;
-        for (place, arc) in arcs[range.clone()].iter_mut().zip(&list[range]) {
-            *place = arc.0;
-        }
     }
 }
 

@@ -215,7 +215,7 @@ fn removing_an_arc_does_not_dirty_pin_0() {
     graph.make_editable();
     let mut data = update_timing_without_cppr(&graph);
     let flat = crate::FlatTiming::build(&graph);
-    let mut incremental = crate::Incremental::new(&graph, flat, &mut data);
+    let mut incremental = crate::Incremental::new(&mut graph, flat, &mut data);
     // The arc a -> b leaves: no test reads either pin.
     graph.remove_arcs(&[removed.expect("three arcs")]);
     let journal = graph.finish_edit();

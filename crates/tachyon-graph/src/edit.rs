@@ -329,13 +329,16 @@ impl TimingGraph {
         let mut mark = |step: &'static str| marks.push((step, started.elapsed()));
         // Edits append pins, arcs, nets and tests: room for them now, before the
         // timing's own large allocations, rather than a copy of each vector at the
-        // first edit that adds one ([`crate::edit_room`]).
+        // first edit that adds one ([`crate::edit_room`]). Not in the name indices: a
+        // table grows once per doubling of its names, and room reserved now would
+        // double a table that is near its fill limit at once (1M generated gates: the
+        // pins' 32 MB table to 64 MB, rebuilt on one thread) for names that may never
+        // come.
         keep_edit_room(&mut self.pins);
         keep_edit_room(&mut self.arcs);
         keep_edit_room(&mut self.arc_enabled);
         keep_edit_room(&mut self.nets);
         keep_edit_room(&mut self.tests);
-        self.pin_by_name.reserve(edit_room(self.pins.len()));
         keep_edit_room(&mut self.rc.parent);
         keep_edit_room(&mut self.rc.resistance);
         keep_edit_room(&mut self.rc.ground_capacitance);
@@ -355,8 +358,7 @@ impl TimingGraph {
         self.fanout = fanout;
         self.fanout_to = fanout_to;
         mark("rows");
-        let mut net_by_name = net_index(&self.nets);
-        net_by_name.reserve(edit_room(self.nets.len()));
+        let net_by_name = net_index(&self.nets);
         mark("net index");
         let mut arc_alive = with_edit_room(self.arcs.len(), true);
         arc_alive[null_arc.index()] = false;

@@ -183,6 +183,12 @@ impl Csr {
         let end = self.start.last().copied().unwrap_or(0) as usize;
         &self.arcs[..end]
     }
+
+    /// [`Csr::arcs`] as arc indices (the same memory, no copy): the rows as the
+    /// kernels' flat layout reads them (`tachyon_kernels::propagate::FlatGraph`).
+    pub fn arc_indices(&self) -> &[u32] {
+        zerocopy::transmute_ref!(self.arcs())
+    }
 }
 
 /// A combinational loop found by levelization: a strongly connected component of the

@@ -3,7 +3,25 @@
 macro_rules! typed_id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        ///
+        /// A plain `u32` in memory (`repr(transparent)`, checked by zerocopy's derives),
+        /// so that a list of ids can be read as a list of `u32` without a copy
+        /// ([`crate::Csr::arc_indices`]).
+        #[derive(
+            Debug,
+            Clone,
+            Copy,
+            PartialEq,
+            Eq,
+            Hash,
+            PartialOrd,
+            Ord,
+            zerocopy::FromBytes,
+            zerocopy::IntoBytes,
+            zerocopy::Immutable,
+            zerocopy::KnownLayout,
+        )]
+        #[repr(transparent)]
         pub struct $name(pub u32);
 
         impl $name {

@@ -10,8 +10,9 @@ use std::cmp::Ordering;
 
 use rayon::prelude::*;
 use tachyon_graph::{
-    flatten_rc_tree_into, Arc, ArcKind, Assertions, CellArc, Clock, FastMap, FlattenScratch, Net,
-    NetId, Pin, PinId, PinKind, RcArena, RcSpan, RcTreeRoom, Test, TestKind, TimingGraph,
+    edit_room, flatten_rc_tree_into, Arc, ArcKind, Assertions, CellArc, Clock, FastMap,
+    FlattenScratch, Net, NetId, Pin, PinId, PinKind, RcArena, RcSpan, RcTreeRoom, Test, TestKind,
+    TimingGraph,
 };
 use tachyon_kernels::{Split, Transition};
 use tachyon_sdc::Assertion;
@@ -219,11 +220,16 @@ impl Design {
             net: None,
             capacitance: [0.0; 4],
         };
-        let mut all_pins: Vec<Pin> = (0..self.ports.len() + instances.n_pins)
-            .into_par_iter()
-            .with_min_len(1 << 14)
-            .map(|_| placeholder.clone())
-            .collect();
+        // With edit room (never touched unless edits add pins): an editable graph
+        // would otherwise copy them all to make it.
+        let n_pins = self.ports.len() + instances.n_pins;
+        let mut all_pins: Vec<Pin> = Vec::with_capacity(n_pins + edit_room(n_pins));
+        all_pins.par_extend(
+            (0..n_pins)
+                .into_par_iter()
+                .with_min_len(1 << 14)
+                .map(|_| placeholder.clone()),
+        );
         let (port_part, mut rest) = all_pins.split_at_mut(self.ports.len());
         for (place, port) in port_part.iter_mut().zip(&self.ports) {
             let capacitance = load.get(port.name.as_str()).copied().unwrap_or(0.0);
@@ -461,10 +467,11 @@ impl Design {
         // The first net (in net order) with two drivers: Tachyon times one driver per
         // net, and a second one would silently become a sink.
         let first_multi_driven = std::sync::atomic::AtomicUsize::new(usize::MAX);
-        let nets: Vec<Net> = net_order
-            .par_iter()
-            .enumerate()
-            .map_init(Vec::new, |pins, (net_index, &slot)| {
+        // With edit room, as the pins.
+        let mut nets: Vec<Net> = Vec::with_capacity(net_order.len() + edit_room(net_order.len()));
+        nets.par_extend(net_order.par_iter().enumerate().map_init(
+            Vec::new,
+            |pins, (net_index, &slot)| {
                 pins.clear();
                 pins.extend_from_slice(connections.of(slot));
                 pins.sort_by(|&a, &b| {
@@ -491,8 +498,8 @@ impl Design {
                     sinks,
                     parasitics: None,
                 }
-            })
-            .collect();
+            },
+        ));
         let multi_driven = first_multi_driven.into_inner();
         if let Some(net) = nets.get(multi_driven) {
             let drivers: Vec<&str> = net
@@ -547,11 +554,26 @@ impl Design {
             .fold((0, 0), |(nodes, pins), &(chunk_nodes, chunk_pins)| {
                 (nodes + chunk_nodes, pins + chunk_pins)
             });
+        // With edit room, as the pins (zeroed allocations: the room is never touched
+        // unless edits add trees).
+        let zeros = |n: usize| {
+            let mut values = vec![0.0; n + edit_room(n)];
+            values.truncate(n);
+            values
+        };
         let mut rc = RcArena {
-            parent: vec![0; n_nodes],
-            resistance: vec![0.0; n_nodes],
-            ground_capacitance: vec![0.0; n_nodes],
-            pin_nodes: vec![(PinId(0), 0); n_pins],
+            parent: {
+                let mut parent = vec![0; n_nodes + edit_room(n_nodes)];
+                parent.truncate(n_nodes);
+                parent
+            },
+            resistance: zeros(n_nodes),
+            ground_capacitance: zeros(n_nodes),
+            pin_nodes: {
+                let mut pin_nodes = Vec::with_capacity(n_pins + edit_room(n_pins));
+                pin_nodes.resize(n_pins, (PinId(0), 0));
+                pin_nodes
+            },
         };
         // Cut the arena into the chunks' parts.
         let mut parts = Vec::with_capacity(chunk_room.len());

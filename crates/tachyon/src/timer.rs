@@ -1019,15 +1019,16 @@ impl Timer {
             crate::memory::update_bytes(&size),
         )?;
         let started = Instant::now();
+        let follow = self.retime == Retime::Incremental && !self.design.uses_sdc();
+        if let (true, Some(design)) = (follow, std::sync::Arc::get_mut(&mut self.design)) {
+            // Before the timing's large allocations (a shared design is copied by its
+            // first edit anyway).
+            design.keep_edit_room();
+        }
         let mut graph = self.design.build_unfinalized_graph()?;
         self.record("link", started);
         let started = Instant::now();
         graph.finalize();
-        let follow = self.retime == Retime::Incremental && !self.design.uses_sdc();
-        if follow {
-            // Rows with room and per-pin levels, for edits in place.
-            graph.make_editable();
-        }
         self.record("levelize", started);
         let mut phases = std::mem::take(&mut self.phases);
         let backend = match &self.gpu_failed {

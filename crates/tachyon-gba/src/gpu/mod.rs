@@ -165,7 +165,7 @@ impl GpuTiming {
         let flat = incremental.flat();
         let edited = EditedLayout {
             layout: TimingLayout {
-                graph: flat.graph(),
+                graph: incremental.view(graph),
                 primary_inputs: &flat.primary_inputs,
                 tests: &flat.tests,
                 n_nets: graph.nets().len() as u32,
