@@ -243,10 +243,10 @@ impl Incremental {
             has_tests,
             cone: zeros_with_room(n_pins),
             cone_stamp: 0,
-            region: vec![0; n_pins],
+            region: zeros_with_room(n_pins),
             region_stamp: 0,
             region_current: false,
-            reach: vec![0; n_pins],
+            reach: zeros_with_room(n_pins),
             reach_epoch: 1,
             reach_clock: false,
             cppr_pending: Vec::new(),
@@ -1553,39 +1553,31 @@ impl Incremental {
     /// Forgets the region queries' reach (see [`Incremental::update_fanout_region`]).
     fn next_reach_epoch(&mut self) {
         self.reach_clock = false;
-        self.reach_epoch = self.reach_epoch.wrapping_add(1);
-        if self.reach_epoch == 0 {
-            self.reach.fill(0);
-            self.reach_epoch = 1;
-        }
+        next_stamp_of(&mut self.reach_epoch, &mut self.reach);
     }
 
     fn next_region_stamp(&mut self) -> u32 {
-        self.region_stamp = self.region_stamp.wrapping_add(1);
-        if self.region_stamp == 0 {
-            self.region.fill(0);
-            self.region_stamp = 1;
-        }
-        self.region_stamp
+        next_stamp_of(&mut self.region_stamp, &mut self.region)
     }
 
     fn next_cone_stamp(&mut self) -> u32 {
-        self.cone_stamp = self.cone_stamp.wrapping_add(1);
-        if self.cone_stamp == 0 {
-            self.cone.fill(0);
-            self.cone_stamp = 1;
-        }
-        self.cone_stamp
+        next_stamp_of(&mut self.cone_stamp, &mut self.cone)
     }
 
     fn next_stamp(&mut self) -> u32 {
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            self.mark.fill(0);
-            self.stamp = 1;
-        }
-        self.stamp
+        next_stamp_of(&mut self.stamp, &mut self.mark)
     }
+}
+
+/// The next stamp of per-pin `marks` (a pin is marked when it holds the current stamp):
+/// no pin holds it yet. After the counter wraps, every mark is cleared once.
+fn next_stamp_of(stamp: &mut u32, marks: &mut [u32]) -> u32 {
+    *stamp = stamp.wrapping_add(1);
+    if *stamp == 0 {
+        marks.fill(0);
+        *stamp = 1;
+    }
+    *stamp
 }
 
 /// What [`Incremental::update_fanin_cone`] did.
