@@ -25,15 +25,17 @@
 //! global rayon pool, whose workers may all be blocked here running other users' GPU
 //! work, could deadlock).
 //!
-//! Reentrancy is per thread, and rayon can run another user's job on a thread that
-//! holds the lock: a global-pool worker waiting for its copy threads steals jobs from
-//! its own pool, and a stolen job may queue GPU work of its own. That job takes this
-//! lock again and queues between the copy's pieces, which the stream orders like any
-//! other work; `staging` it finds taken and copies unstaged instead of deadlocking
-//! (`GpuContext::with_staging`). What a capture queues, and what
-//! [`crate::GpuContext::time`] measures, must therefore be launches alone, never rayon
-//! work (the engines' captures are loops of launches), or another user's work could be
-//! stolen into the graph.
+//! The holder never runs another job while it waits: a rayon worker waiting for its
+//! copy threads would (rayon's cross-pool `install` takes its own pool's jobs while
+//! waiting), and a job run so, under the lock, could split work to a second worker
+//! that blocks on the lock and then wait for that work, so the lock would never be
+//! released (two timers sharing a GPU hung so). A worker therefore waits for its copy
+//! on a plain thread (`transfer::without_taking_jobs`). `staging` is still only
+//! `try_lock`ed: a nested transfer finding it taken copies unstaged rather than
+//! deadlocking (`GpuContext::with_staging`). What a capture queues, and what
+//! [`crate::GpuContext::time`] measures, must be launches alone, never rayon work (the
+//! engines' captures are loops of launches): a worker waiting in rayon could run
+//! another user's job into the graph.
 
 use std::sync::Arc;
 

@@ -422,10 +422,10 @@ impl GpuContext {
     /// with the streams held (`_held`): their lock comes before the staging buffers'.
     ///
     /// `None` (and `transfer` not run) when the buffers are in use further up this very
-    /// thread's stack: no other thread can hold them while this one holds the streams,
-    /// but a rayon worker copying a staged piece (under both locks) may steal another
-    /// user's job that transfers too. The caller then copies directly, unstaged: waiting
-    /// would deadlock.
+    /// thread's stack (no other thread can hold them while this one holds the streams).
+    /// A holder runs no other job while it copies (`on_copy_threads`), so this is a
+    /// guard, not a path taken: should a nested transfer come, it copies directly,
+    /// unstaged, where waiting would deadlock.
     fn with_staging<R>(
         &self,
         _held: &HeldStreams<'_>,
@@ -478,6 +478,13 @@ fn parallel_copy(to: &mut [u8], from: &[u8]) {
 /// behind them there would never run. The copy threads only copy and check, never
 /// wait for the lock, so the holder always gets its copy done. Without them (the pool
 /// could not be started: logged once) the caller's pool copies.
+///
+/// The holder waits without running anything else. A rayon worker that calls
+/// `install` on another pool runs its own pool's jobs while it waits; a job run so,
+/// under the lock, can split work to a second worker that then blocks on the lock,
+/// and wait for that work: the holder never gets back to release the lock (the hang
+/// of two timers sharing a GPU). So a worker hands the copy to a plain thread of its
+/// own, which waits for the copy threads without taking jobs.
 fn on_copy_threads<R: Send>(copy: impl FnOnce() -> R + Send) -> R {
     static COPY_THREADS: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
     let pool = COPY_THREADS.get_or_init(|| {
@@ -489,9 +496,40 @@ fn on_copy_threads<R: Send>(copy: impl FnOnce() -> R + Send) -> R {
             .ok()
     });
     match pool {
+        Some(pool) if rayon::current_thread_index().is_some() => {
+            without_taking_jobs(|| pool.install(copy))
+        }
         Some(pool) => pool.install(copy),
         None => copy(),
     }
+}
+
+/// Runs `work` on a new plain thread and waits for it, so that the calling rayon
+/// worker takes no jobs meanwhile (about 20 us for the thread; copies are 1 MB and
+/// more). If no thread can be started, `work` runs on the caller (logged).
+fn without_taking_jobs<R: Send>(work: impl FnOnce() -> R + Send) -> R {
+    let work = std::sync::Mutex::new(Some(work));
+    let take = || {
+        work.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    };
+    std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new()
+            .name("tachyon-gpu-copy-wait".into())
+            .spawn_scoped(scope, || take().map(|work| work()));
+        match thread {
+            Ok(thread) => match thread.join() {
+                Ok(Some(result)) => result,
+                Ok(None) => unreachable!("the thread runs the work, taken by no one else"),
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            Err(error) => {
+                tracing::warn!("no thread to wait for a GPU transfer's copy: {error}");
+                take().expect("not taken: the thread did not start")()
+            }
+        }
+    })
 }
 
 /// [`parallel_copy`] of `items` (from position `first` of their array) into `to`,
@@ -590,5 +628,32 @@ mod tests {
         go.send(()).ok();
         let copied = finished.recv_timeout(Duration::from_secs(30));
         assert_eq!(copied, Ok(true), "the copies did not finish under the lock");
+    }
+
+    /// A rayon worker waiting for its copy (holding the lock) runs no other job
+    /// meanwhile: a job run there could wait for work that waits for the lock. On a pool
+    /// of one worker, a job queued before the copy can only run after the caller's job
+    /// ends, not during the copy. Without a GPU.
+    #[test]
+    fn a_worker_waiting_for_its_copy_takes_no_other_job() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("a pool of one worker");
+        let queued_job_ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ran_during_copy = pool.install(|| {
+            let flag = std::sync::Arc::clone(&queued_job_ran);
+            // Queued on this worker's own deque: the first job it would take.
+            rayon::spawn(move || flag.store(true, Ordering::SeqCst));
+            let from: Vec<u8> = (0..8 * HOST_COPY_BYTES).map(|i| i as u8).collect();
+            let mut to = vec![0u8; from.len()];
+            parallel_copy(&mut to, &from);
+            assert_eq!(to, from);
+            queued_job_ran.load(Ordering::SeqCst)
+        });
+        assert!(
+            !ran_during_copy,
+            "the worker ran a queued job while it waited for its copy"
+        );
     }
 }
