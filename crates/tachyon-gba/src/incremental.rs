@@ -1128,6 +1128,32 @@ impl Incremental {
     /// function of the full pass, so the same bits), their pins joining the forward
     /// frontier. The nets are few next to the design, and their trees are on the host.
     pub fn update_rc(&mut self, graph: &TimingGraph, data: &mut TimingData) {
+        let nets = self.start_update(graph, data);
+        self.recompute_nets(graph, data, nets);
+    }
+
+    /// [`Incremental::update_rc`] for a caller that computes the dirty nets' RC values
+    /// itself (on the device, from the same trees with the same functions): the
+    /// update's start and the pins that left a net reset as there, then the dirty nets
+    /// (sorted, each once) returned, their pins joining the forward frontier. The
+    /// caller stores their values in `data` (and on the device) before the forward
+    /// step; they are not recorded in the device's delta.
+    pub fn take_dirty_nets(&mut self, graph: &TimingGraph, data: &mut TimingData) -> Vec<u32> {
+        let mut nets = self.start_update(graph, data);
+        nets.sort_unstable();
+        nets.dedup();
+        for &net_id in &nets {
+            let net = &graph.nets()[net_id as usize];
+            self.forward
+                .extend(net.driver.iter().chain(&net.sinks).map(|pin| pin.0));
+        }
+        self.counts.nets += nets.len();
+        nets
+    }
+
+    /// The start of an update: counts reset, the pins that left a net (or were
+    /// removed) given zero wire values; returns the dirty nets.
+    fn start_update(&mut self, graph: &TimingGraph, data: &mut TimingData) -> Vec<u32> {
         self.counts = RetimeCounts::default();
         self.tests_before.clear();
         let levels = graph.pin_levels().expect("an editable graph has levels");
@@ -1136,8 +1162,7 @@ impl Incremental {
         for pin in std::mem::take(&mut self.reset_pins) {
             self.reset_wire(data, pin);
         }
-        let nets = std::mem::take(&mut self.rc_nets);
-        self.recompute_nets(graph, data, nets);
+        std::mem::take(&mut self.rc_nets)
     }
 
     /// A pin that left a net (or was removed): its wire values go back to zero (and to

@@ -351,6 +351,8 @@ kernels! {
     EvaluateTests: evaluate_tests(EvaluateTestsArgs),
     BackwardLevel: backward_level(BackwardLevelArgs),
     ScatterQuads: scatter_quads(ScatterQuadsArgs),
+    GatherQuads: gather_quads(GatherQuadsArgs),
+    ChangedWords: changed_words(ChangedWordsArgs),
     FillF64: fill_f64(FillArgs),
     LevelizeWaits: levelize_waits(LevelizeWaitsArgs),
     LevelizeExclude: levelize_exclude(LevelizeExcludeArgs),
@@ -466,6 +468,21 @@ arguments! {
         pub index: DeviceSlice<'a, u32>,
         pub values: DeviceSlice<'a, [f64; 4]>,
         pub out: DeviceCells<'a, [f64; 4]>,
+    }
+
+    /// `out[i] = values[index[i]]` (an index past `values` gives no value).
+    pub struct GatherQuadsArgs<'a> {
+        pub index: DeviceSlice<'a, u32>,
+        pub values: DeviceSlice<'a, [f64; 4]>,
+        pub out: DeviceCells<'a, [f64; 4]>,
+    }
+
+    /// Thread `w` writes word `w` of the changes from `old` to `new`
+    /// ([`crate::changes::changed_word`]).
+    pub struct ChangedWordsArgs<'a> {
+        pub old: DeviceSlice<'a, [f64; 4]>,
+        pub new: DeviceSlice<'a, [f64; 4]>,
+        pub words: DeviceCells<'a, u32>,
     }
 
     /// Sets every element of `out` to `value`.

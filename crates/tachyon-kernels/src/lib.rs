@@ -26,6 +26,7 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+pub mod changes;
 pub mod condition;
 pub mod cppr;
 pub mod delay;

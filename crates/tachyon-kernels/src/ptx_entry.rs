@@ -19,11 +19,12 @@ use core::cell::Cell;
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::launch::{
-    BackwardLevelArgs, CpprFillArgs, CpprGatherArgs, CpprLevelArgs, EvaluateTestsArgs, FillArgs,
-    ForwardLevelArgs, GatherParasiticsArgs, LevelSweep, LevelizeExcludeArgs, LevelizeFrontierArgs,
-    LevelizeSourcesArgs, LevelizeWaitsArgs, RcNetsArgs, ScatterQuadsArgs,
+    BackwardLevelArgs, ChangedWordsArgs, CpprFillArgs, CpprGatherArgs, CpprLevelArgs,
+    EvaluateTestsArgs, FillArgs, ForwardLevelArgs, GatherParasiticsArgs, GatherQuadsArgs,
+    LevelSweep, LevelizeExcludeArgs, LevelizeFrontierArgs, LevelizeSourcesArgs, LevelizeWaitsArgs,
+    RcNetsArgs, ScatterQuadsArgs,
 };
-use crate::{cppr, levelize, propagate, rc, Split, N_CONDITIONS};
+use crate::{changes, cppr, levelize, propagate, rc, Split, N_CONDITIONS};
 
 /// The global index of the calling thread in a one-dimensional launch, and the number
 /// of threads in the whole grid.
@@ -351,6 +352,47 @@ pub unsafe extern "ptx-kernel" fn scatter_quads(args: ScatterQuadsArgs<'static>)
         let target = args.index.get()[item] as usize;
         if target < out.len() {
             out[target].set(args.values.get()[item]);
+        }
+    }
+}
+
+/// `out[i] = values[index[i]]`: the values an update over the resident state brings
+/// back, dense on the device, sparse on the host. An index past `values` gives NaN.
+///
+/// # Safety
+///
+/// Thread `i` alone writes element `i`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn gather_quads(args: GatherQuadsArgs<'static>) {
+    let item = global_thread_index();
+    if item >= args.index.len() {
+        return;
+    }
+    // SAFETY: the module's contract and the function's.
+    unsafe {
+        let out = args.out.cells();
+        let values = args.values.get();
+        let source = args.index.get()[item] as usize;
+        if item < out.len() {
+            out[item].set(values.get(source).copied().unwrap_or([f64::NAN; 4]));
+        }
+    }
+}
+
+/// Word `w` of the changes from `old` to `new`, by thread `w`
+/// ([`crate::changes::changed_word`]).
+///
+/// # Safety
+///
+/// Thread `w` alone writes word `w`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn changed_words(args: ChangedWordsArgs<'static>) {
+    let word = global_thread_index();
+    // SAFETY: the module's contract and the function's.
+    unsafe {
+        let words = args.words.cells();
+        if word < words.len() {
+            words[word].set(changes::changed_word(args.old.get(), args.new.get(), word));
         }
     }
 }

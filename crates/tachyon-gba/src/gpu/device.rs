@@ -12,11 +12,13 @@ use tachyon_gpu::abi::{
     LevelSweep, LevelizeExcludeArgs, LevelizeFrontierArgs, LevelizeSourcesArgs, LevelizeWaitsArgs,
     ScatterQuadsArgs,
 };
-use tachyon_gpu::check::{check_indices, check_length, check_starts};
+use tachyon_gpu::check::{check_indices, check_indices_or_none, check_length, check_starts};
 use tachyon_gpu::{DeviceBuffer, Event, GpuContext, GpuError, LaunchShape, LayoutError, Replay};
 use tachyon_kernels::propagate::{ArcDescriptor, TableDescriptor, TestDescriptor};
 
-use super::layout::{ParasiticsLayout, TimingLayout};
+use crate::flat::NetsParasitics;
+
+use super::layout::{ParasiticsLayout, RcNetBatch, TimingLayout};
 use super::rc::{DeviceRcNets, RcLaunch};
 
 /// Threads per block of the per-pin (and per-entry) launches.
@@ -44,6 +46,14 @@ pub struct ForwardResults {
     /// The tests' required times before CPPR, by data transition; `None` when the
     /// design has no clock (no test was evaluated).
     pub test_required: Option<Vec<[f64; 2]>>,
+}
+
+/// What [`DeviceTiming::nets_parasitics`] brings back: per net of its layout, per pin.
+#[derive(Debug, Clone, Default)]
+pub struct NetsRcValues {
+    pub net_load: Vec<[f64; 4]>,
+    pub wire_delay: Vec<[f64; 4]>,
+    pub wire_impulse: Vec<[f64; 4]>,
 }
 
 /// Where [`DeviceTiming::download_forward`] puts the RC pass's values: per net, per pin.
@@ -363,6 +373,91 @@ impl DeviceTiming {
             net_lumped: self.gpu.upload(DURING, layout.net_lumped)?,
         });
         Ok(())
+    }
+
+    /// The RC values of some nets, computed here (a resident incremental update): their
+    /// trees uploaded, the RC pass and the gathers over them, the results scattered to
+    /// the nets' and pins' places. Returns them for the host's copy: per net of
+    /// `layout.nets` its load, per pin of `layout.pins` its wire delay and impulse. The
+    /// trees of every net kept here no longer describe those nets: they are dropped.
+    pub fn nets_parasitics(&mut self, layout: &NetsParasitics) -> Result<NetsRcValues, GpuError> {
+        const DURING: &str = "the RC pass of the dirty nets";
+        let (n_nets, n_pins) = (self.net_load.len(), self.n_pins);
+        check_length("net_root", layout.nets.len(), layout.net_root.len())?;
+        check_length("net_lumped", layout.nets.len(), layout.net_lumped.len())?;
+        check_length("pin_source", layout.pins.len(), layout.pin_source.len())?;
+        check_indices("dirty nets", &layout.nets, n_nets)?;
+        check_indices("dirty pins", &layout.pins, n_pins)?;
+        let n_nodes = layout.n_nodes();
+        check_indices_or_none("net_root", &layout.net_root, n_nodes, true)?;
+        check_indices_or_none("pin_source", &layout.pin_source, n_nodes, true)?;
+        self.parasitics = None;
+        if layout.nets.is_empty() {
+            return Ok(NetsRcValues::default());
+        }
+        let batch = RcNetBatch::new(
+            layout.net_offsets.clone(),
+            layout.parent.clone(),
+            layout.res.clone(),
+            layout.cap.clone(),
+        )?;
+        let gpu = Arc::clone(&self.gpu);
+        let rc = DeviceRcNets::upload(&gpu, &batch)?;
+        rc.launch(RcLaunch::default())?;
+        let (k_nets, k_pins) = (layout.nets.len(), layout.pins.len());
+        let net_load = gpu.allocate::<[f64; 4]>(DURING, k_nets)?;
+        let wire_delay = gpu.allocate::<[f64; 4]>(DURING, k_pins)?;
+        let wire_impulse = gpu.allocate::<[f64; 4]>(DURING, k_pins)?;
+        let pin_source = gpu.upload(DURING, &layout.pin_source)?;
+        let net_root = gpu.upload(DURING, &layout.net_root)?;
+        let net_lumped = gpu.upload(DURING, &layout.net_lumped)?;
+        gpu.launch(
+            per_item(k_pins.max(k_nets)),
+            GatherParasiticsArgs {
+                pin_source: pin_source.view(),
+                net_root: net_root.view(),
+                net_lumped: net_lumped.view(),
+                node_load: rc.load.view(),
+                node_delay: rc.delay.view(),
+                node_impulse: rc.impulse.view(),
+                net_load: net_load.cells(),
+                wire_delay: wire_delay.cells(),
+                wire_impulse: wire_impulse.cells(),
+            },
+        )?;
+        let scatter = |index: &DeviceBuffer<u32>,
+                       values: &DeviceBuffer<[f64; 4]>,
+                       out: &DeviceBuffer<[f64; 4]>| {
+            gpu.launch(
+                per_item(index.len()),
+                ScatterQuadsArgs {
+                    index: index.view(),
+                    values: values.view(),
+                    out: out.cells(),
+                },
+            )
+        };
+        let nets = gpu.upload(DURING, &layout.nets)?;
+        let pins = gpu.upload(DURING, &layout.pins)?;
+        scatter(&nets, &net_load, &self.net_load)?;
+        scatter(&pins, &wire_delay, &self.wire_delay)?;
+        scatter(&pins, &wire_impulse, &self.wire_impulse)?;
+        Ok(NetsRcValues {
+            net_load: gpu.download(&net_load, 0..k_nets)?,
+            wire_delay: gpu.download(&wire_delay, 0..k_pins)?,
+            wire_impulse: gpu.download(&wire_impulse, 0..k_pins)?,
+        })
+    }
+
+    /// Copies the RC pass's values back (waits for them): per net, per pin, per pin.
+    pub fn download_rc(&self, wire: WireOutputs<'_>) -> Result<(), GpuError> {
+        let copy = |from: &DeviceBuffer<[f64; 4]>, to: &mut [[f64; 4]]| {
+            check_length("download", from.len(), to.len())?;
+            self.gpu.download_into(from, to)
+        };
+        copy(&self.net_load, wire.net_load)?;
+        copy(&self.wire_delay, wire.wire_delay)?;
+        copy(&self.wire_impulse, wire.wire_impulse)
     }
 
     /// Whether the RC trees on the device describe every net (uploaded, and no net's RC

@@ -19,7 +19,8 @@ pub mod twin;
 mod tests;
 
 pub use device::{
-    DeviceTiming, EditedLayout, ForwardResults, ForwardValues, HostRcValues, WireOutputs,
+    DeviceTiming, EditedLayout, ForwardResults, ForwardValues, HostRcValues, NetsRcValues,
+    WireOutputs,
 };
 pub use layout::{ParasiticsLayout, RcNetBatch, RcNetsOutput, TimingLayout, MAX_NETS};
 pub use rc::{rc_nets, DeviceRcNets, RcLaunch};
@@ -29,7 +30,7 @@ use std::sync::Arc;
 use tachyon_gpu::{GpuContext, GpuError};
 use tachyon_graph::{TimingData, TimingGraph};
 
-use crate::flat::{FlatParasitics, FlatTiming};
+use crate::flat::{FlatParasitics, FlatTiming, NetsParasitics};
 use crate::{primary_input_values, required_seed_list, ForwardArrays, Incremental};
 
 /// A graph on the GPU, between phases.
@@ -180,6 +181,48 @@ impl GpuTiming {
         self.device
             .apply_edits(&edited, || incremental.level_lists(graph))?;
         Ok(delta.rows || delta.tests)
+    }
+
+    /// The RC values of the dirty `nets` (sorted, each once:
+    /// [`Incremental::take_dirty_nets`]) computed here from their trees, after
+    /// [`GpuTiming::apply_edits`], and stored on the device and in `data`: the same
+    /// functions over the same trees as the host's [`Incremental::update_rc`], so the
+    /// same bits. When they are half the nets or more, every net's trees are laid out
+    /// and uploaded again and the RC pass runs over all of them (the trees then describe
+    /// every net again, as after the first upload).
+    pub fn update_nets_rc(
+        &mut self,
+        graph: &TimingGraph,
+        nets: &[u32],
+        data: &mut TimingData,
+    ) -> Result<(), GpuError> {
+        if nets.is_empty() {
+            return Ok(());
+        }
+        if nets.len() * 2 >= graph.nets().len() {
+            self.upload_parasitics(FlatParasitics::build(graph))?;
+            self.device.run_parasitics()?;
+            return self.device.download_rc(WireOutputs {
+                net_load: &mut data.net_load,
+                wire_delay: &mut data.wire_delay,
+                wire_impulse: &mut data.wire_impulse,
+            });
+        }
+        let layout = NetsParasitics::build(graph, nets);
+        let values = self.device.nets_parasitics(&layout)?;
+        for (&net, load) in layout.nets.iter().zip(values.net_load) {
+            data.net_load[net as usize] = load;
+        }
+        for ((&pin, delay), impulse) in layout
+            .pins
+            .iter()
+            .zip(values.wire_delay)
+            .zip(values.wire_impulse)
+        {
+            data.wire_delay[pin as usize] = delay;
+            data.wire_impulse[pin as usize] = impulse;
+        }
+        Ok(())
     }
 
     /// The forward levels over the whole resident graph and the test evaluation (the

@@ -53,11 +53,11 @@ pub(super) enum Resident {
     CpuTwin,
 }
 
-/// The forward step of an incremental update over the resident state: the dirty nets'
-/// RC values on the host (few trees, and on the host already), the edits and those
-/// values uploaded, the forward levels and tests over the whole graph on the GPU, the
-/// results downloaded and compared with the host's (what changed drives CPPR and the
-/// backward step as on the CPU). Returns whether anything changed.
+/// The forward step of an incremental update over the resident state: the edits
+/// uploaded, the dirty nets' RC values computed on the GPU from their trees (on the
+/// host for the CPU twin) and brought back, the forward levels and tests over the whole
+/// graph on the GPU, the results downloaded and compared with the host's (what changed
+/// drives CPPR and the backward step as on the CPU). Returns whether anything changed.
 pub(super) fn forward_resident(
     resident: &mut Resident,
     graph: &TimingGraph,
@@ -65,12 +65,11 @@ pub(super) fn forward_resident(
     incremental: &mut Incremental,
 ) -> Result<bool, TimerError> {
     let started = std::time::Instant::now();
-    incremental.update_rc(graph, data);
-    let rc_ms = started.elapsed().as_secs_f64() * 1e3;
     let forward = match resident {
         #[cfg(feature = "gpu")]
         Resident::Gpu(state) => on_gpu::forward(state, graph, data, incremental)?,
         Resident::CpuTwin => {
+            incremental.update_rc(graph, data);
             incremental.take_device_delta();
             incremental.forward_over_all(graph, data)
         }
@@ -78,10 +77,9 @@ pub(super) fn forward_resident(
     let swept_ms = started.elapsed().as_secs_f64() * 1e3;
     let changed = incremental.adopt_forward(graph, data, forward);
     tracing::debug!(
-        rc_ms,
         swept_ms,
         compared_ms = started.elapsed().as_secs_f64() * 1e3,
-        "resident forward: host RC of the dirty nets; edits uploaded, swept, downloaded; compared"
+        "resident forward: edits uploaded, RC of the dirty nets, swept, downloaded; compared"
     );
     Ok(changed)
 }
@@ -294,25 +292,33 @@ mod on_gpu {
         }
     }
 
-    /// The device's part of [`super::forward_resident`]: the edits and the host's RC
-    /// values uploaded, the forward sweep and the tests, every result downloaded.
+    /// The device's part of [`super::forward_resident`]: the edits uploaded, the dirty
+    /// nets' RC values computed there (and brought back to `data`), the forward sweep
+    /// and the tests, every result downloaded.
     pub(in crate::timer) fn forward(
         state: &mut DeviceState,
         graph: &TimingGraph,
-        data: &TimingData,
+        data: &mut TimingData,
         incremental: &mut Incremental,
     ) -> Result<ForwardArrays, TimerError> {
         let started = Instant::now();
+        // The pins that left a net are reset on the host (and go up with the edits);
+        // the dirty nets' values are written over them.
+        let nets = incremental.take_dirty_nets(graph, data);
         if state.timing().apply_edits(graph, incremental, data)? {
             state.structure = None;
             state.networks = KeptNetworks::default();
         }
         let uploaded_ms = started.elapsed().as_secs_f64() * 1e3;
+        state.timing().update_nets_rc(graph, &nets, data)?;
+        let rc_ms = started.elapsed().as_secs_f64() * 1e3;
         let forward = state.timing().forward_resident(graph, incremental.flat())?;
         tracing::debug!(
+            nets = nets.len(),
             uploaded_ms,
+            rc_ms,
             swept_ms = started.elapsed().as_secs_f64() * 1e3,
-            "gpu resident forward: edits uploaded, swept and downloaded"
+            "gpu resident forward: edits uploaded, RC of the dirty nets, swept and downloaded"
         );
         Ok(forward)
     }
