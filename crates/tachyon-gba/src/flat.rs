@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use crate::parasitics::{lumped_load, sink_sources, tree_pin_caps};
 use crate::prefetch::{prefetch_net, NETS_AHEAD};
 use tachyon_graph::{
-    edit_room, ArcKind, Csr, Net, PinKind, TableId, TestKind, TimingGraph, Unateness,
+    edit_room, ArcKind, Csr, Net, PinKind, TableId, TestKind, TimingData, TimingGraph, Unateness,
 };
 use tachyon_kernels::lut::{storage_len, values_len};
 use tachyon_kernels::propagate::{
@@ -742,4 +742,77 @@ impl NetsParasitics {
     pub fn n_nodes(&self) -> usize {
         self.parent.len()
     }
+
+    /// The CPU twin of the device's RC pass over these nets and its gathers
+    /// (`DeviceTiming::nets_parasitics`): the same `tachyon_kernels` functions over the
+    /// same layout, so the same bits.
+    pub fn compute(&self) -> NetsRcValues {
+        use std::cell::Cell;
+        use tachyon_kernels::{propagate, rc, N_CONDITIONS};
+        let n_values = self.n_nodes() * N_CONDITIONS;
+        let (mut load, mut delay, mut impulse) = (
+            vec![0.0; n_values],
+            vec![0.0; n_values],
+            vec![0.0; n_values],
+        );
+        {
+            let (load, delay, impulse) = (
+                Cell::from_mut(&mut load[..]).as_slice_of_cells(),
+                Cell::from_mut(&mut delay[..]).as_slice_of_cells(),
+                Cell::from_mut(&mut impulse[..]).as_slice_of_cells(),
+            );
+            for bounds in self.net_offsets.windows(2) {
+                let (start, end) = (bounds[0] as usize, bounds[1] as usize);
+                let values = start * N_CONDITIONS..end * N_CONDITIONS;
+                for condition in 0..N_CONDITIONS {
+                    rc::net_passes(
+                        &self.parent[start..end],
+                        &self.res[start..end],
+                        &self.cap[values.clone()],
+                        rc::interleaved(condition),
+                        &load[values.clone()],
+                        &delay[values.clone()],
+                        &impulse[values.clone()],
+                    );
+                }
+            }
+        }
+        let wires: Vec<([f64; 4], [f64; 4])> = self
+            .pin_source
+            .iter()
+            .map(|&source| propagate::gather_wire(source, &delay, &impulse))
+            .collect();
+        NetsRcValues {
+            net_load: self
+                .net_root
+                .iter()
+                .zip(&self.net_lumped)
+                .map(|(&root, &lumped)| propagate::gather_load(root, &load, lumped))
+                .collect(),
+            wire_delay: wires.iter().map(|wire| wire.0).collect(),
+            wire_impulse: wires.iter().map(|wire| wire.1).collect(),
+        }
+    }
+
+    /// Stores `values` (computed from this layout) in `data`: per net its load, per pin
+    /// its wire delay and impulse.
+    pub fn store(&self, values: NetsRcValues, data: &mut TimingData) {
+        for (&net, load) in self.nets.iter().zip(values.net_load) {
+            data.net_load[net as usize] = load;
+        }
+        let wires = values.wire_delay.into_iter().zip(values.wire_impulse);
+        for (&pin, (delay, impulse)) in self.pins.iter().zip(wires) {
+            data.wire_delay[pin as usize] = delay;
+            data.wire_impulse[pin as usize] = impulse;
+        }
+    }
+}
+
+/// The RC values of [`NetsParasitics`]' nets: per net of its `nets`, per pin of its
+/// `pins`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NetsRcValues {
+    pub net_load: Vec<[f64; 4]>,
+    pub wire_delay: Vec<[f64; 4]>,
+    pub wire_impulse: Vec<[f64; 4]>,
 }

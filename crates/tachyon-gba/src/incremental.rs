@@ -47,6 +47,7 @@ use tachyon_graph::{
     edit_room, filled_with_room, keep_edit_room, FastMap, Journal, PinId, TestResult, TimingData,
     TimingGraph, NO_VALUE,
 };
+use tachyon_kernels::changes;
 use tachyon_kernels::propagate::{backward_pin, evaluate_test, forward_pin, FlatGraph, NONE};
 
 use crate::backward::{seed_required, seed_required_of_tests, SeedStore};
@@ -162,6 +163,129 @@ pub struct DeviceDelta {
     /// The host recomputed every net's RC values (`nets` and `wire_pins` then stay
     /// empty): the RC arrays go up whole.
     pub rc_all: bool,
+    /// The timing values the host changed (updates on the CPU, removals), so that a
+    /// device comparing its new values with the ones it held brings these back too.
+    pub values: HostValueChanges,
+}
+
+/// The timing values the host changed since the device last computed them (with
+/// duplicates): where the device's values differ from the host's.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct HostValueChanges {
+    /// Pins whose arrival or slew changed.
+    pub pins: Vec<u32>,
+    /// Arcs whose delay changed.
+    pub arcs: Vec<u32>,
+    /// Pins whose required time changed.
+    pub required: Vec<u32>,
+    /// Too many to list (more than the items): every value may differ.
+    pub all: bool,
+}
+
+impl HostValueChanges {
+    /// Lists `item` of `list` (one of this struct's), or gives up listing when the
+    /// lists grow past `limit` items.
+    fn note(&mut self, which: fn(&mut Self) -> &mut Vec<u32>, item: u32, limit: usize) {
+        if self.all {
+            return;
+        }
+        let list = which(self);
+        list.push(item);
+        if list.len() > limit {
+            *self = HostValueChanges {
+                all: true,
+                ..HostValueChanges::default()
+            };
+        }
+    }
+
+    fn pins(&mut self) -> &mut Vec<u32> {
+        &mut self.pins
+    }
+
+    fn arcs(&mut self) -> &mut Vec<u32> {
+        &mut self.arcs
+    }
+
+    fn required(&mut self) -> &mut Vec<u32> {
+        &mut self.required
+    }
+}
+
+/// What an update over the device's resident state brings back when the device
+/// compared its new values with the ones it held: the pins and arcs whose values
+/// changed there, and those the host changed since ([`HostValueChanges`]), each once
+/// and sorted, with the device's values.
+#[derive(Debug, Clone, Default)]
+pub struct ForwardChanges {
+    pub pins: Vec<u32>,
+    pub arrival: Vec<[f64; 4]>,
+    pub slew: Vec<[f64; 4]>,
+    pub arcs: Vec<u32>,
+    pub arc_delay: Vec<[f64; 4]>,
+    /// The tests' required times before CPPR (every test); `None` without a clock.
+    pub test_required: Option<Vec<[f64; 2]>>,
+}
+
+impl ForwardChanges {
+    /// The CPU twin of the device's comparison ([`tachyon_kernels::changes`], the same
+    /// function per word): the changes from `data`'s values to `forward`'s.
+    pub fn between(data: &TimingData, forward: ForwardArrays) -> ForwardChanges {
+        let changed = |old: &[[f64; 4]], new: &[[f64; 4]]| -> Vec<u32> {
+            (0..changes::n_words(new.len()))
+                .into_par_iter()
+                .map(|word| changes::changed_word(old, new, word))
+                .collect()
+        };
+        let mut pin_words = changed(&data.arrival, &forward.arrival);
+        for (word, slew) in pin_words.iter_mut().zip(changed(&data.slew, &forward.slew)) {
+            *word |= slew;
+        }
+        let arc_words = changed(&data.arc_delay, &forward.arc_delay);
+        let (mut pins, mut arcs) = (Vec::new(), Vec::new());
+        changes::for_each_set(&pin_words, |pin| pins.push(pin));
+        changes::for_each_set(&arc_words, |arc| arcs.push(arc));
+        let gather = |items: &[u32], values: &[[f64; 4]]| -> Vec<[f64; 4]> {
+            items.iter().map(|&item| values[item as usize]).collect()
+        };
+        ForwardChanges {
+            arrival: gather(&pins, &forward.arrival),
+            slew: gather(&pins, &forward.slew),
+            arc_delay: gather(&arcs, &forward.arc_delay),
+            pins,
+            arcs,
+            test_required: forward.test_required,
+        }
+    }
+}
+
+impl BackwardOutcome {
+    /// The CPU twin of the device's comparison: the changes from `old` to `new`.
+    pub fn changes_between(old: &[[f64; 4]], new: &[[f64; 4]]) -> BackwardOutcome {
+        let words: Vec<u32> = (0..changes::n_words(new.len()))
+            .into_par_iter()
+            .map(|word| changes::changed_word(old, new, word))
+            .collect();
+        let mut pins = Vec::new();
+        changes::for_each_set(&words, |pin| pins.push(pin));
+        let values = pins.iter().map(|&pin| new[pin as usize]).collect();
+        BackwardOutcome::Changes(pins, values)
+    }
+}
+
+/// A forward step done on the device: every value, or the changes only.
+#[derive(Debug, Clone)]
+pub enum ForwardOutcome {
+    Whole(ForwardArrays),
+    Changes(ForwardChanges),
+}
+
+/// A backward step done on the device: every required time, or `(pins, required)` of
+/// those that may have changed (sorted, each once).
+#[derive(Debug, Clone)]
+pub enum BackwardOutcome {
+    Whole(Vec<[f64; 4]>),
+    Changes(Vec<u32>, Vec<[f64; 4]>),
 }
 
 impl DeviceDelta {
@@ -274,6 +398,9 @@ impl Incremental {
             &mut delta.pins,
             &mut delta.nets,
             &mut delta.wire_pins,
+            &mut delta.values.pins,
+            &mut delta.values.arcs,
+            &mut delta.values.required,
         ] {
             list.sort_unstable();
             list.dedup();
@@ -504,6 +631,10 @@ impl Incremental {
             if !graph.is_arc_alive(arc) {
                 // As a full pass leaves an arc no row holds.
                 data.arc_delay[arc.index()] = [NO_VALUE; 4];
+                if let Some(delta) = &mut self.device {
+                    let limit = data.arc_delay.len();
+                    delta.values.note(HostValueChanges::arcs, arc.0, limit);
+                }
             }
         }
         flat.pin_net.resize(n_pins, NONE);
@@ -1095,6 +1226,10 @@ impl Incremental {
                 for (arc, delays) in arc_delays {
                     if !same(&data.arc_delay[arc], &delays) {
                         data.arc_delay[arc] = delays;
+                        if let Some(delta) = &mut self.device {
+                            let limit = data.arc_delay.len();
+                            delta.values.note(HostValueChanges::arcs, arc as u32, limit);
+                        }
                         if graph.is_arc_alive(tachyon_graph::ArcId(arc as u32)) {
                             self.counts.arcs += 1;
                             self.arcs_changed = true;
@@ -1110,6 +1245,10 @@ impl Incremental {
                 data.arrival[at] = arrival;
                 data.slew[at] = slew;
                 self.forward_changed.push(pin);
+                if let Some(delta) = &mut self.device {
+                    let limit = data.arrival.len();
+                    delta.values.note(HostValueChanges::pins, pin, limit);
+                }
                 for &next in graph.fanout_pins(PinId(pin)) {
                     if in_cone(&self.cone, next.0) {
                         frontier.push(&mut self.mark, stamp, levels, next.0);
@@ -1235,7 +1374,83 @@ impl Incremental {
         data.arrival = arrival;
         data.slew = slew;
         data.arc_delay = arc_delay;
-        for &(arc, alive) in &changed_arcs {
+        self.record_adopted(graph, data, changed_pins, &changed_arcs, test_required)
+    }
+
+    /// [`Incremental::adopt_forward`] or [`Incremental::adopt_forward_changes`], as
+    /// the device's step came back.
+    pub fn adopt_forward_outcome(
+        &mut self,
+        graph: &TimingGraph,
+        data: &mut TimingData,
+        outcome: ForwardOutcome,
+    ) -> bool {
+        match outcome {
+            ForwardOutcome::Whole(forward) => self.adopt_forward(graph, data, forward),
+            ForwardOutcome::Changes(changes) => self.adopt_forward_changes(graph, data, changes),
+        }
+    }
+
+    /// [`Incremental::adopt_forward`] from the values the device found changed (and
+    /// those the host had changed since it last ran): only those are compared with the
+    /// host's and taken, so what is recorded is the same.
+    pub fn adopt_forward_changes(
+        &mut self,
+        graph: &TimingGraph,
+        data: &mut TimingData,
+        changes: ForwardChanges,
+    ) -> bool {
+        let ForwardChanges {
+            pins,
+            arrival,
+            slew,
+            arcs,
+            arc_delay,
+            test_required,
+        } = changes;
+        assert_eq!(pins.len(), arrival.len(), "one arrival per listed pin");
+        assert_eq!(pins.len(), slew.len(), "one slew per listed pin");
+        assert_eq!(arcs.len(), arc_delay.len(), "one delay per listed arc");
+        for pin in std::mem::take(&mut self.forward) {
+            if graph.is_pin_alive(PinId(pin)) {
+                self.delay_changed.push(pin);
+            }
+        }
+        // Removed pins keep the "no value" their removal gave them.
+        let mut changed_pins = Vec::new();
+        for ((&pin, arrival), slew) in pins.iter().zip(arrival).zip(slew) {
+            let at = pin as usize;
+            if !graph.is_pin_alive(PinId(pin))
+                || (same(&data.arrival[at], &arrival) && same(&data.slew[at], &slew))
+            {
+                continue;
+            }
+            data.arrival[at] = arrival;
+            data.slew[at] = slew;
+            changed_pins.push(pin);
+        }
+        let mut changed_arcs = Vec::new();
+        for (&arc, delay) in arcs.iter().zip(arc_delay) {
+            if same(&data.arc_delay[arc as usize], &delay) {
+                continue;
+            }
+            data.arc_delay[arc as usize] = delay;
+            changed_arcs.push((arc, graph.is_arc_alive(tachyon_graph::ArcId(arc))));
+        }
+        self.record_adopted(graph, data, changed_pins, &changed_arcs, test_required)
+    }
+
+    /// The bookkeeping after the device's forward values were taken: `changed_pins`
+    /// and `changed_arcs` (`(arc, alive)`) are what changed, in order.
+    fn record_adopted(
+        &mut self,
+        graph: &TimingGraph,
+        data: &mut TimingData,
+        changed_pins: Vec<u32>,
+        changed_arcs: &[(u32, bool)],
+        test_required: Option<Vec<[f64; 2]>>,
+    ) -> bool {
+        for &(arc, alive) in changed_arcs {
             if alive {
                 self.counts.arcs += 1;
                 self.arcs_changed = true;
@@ -1439,6 +1654,10 @@ impl Incremental {
                     continue;
                 }
                 data.required[pin as usize] = required;
+                if let Some(delta) = &mut self.device {
+                    let limit = data.required.len();
+                    delta.values.note(HostValueChanges::required, pin, limit);
+                }
                 for &arc in graph.fanin(PinId(pin)) {
                     let from = graph.arc(arc).from.0;
                     if in_region(&self.region, from) {
@@ -1478,6 +1697,35 @@ impl Incremental {
             .filter(|(pin, _)| !graph.is_pin_alive(PinId(*pin as u32)))
             .for_each(|(_, (new, old))| *new = *old);
         data.required = required;
+        self.counts.pins += graph.n_pins() as usize;
+        self.finish_update();
+        self.counts
+    }
+
+    /// [`Incremental::adopt_backward`] as the device's step came back: every required
+    /// time, or those of the listed pins (the others did not change).
+    pub fn adopt_backward_outcome(
+        &mut self,
+        graph: &TimingGraph,
+        data: &mut TimingData,
+        outcome: BackwardOutcome,
+    ) -> RetimeCounts {
+        let (pins, required) = match outcome {
+            BackwardOutcome::Whole(required) => return self.adopt_backward(graph, data, required),
+            BackwardOutcome::Changes(pins, required) => (pins, required),
+        };
+        assert_eq!(
+            pins.len(),
+            required.len(),
+            "one required time per listed pin"
+        );
+        self.backward.clear();
+        // Removed pins keep the "no value" their removal gave them.
+        for (&pin, required) in pins.iter().zip(required) {
+            if graph.is_pin_alive(PinId(pin)) {
+                data.required[pin as usize] = required;
+            }
+        }
         self.counts.pins += graph.n_pins() as usize;
         self.finish_update();
         self.counts

@@ -8,15 +8,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tachyon_gpu::abi::{
-    BackwardLevelArgs, EvaluateTestsArgs, FillArgs, ForwardLevelArgs, GatherParasiticsArgs,
-    LevelSweep, LevelizeExcludeArgs, LevelizeFrontierArgs, LevelizeSourcesArgs, LevelizeWaitsArgs,
-    ScatterQuadsArgs,
+    BackwardLevelArgs, ChangedWordsArgs, EvaluateTestsArgs, FillArgs, ForwardLevelArgs,
+    GatherParasiticsArgs, GatherQuadsArgs, LevelSweep, LevelizeExcludeArgs, LevelizeFrontierArgs,
+    LevelizeSourcesArgs, LevelizeWaitsArgs, ScatterQuadsArgs,
 };
 use tachyon_gpu::check::{check_indices, check_indices_or_none, check_length, check_starts};
 use tachyon_gpu::{DeviceBuffer, Event, GpuContext, GpuError, LaunchShape, LayoutError, Replay};
 use tachyon_kernels::propagate::{ArcDescriptor, TableDescriptor, TestDescriptor};
 
-use crate::flat::NetsParasitics;
+use crate::flat::{NetsParasitics, NetsRcValues};
 
 use super::layout::{ParasiticsLayout, RcNetBatch, TimingLayout};
 use super::rc::{DeviceRcNets, RcLaunch};
@@ -46,14 +46,6 @@ pub struct ForwardResults {
     /// The tests' required times before CPPR, by data transition; `None` when the
     /// design has no clock (no test was evaluated).
     pub test_required: Option<Vec<[f64; 2]>>,
-}
-
-/// What [`DeviceTiming::nets_parasitics`] brings back: per net of its layout, per pin.
-#[derive(Debug, Clone, Default)]
-pub struct NetsRcValues {
-    pub net_load: Vec<[f64; 4]>,
-    pub wire_delay: Vec<[f64; 4]>,
-    pub wire_impulse: Vec<[f64; 4]>,
 }
 
 /// Where [`DeviceTiming::download_forward`] puts the RC pass's values: per net, per pin.
@@ -158,6 +150,20 @@ pub struct DeviceTiming {
     /// The level sweeps as CUDA graphs (captured on first use, then replayed).
     forward_replay: Replay,
     backward_replay: Replay,
+    /// Whether the arrivals, slews and arc delays here, and the required times, are
+    /// the host's but for what the host changed since
+    /// ([`crate::HostValueChanges`]): an update can then compare its new values with
+    /// these and bring back only the changes. False when the arrays were allocated
+    /// again (their sizes changed) until a step brings every value back.
+    forward_kept: bool,
+    required_kept: bool,
+}
+
+/// The values a step held before it ran, kept for the comparison after it.
+pub struct KeptValues {
+    first: DeviceBuffer<[f64; 4]>,
+    second: Option<DeviceBuffer<[f64; 4]>>,
+    third: Option<DeviceBuffer<[f64; 4]>>,
 }
 
 impl DeviceTiming {
@@ -251,6 +257,8 @@ impl DeviceTiming {
             levels_done: gpu.new_event()?,
             forward_replay: Replay::default(),
             backward_replay: Replay::default(),
+            forward_kept: false,
+            required_kept: false,
         })
     }
 
@@ -309,6 +317,8 @@ impl DeviceTiming {
             self.n_pins = n_pins;
             self.n_primary_inputs = layout.primary_inputs.len();
             if resized {
+                self.forward_kept = false;
+                self.required_kept = false;
                 self.arrival = gpu.allocate(DURING, n_pins)?;
                 self.slew = gpu.allocate(DURING, n_pins)?;
                 self.seed = gpu.allocate(DURING, n_pins)?;
@@ -748,6 +758,181 @@ impl DeviceTiming {
             arc_delay,
             test_required,
         })
+    }
+
+    /// Whether the forward values here (arrivals, slews, arc delays) and the required
+    /// times are the host's but for what the host changed since; see
+    /// [`DeviceTiming::keep_forward_values`].
+    pub fn values_kept(&self) -> (bool, bool) {
+        (self.forward_kept, self.required_kept)
+    }
+
+    /// Records that the host took every forward value (`forward`) or every required
+    /// time (`!forward`) of the last step.
+    pub fn all_values_taken(&mut self, forward: bool) {
+        match forward {
+            true => self.forward_kept = true,
+            false => self.required_kept = true,
+        }
+    }
+
+    /// The next step brings every value back ([`DeviceTiming::values_kept`] false).
+    pub fn forget_values(&mut self) {
+        self.forward_kept = false;
+        self.required_kept = false;
+    }
+
+    /// Copies of the arrivals, slews and arc delays as they are, queued before the
+    /// next [`DeviceTiming::run_forward`]: what [`DeviceTiming::forward_changes`]
+    /// compares its results with.
+    pub fn keep_forward_values(&self) -> Result<KeptValues, GpuError> {
+        const DURING: &str = "keeping the values before an update";
+        Ok(KeptValues {
+            first: self.gpu.duplicate(DURING, &self.arrival)?,
+            second: Some(self.gpu.duplicate(DURING, &self.slew)?),
+            third: Some(self.gpu.duplicate(DURING, &self.arc_delay)?),
+        })
+    }
+
+    /// A copy of the required times as they are, before the next
+    /// [`DeviceTiming::run_backward`].
+    pub fn keep_required(&self) -> Result<KeptValues, GpuError> {
+        const DURING: &str = "keeping the values before an update";
+        Ok(KeptValues {
+            first: self.gpu.duplicate(DURING, &self.required)?,
+            second: None,
+            third: None,
+        })
+    }
+
+    /// The bits of the items of `new` that differ from `old` (downloaded; waits).
+    fn changed_bits(
+        &self,
+        old: &DeviceBuffer<[f64; 4]>,
+        new: &DeviceBuffer<[f64; 4]>,
+    ) -> Result<Vec<u32>, GpuError> {
+        const DURING: &str = "comparing values on the device";
+        let n_words = tachyon_kernels::changes::n_words(new.len());
+        if n_words == 0 {
+            return Ok(Vec::new());
+        }
+        let words = self.gpu.allocate::<u32>(DURING, n_words)?;
+        self.gpu.launch(
+            per_item(n_words),
+            ChangedWordsArgs {
+                old: old.view(),
+                new: new.view(),
+                words: words.cells(),
+            },
+        )?;
+        self.gpu.download(&words, 0..n_words)
+    }
+
+    /// The values of `values` at `index` (each in range), downloaded.
+    fn gathered(
+        &self,
+        index: &DeviceBuffer<u32>,
+        values: &DeviceBuffer<[f64; 4]>,
+    ) -> Result<Vec<[f64; 4]>, GpuError> {
+        const DURING: &str = "bringing back changed values";
+        if index.is_empty() {
+            return Ok(Vec::new());
+        }
+        let out = self.gpu.allocate::<[f64; 4]>(DURING, index.len())?;
+        self.gpu.launch(
+            per_item(index.len()),
+            GatherQuadsArgs {
+                index: index.view(),
+                values: values.view(),
+                out: out.cells(),
+            },
+        )?;
+        self.gpu.download(&out, 0..index.len())
+    }
+
+    /// After [`DeviceTiming::run_forward`] (the values before it in `kept`): the pins
+    /// whose arrival or slew and the arcs whose delay differ from the kept ones, with
+    /// `host_pins` and `host_arcs` (the host changed those since; sorted, each once),
+    /// and their new values; the tests' results whole. Waits for the step.
+    pub fn forward_changes(
+        &self,
+        kept: KeptValues,
+        host_pins: &[u32],
+        host_arcs: &[u32],
+    ) -> Result<crate::ForwardChanges, GpuError> {
+        const DURING: &str = "bringing back changed values";
+        check_indices("host pins", host_pins, self.n_pins)?;
+        check_indices("host arcs", host_arcs, self.arc_delay.len())?;
+        let (Some(slew), Some(arc_delay)) = (&kept.second, &kept.third) else {
+            return Err(LayoutError::Missing {
+                what: "kept forward values",
+            }
+            .into());
+        };
+        let mut pin_words = self.changed_bits(&kept.first, &self.arrival)?;
+        let slew_words = self.changed_bits(slew, &self.slew)?;
+        for (word, slew_word) in pin_words.iter_mut().zip(slew_words) {
+            *word |= slew_word;
+        }
+        let arc_words = self.changed_bits(arc_delay, &self.arc_delay)?;
+        drop(kept);
+        let listed = |words: &[u32], host: &[u32]| {
+            let mut items = Vec::new();
+            tachyon_kernels::changes::for_each_set(words, |item| items.push(item));
+            if !host.is_empty() {
+                items.extend_from_slice(host);
+                items.sort_unstable();
+                items.dedup();
+            }
+            items
+        };
+        let pins = listed(&pin_words, host_pins);
+        let arcs = listed(&arc_words, host_arcs);
+        let pin_index = self.gpu.upload(DURING, &pins)?;
+        let arc_index = self.gpu.upload(DURING, &arcs)?;
+        let arrival = self.gathered(&pin_index, &self.arrival)?;
+        let slew = self.gathered(&pin_index, &self.slew)?;
+        let arc_delay = self.gathered(&arc_index, &self.arc_delay)?;
+        let test_required = if self.tests_evaluated {
+            Some(
+                self.gpu
+                    .download(&self.test_required, 0..self.test_required.len())?,
+            )
+        } else {
+            None
+        };
+        Ok(crate::ForwardChanges {
+            pins,
+            arrival,
+            slew,
+            arcs,
+            arc_delay,
+            test_required,
+        })
+    }
+
+    /// After [`DeviceTiming::run_backward`] (the required times before it in `kept`):
+    /// the pins whose required time differs from the kept one, with `host_pins` (the
+    /// host changed those since; sorted, each once), and their new required times.
+    pub fn required_changes(
+        &self,
+        kept: KeptValues,
+        host_pins: &[u32],
+    ) -> Result<(Vec<u32>, Vec<[f64; 4]>), GpuError> {
+        const DURING: &str = "bringing back changed values";
+        check_indices("host pins", host_pins, self.n_pins)?;
+        let words = self.changed_bits(&kept.first, &self.required)?;
+        drop(kept);
+        let mut pins = Vec::new();
+        tachyon_kernels::changes::for_each_set(&words, |item| pins.push(item));
+        if !host_pins.is_empty() {
+            pins.extend_from_slice(host_pins);
+            pins.sort_unstable();
+            pins.dedup();
+        }
+        let index = self.gpu.upload(DURING, &pins)?;
+        let required = self.gathered(&index, &self.required)?;
+        Ok((pins, required))
     }
 
     /// The backward levels from `seeds` (`(pin, required)`, each pin once; every other

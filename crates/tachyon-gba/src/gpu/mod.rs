@@ -19,8 +19,7 @@ pub mod twin;
 mod tests;
 
 pub use device::{
-    DeviceTiming, EditedLayout, ForwardResults, ForwardValues, HostRcValues, NetsRcValues,
-    WireOutputs,
+    DeviceTiming, EditedLayout, ForwardResults, ForwardValues, HostRcValues, WireOutputs,
 };
 pub use layout::{ParasiticsLayout, RcNetBatch, RcNetsOutput, TimingLayout, MAX_NETS};
 pub use rc::{rc_nets, DeviceRcNets, RcLaunch};
@@ -31,11 +30,18 @@ use tachyon_gpu::{GpuContext, GpuError};
 use tachyon_graph::{TimingData, TimingGraph};
 
 use crate::flat::{FlatParasitics, FlatTiming, NetsParasitics};
-use crate::{primary_input_values, required_seed_list, ForwardArrays, Incremental};
+use crate::{
+    primary_input_values, required_seed_list, BackwardOutcome, ForwardArrays, ForwardOutcome,
+    HostValueChanges, Incremental,
+};
 
 /// A graph on the GPU, between phases.
 pub struct GpuTiming {
     device: DeviceTiming,
+    /// The values the host changed since the device last ran (taken from the edits'
+    /// delta by [`GpuTiming::apply_edits`]): brought back with those the device
+    /// changes, so that the host's copy ends equal to the device's.
+    host_values: HostValueChanges,
 }
 
 impl std::fmt::Debug for GpuTiming {
@@ -60,7 +66,10 @@ impl GpuTiming {
             n_nets: graph.nets().len() as u32,
         };
         let device = DeviceTiming::upload(gpu, &layout)?;
-        Ok(GpuTiming { device })
+        Ok(GpuTiming {
+            device,
+            host_values: HostValueChanges::default(),
+        })
     }
 
     /// Uploads the RC trees of the graph, laid out by [`FlatParasitics::build`].
@@ -162,7 +171,24 @@ impl GpuTiming {
         incremental: &mut Incremental,
         data: &TimingData,
     ) -> Result<bool, GpuError> {
-        let delta = incremental.take_device_delta();
+        let mut delta = incremental.take_device_delta();
+        let values = std::mem::take(&mut delta.values);
+        if values.all || self.host_values.all {
+            self.host_values = HostValueChanges {
+                all: true,
+                ..HostValueChanges::default()
+            };
+        } else {
+            for (list, more) in [
+                (&mut self.host_values.pins, values.pins),
+                (&mut self.host_values.arcs, values.arcs),
+                (&mut self.host_values.required, values.required),
+            ] {
+                list.extend(more);
+                list.sort_unstable();
+                list.dedup();
+            }
+        }
         let flat = incremental.flat();
         let edited = EditedLayout {
             layout: TimingLayout {
@@ -210,51 +236,86 @@ impl GpuTiming {
         }
         let layout = NetsParasitics::build(graph, nets);
         let values = self.device.nets_parasitics(&layout)?;
-        for (&net, load) in layout.nets.iter().zip(values.net_load) {
-            data.net_load[net as usize] = load;
-        }
-        for ((&pin, delay), impulse) in layout
-            .pins
-            .iter()
-            .zip(values.wire_delay)
-            .zip(values.wire_impulse)
-        {
-            data.wire_delay[pin as usize] = delay;
-            data.wire_impulse[pin as usize] = impulse;
-        }
+        layout.store(values, data);
         Ok(())
     }
 
     /// The forward levels over the whole resident graph and the test evaluation (the
     /// RC values as [`GpuTiming::apply_edits`] left them), every result downloaded.
+    ///
+    /// When the device's values before the step were the host's but for what the host
+    /// changed since (listed), the new values are compared there with the old ones and
+    /// only the pins and arcs that changed (and those the host changed) come back:
+    /// [`ForwardOutcome::Changes`]. Otherwise every value comes back.
     pub fn forward_resident(
         &mut self,
         graph: &TimingGraph,
         flat: &FlatTiming,
-    ) -> Result<ForwardArrays, GpuError> {
+    ) -> Result<ForwardOutcome, GpuError> {
         let primary_inputs = primary_input_values(graph, flat);
         let clock = graph.assertions().clock;
+        let compare = self.device.values_kept().0 && !self.host_values.all;
+        let kept = compare
+            .then(|| self.device.keep_forward_values())
+            .transpose()?;
         self.device
             .run_forward(&primary_inputs, clock.map(|clock| clock.period))?;
+        if let Some(kept) = kept {
+            let pins = std::mem::take(&mut self.host_values.pins);
+            let arcs = std::mem::take(&mut self.host_values.arcs);
+            let mut changes = self.device.forward_changes(kept, &pins, &arcs)?;
+            changes.test_required = changes.test_required.filter(|_| clock.is_some());
+            return Ok(ForwardOutcome::Changes(changes));
+        }
         let results = self
             .device
             .download_forward(None, ForwardResults::default())?;
-        Ok(ForwardArrays {
+        self.host_values.pins.clear();
+        self.host_values.arcs.clear();
+        self.device.all_values_taken(true);
+        Ok(ForwardOutcome::Whole(ForwardArrays {
             arrival: results.arrival,
             slew: results.slew,
             arc_delay: results.arc_delay,
             test_required: results.test_required.filter(|_| clock.is_some()),
-        })
+        }))
     }
 
     /// The backward levels over the whole resident graph from `seeds` (`(pin,
-    /// required)`, each pin once); the required times downloaded.
+    /// required)`, each pin once); the required times that changed downloaded (every
+    /// one when the device's were not the host's before, as in
+    /// [`GpuTiming::forward_resident`]).
     pub fn backward_resident(
         &mut self,
         seeds: &[(u32, [f64; 4])],
-    ) -> Result<Vec<[f64; 4]>, GpuError> {
+    ) -> Result<BackwardOutcome, GpuError> {
+        let compare = self.device.values_kept().1 && !self.host_values.all;
+        let kept = compare.then(|| self.device.keep_required()).transpose()?;
         self.device.run_backward(seeds)?;
-        self.device.download_required(Vec::new())
+        let host_required = std::mem::take(&mut self.host_values.required);
+        // Every list is taken now: the host's copy ends equal to the device's.
+        self.host_values.all = false;
+        if let Some(kept) = kept {
+            let (pins, required) = self.device.required_changes(kept, &host_required)?;
+            return Ok(BackwardOutcome::Changes(pins, required));
+        }
+        let required = self.device.download_required(Vec::new())?;
+        self.device.all_values_taken(false);
+        Ok(BackwardOutcome::Whole(required))
+    }
+
+    /// After a full update whose values the timer took (every one): the device's
+    /// values are the host's.
+    pub fn all_values_taken(&mut self) {
+        self.host_values = HostValueChanges::default();
+        self.device.all_values_taken(true);
+        self.device.all_values_taken(false);
+    }
+
+    /// After a full update whose values went elsewhere than the timer's copy: the next
+    /// update over the resident state brings every value back.
+    pub fn forget_values(&mut self) {
+        self.device.forget_values();
     }
 
     /// With [`tachyon_gpu::GpuConfig::sync_steps`], waits for the queued work so that

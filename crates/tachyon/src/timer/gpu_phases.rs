@@ -14,7 +14,9 @@
 use tachyon_paths::flat::FlatPaths;
 use tachyon_paths::problem::SearchOutcome;
 
-use tachyon_gba::{Incremental, RetimeCounts};
+use tachyon_gba::{
+    BackwardOutcome, ForwardChanges, ForwardOutcome, Incremental, NetsParasitics, RetimeCounts,
+};
 use tachyon_graph::{TimingData, TimingGraph};
 
 use super::TimerError;
@@ -69,13 +71,19 @@ pub(super) fn forward_resident(
         #[cfg(feature = "gpu")]
         Resident::Gpu(state) => on_gpu::forward(state, graph, data, incremental)?,
         Resident::CpuTwin => {
-            incremental.update_rc(graph, data);
+            // The dirty nets' RC values as the device computes them (the twin of its
+            // batch pass over their trees).
+            let nets = incremental.take_dirty_nets(graph, data);
+            let layout = NetsParasitics::build(graph, &nets);
+            layout.store(layout.compute(), data);
             incremental.take_device_delta();
-            incremental.forward_over_all(graph, data)
+            // The changes alone, as the device brings them back (the comparison's twin).
+            let forward = incremental.forward_over_all(graph, data);
+            ForwardOutcome::Changes(ForwardChanges::between(data, forward))
         }
     };
     let swept_ms = started.elapsed().as_secs_f64() * 1e3;
-    let changed = incremental.adopt_forward(graph, data, forward);
+    let changed = incremental.adopt_forward_outcome(graph, data, forward);
     tracing::debug!(
         swept_ms,
         compared_ms = started.elapsed().as_secs_f64() * 1e3,
@@ -136,9 +144,12 @@ pub(super) fn backward_resident(
     let required = match resident {
         #[cfg(feature = "gpu")]
         Resident::Gpu(state) => state.timing().backward_resident(&seeds)?,
-        Resident::CpuTwin => incremental.backward_over_all(graph, data, &seeds),
+        Resident::CpuTwin => {
+            let required = incremental.backward_over_all(graph, data, &seeds);
+            BackwardOutcome::changes_between(&data.required, &required)
+        }
     };
-    Ok(incremental.adopt_backward(graph, data, required))
+    Ok(incremental.adopt_backward_outcome(graph, data, required))
 }
 
 /// Without the `gpu` feature no GPU backend exists: these are never called.
@@ -182,7 +193,7 @@ mod on_gpu {
     use tachyon_cppr::gpu::{GpuPasses, KeptNetworks};
     use tachyon_cppr::CpprStructure;
     use tachyon_gba::gpu::GpuTiming;
-    use tachyon_gba::{FlatParasitics, FlatTiming, ForwardArrays, Incremental};
+    use tachyon_gba::{FlatParasitics, FlatTiming, ForwardOutcome, Incremental};
     use tachyon_gpu::GpuContext;
     use tachyon_graph::{TimingData, TimingGraph};
     use tachyon_paths::flat::FlatPaths;
@@ -288,7 +299,10 @@ mod on_gpu {
                     graph, data, structure, passes,
                 )?)
             })?;
-            timed(record, "propagate", || Ok(timing.required(graph, data)?))
+            timed(record, "propagate", || Ok(timing.required(graph, data)?))?;
+            // Its values went to `data`, which need not be the timer's copy.
+            timing.forget_values();
+            Ok(())
         }
     }
 
@@ -300,7 +314,7 @@ mod on_gpu {
         graph: &TimingGraph,
         data: &mut TimingData,
         incremental: &mut Incremental,
-    ) -> Result<ForwardArrays, TimerError> {
+    ) -> Result<ForwardOutcome, TimerError> {
         let started = Instant::now();
         // The pins that left a net are reset on the host (and go up with the edits);
         // the dirty nets' values are written over them.
@@ -372,6 +386,8 @@ mod on_gpu {
             timed(record, "propagate", || {
                 Ok(timing.required(graph, &mut data)?)
             })?;
+            // The timer keeps `data`: the values on the device are its values.
+            timing.all_values_taken();
             let timing = std::sync::Mutex::new(timing);
             let state = DeviceState {
                 timing,
