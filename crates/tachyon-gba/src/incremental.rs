@@ -183,6 +183,49 @@ pub struct HostValueChanges {
 }
 
 impl HostValueChanges {
+    /// Adds `more` (a later delta's) to these lists, each sorted and without
+    /// duplicates.
+    pub fn merge(&mut self, more: HostValueChanges) {
+        if more.all || self.all {
+            *self = HostValueChanges {
+                all: true,
+                ..HostValueChanges::default()
+            };
+            return;
+        }
+        for (list, more) in [
+            (&mut self.pins, more.pins),
+            (&mut self.arcs, more.arcs),
+            (&mut self.required, more.required),
+        ] {
+            list.extend(more);
+            list.sort_unstable();
+            list.dedup();
+        }
+    }
+
+    /// The changes from `old` to `new` (as long as each other) by the device's
+    /// comparison ([`tachyon_kernels::changes`]), with `host` (sorted, each once).
+    pub fn changed_items(old: &[[f64; 4]], new: &[[f64; 4]], host: &[u32]) -> Vec<u32> {
+        let words: Vec<u32> = (0..changes::n_words(new.len()))
+            .into_par_iter()
+            .map(|word| changes::changed_word(old, new, word))
+            .collect();
+        Self::items_of(&words, host)
+    }
+
+    /// The items of the bit set `words`, with `host` (sorted, each once).
+    pub fn items_of(words: &[u32], host: &[u32]) -> Vec<u32> {
+        let mut items = Vec::new();
+        changes::for_each_set(words, |item| items.push(item));
+        if !host.is_empty() {
+            items.extend_from_slice(host);
+            items.sort_unstable();
+            items.dedup();
+        }
+        items
+    }
+
     /// Lists `item` of `list` (one of this struct's), or gives up listing when the
     /// lists grow past `limit` items.
     fn note(&mut self, which: fn(&mut Self) -> &mut Vec<u32>, item: u32, limit: usize) {
@@ -228,48 +271,33 @@ pub struct ForwardChanges {
 }
 
 impl ForwardChanges {
-    /// The CPU twin of the device's comparison ([`tachyon_kernels::changes`], the same
-    /// function per word): the changes from `data`'s values to `forward`'s.
-    pub fn between(data: &TimingData, forward: ForwardArrays) -> ForwardChanges {
+    /// The CPU twin of the device's comparison (the same function per word): the
+    /// pins and arcs whose values differ from `old`'s to `new`'s, with those of `host`
+    /// (sorted, each once), and their new values.
+    pub fn between(old: &ForwardArrays, new: ForwardArrays, host: &HostValueChanges) -> Self {
         let changed = |old: &[[f64; 4]], new: &[[f64; 4]]| -> Vec<u32> {
             (0..changes::n_words(new.len()))
                 .into_par_iter()
                 .map(|word| changes::changed_word(old, new, word))
                 .collect()
         };
-        let mut pin_words = changed(&data.arrival, &forward.arrival);
-        for (word, slew) in pin_words.iter_mut().zip(changed(&data.slew, &forward.slew)) {
+        let mut pin_words = changed(&old.arrival, &new.arrival);
+        for (word, slew) in pin_words.iter_mut().zip(changed(&old.slew, &new.slew)) {
             *word |= slew;
         }
-        let arc_words = changed(&data.arc_delay, &forward.arc_delay);
-        let (mut pins, mut arcs) = (Vec::new(), Vec::new());
-        changes::for_each_set(&pin_words, |pin| pins.push(pin));
-        changes::for_each_set(&arc_words, |arc| arcs.push(arc));
+        let pins = HostValueChanges::items_of(&pin_words, &host.pins);
+        let arcs = HostValueChanges::changed_items(&old.arc_delay, &new.arc_delay, &host.arcs);
         let gather = |items: &[u32], values: &[[f64; 4]]| -> Vec<[f64; 4]> {
             items.iter().map(|&item| values[item as usize]).collect()
         };
         ForwardChanges {
-            arrival: gather(&pins, &forward.arrival),
-            slew: gather(&pins, &forward.slew),
-            arc_delay: gather(&arcs, &forward.arc_delay),
+            arrival: gather(&pins, &new.arrival),
+            slew: gather(&pins, &new.slew),
+            arc_delay: gather(&arcs, &new.arc_delay),
             pins,
             arcs,
-            test_required: forward.test_required,
+            test_required: new.test_required,
         }
-    }
-}
-
-impl BackwardOutcome {
-    /// The CPU twin of the device's comparison: the changes from `old` to `new`.
-    pub fn changes_between(old: &[[f64; 4]], new: &[[f64; 4]]) -> BackwardOutcome {
-        let words: Vec<u32> = (0..changes::n_words(new.len()))
-            .into_par_iter()
-            .map(|word| changes::changed_word(old, new, word))
-            .collect();
-        let mut pins = Vec::new();
-        changes::for_each_set(&words, |pin| pins.push(pin));
-        let values = pins.iter().map(|&pin| new[pin as usize]).collect();
-        BackwardOutcome::Changes(pins, values)
     }
 }
 

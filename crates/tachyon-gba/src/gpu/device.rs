@@ -17,6 +17,7 @@ use tachyon_gpu::{DeviceBuffer, Event, GpuContext, GpuError, LaunchShape, Layout
 use tachyon_kernels::propagate::{ArcDescriptor, TableDescriptor, TestDescriptor};
 
 use crate::flat::{NetsParasitics, NetsRcValues};
+use crate::HostValueChanges;
 
 use super::layout::{ParasiticsLayout, RcNetBatch, TimingLayout};
 use super::rc::{DeviceRcNets, RcLaunch};
@@ -876,18 +877,8 @@ impl DeviceTiming {
         }
         let arc_words = self.changed_bits(arc_delay, &self.arc_delay)?;
         drop(kept);
-        let listed = |words: &[u32], host: &[u32]| {
-            let mut items = Vec::new();
-            tachyon_kernels::changes::for_each_set(words, |item| items.push(item));
-            if !host.is_empty() {
-                items.extend_from_slice(host);
-                items.sort_unstable();
-                items.dedup();
-            }
-            items
-        };
-        let pins = listed(&pin_words, host_pins);
-        let arcs = listed(&arc_words, host_arcs);
+        let pins = HostValueChanges::items_of(&pin_words, host_pins);
+        let arcs = HostValueChanges::items_of(&arc_words, host_arcs);
         let pin_index = self.gpu.upload(DURING, &pins)?;
         let arc_index = self.gpu.upload(DURING, &arcs)?;
         let arrival = self.gathered(&pin_index, &self.arrival)?;
@@ -923,13 +914,7 @@ impl DeviceTiming {
         check_indices("host pins", host_pins, self.n_pins)?;
         let words = self.changed_bits(&kept.first, &self.required)?;
         drop(kept);
-        let mut pins = Vec::new();
-        tachyon_kernels::changes::for_each_set(&words, |item| pins.push(item));
-        if !host_pins.is_empty() {
-            pins.extend_from_slice(host_pins);
-            pins.sort_unstable();
-            pins.dedup();
-        }
+        let pins = HostValueChanges::items_of(&words, host_pins);
         let index = self.gpu.upload(DURING, &pins)?;
         let required = self.gathered(&index, &self.required)?;
         Ok((pins, required))

@@ -172,23 +172,7 @@ impl GpuTiming {
         data: &TimingData,
     ) -> Result<bool, GpuError> {
         let mut delta = incremental.take_device_delta();
-        let values = std::mem::take(&mut delta.values);
-        if values.all || self.host_values.all {
-            self.host_values = HostValueChanges {
-                all: true,
-                ..HostValueChanges::default()
-            };
-        } else {
-            for (list, more) in [
-                (&mut self.host_values.pins, values.pins),
-                (&mut self.host_values.arcs, values.arcs),
-                (&mut self.host_values.required, values.required),
-            ] {
-                list.extend(more);
-                list.sort_unstable();
-                list.dedup();
-            }
-        }
+        self.host_values.merge(std::mem::take(&mut delta.values));
         let flat = incremental.flat();
         let edited = EditedLayout {
             layout: TimingLayout {

@@ -15,7 +15,8 @@ use tachyon_paths::flat::FlatPaths;
 use tachyon_paths::problem::SearchOutcome;
 
 use tachyon_gba::{
-    BackwardOutcome, ForwardChanges, ForwardOutcome, Incremental, NetsParasitics, RetimeCounts,
+    BackwardOutcome, ForwardArrays, ForwardChanges, ForwardOutcome, HostValueChanges, Incremental,
+    NetsParasitics, RetimeCounts,
 };
 use tachyon_graph::{TimingData, TimingGraph};
 
@@ -52,7 +53,25 @@ pub(super) enum Resident {
     Gpu(Box<on_gpu::DeviceState>),
     /// The same steps on the CPU (whole-graph sweeps, the same functions), so that the
     /// mixed strategy's bookkeeping is tested without a GPU.
-    CpuTwin,
+    CpuTwin(Box<TwinValues>),
+}
+
+impl Resident {
+    /// The CPU twin, holding no values yet (its first update brings every value back).
+    pub(super) fn cpu_twin() -> Resident {
+        Resident::CpuTwin(Box::default())
+    }
+}
+
+/// The CPU twin's copy of the values "on the device", so that its updates bring back
+/// only what changed, as the GPU's do: the device's comparison and the host's list of
+/// what it changed since are tested in CI.
+#[derive(Debug, Default)]
+pub(super) struct TwinValues {
+    forward: Option<ForwardArrays>,
+    required: Option<Vec<[f64; 4]>>,
+    /// What the host changed since the twin last ran.
+    host: HostValueChanges,
 }
 
 /// The forward step of an incremental update over the resident state: the edits
@@ -70,16 +89,44 @@ pub(super) fn forward_resident(
     let forward = match resident {
         #[cfg(feature = "gpu")]
         Resident::Gpu(state) => on_gpu::forward(state, graph, data, incremental)?,
-        Resident::CpuTwin => {
+        Resident::CpuTwin(twin) => {
             // The dirty nets' RC values as the device computes them (the twin of its
             // batch pass over their trees).
             let nets = incremental.take_dirty_nets(graph, data);
             let layout = NetsParasitics::build(graph, &nets);
             layout.store(layout.compute(), data);
-            incremental.take_device_delta();
-            // The changes alone, as the device brings them back (the comparison's twin).
-            let forward = incremental.forward_over_all(graph, data);
-            ForwardOutcome::Changes(ForwardChanges::between(data, forward))
+            let mut delta = incremental.take_device_delta();
+            twin.host.merge(std::mem::take(&mut delta.values));
+            let new = incremental.forward_over_all(graph, data);
+            let kept = ForwardArrays {
+                test_required: None,
+                ..new.clone()
+            };
+            // The changes alone when the twin's values were the host's but for what
+            // the host listed, as the device brings them back.
+            // Arrays that grew are new on the device too: every value comes back.
+            let outcome = match twin.forward.take() {
+                Some(old)
+                    if !twin.host.all
+                        && old.arrival.len() == new.arrival.len()
+                        && old.arc_delay.len() == new.arc_delay.len() =>
+                {
+                    let host = HostValueChanges {
+                        pins: std::mem::take(&mut twin.host.pins),
+                        arcs: std::mem::take(&mut twin.host.arcs),
+                        ..HostValueChanges::default()
+                    };
+                    let changes = ForwardChanges::between(&old, new.clone(), &host);
+                    ForwardOutcome::Changes(changes)
+                }
+                _ => {
+                    twin.host.pins.clear();
+                    twin.host.arcs.clear();
+                    ForwardOutcome::Whole(new)
+                }
+            };
+            twin.forward = Some(kept);
+            outcome
         }
     };
     let swept_ms = started.elapsed().as_secs_f64() * 1e3;
@@ -107,7 +154,7 @@ pub(super) fn full_resident(
         Resident::Gpu(state) => state
             .full_update(graph, flat, data, cppr, record)
             .map(|()| true),
-        Resident::CpuTwin => {
+        Resident::CpuTwin(_) => {
             let _ = (graph, flat, data, cppr, record);
             Ok(false)
         }
@@ -124,7 +171,7 @@ pub(super) fn cppr_resident(
     match resident {
         #[cfg(feature = "gpu")]
         Resident::Gpu(state) => state.cppr(graph, data).map(|()| true),
-        Resident::CpuTwin => {
+        Resident::CpuTwin(_) => {
             let _ = (graph, data);
             Ok(false)
         }
@@ -144,9 +191,21 @@ pub(super) fn backward_resident(
     let required = match resident {
         #[cfg(feature = "gpu")]
         Resident::Gpu(state) => state.timing().backward_resident(&seeds)?,
-        Resident::CpuTwin => {
-            let required = incremental.backward_over_all(graph, data, &seeds);
-            BackwardOutcome::changes_between(&data.required, &required)
+        Resident::CpuTwin(twin) => {
+            let new = incremental.backward_over_all(graph, data, &seeds);
+            let compare = !twin.host.all;
+            let host = std::mem::take(&mut twin.host.required);
+            twin.host.all = false;
+            let outcome = match twin.required.take() {
+                Some(old) if compare && old.len() == new.len() => {
+                    let pins = HostValueChanges::changed_items(&old, &new, &host);
+                    let values = pins.iter().map(|&pin| new[pin as usize]).collect();
+                    BackwardOutcome::Changes(pins, values)
+                }
+                _ => BackwardOutcome::Whole(new.clone()),
+            };
+            twin.required = Some(new);
+            outcome
         }
     };
     Ok(incremental.adopt_backward_outcome(graph, data, required))
