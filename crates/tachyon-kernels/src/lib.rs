@@ -37,6 +37,7 @@ pub mod math;
 pub mod path_search;
 pub mod propagate;
 pub mod rc;
+pub mod rc_flatten;
 
 #[cfg(target_arch = "nvptx64")]
 mod ptx_entry;

@@ -22,7 +22,10 @@ pub use device::{
     DeviceTiming, EditedLayout, ForwardResults, ForwardValues, HostRcValues, WireOutputs,
 };
 pub use layout::{ParasiticsLayout, RcNetBatch, RcNetsOutput, TimingLayout, MAX_NETS};
-pub use rc::{rc_nets, DeviceRcNets, RcLaunch};
+pub use rc::{
+    flatten_networks, flatten_networks_on_cpu, rc_nets, DeviceRcNets, DeviceRcNetworks,
+    FlattenedNetworks, RcLaunch, RcNetworkBatch,
+};
 
 use std::sync::Arc;
 
