@@ -397,65 +397,86 @@ pub fn flatten_networks(
 }
 
 /// The CPU twin of the `flatten_rc_networks` kernel: the same function per net, with
-/// rayon.
+/// rayon over chunks of nets (each owning its nodes' part of the results and reusing
+/// its working memory).
 pub fn flatten_networks_on_cpu(batch: &RcNetworkBatch) -> FlattenedNetworks {
     use rayon::prelude::*;
     use std::cell::Cell;
     use tachyon_kernels::rc_flatten::{flatten_net, FlattenMemory};
+    const NETS_PER_CHUNK: usize = 1024;
     let n_nodes = batch.n_nodes();
-    let per_net: Vec<(Vec<u32>, Vec<f64>, Vec<f64>, Vec<u32>, u32)> = (0..batch.n_nets())
-        .into_par_iter()
-        .with_min_len(256)
-        .map(|net| {
-            let nodes = batch.node_offsets[net] as usize..batch.node_offsets[net + 1] as usize;
-            let resistors =
-                batch.resistor_offsets[net] as usize..batch.resistor_offsets[net + 1] as usize;
-            let (n, r) = (nodes.len(), resistors.len());
-            let ends = &batch.ends[resistors.clone()];
-            let ohms = &batch.ohms[resistors];
-            let (mut start, mut fill, mut adjacency) = (vec![0; n + 1], vec![0; n], vec![0; 2 * r]);
-            let (mut adjacency_ohms, mut new_index) = (vec![0.0; 2 * r], vec![0; n]);
-            let (mut order, mut parent) = (vec![0; n], vec![0; n]);
-            let (mut res, mut ground) = (vec![0.0; n], vec![0.0; n]);
-            let placed = flatten_net(
-                &batch.ground[nodes],
-                r,
-                |k| (ends[k][0], ends[k][1], ohms[k]),
-                batch.roots[net],
-                FlattenMemory {
-                    adjacency_start: Cell::from_mut(&mut start[..]).as_slice_of_cells(),
-                    fill: Cell::from_mut(&mut fill[..]).as_slice_of_cells(),
-                    adjacency: Cell::from_mut(&mut adjacency[..]).as_slice_of_cells(),
-                    adjacency_ohms: Cell::from_mut(&mut adjacency_ohms[..]).as_slice_of_cells(),
-                    new_index: Cell::from_mut(&mut new_index[..]).as_slice_of_cells(),
-                    order: Cell::from_mut(&mut order[..]).as_slice_of_cells(),
-                    parent: Cell::from_mut(&mut parent[..]).as_slice_of_cells(),
-                    res: Cell::from_mut(&mut res[..]).as_slice_of_cells(),
-                    ground: Cell::from_mut(&mut ground[..]).as_slice_of_cells(),
-                },
-            );
-            // Places past the tree stay zero, as the kernel leaves them.
-            for place in placed as usize..n {
-                parent[place] = 0;
-                res[place] = 0.0;
-                ground[place] = 0.0;
-            }
-            (parent, res, ground, new_index, placed)
-        })
-        .collect();
     let mut flattened = FlattenedNetworks {
-        parent: Vec::with_capacity(n_nodes),
-        res: Vec::with_capacity(n_nodes),
-        ground: Vec::with_capacity(n_nodes),
-        new_index: Vec::with_capacity(n_nodes),
-        placed: Vec::with_capacity(batch.n_nets()),
+        parent: vec![0; n_nodes],
+        res: vec![0.0; n_nodes],
+        ground: vec![0.0; n_nodes],
+        new_index: vec![0; n_nodes],
+        placed: vec![0; batch.n_nets()],
     };
-    for (parent, res, ground, new_index, placed) in per_net {
-        flattened.parent.extend(parent);
-        flattened.res.extend(res);
-        flattened.ground.extend(ground);
-        flattened.new_index.extend(new_index);
-        flattened.placed.push(placed);
+    let offsets = &batch.node_offsets;
+    let mut chunks = Vec::new();
+    let (mut parent, mut res, mut ground, mut new_index) = (
+        &mut flattened.parent[..],
+        &mut flattened.res[..],
+        &mut flattened.ground[..],
+        &mut flattened.new_index[..],
+    );
+    for (chunk, placed) in flattened.placed.chunks_mut(NETS_PER_CHUNK).enumerate() {
+        let first_net = chunk * NETS_PER_CHUNK;
+        let last_net = first_net + placed.len();
+        let n = (offsets[last_net] - offsets[first_net]) as usize;
+        let (chunk_parent, rest_parent) = parent.split_at_mut(n);
+        let (chunk_res, rest_res) = res.split_at_mut(n);
+        let (chunk_ground, rest_ground) = ground.split_at_mut(n);
+        let (chunk_index, rest_index) = new_index.split_at_mut(n);
+        (parent, res, ground, new_index) = (rest_parent, rest_res, rest_ground, rest_index);
+        chunks.push((
+            first_net,
+            placed,
+            chunk_parent,
+            chunk_res,
+            chunk_ground,
+            chunk_index,
+        ));
     }
+    chunks
+        .into_par_iter()
+        .for_each(|(first_net, placed, parent, res, ground, new_index)| {
+            let (mut start, mut fill, mut order) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut adjacency, mut adjacency_ohms) = (Vec::new(), Vec::new());
+            let base = offsets[first_net] as usize;
+            for (local, placed) in placed.iter_mut().enumerate() {
+                let net = first_net + local;
+                let nodes = offsets[net] as usize..offsets[net + 1] as usize;
+                let here = nodes.start - base..nodes.end - base;
+                let resistors =
+                    batch.resistor_offsets[net] as usize..batch.resistor_offsets[net + 1] as usize;
+                let (n, r) = (nodes.len(), resistors.len());
+                let ends = &batch.ends[resistors.clone()];
+                let ohms = &batch.ohms[resistors];
+                start.resize(n + 1, 0);
+                fill.resize(n, 0);
+                order.resize(n, 0);
+                adjacency.resize(2 * r, 0);
+                adjacency_ohms.resize(2 * r, 0.0);
+                let count = flatten_net(
+                    &batch.ground[nodes],
+                    r,
+                    |k| (ends[k][0], ends[k][1], ohms[k]),
+                    batch.roots[net],
+                    FlattenMemory {
+                        adjacency_start: Cell::from_mut(&mut start[..]).as_slice_of_cells(),
+                        fill: Cell::from_mut(&mut fill[..]).as_slice_of_cells(),
+                        adjacency: Cell::from_mut(&mut adjacency[..]).as_slice_of_cells(),
+                        adjacency_ohms: Cell::from_mut(&mut adjacency_ohms[..]).as_slice_of_cells(),
+                        new_index: Cell::from_mut(&mut new_index[here.clone()]).as_slice_of_cells(),
+                        order: Cell::from_mut(&mut order[..]).as_slice_of_cells(),
+                        parent: Cell::from_mut(&mut parent[here.clone()]).as_slice_of_cells(),
+                        res: Cell::from_mut(&mut res[here.clone()]).as_slice_of_cells(),
+                        ground: Cell::from_mut(&mut ground[here]).as_slice_of_cells(),
+                    },
+                );
+                *placed = count;
+            }
+        });
     flattened
 }
