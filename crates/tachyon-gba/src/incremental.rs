@@ -168,6 +168,20 @@ pub struct DeviceDelta {
     pub values: HostValueChanges,
 }
 
+/// Where value lists stop paying: past one item in this many, every value is brought
+/// back and compared in parallel instead.
+pub const MOST_VALUES: usize = 16;
+
+/// Sorts `items` and removes duplicates (in parallel when long).
+pub fn sort_dedup(items: &mut Vec<u32>) {
+    if items.len() >= 1 << 16 {
+        items.par_sort_unstable();
+    } else {
+        items.sort_unstable();
+    }
+    items.dedup();
+}
+
 /// The timing values the host changed since the device last computed them (with
 /// duplicates): where the device's values differ from the host's.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -199,8 +213,7 @@ impl HostValueChanges {
             (&mut self.required, more.required),
         ] {
             list.extend(more);
-            list.sort_unstable();
-            list.dedup();
+            sort_dedup(list);
         }
     }
 
@@ -220,21 +233,22 @@ impl HostValueChanges {
         changes::for_each_set(words, |item| items.push(item));
         if !host.is_empty() {
             items.extend_from_slice(host);
-            items.sort_unstable();
-            items.dedup();
+            sort_dedup(&mut items);
         }
         items
     }
 
-    /// Lists `item` of `list` (one of this struct's), or gives up listing when the
-    /// lists grow past `limit` items.
-    fn note(&mut self, which: fn(&mut Self) -> &mut Vec<u32>, item: u32, limit: usize) {
+    /// Lists `item` of `list` (one of this struct's), or gives up listing when a list
+    /// grows past a sixteenth of its `n_items` items (and is long: short lists cost
+    /// nothing to sort): the device then brings every value back and the host compares
+    /// them in parallel, which costs less than sorting and gathering most of them.
+    fn note(&mut self, which: fn(&mut Self) -> &mut Vec<u32>, item: u32, n_items: usize) {
         if self.all {
             return;
         }
         let list = which(self);
         list.push(item);
-        if list.len() > limit {
+        if list.len() * MOST_VALUES > n_items && list.len() >= 1 << 16 {
             *self = HostValueChanges {
                 all: true,
                 ..HostValueChanges::default()
@@ -430,8 +444,7 @@ impl Incremental {
             &mut delta.values.arcs,
             &mut delta.values.required,
         ] {
-            list.sort_unstable();
-            list.dedup();
+            sort_dedup(list);
         }
         delta
     }

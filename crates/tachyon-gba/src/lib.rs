@@ -35,7 +35,7 @@ pub use flat::{FlatParasitics, FlatTiming, NetsParasitics, NetsRcValues};
 pub use forward::{primary_input_values, propagate_arrivals, propagate_arrivals_flat};
 pub use incremental::{
     BackwardOutcome, ConeUpdate, DeviceDelta, ForwardArrays, ForwardChanges, ForwardOutcome,
-    HostValueChanges, Incremental, RegionUpdate, RetimeCounts,
+    HostValueChanges, Incremental, RegionUpdate, RetimeCounts, MOST_VALUES,
 };
 pub use parasitics::{compute_parasitics, net_load};
 pub use tests_eval::{

@@ -17,7 +17,7 @@ use tachyon_gpu::{DeviceBuffer, Event, GpuContext, GpuError, LaunchShape, Layout
 use tachyon_kernels::propagate::{ArcDescriptor, TableDescriptor, TestDescriptor};
 
 use crate::flat::{NetsParasitics, NetsRcValues};
-use crate::HostValueChanges;
+use crate::{HostValueChanges, MOST_VALUES};
 
 use super::layout::{ParasiticsLayout, RcNetBatch, TimingLayout};
 use super::rc::{DeviceRcNets, RcLaunch};
@@ -85,6 +85,12 @@ pub struct EditedLayout<'a> {
     pub layout: TimingLayout<'a>,
     pub delta: &'a crate::DeviceDelta,
     pub rc: HostRcValues<'a>,
+}
+
+/// Whether `changed` of `n_items` values is so many that bringing every value back
+/// costs less than gathering them (small arrays are gathered all the same).
+fn most(changed: usize, n_items: usize) -> bool {
+    changed * MOST_VALUES > n_items && changed >= 1 << 16
 }
 
 /// The runs of consecutive values of `sorted` (sorted, without duplicates), as ranges.
@@ -854,13 +860,14 @@ impl DeviceTiming {
     /// After [`DeviceTiming::run_forward`] (the values before it in `kept`): the pins
     /// whose arrival or slew and the arcs whose delay differ from the kept ones, with
     /// `host_pins` and `host_arcs` (the host changed those since; sorted, each once),
-    /// and their new values; the tests' results whole. Waits for the step.
+    /// and their new values; the tests' results whole. Waits for the step. `None` when
+    /// they are more than one in [`MOST_VALUES`] (bringing every value back costs less).
     pub fn forward_changes(
         &self,
         kept: KeptValues,
         host_pins: &[u32],
         host_arcs: &[u32],
-    ) -> Result<crate::ForwardChanges, GpuError> {
+    ) -> Result<Option<crate::ForwardChanges>, GpuError> {
         const DURING: &str = "bringing back changed values";
         check_indices("host pins", host_pins, self.n_pins)?;
         check_indices("host arcs", host_arcs, self.arc_delay.len())?;
@@ -877,6 +884,14 @@ impl DeviceTiming {
         }
         let arc_words = self.changed_bits(arc_delay, &self.arc_delay)?;
         drop(kept);
+        let count = |words: &[u32]| words.iter().map(|word| word.count_ones() as usize).sum();
+        let (n_pins, n_arcs): (usize, usize) = (count(&pin_words), count(&arc_words));
+        if most(n_pins + host_pins.len(), self.n_pins)
+            || most(n_arcs + host_arcs.len(), self.arc_delay.len())
+        {
+            // Most values changed: every value comes back (the caller's download).
+            return Ok(None);
+        }
         let pins = HostValueChanges::items_of(&pin_words, host_pins);
         let arcs = HostValueChanges::items_of(&arc_words, host_arcs);
         let pin_index = self.gpu.upload(DURING, &pins)?;
@@ -892,32 +907,37 @@ impl DeviceTiming {
         } else {
             None
         };
-        Ok(crate::ForwardChanges {
+        Ok(Some(crate::ForwardChanges {
             pins,
             arrival,
             slew,
             arcs,
             arc_delay,
             test_required,
-        })
+        }))
     }
 
     /// After [`DeviceTiming::run_backward`] (the required times before it in `kept`):
     /// the pins whose required time differs from the kept one, with `host_pins` (the
-    /// host changed those since; sorted, each once), and their new required times.
+    /// host changed those since; sorted, each once), and their new required times;
+    /// `None` when they are more than one in [`MOST_VALUES`].
     pub fn required_changes(
         &self,
         kept: KeptValues,
         host_pins: &[u32],
-    ) -> Result<(Vec<u32>, Vec<[f64; 4]>), GpuError> {
+    ) -> Result<Option<(Vec<u32>, Vec<[f64; 4]>)>, GpuError> {
         const DURING: &str = "bringing back changed values";
         check_indices("host pins", host_pins, self.n_pins)?;
         let words = self.changed_bits(&kept.first, &self.required)?;
         drop(kept);
+        let n_changed: usize = words.iter().map(|word| word.count_ones() as usize).sum();
+        if most(n_changed + host_pins.len(), self.n_pins) {
+            return Ok(None);
+        }
         let pins = HostValueChanges::items_of(&words, host_pins);
         let index = self.gpu.upload(DURING, &pins)?;
         let required = self.gathered(&index, &self.required)?;
-        Ok((pins, required))
+        Ok(Some((pins, required)))
     }
 
     /// The backward levels from `seeds` (`(pin, required)`, each pin once; every other

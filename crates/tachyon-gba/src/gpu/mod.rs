@@ -250,9 +250,10 @@ impl GpuTiming {
         if let Some(kept) = kept {
             let pins = std::mem::take(&mut self.host_values.pins);
             let arcs = std::mem::take(&mut self.host_values.arcs);
-            let mut changes = self.device.forward_changes(kept, &pins, &arcs)?;
-            changes.test_required = changes.test_required.filter(|_| clock.is_some());
-            return Ok(ForwardOutcome::Changes(changes));
+            if let Some(mut changes) = self.device.forward_changes(kept, &pins, &arcs)? {
+                changes.test_required = changes.test_required.filter(|_| clock.is_some());
+                return Ok(ForwardOutcome::Changes(changes));
+            }
         }
         let results = self
             .device
@@ -283,8 +284,9 @@ impl GpuTiming {
         // Every list is taken now: the host's copy ends equal to the device's.
         self.host_values.all = false;
         if let Some(kept) = kept {
-            let (pins, required) = self.device.required_changes(kept, &host_required)?;
-            return Ok(BackwardOutcome::Changes(pins, required));
+            if let Some((pins, required)) = self.device.required_changes(kept, &host_required)? {
+                return Ok(BackwardOutcome::Changes(pins, required));
+            }
         }
         let required = self.device.download_required(Vec::new())?;
         self.device.all_values_taken(false);
