@@ -87,6 +87,9 @@ pub struct EditedLayout<'a> {
     pub rc: HostRcValues<'a>,
 }
 
+/// Listed pins (sorted, each once) and their values.
+pub type ListedValues = (Vec<u32>, Vec<[f64; 4]>);
+
 /// Whether `changed` of `n_items` values is so many that bringing every value back
 /// costs less than gathering them (small arrays are gathered all the same).
 fn most(changed: usize, n_items: usize) -> bool {
@@ -925,7 +928,7 @@ impl DeviceTiming {
         &self,
         kept: KeptValues,
         host_pins: &[u32],
-    ) -> Result<Option<(Vec<u32>, Vec<[f64; 4]>)>, GpuError> {
+    ) -> Result<Option<ListedValues>, GpuError> {
         const DURING: &str = "bringing back changed values";
         check_indices("host pins", host_pins, self.n_pins)?;
         let words = self.changed_bits(&kept.first, &self.required)?;
