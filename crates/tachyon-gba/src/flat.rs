@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use crate::parasitics::{lumped_load, sink_sources, tree_pin_caps};
 use crate::prefetch::{prefetch_net, NETS_AHEAD};
 use tachyon_graph::{
-    edit_room, ArcKind, Csr, Net, PinKind, TableId, TestKind, TimingGraph, Unateness,
+    edit_room, ArcKind, Csr, Net, PinKind, TableId, TestKind, TimingData, TimingGraph, Unateness,
 };
 use tachyon_kernels::lut::{storage_len, values_len};
 use tachyon_kernels::propagate::{
@@ -610,4 +610,209 @@ fn fill_net(
                 (sink.0, source)
             }),
     );
+}
+
+/// The RC trees of some nets (those edits made dirty), laid out as
+/// [`FlatParasitics`] lays out every net's, with where each result goes: the RC pass
+/// of a resident incremental update on the GPU. The batch RC pass plus the gathers give
+/// per net its load and per pin its wire values, which are then scattered to `nets` and
+/// `pins`: what [`crate::Incremental::update_rc`] would store on the host.
+#[derive(Debug, Clone, Default)]
+pub struct NetsParasitics {
+    /// The nets, sorted, each once.
+    pub nets: Vec<u32>,
+    /// The trees of the nets that have one (layout: `tachyon_kernels::rc`).
+    pub net_offsets: Vec<u32>,
+    pub parent: Vec<u32>,
+    pub res: Vec<f64>,
+    pub cap: Vec<f64>,
+    /// Per net of `nets`, its root's batch node ([`NONE`]: `net_lumped` is its load).
+    pub net_root: Vec<u32>,
+    pub net_lumped: Vec<[f64; 4]>,
+    /// The sink pins of the nets, sorted, each once, and per pin the batch node its
+    /// delay and impulse come from ([`NONE`]: zeros): the net's entry stored last on
+    /// the host, as in [`FlatParasitics::build`].
+    pub pins: Vec<u32>,
+    pub pin_source: Vec<u32>,
+}
+
+impl NetsParasitics {
+    /// Lays out the trees of `nets` (sorted, each once) of `graph`.
+    pub fn build(graph: &TimingGraph, nets: &[u32]) -> NetsParasitics {
+        let graph_nets = graph.nets();
+        let n_nodes_of = |net: u32| {
+            graph_nets[net as usize]
+                .parasitics
+                .map_or(0, |span| span.n_nodes as usize)
+        };
+        let mut net_offsets = Vec::with_capacity(nets.len() + 1);
+        net_offsets.push(0u32);
+        let mut net_root = Vec::with_capacity(nets.len());
+        let mut first_nodes = Vec::with_capacity(nets.len());
+        let mut base = 0u32;
+        for &net in nets {
+            let n_nodes = n_nodes_of(net) as u32;
+            first_nodes.push(base);
+            net_root.push(if n_nodes > 0 { base } else { NONE });
+            if graph_nets[net as usize].parasitics.is_some() {
+                base += n_nodes;
+                net_offsets.push(base);
+            }
+        }
+        let n_nodes = base as usize;
+        let mut layout = NetsParasitics {
+            nets: nets.to_vec(),
+            net_offsets,
+            parent: vec![0; n_nodes],
+            res: vec![0.0; n_nodes],
+            cap: vec![0.0; n_nodes * 4],
+            net_root,
+            net_lumped: vec![[0.0; 4]; nets.len()],
+            pins: Vec::new(),
+            pin_source: Vec::new(),
+        };
+        // Chunks of nets own their nodes and lumped loads, filled in parallel.
+        const NETS_PER_CHUNK: usize = 1024;
+        let mut chunks = Vec::new();
+        let (mut parent, mut res, mut cap) = (
+            &mut layout.parent[..],
+            &mut layout.res[..],
+            &mut layout.cap[..],
+        );
+        let mut lumped = &mut layout.net_lumped[..];
+        for (chunk_nets, chunk_first) in nets
+            .chunks(NETS_PER_CHUNK)
+            .zip(first_nodes.chunks(NETS_PER_CHUNK))
+        {
+            let n_chunk_nodes: usize = chunk_nets.iter().map(|&net| n_nodes_of(net)).sum();
+            let (chunk_parent, rest_parent) = parent.split_at_mut(n_chunk_nodes);
+            let (chunk_res, rest_res) = res.split_at_mut(n_chunk_nodes);
+            let (chunk_cap, rest_cap) = cap.split_at_mut(n_chunk_nodes * 4);
+            let (chunk_lumped, rest_lumped) = lumped.split_at_mut(chunk_nets.len());
+            chunks.push((
+                chunk_nets,
+                chunk_first,
+                chunk_parent,
+                chunk_res,
+                chunk_cap,
+                chunk_lumped,
+            ));
+            (parent, res, cap, lumped) = (rest_parent, rest_res, rest_cap, rest_lumped);
+        }
+        let sources: Vec<Vec<(u32, u32)>> = chunks
+            .into_par_iter()
+            .map(|(chunk_nets, chunk_first, parent, res, cap, lumped)| {
+                let mut sources = Vec::new();
+                let mut net_sources = Vec::new();
+                let mut local = 0usize;
+                for ((&net, &first), lumped) in chunk_nets.iter().zip(chunk_first).zip(lumped) {
+                    let n_nodes = n_nodes_of(net);
+                    fill_net(
+                        graph,
+                        &graph_nets[net as usize],
+                        first,
+                        &mut parent[local..local + n_nodes],
+                        &mut res[local..local + n_nodes],
+                        &mut cap[local * 4..(local + n_nodes) * 4],
+                        lumped,
+                        &mut sources,
+                        &mut net_sources,
+                    );
+                    local += n_nodes;
+                }
+                sources
+            })
+            .collect();
+        // A pin listed twice takes its last entry (net order, then sink order), as the
+        // host stores them: a stable sort by pin keeps them in order within a pin.
+        let mut entries: Vec<(u32, u32)> = sources.into_iter().flatten().collect();
+        entries.par_sort_by_key(|&(pin, _)| pin);
+        let mut kept: Vec<(u32, u32)> = Vec::with_capacity(entries.len());
+        for entry in entries {
+            match kept.last_mut() {
+                Some(last) if last.0 == entry.0 => *last = entry,
+                _ => kept.push(entry),
+            }
+        }
+        (layout.pins, layout.pin_source) = kept.into_iter().unzip();
+        layout
+    }
+
+    /// The RC nodes of the batch.
+    pub fn n_nodes(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// The CPU twin of the device's RC pass over these nets and its gathers
+    /// (`DeviceTiming::nets_parasitics`): the same `tachyon_kernels` functions over the
+    /// same layout, so the same bits.
+    pub fn compute(&self) -> NetsRcValues {
+        use std::cell::Cell;
+        use tachyon_kernels::{propagate, rc, N_CONDITIONS};
+        let n_values = self.n_nodes() * N_CONDITIONS;
+        let (mut load, mut delay, mut impulse) = (
+            vec![0.0; n_values],
+            vec![0.0; n_values],
+            vec![0.0; n_values],
+        );
+        {
+            let (load, delay, impulse) = (
+                Cell::from_mut(&mut load[..]).as_slice_of_cells(),
+                Cell::from_mut(&mut delay[..]).as_slice_of_cells(),
+                Cell::from_mut(&mut impulse[..]).as_slice_of_cells(),
+            );
+            for bounds in self.net_offsets.windows(2) {
+                let (start, end) = (bounds[0] as usize, bounds[1] as usize);
+                let values = start * N_CONDITIONS..end * N_CONDITIONS;
+                for condition in 0..N_CONDITIONS {
+                    rc::net_passes(
+                        &self.parent[start..end],
+                        &self.res[start..end],
+                        &self.cap[values.clone()],
+                        rc::interleaved(condition),
+                        &load[values.clone()],
+                        &delay[values.clone()],
+                        &impulse[values.clone()],
+                    );
+                }
+            }
+        }
+        let wires: Vec<([f64; 4], [f64; 4])> = self
+            .pin_source
+            .iter()
+            .map(|&source| propagate::gather_wire(source, &delay, &impulse))
+            .collect();
+        NetsRcValues {
+            net_load: self
+                .net_root
+                .iter()
+                .zip(&self.net_lumped)
+                .map(|(&root, &lumped)| propagate::gather_load(root, &load, lumped))
+                .collect(),
+            wire_delay: wires.iter().map(|wire| wire.0).collect(),
+            wire_impulse: wires.iter().map(|wire| wire.1).collect(),
+        }
+    }
+
+    /// Stores `values` (computed from this layout) in `data`: per net its load, per pin
+    /// its wire delay and impulse.
+    pub fn store(&self, values: NetsRcValues, data: &mut TimingData) {
+        for (&net, load) in self.nets.iter().zip(values.net_load) {
+            data.net_load[net as usize] = load;
+        }
+        let wires = values.wire_delay.into_iter().zip(values.wire_impulse);
+        for (&pin, (delay, impulse)) in self.pins.iter().zip(wires) {
+            data.wire_delay[pin as usize] = delay;
+            data.wire_impulse[pin as usize] = impulse;
+        }
+    }
+}
+
+/// The RC values of [`NetsParasitics`]' nets: per net of its `nets`, per pin of its
+/// `pins`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NetsRcValues {
+    pub net_load: Vec<[f64; 4]>,
+    pub wire_delay: Vec<[f64; 4]>,
+    pub wire_impulse: Vec<[f64; 4]>,
 }

@@ -47,6 +47,7 @@ use tachyon_graph::{
     edit_room, filled_with_room, keep_edit_room, FastMap, Journal, PinId, TestResult, TimingData,
     TimingGraph, NO_VALUE,
 };
+use tachyon_kernels::changes;
 use tachyon_kernels::propagate::{backward_pin, evaluate_test, forward_pin, FlatGraph, NONE};
 
 use crate::backward::{seed_required, seed_required_of_tests, SeedStore};
@@ -162,6 +163,171 @@ pub struct DeviceDelta {
     /// The host recomputed every net's RC values (`nets` and `wire_pins` then stay
     /// empty): the RC arrays go up whole.
     pub rc_all: bool,
+    /// The timing values the host changed (updates on the CPU, removals), so that a
+    /// device comparing its new values with the ones it held brings these back too.
+    pub values: HostValueChanges,
+}
+
+/// Where value lists stop paying: past one item in this many, every value is brought
+/// back and compared in parallel instead.
+pub const MOST_VALUES: usize = 16;
+
+/// Sorts `items` and removes duplicates (in parallel when long).
+pub fn sort_dedup(items: &mut Vec<u32>) {
+    if items.len() >= 1 << 16 {
+        items.par_sort_unstable();
+    } else {
+        items.sort_unstable();
+    }
+    items.dedup();
+}
+
+/// The timing values the host changed since the device last computed them (with
+/// duplicates): where the device's values differ from the host's.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct HostValueChanges {
+    /// Pins whose arrival or slew changed.
+    pub pins: Vec<u32>,
+    /// Arcs whose delay changed.
+    pub arcs: Vec<u32>,
+    /// Pins whose required time changed.
+    pub required: Vec<u32>,
+    /// Too many to list (more than the items): every value may differ.
+    pub all: bool,
+}
+
+impl HostValueChanges {
+    /// Adds `more` (a later delta's) to these lists, each sorted and without
+    /// duplicates.
+    pub fn merge(&mut self, more: HostValueChanges) {
+        if more.all || self.all {
+            *self = HostValueChanges {
+                all: true,
+                ..HostValueChanges::default()
+            };
+            return;
+        }
+        for (list, more) in [
+            (&mut self.pins, more.pins),
+            (&mut self.arcs, more.arcs),
+            (&mut self.required, more.required),
+        ] {
+            list.extend(more);
+            sort_dedup(list);
+        }
+    }
+
+    /// The changes from `old` to `new` (as long as each other) by the device's
+    /// comparison ([`tachyon_kernels::changes`]), with `host` (sorted, each once).
+    pub fn changed_items(old: &[[f64; 4]], new: &[[f64; 4]], host: &[u32]) -> Vec<u32> {
+        let words: Vec<u32> = (0..changes::n_words(new.len()))
+            .into_par_iter()
+            .map(|word| changes::changed_word(old, new, word))
+            .collect();
+        Self::items_of(&words, host)
+    }
+
+    /// The items of the bit set `words`, with `host` (sorted, each once).
+    pub fn items_of(words: &[u32], host: &[u32]) -> Vec<u32> {
+        let mut items = Vec::new();
+        changes::for_each_set(words, |item| items.push(item));
+        if !host.is_empty() {
+            items.extend_from_slice(host);
+            sort_dedup(&mut items);
+        }
+        items
+    }
+
+    /// Lists `item` of `list` (one of this struct's), or gives up listing when a list
+    /// grows past a sixteenth of its `n_items` items (and is long: short lists cost
+    /// nothing to sort): the device then brings every value back and the host compares
+    /// them in parallel, which costs less than sorting and gathering most of them.
+    fn note(&mut self, which: fn(&mut Self) -> &mut Vec<u32>, item: u32, n_items: usize) {
+        if self.all {
+            return;
+        }
+        let list = which(self);
+        list.push(item);
+        if list.len() * MOST_VALUES > n_items && list.len() >= 1 << 16 {
+            *self = HostValueChanges {
+                all: true,
+                ..HostValueChanges::default()
+            };
+        }
+    }
+
+    fn pins(&mut self) -> &mut Vec<u32> {
+        &mut self.pins
+    }
+
+    fn arcs(&mut self) -> &mut Vec<u32> {
+        &mut self.arcs
+    }
+
+    fn required(&mut self) -> &mut Vec<u32> {
+        &mut self.required
+    }
+}
+
+/// What an update over the device's resident state brings back when the device
+/// compared its new values with the ones it held: the pins and arcs whose values
+/// changed there, and those the host changed since ([`HostValueChanges`]), each once
+/// and sorted, with the device's values.
+#[derive(Debug, Clone, Default)]
+pub struct ForwardChanges {
+    pub pins: Vec<u32>,
+    pub arrival: Vec<[f64; 4]>,
+    pub slew: Vec<[f64; 4]>,
+    pub arcs: Vec<u32>,
+    pub arc_delay: Vec<[f64; 4]>,
+    /// The tests' required times before CPPR (every test); `None` without a clock.
+    pub test_required: Option<Vec<[f64; 2]>>,
+}
+
+impl ForwardChanges {
+    /// The CPU twin of the device's comparison (the same function per word): the
+    /// pins and arcs whose values differ from `old`'s to `new`'s, with those of `host`
+    /// (sorted, each once), and their new values.
+    pub fn between(old: &ForwardArrays, new: ForwardArrays, host: &HostValueChanges) -> Self {
+        let changed = |old: &[[f64; 4]], new: &[[f64; 4]]| -> Vec<u32> {
+            (0..changes::n_words(new.len()))
+                .into_par_iter()
+                .map(|word| changes::changed_word(old, new, word))
+                .collect()
+        };
+        let mut pin_words = changed(&old.arrival, &new.arrival);
+        for (word, slew) in pin_words.iter_mut().zip(changed(&old.slew, &new.slew)) {
+            *word |= slew;
+        }
+        let pins = HostValueChanges::items_of(&pin_words, &host.pins);
+        let arcs = HostValueChanges::changed_items(&old.arc_delay, &new.arc_delay, &host.arcs);
+        let gather = |items: &[u32], values: &[[f64; 4]]| -> Vec<[f64; 4]> {
+            items.iter().map(|&item| values[item as usize]).collect()
+        };
+        ForwardChanges {
+            arrival: gather(&pins, &new.arrival),
+            slew: gather(&pins, &new.slew),
+            arc_delay: gather(&arcs, &new.arc_delay),
+            pins,
+            arcs,
+            test_required: new.test_required,
+        }
+    }
+}
+
+/// A forward step done on the device: every value, or the changes only.
+#[derive(Debug, Clone)]
+pub enum ForwardOutcome {
+    Whole(ForwardArrays),
+    Changes(ForwardChanges),
+}
+
+/// A backward step done on the device: every required time, or `(pins, required)` of
+/// those that may have changed (sorted, each once).
+#[derive(Debug, Clone)]
+pub enum BackwardOutcome {
+    Whole(Vec<[f64; 4]>),
+    Changes(Vec<u32>, Vec<[f64; 4]>),
 }
 
 impl DeviceDelta {
@@ -274,9 +440,11 @@ impl Incremental {
             &mut delta.pins,
             &mut delta.nets,
             &mut delta.wire_pins,
+            &mut delta.values.pins,
+            &mut delta.values.arcs,
+            &mut delta.values.required,
         ] {
-            list.sort_unstable();
-            list.dedup();
+            sort_dedup(list);
         }
         delta
     }
@@ -504,6 +672,10 @@ impl Incremental {
             if !graph.is_arc_alive(arc) {
                 // As a full pass leaves an arc no row holds.
                 data.arc_delay[arc.index()] = [NO_VALUE; 4];
+                if let Some(delta) = &mut self.device {
+                    let limit = data.arc_delay.len();
+                    delta.values.note(HostValueChanges::arcs, arc.0, limit);
+                }
             }
         }
         flat.pin_net.resize(n_pins, NONE);
@@ -1095,6 +1267,10 @@ impl Incremental {
                 for (arc, delays) in arc_delays {
                     if !same(&data.arc_delay[arc], &delays) {
                         data.arc_delay[arc] = delays;
+                        if let Some(delta) = &mut self.device {
+                            let limit = data.arc_delay.len();
+                            delta.values.note(HostValueChanges::arcs, arc as u32, limit);
+                        }
                         if graph.is_arc_alive(tachyon_graph::ArcId(arc as u32)) {
                             self.counts.arcs += 1;
                             self.arcs_changed = true;
@@ -1110,6 +1286,10 @@ impl Incremental {
                 data.arrival[at] = arrival;
                 data.slew[at] = slew;
                 self.forward_changed.push(pin);
+                if let Some(delta) = &mut self.device {
+                    let limit = data.arrival.len();
+                    delta.values.note(HostValueChanges::pins, pin, limit);
+                }
                 for &next in graph.fanout_pins(PinId(pin)) {
                     if in_cone(&self.cone, next.0) {
                         frontier.push(&mut self.mark, stamp, levels, next.0);
@@ -1128,6 +1308,32 @@ impl Incremental {
     /// function of the full pass, so the same bits), their pins joining the forward
     /// frontier. The nets are few next to the design, and their trees are on the host.
     pub fn update_rc(&mut self, graph: &TimingGraph, data: &mut TimingData) {
+        let nets = self.start_update(graph, data);
+        self.recompute_nets(graph, data, nets);
+    }
+
+    /// [`Incremental::update_rc`] for a caller that computes the dirty nets' RC values
+    /// itself (on the device, from the same trees with the same functions): the
+    /// update's start and the pins that left a net reset as there, then the dirty nets
+    /// (sorted, each once) returned, their pins joining the forward frontier. The
+    /// caller stores their values in `data` (and on the device) before the forward
+    /// step; they are not recorded in the device's delta.
+    pub fn take_dirty_nets(&mut self, graph: &TimingGraph, data: &mut TimingData) -> Vec<u32> {
+        let mut nets = self.start_update(graph, data);
+        nets.sort_unstable();
+        nets.dedup();
+        for &net_id in &nets {
+            let net = &graph.nets()[net_id as usize];
+            self.forward
+                .extend(net.driver.iter().chain(&net.sinks).map(|pin| pin.0));
+        }
+        self.counts.nets += nets.len();
+        nets
+    }
+
+    /// The start of an update: counts reset, the pins that left a net (or were
+    /// removed) given zero wire values; returns the dirty nets.
+    fn start_update(&mut self, graph: &TimingGraph, data: &mut TimingData) -> Vec<u32> {
         self.counts = RetimeCounts::default();
         self.tests_before.clear();
         let levels = graph.pin_levels().expect("an editable graph has levels");
@@ -1136,8 +1342,7 @@ impl Incremental {
         for pin in std::mem::take(&mut self.reset_pins) {
             self.reset_wire(data, pin);
         }
-        let nets = std::mem::take(&mut self.rc_nets);
-        self.recompute_nets(graph, data, nets);
+        std::mem::take(&mut self.rc_nets)
     }
 
     /// A pin that left a net (or was removed): its wire values go back to zero (and to
@@ -1210,7 +1415,83 @@ impl Incremental {
         data.arrival = arrival;
         data.slew = slew;
         data.arc_delay = arc_delay;
-        for &(arc, alive) in &changed_arcs {
+        self.record_adopted(graph, data, changed_pins, &changed_arcs, test_required)
+    }
+
+    /// [`Incremental::adopt_forward`] or [`Incremental::adopt_forward_changes`], as
+    /// the device's step came back.
+    pub fn adopt_forward_outcome(
+        &mut self,
+        graph: &TimingGraph,
+        data: &mut TimingData,
+        outcome: ForwardOutcome,
+    ) -> bool {
+        match outcome {
+            ForwardOutcome::Whole(forward) => self.adopt_forward(graph, data, forward),
+            ForwardOutcome::Changes(changes) => self.adopt_forward_changes(graph, data, changes),
+        }
+    }
+
+    /// [`Incremental::adopt_forward`] from the values the device found changed (and
+    /// those the host had changed since it last ran): only those are compared with the
+    /// host's and taken, so what is recorded is the same.
+    pub fn adopt_forward_changes(
+        &mut self,
+        graph: &TimingGraph,
+        data: &mut TimingData,
+        changes: ForwardChanges,
+    ) -> bool {
+        let ForwardChanges {
+            pins,
+            arrival,
+            slew,
+            arcs,
+            arc_delay,
+            test_required,
+        } = changes;
+        assert_eq!(pins.len(), arrival.len(), "one arrival per listed pin");
+        assert_eq!(pins.len(), slew.len(), "one slew per listed pin");
+        assert_eq!(arcs.len(), arc_delay.len(), "one delay per listed arc");
+        for pin in std::mem::take(&mut self.forward) {
+            if graph.is_pin_alive(PinId(pin)) {
+                self.delay_changed.push(pin);
+            }
+        }
+        // Removed pins keep the "no value" their removal gave them.
+        let mut changed_pins = Vec::new();
+        for ((&pin, arrival), slew) in pins.iter().zip(arrival).zip(slew) {
+            let at = pin as usize;
+            if !graph.is_pin_alive(PinId(pin))
+                || (same(&data.arrival[at], &arrival) && same(&data.slew[at], &slew))
+            {
+                continue;
+            }
+            data.arrival[at] = arrival;
+            data.slew[at] = slew;
+            changed_pins.push(pin);
+        }
+        let mut changed_arcs = Vec::new();
+        for (&arc, delay) in arcs.iter().zip(arc_delay) {
+            if same(&data.arc_delay[arc as usize], &delay) {
+                continue;
+            }
+            data.arc_delay[arc as usize] = delay;
+            changed_arcs.push((arc, graph.is_arc_alive(tachyon_graph::ArcId(arc))));
+        }
+        self.record_adopted(graph, data, changed_pins, &changed_arcs, test_required)
+    }
+
+    /// The bookkeeping after the device's forward values were taken: `changed_pins`
+    /// and `changed_arcs` (`(arc, alive)`) are what changed, in order.
+    fn record_adopted(
+        &mut self,
+        graph: &TimingGraph,
+        data: &mut TimingData,
+        changed_pins: Vec<u32>,
+        changed_arcs: &[(u32, bool)],
+        test_required: Option<Vec<[f64; 2]>>,
+    ) -> bool {
+        for &(arc, alive) in changed_arcs {
             if alive {
                 self.counts.arcs += 1;
                 self.arcs_changed = true;
@@ -1414,6 +1695,10 @@ impl Incremental {
                     continue;
                 }
                 data.required[pin as usize] = required;
+                if let Some(delta) = &mut self.device {
+                    let limit = data.required.len();
+                    delta.values.note(HostValueChanges::required, pin, limit);
+                }
                 for &arc in graph.fanin(PinId(pin)) {
                     let from = graph.arc(arc).from.0;
                     if in_region(&self.region, from) {
@@ -1453,6 +1738,35 @@ impl Incremental {
             .filter(|(pin, _)| !graph.is_pin_alive(PinId(*pin as u32)))
             .for_each(|(_, (new, old))| *new = *old);
         data.required = required;
+        self.counts.pins += graph.n_pins() as usize;
+        self.finish_update();
+        self.counts
+    }
+
+    /// [`Incremental::adopt_backward`] as the device's step came back: every required
+    /// time, or those of the listed pins (the others did not change).
+    pub fn adopt_backward_outcome(
+        &mut self,
+        graph: &TimingGraph,
+        data: &mut TimingData,
+        outcome: BackwardOutcome,
+    ) -> RetimeCounts {
+        let (pins, required) = match outcome {
+            BackwardOutcome::Whole(required) => return self.adopt_backward(graph, data, required),
+            BackwardOutcome::Changes(pins, required) => (pins, required),
+        };
+        assert_eq!(
+            pins.len(),
+            required.len(),
+            "one required time per listed pin"
+        );
+        self.backward.clear();
+        // Removed pins keep the "no value" their removal gave them.
+        for (&pin, required) in pins.iter().zip(required) {
+            if graph.is_pin_alive(PinId(pin)) {
+                data.required[pin as usize] = required;
+            }
+        }
         self.counts.pins += graph.n_pins() as usize;
         self.finish_update();
         self.counts

@@ -31,10 +31,11 @@ pub use backward::{
     propagate_required, propagate_required_flat, required_seed_list, required_seeds,
 };
 pub use compare::{compare, Differences};
-pub use flat::{FlatParasitics, FlatTiming};
+pub use flat::{FlatParasitics, FlatTiming, NetsParasitics, NetsRcValues};
 pub use forward::{primary_input_values, propagate_arrivals, propagate_arrivals_flat};
 pub use incremental::{
-    ConeUpdate, DeviceDelta, ForwardArrays, Incremental, RegionUpdate, RetimeCounts,
+    BackwardOutcome, ConeUpdate, DeviceDelta, ForwardArrays, ForwardChanges, ForwardOutcome,
+    HostValueChanges, Incremental, RegionUpdate, RetimeCounts, MOST_VALUES,
 };
 pub use parasitics::{compute_parasitics, net_load};
 pub use tests_eval::{

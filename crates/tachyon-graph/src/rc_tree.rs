@@ -1,5 +1,9 @@
 //! Building a flattened [`RcTree`] from an unordered resistor network.
 
+use std::cell::Cell;
+
+use tachyon_kernels::rc_flatten::{self, FlattenMemory, UNPLACED};
+
 use crate::ids::PinId;
 use crate::model::{RcSpan, RcTree};
 
@@ -53,7 +57,8 @@ pub fn flatten_rc_tree(
 pub struct FlattenScratch {
     adjacency_start: Vec<u32>,
     fill: Vec<u32>,
-    adjacency: Vec<(u32, f64)>,
+    adjacency: Vec<u32>,
+    adjacency_ohms: Vec<f64>,
     new_index: Vec<u32>,
     order: Vec<u32>,
 }
@@ -123,80 +128,57 @@ pub fn flatten_rc_tree_into(
         adjacency_start,
         fill,
         adjacency,
+        adjacency_ohms,
         new_index,
         order,
     } = scratch;
-    adjacency_start.clear();
     adjacency_start.resize(n_nodes + 1, 0);
-    for &(a, b, _) in resistors {
-        adjacency_start[a as usize + 1] += 1;
-        adjacency_start[b as usize + 1] += 1;
+    for list in [&mut *fill, &mut *new_index, &mut *order] {
+        list.resize(n_nodes, 0);
     }
-    for node in 0..n_nodes {
-        adjacency_start[node + 1] += adjacency_start[node];
-    }
-    fill.clear();
-    fill.extend_from_slice(adjacency_start);
-    adjacency.clear();
-    adjacency.resize(adjacency_start[n_nodes] as usize, (0, 0.0));
-    for &(a, b, ohms) in resistors {
-        adjacency[fill[a as usize] as usize] = (b, ohms);
-        fill[a as usize] += 1;
-        adjacency[fill[b as usize] as usize] = (a, ohms);
-        fill[b as usize] += 1;
-    }
-
-    new_index.clear();
-    new_index.resize(n_nodes, u32::MAX);
-    order.clear();
+    adjacency.resize(2 * resistors.len(), 0);
+    adjacency_ohms.resize(2 * resistors.len(), 0.0);
+    // The one flattening (`tachyon_kernels::rc_flatten`), which the GPU runs too.
+    let n_placed = rc_flatten::flatten_net(
+        ground_capacitance,
+        resistors.len(),
+        |k| resistors[k],
+        root,
+        FlattenMemory {
+            adjacency_start: Cell::from_mut(&mut adjacency_start[..]).as_slice_of_cells(),
+            fill: Cell::from_mut(&mut fill[..n_nodes]).as_slice_of_cells(),
+            adjacency: Cell::from_mut(&mut adjacency[..]).as_slice_of_cells(),
+            adjacency_ohms: Cell::from_mut(&mut adjacency_ohms[..]).as_slice_of_cells(),
+            new_index: Cell::from_mut(&mut new_index[..n_nodes]).as_slice_of_cells(),
+            order: Cell::from_mut(&mut order[..n_nodes]).as_slice_of_cells(),
+            parent: Cell::from_mut(&mut room.parent[..]).as_slice_of_cells(),
+            res: Cell::from_mut(&mut room.resistance[..]).as_slice_of_cells(),
+            ground: Cell::from_mut(&mut room.ground_capacitance[..]).as_slice_of_cells(),
+        },
+    ) as usize;
     let mut report = FlattenReport::default();
-    if (root as usize) < n_nodes {
-        new_index[root as usize] = 0;
-        order.push(root);
-        room.parent[0] = 0;
-        room.resistance[0] = 0.0;
-        let mut head = 0;
-        while head < order.len() {
-            let node = order[head] as usize;
-            let start = adjacency_start[node] as usize;
-            let end = adjacency_start[node + 1] as usize;
-            for &(next, ohms) in &adjacency[start..end] {
-                if new_index[next as usize] == u32::MAX {
-                    let index = order.len();
-                    new_index[next as usize] = index as u32;
-                    order.push(next);
-                    room.parent[index] = head as u32;
-                    room.resistance[index] = ohms;
-                }
-            }
-            head += 1;
-        }
-    }
     // Every node but the root came in through one tree edge.
-    let tree_edges = order.len().saturating_sub(1);
+    let tree_edges = n_placed.saturating_sub(1);
     let reachable_resistors = resistors
         .iter()
-        .filter(|(a, _, _)| new_index[*a as usize] != u32::MAX)
+        .filter(|(a, _, _)| new_index[*a as usize] != UNPLACED)
         .count();
     report.loop_resistors = reachable_resistors.saturating_sub(tree_edges);
-    if order.len() < n_nodes {
+    if n_placed < n_nodes {
         report.unreachable_nodes = (0..n_nodes as u32)
-            .filter(|&node| new_index[node as usize] == u32::MAX)
+            .filter(|&node| new_index[node as usize] == UNPLACED)
             .collect();
-    }
-    for (slot, &node) in room.ground_capacitance.iter_mut().zip(order.iter()) {
-        *slot = ground_capacitance[node as usize];
     }
     let mut n_pins = 0;
     for &(pin, node) in pin_nodes {
-        if new_index[node as usize] != u32::MAX {
+        if new_index[node as usize] != UNPLACED {
             room.pin_nodes[n_pins] = (pin, new_index[node as usize]);
             n_pins += 1;
         }
     }
     let placed = RcSpan {
         first_node: 0,
-        n_nodes: order.len() as u32,
+        n_nodes: n_placed as u32,
         first_pin: 0,
         n_pins: n_pins as u32,
     };

@@ -346,11 +346,14 @@ macro_rules! kernels {
 
 kernels! {
     RcNets: rc_nets(RcNetsArgs),
+    FlattenRcNetworks: flatten_rc_networks(FlattenRcNetworksArgs),
     GatherParasitics: gather_parasitics(GatherParasiticsArgs),
     ForwardLevel: forward_level(ForwardLevelArgs),
     EvaluateTests: evaluate_tests(EvaluateTestsArgs),
     BackwardLevel: backward_level(BackwardLevelArgs),
     ScatterQuads: scatter_quads(ScatterQuadsArgs),
+    GatherQuads: gather_quads(GatherQuadsArgs),
+    ChangedWords: changed_words(ChangedWordsArgs),
     FillF64: fill_f64(FillArgs),
     LevelizeWaits: levelize_waits(LevelizeWaitsArgs),
     LevelizeExclude: levelize_exclude(LevelizeExcludeArgs),
@@ -397,6 +400,33 @@ arguments! {
         pub delay: DeviceCells<'a, f64>,
         pub impulse: DeviceCells<'a, f64>,
         pub shared_nodes_per_net: u32,
+    }
+
+    /// Flattening a batch of resistor networks into BFS trees
+    /// ([`crate::rc_flatten::flatten_net`]), a thread per net. Net `i` owns the nodes
+    /// `node_offsets[i]..node_offsets[i + 1]` of every per-node array, the entries
+    /// `node_offsets[i] + i..node_offsets[i + 1] + i + 1` of `adjacency_start`, the
+    /// resistors `resistor_offsets[i]..resistor_offsets[i + 1]` and twice those of the
+    /// adjacency arrays. Node indices (resistor ends, roots) are local to their net.
+    pub struct FlattenRcNetworksArgs<'a> {
+        pub node_offsets: DeviceSlice<'a, u32>,
+        pub resistor_offsets: DeviceSlice<'a, u32>,
+        pub ground: DeviceSlice<'a, f64>,
+        pub ends: DeviceSlice<'a, [u32; 2]>,
+        pub ohms: DeviceSlice<'a, f64>,
+        pub roots: DeviceSlice<'a, u32>,
+        pub adjacency_start: DeviceCells<'a, u32>,
+        pub fill: DeviceCells<'a, u32>,
+        pub adjacency: DeviceCells<'a, u32>,
+        pub adjacency_ohms: DeviceCells<'a, f64>,
+        pub new_index: DeviceCells<'a, u32>,
+        pub order: DeviceCells<'a, u32>,
+        /// The trees: per node, of which each net's first `placed[i]` are written.
+        pub parent: DeviceCells<'a, u32>,
+        pub res: DeviceCells<'a, f64>,
+        pub ground_out: DeviceCells<'a, f64>,
+        /// Per net, the nodes placed.
+        pub placed: DeviceCells<'a, u32>,
     }
 
     /// After `rc_nets`: thread `i` writes the wire delay and impulse of pin `i` and the
@@ -466,6 +496,21 @@ arguments! {
         pub index: DeviceSlice<'a, u32>,
         pub values: DeviceSlice<'a, [f64; 4]>,
         pub out: DeviceCells<'a, [f64; 4]>,
+    }
+
+    /// `out[i] = values[index[i]]` (an index past `values` gives no value).
+    pub struct GatherQuadsArgs<'a> {
+        pub index: DeviceSlice<'a, u32>,
+        pub values: DeviceSlice<'a, [f64; 4]>,
+        pub out: DeviceCells<'a, [f64; 4]>,
+    }
+
+    /// Thread `w` writes word `w` of the changes from `old` to `new`
+    /// ([`crate::changes::changed_word`]).
+    pub struct ChangedWordsArgs<'a> {
+        pub old: DeviceSlice<'a, [f64; 4]>,
+        pub new: DeviceSlice<'a, [f64; 4]>,
+        pub words: DeviceCells<'a, u32>,
     }
 
     /// Sets every element of `out` to `value`.

@@ -26,6 +26,7 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+pub mod changes;
 pub mod condition;
 pub mod cppr;
 pub mod delay;
@@ -36,6 +37,7 @@ pub mod math;
 pub mod path_search;
 pub mod propagate;
 pub mod rc;
+pub mod rc_flatten;
 
 #[cfg(target_arch = "nvptx64")]
 mod ptx_entry;

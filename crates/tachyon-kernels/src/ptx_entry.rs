@@ -19,11 +19,12 @@ use core::cell::Cell;
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::launch::{
-    BackwardLevelArgs, CpprFillArgs, CpprGatherArgs, CpprLevelArgs, EvaluateTestsArgs, FillArgs,
-    ForwardLevelArgs, GatherParasiticsArgs, LevelSweep, LevelizeExcludeArgs, LevelizeFrontierArgs,
-    LevelizeSourcesArgs, LevelizeWaitsArgs, RcNetsArgs, ScatterQuadsArgs,
+    BackwardLevelArgs, ChangedWordsArgs, CpprFillArgs, CpprGatherArgs, CpprLevelArgs,
+    EvaluateTestsArgs, FillArgs, FlattenRcNetworksArgs, ForwardLevelArgs, GatherParasiticsArgs,
+    GatherQuadsArgs, LevelSweep, LevelizeExcludeArgs, LevelizeFrontierArgs, LevelizeSourcesArgs,
+    LevelizeWaitsArgs, RcNetsArgs, ScatterQuadsArgs,
 };
-use crate::{cppr, levelize, propagate, rc, Split, N_CONDITIONS};
+use crate::{changes, cppr, levelize, propagate, rc, rc_flatten, Split, N_CONDITIONS};
 
 /// The global index of the calling thread in a one-dimensional launch, and the number
 /// of threads in the whole grid.
@@ -151,6 +152,79 @@ pub unsafe extern "ptx-kernel" fn rc_nets(args: RcNetsArgs<'static>) {
             );
         }
         item += n_threads;
+    }
+}
+
+/// Flattens a batch of resistor networks into BFS trees, a thread per net (a
+/// grid-stride loop over the nets); see [`FlattenRcNetworksArgs`] for the layout and
+/// [`rc_flatten::flatten_net`] for the one implementation.
+///
+/// # Safety
+///
+/// Thread `t` alone reads and writes the ranges of its nets (the host checked that the
+/// offsets are ascending and every node index is local to its net).
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn flatten_rc_networks(args: FlattenRcNetworksArgs<'static>) {
+    let (first, stride) = global_thread_index_and_count();
+    // SAFETY: the module's contract and the function's.
+    let (node_offsets, resistor_offsets, ground, ends, ohms, roots) = unsafe {
+        (
+            args.node_offsets.get(),
+            args.resistor_offsets.get(),
+            args.ground.get(),
+            args.ends.get(),
+            args.ohms.get(),
+            args.roots.get(),
+        )
+    };
+    // SAFETY: as above.
+    let (adjacency_start, fill, adjacency, adjacency_ohms, new_index, order) = unsafe {
+        (
+            args.adjacency_start.cells(),
+            args.fill.cells(),
+            args.adjacency.cells(),
+            args.adjacency_ohms.cells(),
+            args.new_index.cells(),
+            args.order.cells(),
+        )
+    };
+    // SAFETY: as above.
+    let (parent, res, ground_out, placed) = unsafe {
+        (
+            args.parent.cells(),
+            args.res.cells(),
+            args.ground_out.cells(),
+            args.placed.cells(),
+        )
+    };
+    let n_nets = node_offsets.len().saturating_sub(1);
+    let mut net = first;
+    while net < n_nets {
+        let nodes = node_offsets[net] as usize..node_offsets[net + 1] as usize;
+        let (r0, r1) = (
+            resistor_offsets[net] as usize,
+            resistor_offsets[net + 1] as usize,
+        );
+        let (net_ends, net_ohms) = (&ends[r0..r1], &ohms[r0..r1]);
+        let count = rc_flatten::flatten_net(
+            &ground[nodes.clone()],
+            r1 - r0,
+            |k| (net_ends[k][0], net_ends[k][1], net_ohms[k]),
+            roots[net],
+            rc_flatten::FlattenMemory {
+                adjacency_start: &adjacency_start[nodes.start + net..nodes.end + net + 1],
+                fill: &fill[nodes.clone()],
+                adjacency: &adjacency[2 * r0..2 * r1],
+                adjacency_ohms: &adjacency_ohms[2 * r0..2 * r1],
+                new_index: &new_index[nodes.clone()],
+                order: &order[nodes.clone()],
+                parent: &parent[nodes.clone()],
+                res: &res[nodes.clone()],
+                ground: &ground_out[nodes],
+            },
+        );
+        placed[net].set(count);
+        net += stride;
     }
 }
 
@@ -351,6 +425,47 @@ pub unsafe extern "ptx-kernel" fn scatter_quads(args: ScatterQuadsArgs<'static>)
         let target = args.index.get()[item] as usize;
         if target < out.len() {
             out[target].set(args.values.get()[item]);
+        }
+    }
+}
+
+/// `out[i] = values[index[i]]`: the values an update over the resident state brings
+/// back, dense on the device, sparse on the host. An index past `values` gives NaN.
+///
+/// # Safety
+///
+/// Thread `i` alone writes element `i`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn gather_quads(args: GatherQuadsArgs<'static>) {
+    let item = global_thread_index();
+    if item >= args.index.len() {
+        return;
+    }
+    // SAFETY: the module's contract and the function's.
+    unsafe {
+        let out = args.out.cells();
+        let values = args.values.get();
+        let source = args.index.get()[item] as usize;
+        if item < out.len() {
+            out[item].set(values.get(source).copied().unwrap_or([f64::NAN; 4]));
+        }
+    }
+}
+
+/// Word `w` of the changes from `old` to `new`, by thread `w`
+/// ([`crate::changes::changed_word`]).
+///
+/// # Safety
+///
+/// Thread `w` alone writes word `w`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn changed_words(args: ChangedWordsArgs<'static>) {
+    let word = global_thread_index();
+    // SAFETY: the module's contract and the function's.
+    unsafe {
+        let words = args.words.cells();
+        if word < words.len() {
+            words[word].set(changes::changed_word(args.old.get(), args.new.get(), word));
         }
     }
 }

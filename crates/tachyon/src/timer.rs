@@ -1058,7 +1058,7 @@ impl Timer {
         // Kept only where updates after edits can use it.
         let resident = resident.or_else(|| {
             (self.resident_twin && self.backend.gpu_min_frontier() == usize::MAX)
-                .then_some(gpu_phases::Resident::CpuTwin)
+                .then(gpu_phases::Resident::cpu_twin)
         });
         self.resident = resident.filter(|_| follow);
         self.stats = UpdateStats {

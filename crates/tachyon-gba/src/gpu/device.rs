@@ -8,15 +8,18 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tachyon_gpu::abi::{
-    BackwardLevelArgs, EvaluateTestsArgs, FillArgs, ForwardLevelArgs, GatherParasiticsArgs,
-    LevelSweep, LevelizeExcludeArgs, LevelizeFrontierArgs, LevelizeSourcesArgs, LevelizeWaitsArgs,
-    ScatterQuadsArgs,
+    BackwardLevelArgs, ChangedWordsArgs, EvaluateTestsArgs, FillArgs, ForwardLevelArgs,
+    GatherParasiticsArgs, GatherQuadsArgs, LevelSweep, LevelizeExcludeArgs, LevelizeFrontierArgs,
+    LevelizeSourcesArgs, LevelizeWaitsArgs, ScatterQuadsArgs,
 };
-use tachyon_gpu::check::{check_indices, check_length, check_starts};
+use tachyon_gpu::check::{check_indices, check_indices_or_none, check_length, check_starts};
 use tachyon_gpu::{DeviceBuffer, Event, GpuContext, GpuError, LaunchShape, LayoutError, Replay};
 use tachyon_kernels::propagate::{ArcDescriptor, TableDescriptor, TestDescriptor};
 
-use super::layout::{ParasiticsLayout, TimingLayout};
+use crate::flat::{NetsParasitics, NetsRcValues};
+use crate::{HostValueChanges, MOST_VALUES};
+
+use super::layout::{ParasiticsLayout, RcNetBatch, TimingLayout};
 use super::rc::{DeviceRcNets, RcLaunch};
 
 /// Threads per block of the per-pin (and per-entry) launches.
@@ -84,6 +87,15 @@ pub struct EditedLayout<'a> {
     pub rc: HostRcValues<'a>,
 }
 
+/// Listed pins (sorted, each once) and their values.
+pub type ListedValues = (Vec<u32>, Vec<[f64; 4]>);
+
+/// Whether `changed` of `n_items` values is so many that bringing every value back
+/// costs less than gathering them (small arrays are gathered all the same).
+fn most(changed: usize, n_items: usize) -> bool {
+    changed * MOST_VALUES > n_items && changed >= 1 << 16
+}
+
 /// The runs of consecutive values of `sorted` (sorted, without duplicates), as ranges.
 fn runs(sorted: &[u32]) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
     let mut at = 0;
@@ -148,6 +160,20 @@ pub struct DeviceTiming {
     /// The level sweeps as CUDA graphs (captured on first use, then replayed).
     forward_replay: Replay,
     backward_replay: Replay,
+    /// Whether the arrivals, slews and arc delays here, and the required times, are
+    /// the host's but for what the host changed since
+    /// ([`crate::HostValueChanges`]): an update can then compare its new values with
+    /// these and bring back only the changes. False when the arrays were allocated
+    /// again (their sizes changed) until a step brings every value back.
+    forward_kept: bool,
+    required_kept: bool,
+}
+
+/// The values a step held before it ran, kept for the comparison after it.
+pub struct KeptValues {
+    first: DeviceBuffer<[f64; 4]>,
+    second: Option<DeviceBuffer<[f64; 4]>>,
+    third: Option<DeviceBuffer<[f64; 4]>>,
 }
 
 impl DeviceTiming {
@@ -241,6 +267,8 @@ impl DeviceTiming {
             levels_done: gpu.new_event()?,
             forward_replay: Replay::default(),
             backward_replay: Replay::default(),
+            forward_kept: false,
+            required_kept: false,
         })
     }
 
@@ -299,6 +327,8 @@ impl DeviceTiming {
             self.n_pins = n_pins;
             self.n_primary_inputs = layout.primary_inputs.len();
             if resized {
+                self.forward_kept = false;
+                self.required_kept = false;
                 self.arrival = gpu.allocate(DURING, n_pins)?;
                 self.slew = gpu.allocate(DURING, n_pins)?;
                 self.seed = gpu.allocate(DURING, n_pins)?;
@@ -363,6 +393,91 @@ impl DeviceTiming {
             net_lumped: self.gpu.upload(DURING, layout.net_lumped)?,
         });
         Ok(())
+    }
+
+    /// The RC values of some nets, computed here (a resident incremental update): their
+    /// trees uploaded, the RC pass and the gathers over them, the results scattered to
+    /// the nets' and pins' places. Returns them for the host's copy: per net of
+    /// `layout.nets` its load, per pin of `layout.pins` its wire delay and impulse. The
+    /// trees of every net kept here no longer describe those nets: they are dropped.
+    pub fn nets_parasitics(&mut self, layout: &NetsParasitics) -> Result<NetsRcValues, GpuError> {
+        const DURING: &str = "the RC pass of the dirty nets";
+        let (n_nets, n_pins) = (self.net_load.len(), self.n_pins);
+        check_length("net_root", layout.nets.len(), layout.net_root.len())?;
+        check_length("net_lumped", layout.nets.len(), layout.net_lumped.len())?;
+        check_length("pin_source", layout.pins.len(), layout.pin_source.len())?;
+        check_indices("dirty nets", &layout.nets, n_nets)?;
+        check_indices("dirty pins", &layout.pins, n_pins)?;
+        let n_nodes = layout.n_nodes();
+        check_indices_or_none("net_root", &layout.net_root, n_nodes, true)?;
+        check_indices_or_none("pin_source", &layout.pin_source, n_nodes, true)?;
+        self.parasitics = None;
+        if layout.nets.is_empty() {
+            return Ok(NetsRcValues::default());
+        }
+        let batch = RcNetBatch::new(
+            layout.net_offsets.clone(),
+            layout.parent.clone(),
+            layout.res.clone(),
+            layout.cap.clone(),
+        )?;
+        let gpu = Arc::clone(&self.gpu);
+        let rc = DeviceRcNets::upload(&gpu, &batch)?;
+        rc.launch(RcLaunch::default())?;
+        let (k_nets, k_pins) = (layout.nets.len(), layout.pins.len());
+        let net_load = gpu.allocate::<[f64; 4]>(DURING, k_nets)?;
+        let wire_delay = gpu.allocate::<[f64; 4]>(DURING, k_pins)?;
+        let wire_impulse = gpu.allocate::<[f64; 4]>(DURING, k_pins)?;
+        let pin_source = gpu.upload(DURING, &layout.pin_source)?;
+        let net_root = gpu.upload(DURING, &layout.net_root)?;
+        let net_lumped = gpu.upload(DURING, &layout.net_lumped)?;
+        gpu.launch(
+            per_item(k_pins.max(k_nets)),
+            GatherParasiticsArgs {
+                pin_source: pin_source.view(),
+                net_root: net_root.view(),
+                net_lumped: net_lumped.view(),
+                node_load: rc.load.view(),
+                node_delay: rc.delay.view(),
+                node_impulse: rc.impulse.view(),
+                net_load: net_load.cells(),
+                wire_delay: wire_delay.cells(),
+                wire_impulse: wire_impulse.cells(),
+            },
+        )?;
+        let scatter = |index: &DeviceBuffer<u32>,
+                       values: &DeviceBuffer<[f64; 4]>,
+                       out: &DeviceBuffer<[f64; 4]>| {
+            gpu.launch(
+                per_item(index.len()),
+                ScatterQuadsArgs {
+                    index: index.view(),
+                    values: values.view(),
+                    out: out.cells(),
+                },
+            )
+        };
+        let nets = gpu.upload(DURING, &layout.nets)?;
+        let pins = gpu.upload(DURING, &layout.pins)?;
+        scatter(&nets, &net_load, &self.net_load)?;
+        scatter(&pins, &wire_delay, &self.wire_delay)?;
+        scatter(&pins, &wire_impulse, &self.wire_impulse)?;
+        Ok(NetsRcValues {
+            net_load: gpu.download(&net_load, 0..k_nets)?,
+            wire_delay: gpu.download(&wire_delay, 0..k_pins)?,
+            wire_impulse: gpu.download(&wire_impulse, 0..k_pins)?,
+        })
+    }
+
+    /// Copies the RC pass's values back (waits for them): per net, per pin, per pin.
+    pub fn download_rc(&self, wire: WireOutputs<'_>) -> Result<(), GpuError> {
+        let copy = |from: &DeviceBuffer<[f64; 4]>, to: &mut [[f64; 4]]| {
+            check_length("download", from.len(), to.len())?;
+            self.gpu.download_into(from, to)
+        };
+        copy(&self.net_load, wire.net_load)?;
+        copy(&self.wire_delay, wire.wire_delay)?;
+        copy(&self.wire_impulse, wire.wire_impulse)
     }
 
     /// Whether the RC trees on the device describe every net (uploaded, and no net's RC
@@ -653,6 +768,179 @@ impl DeviceTiming {
             arc_delay,
             test_required,
         })
+    }
+
+    /// Whether the forward values here (arrivals, slews, arc delays) and the required
+    /// times are the host's but for what the host changed since; see
+    /// [`DeviceTiming::keep_forward_values`].
+    pub fn values_kept(&self) -> (bool, bool) {
+        (self.forward_kept, self.required_kept)
+    }
+
+    /// Records that the host took every forward value (`forward`) or every required
+    /// time (`!forward`) of the last step.
+    pub fn all_values_taken(&mut self, forward: bool) {
+        match forward {
+            true => self.forward_kept = true,
+            false => self.required_kept = true,
+        }
+    }
+
+    /// The next step brings every value back ([`DeviceTiming::values_kept`] false).
+    pub fn forget_values(&mut self) {
+        self.forward_kept = false;
+        self.required_kept = false;
+    }
+
+    /// Copies of the arrivals, slews and arc delays as they are, queued before the
+    /// next [`DeviceTiming::run_forward`]: what [`DeviceTiming::forward_changes`]
+    /// compares its results with.
+    pub fn keep_forward_values(&self) -> Result<KeptValues, GpuError> {
+        const DURING: &str = "keeping the values before an update";
+        Ok(KeptValues {
+            first: self.gpu.duplicate(DURING, &self.arrival)?,
+            second: Some(self.gpu.duplicate(DURING, &self.slew)?),
+            third: Some(self.gpu.duplicate(DURING, &self.arc_delay)?),
+        })
+    }
+
+    /// A copy of the required times as they are, before the next
+    /// [`DeviceTiming::run_backward`].
+    pub fn keep_required(&self) -> Result<KeptValues, GpuError> {
+        const DURING: &str = "keeping the values before an update";
+        Ok(KeptValues {
+            first: self.gpu.duplicate(DURING, &self.required)?,
+            second: None,
+            third: None,
+        })
+    }
+
+    /// The bits of the items of `new` that differ from `old` (downloaded; waits).
+    fn changed_bits(
+        &self,
+        old: &DeviceBuffer<[f64; 4]>,
+        new: &DeviceBuffer<[f64; 4]>,
+    ) -> Result<Vec<u32>, GpuError> {
+        const DURING: &str = "comparing values on the device";
+        let n_words = tachyon_kernels::changes::n_words(new.len());
+        if n_words == 0 {
+            return Ok(Vec::new());
+        }
+        let words = self.gpu.allocate::<u32>(DURING, n_words)?;
+        self.gpu.launch(
+            per_item(n_words),
+            ChangedWordsArgs {
+                old: old.view(),
+                new: new.view(),
+                words: words.cells(),
+            },
+        )?;
+        self.gpu.download(&words, 0..n_words)
+    }
+
+    /// The values of `values` at `index` (each in range), downloaded.
+    fn gathered(
+        &self,
+        index: &DeviceBuffer<u32>,
+        values: &DeviceBuffer<[f64; 4]>,
+    ) -> Result<Vec<[f64; 4]>, GpuError> {
+        const DURING: &str = "bringing back changed values";
+        if index.is_empty() {
+            return Ok(Vec::new());
+        }
+        let out = self.gpu.allocate::<[f64; 4]>(DURING, index.len())?;
+        self.gpu.launch(
+            per_item(index.len()),
+            GatherQuadsArgs {
+                index: index.view(),
+                values: values.view(),
+                out: out.cells(),
+            },
+        )?;
+        self.gpu.download(&out, 0..index.len())
+    }
+
+    /// After [`DeviceTiming::run_forward`] (the values before it in `kept`): the pins
+    /// whose arrival or slew and the arcs whose delay differ from the kept ones, with
+    /// `host_pins` and `host_arcs` (the host changed those since; sorted, each once),
+    /// and their new values; the tests' results whole. Waits for the step. `None` when
+    /// they are more than one in [`MOST_VALUES`] (bringing every value back costs less).
+    pub fn forward_changes(
+        &self,
+        kept: KeptValues,
+        host_pins: &[u32],
+        host_arcs: &[u32],
+    ) -> Result<Option<crate::ForwardChanges>, GpuError> {
+        const DURING: &str = "bringing back changed values";
+        check_indices("host pins", host_pins, self.n_pins)?;
+        check_indices("host arcs", host_arcs, self.arc_delay.len())?;
+        let (Some(slew), Some(arc_delay)) = (&kept.second, &kept.third) else {
+            return Err(LayoutError::Missing {
+                what: "kept forward values",
+            }
+            .into());
+        };
+        let mut pin_words = self.changed_bits(&kept.first, &self.arrival)?;
+        let slew_words = self.changed_bits(slew, &self.slew)?;
+        for (word, slew_word) in pin_words.iter_mut().zip(slew_words) {
+            *word |= slew_word;
+        }
+        let arc_words = self.changed_bits(arc_delay, &self.arc_delay)?;
+        drop(kept);
+        let count = |words: &[u32]| words.iter().map(|word| word.count_ones() as usize).sum();
+        let (n_pins, n_arcs): (usize, usize) = (count(&pin_words), count(&arc_words));
+        if most(n_pins + host_pins.len(), self.n_pins)
+            || most(n_arcs + host_arcs.len(), self.arc_delay.len())
+        {
+            // Most values changed: every value comes back (the caller's download).
+            return Ok(None);
+        }
+        let pins = HostValueChanges::items_of(&pin_words, host_pins);
+        let arcs = HostValueChanges::items_of(&arc_words, host_arcs);
+        let pin_index = self.gpu.upload(DURING, &pins)?;
+        let arc_index = self.gpu.upload(DURING, &arcs)?;
+        let arrival = self.gathered(&pin_index, &self.arrival)?;
+        let slew = self.gathered(&pin_index, &self.slew)?;
+        let arc_delay = self.gathered(&arc_index, &self.arc_delay)?;
+        let test_required = if self.tests_evaluated {
+            Some(
+                self.gpu
+                    .download(&self.test_required, 0..self.test_required.len())?,
+            )
+        } else {
+            None
+        };
+        Ok(Some(crate::ForwardChanges {
+            pins,
+            arrival,
+            slew,
+            arcs,
+            arc_delay,
+            test_required,
+        }))
+    }
+
+    /// After [`DeviceTiming::run_backward`] (the required times before it in `kept`):
+    /// the pins whose required time differs from the kept one, with `host_pins` (the
+    /// host changed those since; sorted, each once), and their new required times;
+    /// `None` when they are more than one in [`MOST_VALUES`].
+    pub fn required_changes(
+        &self,
+        kept: KeptValues,
+        host_pins: &[u32],
+    ) -> Result<Option<ListedValues>, GpuError> {
+        const DURING: &str = "bringing back changed values";
+        check_indices("host pins", host_pins, self.n_pins)?;
+        let words = self.changed_bits(&kept.first, &self.required)?;
+        drop(kept);
+        let n_changed: usize = words.iter().map(|word| word.count_ones() as usize).sum();
+        if most(n_changed + host_pins.len(), self.n_pins) {
+            return Ok(None);
+        }
+        let pins = HostValueChanges::items_of(&words, host_pins);
+        let index = self.gpu.upload(DURING, &pins)?;
+        let required = self.gathered(&index, &self.required)?;
+        Ok(Some((pins, required)))
     }
 
     /// The backward levels from `seeds` (`(pin, required)`, each pin once; every other

@@ -22,19 +22,29 @@ pub use device::{
     DeviceTiming, EditedLayout, ForwardResults, ForwardValues, HostRcValues, WireOutputs,
 };
 pub use layout::{ParasiticsLayout, RcNetBatch, RcNetsOutput, TimingLayout, MAX_NETS};
-pub use rc::{rc_nets, DeviceRcNets, RcLaunch};
+pub use rc::{
+    flatten_networks, flatten_networks_on_cpu, rc_nets, DeviceRcNets, DeviceRcNetworks,
+    FlattenedNetworks, RcLaunch, RcNetworkBatch,
+};
 
 use std::sync::Arc;
 
 use tachyon_gpu::{GpuContext, GpuError};
 use tachyon_graph::{TimingData, TimingGraph};
 
-use crate::flat::{FlatParasitics, FlatTiming};
-use crate::{primary_input_values, required_seed_list, ForwardArrays, Incremental};
+use crate::flat::{FlatParasitics, FlatTiming, NetsParasitics};
+use crate::{
+    primary_input_values, required_seed_list, BackwardOutcome, ForwardArrays, ForwardOutcome,
+    HostValueChanges, Incremental,
+};
 
 /// A graph on the GPU, between phases.
 pub struct GpuTiming {
     device: DeviceTiming,
+    /// The values the host changed since the device last ran (taken from the edits'
+    /// delta by [`GpuTiming::apply_edits`]): brought back with those the device
+    /// changes, so that the host's copy ends equal to the device's.
+    host_values: HostValueChanges,
 }
 
 impl std::fmt::Debug for GpuTiming {
@@ -59,7 +69,10 @@ impl GpuTiming {
             n_nets: graph.nets().len() as u32,
         };
         let device = DeviceTiming::upload(gpu, &layout)?;
-        Ok(GpuTiming { device })
+        Ok(GpuTiming {
+            device,
+            host_values: HostValueChanges::default(),
+        })
     }
 
     /// Uploads the RC trees of the graph, laid out by [`FlatParasitics::build`].
@@ -161,7 +174,8 @@ impl GpuTiming {
         incremental: &mut Incremental,
         data: &TimingData,
     ) -> Result<bool, GpuError> {
-        let delta = incremental.take_device_delta();
+        let mut delta = incremental.take_device_delta();
+        self.host_values.merge(std::mem::take(&mut delta.values));
         let flat = incremental.flat();
         let edited = EditedLayout {
             layout: TimingLayout {
@@ -182,36 +196,115 @@ impl GpuTiming {
         Ok(delta.rows || delta.tests)
     }
 
+    /// The RC values of the dirty `nets` (sorted, each once:
+    /// [`Incremental::take_dirty_nets`]) computed here from their trees, after
+    /// [`GpuTiming::apply_edits`], and stored on the device and in `data`: the same
+    /// functions over the same trees as the host's [`Incremental::update_rc`], so the
+    /// same bits. When they are half the nets or more, every net's trees are laid out
+    /// and uploaded again and the RC pass runs over all of them (the trees then describe
+    /// every net again, as after the first upload).
+    pub fn update_nets_rc(
+        &mut self,
+        graph: &TimingGraph,
+        nets: &[u32],
+        data: &mut TimingData,
+    ) -> Result<(), GpuError> {
+        if nets.is_empty() {
+            return Ok(());
+        }
+        if nets.len() * 2 >= graph.nets().len() {
+            self.upload_parasitics(FlatParasitics::build(graph))?;
+            self.device.run_parasitics()?;
+            return self.device.download_rc(WireOutputs {
+                net_load: &mut data.net_load,
+                wire_delay: &mut data.wire_delay,
+                wire_impulse: &mut data.wire_impulse,
+            });
+        }
+        let layout = NetsParasitics::build(graph, nets);
+        let values = self.device.nets_parasitics(&layout)?;
+        layout.store(values, data);
+        Ok(())
+    }
+
     /// The forward levels over the whole resident graph and the test evaluation (the
     /// RC values as [`GpuTiming::apply_edits`] left them), every result downloaded.
+    ///
+    /// When the device's values before the step were the host's but for what the host
+    /// changed since (listed), the new values are compared there with the old ones and
+    /// only the pins and arcs that changed (and those the host changed) come back:
+    /// [`ForwardOutcome::Changes`]. Otherwise every value comes back.
     pub fn forward_resident(
         &mut self,
         graph: &TimingGraph,
         flat: &FlatTiming,
-    ) -> Result<ForwardArrays, GpuError> {
+    ) -> Result<ForwardOutcome, GpuError> {
         let primary_inputs = primary_input_values(graph, flat);
         let clock = graph.assertions().clock;
+        let compare = self.device.values_kept().0 && !self.host_values.all;
+        let kept = compare
+            .then(|| self.device.keep_forward_values())
+            .transpose()?;
         self.device
             .run_forward(&primary_inputs, clock.map(|clock| clock.period))?;
+        if let Some(kept) = kept {
+            let pins = std::mem::take(&mut self.host_values.pins);
+            let arcs = std::mem::take(&mut self.host_values.arcs);
+            if let Some(mut changes) = self.device.forward_changes(kept, &pins, &arcs)? {
+                changes.test_required = changes.test_required.filter(|_| clock.is_some());
+                return Ok(ForwardOutcome::Changes(changes));
+            }
+        }
         let results = self
             .device
             .download_forward(None, ForwardResults::default())?;
-        Ok(ForwardArrays {
+        self.host_values.pins.clear();
+        self.host_values.arcs.clear();
+        self.device.all_values_taken(true);
+        Ok(ForwardOutcome::Whole(ForwardArrays {
             arrival: results.arrival,
             slew: results.slew,
             arc_delay: results.arc_delay,
             test_required: results.test_required.filter(|_| clock.is_some()),
-        })
+        }))
     }
 
     /// The backward levels over the whole resident graph from `seeds` (`(pin,
-    /// required)`, each pin once); the required times downloaded.
+    /// required)`, each pin once); the required times that changed downloaded (every
+    /// one when the device's were not the host's before, as in
+    /// [`GpuTiming::forward_resident`]).
     pub fn backward_resident(
         &mut self,
         seeds: &[(u32, [f64; 4])],
-    ) -> Result<Vec<[f64; 4]>, GpuError> {
+    ) -> Result<BackwardOutcome, GpuError> {
+        let compare = self.device.values_kept().1 && !self.host_values.all;
+        let kept = compare.then(|| self.device.keep_required()).transpose()?;
         self.device.run_backward(seeds)?;
-        self.device.download_required(Vec::new())
+        let host_required = std::mem::take(&mut self.host_values.required);
+        // Every list is taken now: the host's copy ends equal to the device's.
+        self.host_values.all = false;
+        if let Some(kept) = kept {
+            if let Some((pins, required)) = self.device.required_changes(kept, &host_required)? {
+                return Ok(BackwardOutcome::Changes(pins, required));
+            }
+        }
+        let required = self.device.download_required(Vec::new())?;
+        self.device.all_values_taken(false);
+        Ok(BackwardOutcome::Whole(required))
+    }
+
+    /// After a full update whose values the timer took (every one): the device's
+    /// values are the host's.
+    pub fn all_values_taken(&mut self) {
+        self.host_values = HostValueChanges::default();
+        self.device.all_values_taken(true);
+        self.device.all_values_taken(false);
+    }
+
+    /// After a full update whose values went elsewhere than the timer's copy: the next
+    /// update over the resident state brings every value back.
+    pub fn forget_values(&mut self) {
+        self.device.forget_values();
     }
 
     /// With [`tachyon_gpu::GpuConfig::sync_steps`], waits for the queued work so that

@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use tachyon_gpu::abi::RcNetsArgs;
-use tachyon_gpu::{DeviceBuffer, GpuContext, GpuError, LaunchShape};
+use tachyon_gpu::abi::{FlattenRcNetworksArgs, RcNetsArgs};
+use tachyon_gpu::check::{check_length, check_starts};
+use tachyon_gpu::{DeviceBuffer, GpuContext, GpuError, LaunchShape, LayoutError};
 use tachyon_kernels::N_CONDITIONS;
 
 use super::layout::{RcNetBatch, RcNetsOutput};
@@ -156,4 +157,326 @@ pub fn rc_nets(gpu: &Arc<GpuContext>, batch: &RcNetBatch) -> Result<RcNetsOutput
     let nets = DeviceRcNets::upload(gpu, batch)?;
     nets.launch(RcLaunch::default())?;
     nets.download()
+}
+
+/// A validated batch of resistor networks as a SPEF file gives them (nodes, resistors
+/// in file order, the driver's node), to be flattened into BFS trees
+/// (`tachyon_kernels::rc_flatten`). Node indices are local to their net.
+#[derive(Debug, Clone, Default)]
+pub struct RcNetworkBatch {
+    node_offsets: Vec<u32>,
+    resistor_offsets: Vec<u32>,
+    ground: Vec<f64>,
+    ends: Vec<[u32; 2]>,
+    ohms: Vec<f64>,
+    roots: Vec<u32>,
+}
+
+impl RcNetworkBatch {
+    /// Checks and takes a batch: `node_offsets` and `resistor_offsets` (`n_nets + 1`
+    /// ascending values from 0 to the node and resistor counts), per node its ground
+    /// capacitance, per resistor its two ends (each below its net's node count) and
+    /// resistance, per net its root (a root that is not a node places nothing).
+    pub fn new(
+        node_offsets: Vec<u32>,
+        resistor_offsets: Vec<u32>,
+        ground: Vec<f64>,
+        ends: Vec<[u32; 2]>,
+        ohms: Vec<f64>,
+        roots: Vec<u32>,
+    ) -> Result<Self, LayoutError> {
+        let n_nets = node_offsets.len().saturating_sub(1);
+        check_length("resistor_offsets", n_nets + 1, resistor_offsets.len())?;
+        check_length("roots", n_nets, roots.len())?;
+        check_starts("node_offsets", &node_offsets, ground.len())?;
+        check_starts("resistor_offsets", &resistor_offsets, ends.len())?;
+        check_length("ohms", ends.len(), ohms.len())?;
+        // The adjacency starts take a place more per net than the nodes.
+        if ground.len() + n_nets >= u32::MAX as usize || 2 * ends.len() >= u32::MAX as usize {
+            return Err(LayoutError::TooLarge {
+                what: "RC network nodes and resistors",
+                count: ground.len().max(2 * ends.len()),
+                limit: u32::MAX as usize - 1 - n_nets,
+            });
+        }
+        for net in 0..n_nets {
+            let n_nodes = node_offsets[net + 1] - node_offsets[net];
+            let resistors = resistor_offsets[net] as usize..resistor_offsets[net + 1] as usize;
+            for (at, pair) in ends[resistors.clone()].iter().enumerate() {
+                if let Some(&node) = pair.iter().find(|&&node| node >= n_nodes) {
+                    return Err(LayoutError::IndexOutOfRange {
+                        array: "resistor ends (local to their net)",
+                        position: resistors.start + at,
+                        value: node,
+                        limit: n_nodes as usize,
+                    });
+                }
+            }
+        }
+        Ok(RcNetworkBatch {
+            node_offsets,
+            resistor_offsets,
+            ground,
+            ends,
+            ohms,
+            roots,
+        })
+    }
+
+    pub fn n_nets(&self) -> usize {
+        self.roots.len()
+    }
+
+    pub fn n_nodes(&self) -> usize {
+        self.ground.len()
+    }
+
+    pub fn node_offsets(&self) -> &[u32] {
+        &self.node_offsets
+    }
+
+    /// Per node, its ground capacitance.
+    pub fn ground(&self) -> &[f64] {
+        &self.ground
+    }
+
+    /// Per net, its root.
+    pub fn roots(&self) -> &[u32] {
+        &self.roots
+    }
+
+    /// The resistors' ends and resistances, and the nets' resistor offsets.
+    pub fn parts(&self) -> (&[[u32; 2]], &[f64], &[u32]) {
+        (&self.ends, &self.ohms, &self.resistor_offsets)
+    }
+}
+
+/// Flattened networks: per node of the batch (each net's first `placed` nodes written,
+/// the rest zero), the tree's parent (local), resistance and ground capacitance, and
+/// each original node's place ([`tachyon_kernels::rc_flatten::UNPLACED`]: none).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlattenedNetworks {
+    pub parent: Vec<u32>,
+    pub res: Vec<f64>,
+    pub ground: Vec<f64>,
+    pub new_index: Vec<u32>,
+    /// Per net, the nodes placed.
+    pub placed: Vec<u32>,
+}
+
+/// A batch of networks on a GPU, with room for the trees and the working memory.
+pub struct DeviceRcNetworks {
+    gpu: Arc<GpuContext>,
+    n_nets: usize,
+    n_nodes: usize,
+    node_offsets: DeviceBuffer<u32>,
+    resistor_offsets: DeviceBuffer<u32>,
+    ground: DeviceBuffer<f64>,
+    ends: DeviceBuffer<[u32; 2]>,
+    ohms: DeviceBuffer<f64>,
+    roots: DeviceBuffer<u32>,
+    adjacency_start: DeviceBuffer<u32>,
+    fill: DeviceBuffer<u32>,
+    adjacency: DeviceBuffer<u32>,
+    adjacency_ohms: DeviceBuffer<f64>,
+    new_index: DeviceBuffer<u32>,
+    order: DeviceBuffer<u32>,
+    parent: DeviceBuffer<u32>,
+    res: DeviceBuffer<f64>,
+    ground_out: DeviceBuffer<f64>,
+    placed: DeviceBuffer<u32>,
+}
+
+impl std::fmt::Debug for DeviceRcNetworks {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("DeviceRcNetworks")
+            .field("n_nets", &self.n_nets)
+            .field("n_nodes", &self.n_nodes)
+            .finish()
+    }
+}
+
+impl DeviceRcNetworks {
+    /// Uploads `batch` to `gpu` and allocates the trees and the working memory (zeroed).
+    pub fn upload(gpu: &Arc<GpuContext>, batch: &RcNetworkBatch) -> Result<Self, GpuError> {
+        const DURING: &str = "uploading RC networks";
+        let (n_nets, n_nodes, n_ends) = (batch.n_nets(), batch.n_nodes(), batch.ends.len());
+        let words = 3 * (n_nets + 1) + n_nodes * 5 + n_nets + 1 + n_ends * 4 + n_nets;
+        let doubles = n_nodes * 3 + n_ends * 3;
+        gpu.ensure_free(DURING, words as u64 * 4 + doubles as u64 * 8)?;
+        let zeroed = |n: usize| -> Result<DeviceBuffer<u32>, GpuError> {
+            let buffer = gpu.allocate::<u32>(DURING, n)?;
+            gpu.zero(&buffer, 0..n)?;
+            Ok(buffer)
+        };
+        let zeroed_f64 = |n: usize| -> Result<DeviceBuffer<f64>, GpuError> {
+            let buffer = gpu.allocate::<f64>(DURING, n)?;
+            gpu.zero(&buffer, 0..n)?;
+            Ok(buffer)
+        };
+        Ok(DeviceRcNetworks {
+            gpu: Arc::clone(gpu),
+            n_nets,
+            n_nodes,
+            node_offsets: gpu.upload(DURING, &batch.node_offsets)?,
+            resistor_offsets: gpu.upload(DURING, &batch.resistor_offsets)?,
+            ground: gpu.upload(DURING, &batch.ground)?,
+            ends: gpu.upload(DURING, &batch.ends)?,
+            ohms: gpu.upload(DURING, &batch.ohms)?,
+            roots: gpu.upload(DURING, &batch.roots)?,
+            adjacency_start: zeroed(n_nodes + n_nets)?,
+            fill: zeroed(n_nodes)?,
+            adjacency: zeroed(2 * n_ends)?,
+            adjacency_ohms: zeroed_f64(2 * n_ends)?,
+            new_index: zeroed(n_nodes)?,
+            order: zeroed(n_nodes)?,
+            parent: zeroed(n_nodes)?,
+            res: zeroed_f64(n_nodes)?,
+            ground_out: zeroed_f64(n_nodes)?,
+            placed: zeroed(n_nets)?,
+        })
+    }
+
+    /// Queues the `flatten_rc_networks` kernel (a thread per net; returns before it
+    /// finishes).
+    pub fn launch(&self) -> Result<(), GpuError> {
+        if self.n_nets == 0 {
+            return Ok(());
+        }
+        self.gpu.launch(
+            super::device::per_item(self.n_nets),
+            FlattenRcNetworksArgs {
+                node_offsets: self.node_offsets.view(),
+                resistor_offsets: self.resistor_offsets.view(),
+                ground: self.ground.view(),
+                ends: self.ends.view(),
+                ohms: self.ohms.view(),
+                roots: self.roots.view(),
+                adjacency_start: self.adjacency_start.cells(),
+                fill: self.fill.cells(),
+                adjacency: self.adjacency.cells(),
+                adjacency_ohms: self.adjacency_ohms.cells(),
+                new_index: self.new_index.cells(),
+                order: self.order.cells(),
+                parent: self.parent.cells(),
+                res: self.res.cells(),
+                ground_out: self.ground_out.cells(),
+                placed: self.placed.cells(),
+            },
+        )
+    }
+
+    /// Copies the trees of the last launch back (waits for it).
+    pub fn download(&self) -> Result<FlattenedNetworks, GpuError> {
+        let gpu = &self.gpu;
+        Ok(FlattenedNetworks {
+            parent: gpu.download(&self.parent, 0..self.n_nodes)?,
+            res: gpu.download(&self.res, 0..self.n_nodes)?,
+            ground: gpu.download(&self.ground_out, 0..self.n_nodes)?,
+            new_index: gpu.download(&self.new_index, 0..self.n_nodes)?,
+            placed: gpu.download(&self.placed, 0..self.n_nets)?,
+        })
+    }
+
+    /// Runs the kernel `runs` times and returns each run's time in milliseconds
+    /// (device events around the launch).
+    pub fn time(&self, runs: usize) -> Result<Vec<f64>, GpuError> {
+        (0..runs).map(|_| self.gpu.time(|| self.launch())).collect()
+    }
+}
+
+/// Flattens `batch` on `gpu`: upload, launch, download.
+pub fn flatten_networks(
+    gpu: &Arc<GpuContext>,
+    batch: &RcNetworkBatch,
+) -> Result<FlattenedNetworks, GpuError> {
+    let networks = DeviceRcNetworks::upload(gpu, batch)?;
+    networks.launch()?;
+    networks.download()
+}
+
+/// The CPU twin of the `flatten_rc_networks` kernel: the same function per net, with
+/// rayon over chunks of nets (each owning its nodes' part of the results and reusing
+/// its working memory).
+pub fn flatten_networks_on_cpu(batch: &RcNetworkBatch) -> FlattenedNetworks {
+    use rayon::prelude::*;
+    use std::cell::Cell;
+    use tachyon_kernels::rc_flatten::{flatten_net, FlattenMemory};
+    const NETS_PER_CHUNK: usize = 1024;
+    let n_nodes = batch.n_nodes();
+    let mut flattened = FlattenedNetworks {
+        parent: vec![0; n_nodes],
+        res: vec![0.0; n_nodes],
+        ground: vec![0.0; n_nodes],
+        new_index: vec![0; n_nodes],
+        placed: vec![0; batch.n_nets()],
+    };
+    let offsets = &batch.node_offsets;
+    let mut chunks = Vec::new();
+    let (mut parent, mut res, mut ground, mut new_index) = (
+        &mut flattened.parent[..],
+        &mut flattened.res[..],
+        &mut flattened.ground[..],
+        &mut flattened.new_index[..],
+    );
+    for (chunk, placed) in flattened.placed.chunks_mut(NETS_PER_CHUNK).enumerate() {
+        let first_net = chunk * NETS_PER_CHUNK;
+        let last_net = first_net + placed.len();
+        let n = (offsets[last_net] - offsets[first_net]) as usize;
+        let (chunk_parent, rest_parent) = parent.split_at_mut(n);
+        let (chunk_res, rest_res) = res.split_at_mut(n);
+        let (chunk_ground, rest_ground) = ground.split_at_mut(n);
+        let (chunk_index, rest_index) = new_index.split_at_mut(n);
+        (parent, res, ground, new_index) = (rest_parent, rest_res, rest_ground, rest_index);
+        chunks.push((
+            first_net,
+            placed,
+            chunk_parent,
+            chunk_res,
+            chunk_ground,
+            chunk_index,
+        ));
+    }
+    chunks
+        .into_par_iter()
+        .for_each(|(first_net, placed, parent, res, ground, new_index)| {
+            let (mut start, mut fill, mut order) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut adjacency, mut adjacency_ohms) = (Vec::new(), Vec::new());
+            let base = offsets[first_net] as usize;
+            for (local, placed) in placed.iter_mut().enumerate() {
+                let net = first_net + local;
+                let nodes = offsets[net] as usize..offsets[net + 1] as usize;
+                let here = nodes.start - base..nodes.end - base;
+                let resistors =
+                    batch.resistor_offsets[net] as usize..batch.resistor_offsets[net + 1] as usize;
+                let (n, r) = (nodes.len(), resistors.len());
+                let ends = &batch.ends[resistors.clone()];
+                let ohms = &batch.ohms[resistors];
+                start.resize(n + 1, 0);
+                fill.resize(n, 0);
+                order.resize(n, 0);
+                adjacency.resize(2 * r, 0);
+                adjacency_ohms.resize(2 * r, 0.0);
+                let count = flatten_net(
+                    &batch.ground[nodes],
+                    r,
+                    |k| (ends[k][0], ends[k][1], ohms[k]),
+                    batch.roots[net],
+                    FlattenMemory {
+                        adjacency_start: Cell::from_mut(&mut start[..]).as_slice_of_cells(),
+                        fill: Cell::from_mut(&mut fill[..]).as_slice_of_cells(),
+                        adjacency: Cell::from_mut(&mut adjacency[..]).as_slice_of_cells(),
+                        adjacency_ohms: Cell::from_mut(&mut adjacency_ohms[..]).as_slice_of_cells(),
+                        new_index: Cell::from_mut(&mut new_index[here.clone()]).as_slice_of_cells(),
+                        order: Cell::from_mut(&mut order[..]).as_slice_of_cells(),
+                        parent: Cell::from_mut(&mut parent[here.clone()]).as_slice_of_cells(),
+                        res: Cell::from_mut(&mut res[here.clone()]).as_slice_of_cells(),
+                        ground: Cell::from_mut(&mut ground[here]).as_slice_of_cells(),
+                    },
+                );
+                *placed = count;
+            }
+        });
+    flattened
 }

@@ -10,7 +10,10 @@ use tachyon_kernels::N_CONDITIONS;
 use tachyon_testkit::SplitMix64;
 
 use super::layout::{RcNetBatch, RcNetsOutput};
-use super::rc::{rc_nets, DeviceRcNets, RcLaunch};
+use super::rc::{
+    flatten_networks, flatten_networks_on_cpu, rc_nets, DeviceRcNets, DeviceRcNetworks, RcLaunch,
+    RcNetworkBatch,
+};
 use super::twin;
 
 fn gpu_or_skip(test_name: &str) -> Option<Arc<GpuContext>> {
@@ -225,4 +228,210 @@ fn bench_rc_nets() {
             );
         }
     }
+}
+
+/// Random resistor networks as a SPEF file may give them: a random tree over the nodes
+/// (node indices shuffled, resistors in random order and orientation), then some nets
+/// with a loop resistor, a node no resistor reaches, or a root that is not a node.
+fn random_networks(random: &mut SplitMix64, sizes: &[usize]) -> RcNetworkBatch {
+    let (mut node_offsets, mut resistor_offsets) = (vec![0u32], vec![0u32]);
+    let (mut ground, mut ends, mut ohms, mut roots) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (net, &size) in sizes.iter().enumerate() {
+        let mut names: Vec<u32> = (0..size as u32).collect();
+        for at in (1..names.len()).rev() {
+            names.swap(at, random.below(at + 1));
+        }
+        let mut resistors: Vec<([u32; 2], f64)> = (1..size)
+            .map(|node| {
+                let up = random.below(node);
+                let pair = [names[up], names[node]];
+                let pair = if random.below(2) == 0 {
+                    pair
+                } else {
+                    [pair[1], pair[0]]
+                };
+                (pair, random.uniform(0.001, 10.0))
+            })
+            .collect();
+        match net % 7 {
+            // A loop.
+            1 if size > 2 => resistors.push(([names[0], names[size - 1]], 1.5)),
+            // The last node unreached: its resistor dropped.
+            2 if size > 2 => {
+                resistors.retain(|(pair, _)| !pair.contains(&names[size - 1]));
+            }
+            _ => {}
+        }
+        for at in (1..resistors.len()).rev() {
+            resistors.swap(at, random.below(at + 1));
+        }
+        ground.extend((0..size).map(|_| random.uniform(0.1, 50.0)));
+        for (pair, value) in resistors {
+            ends.push(pair);
+            ohms.push(value);
+        }
+        roots.push(if net % 11 == 3 {
+            size as u32
+        } else {
+            names.first().copied().unwrap_or(0)
+        });
+        node_offsets.push(ground.len() as u32);
+        resistor_offsets.push(ends.len() as u32);
+    }
+    RcNetworkBatch::new(node_offsets, resistor_offsets, ground, ends, ohms, roots)
+        .expect("generated networks are valid")
+}
+
+#[test]
+fn invalid_rc_networks_are_errors() {
+    let bad_end = RcNetworkBatch::new(
+        vec![0, 2],
+        vec![0, 1],
+        vec![1.0; 2],
+        vec![[0, 2]],
+        vec![1.0],
+        vec![0],
+    );
+    assert!(matches!(
+        bad_end,
+        Err(LayoutError::IndexOutOfRange { value: 2, .. })
+    ));
+    let bad_offsets = RcNetworkBatch::new(
+        vec![0, 3],
+        vec![0, 0],
+        vec![1.0; 2],
+        vec![],
+        vec![],
+        vec![0],
+    );
+    assert!(bad_offsets.is_err());
+}
+
+/// The CPU twin (the function the kernel runs) gives the trees the design's own
+/// flattening gives (`tachyon_graph`, run while a design is linked).
+#[test]
+fn flattening_twin_equals_the_host_flattening() {
+    let mut random = SplitMix64(17);
+    let sizes = test_sizes(&mut random, 300);
+    let batch = random_networks(&mut random, &sizes);
+    let flattened = flatten_networks_on_cpu(&batch);
+    let offsets = batch.node_offsets();
+    for net in 0..batch.n_nets() {
+        let nodes = offsets[net] as usize..offsets[net + 1] as usize;
+        let resistors: Vec<(u32, u32, f64)> = (batch_resistors(&batch, net)).collect();
+        let (tree, _) = tachyon_graph::flatten_rc_tree(
+            &batch_ground(&batch, net),
+            &resistors,
+            &[],
+            batch_root(&batch, net),
+        );
+        let placed = flattened.placed[net] as usize;
+        assert_eq!(placed, tree.parent.len(), "net {net}: nodes placed");
+        let first = nodes.start;
+        assert_eq!(
+            &flattened.parent[first..first + placed],
+            &tree.parent[..],
+            "net {net}"
+        );
+        assert_bits_equal(
+            "res",
+            &tree.resistance,
+            &flattened.res[first..first + placed],
+        );
+        assert_bits_equal(
+            "ground",
+            &tree.ground_capacitance,
+            &flattened.ground[first..first + placed],
+        );
+    }
+}
+
+fn batch_resistors(
+    batch: &RcNetworkBatch,
+    net: usize,
+) -> impl Iterator<Item = (u32, u32, f64)> + '_ {
+    let (ends, ohms, offsets) = batch.parts();
+    (offsets[net] as usize..offsets[net + 1] as usize)
+        .map(move |k| (ends[k][0], ends[k][1], ohms[k]))
+}
+
+fn batch_ground(batch: &RcNetworkBatch, net: usize) -> Vec<f64> {
+    let offsets = batch.node_offsets();
+    batch.ground()[offsets[net] as usize..offsets[net + 1] as usize].to_vec()
+}
+
+fn batch_root(batch: &RcNetworkBatch, net: usize) -> u32 {
+    batch.roots()[net]
+}
+
+#[test]
+fn gpu_flattening_is_bit_identical_to_the_cpu_twin() {
+    let Some(gpu) = gpu_or_skip("gpu_flattening_is_bit_identical_to_the_cpu_twin") else {
+        return;
+    };
+    let mut random = SplitMix64(23);
+    let sizes = test_sizes(&mut random, 5000);
+    let batch = random_networks(&mut random, &sizes);
+    let on_cpu = flatten_networks_on_cpu(&batch);
+    let on_gpu = flatten_networks(&gpu, &batch).expect("flattened on the GPU");
+    assert_eq!(on_cpu.placed, on_gpu.placed);
+    assert_eq!(on_cpu.parent, on_gpu.parent);
+    assert_eq!(on_cpu.new_index, on_gpu.new_index);
+    assert_bits_equal("res", &on_cpu.res, &on_gpu.res);
+    assert_bits_equal("ground", &on_cpu.ground, &on_gpu.ground);
+    let empty =
+        RcNetworkBatch::new(vec![0], vec![0], vec![], vec![], vec![], vec![]).expect("valid");
+    assert_eq!(
+        flatten_networks(&gpu, &empty).expect("runs").placed.len(),
+        0
+    );
+}
+
+/// Times the `flatten_rc_networks` kernel and its CPU twin on about a million nets of
+/// 2 to 100 nodes. Run with `--ignored bench_flatten_networks --nocapture`
+/// (TACHYON_BENCH_NETS changes the size).
+#[test]
+#[ignore]
+fn bench_flatten_networks() {
+    let n_nets: usize = std::env::var("TACHYON_BENCH_NETS")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(1 << 20);
+    let gpu = gpu_or_skip("bench_flatten_networks");
+    let mut random = SplitMix64(5);
+    let sizes: Vec<usize> = (0..n_nets).map(|_| random.between(2, 100)).collect();
+    let batch = random_networks(&mut random, &sizes);
+    let mut cpu_times: Vec<f64> = (0..5)
+        .map(|_| {
+            let started = Instant::now();
+            std::hint::black_box(flatten_networks_on_cpu(&batch));
+            started.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    let cpu_ms = median(&mut cpu_times);
+    let Some(gpu) = gpu else {
+        println!(
+            "flatten: {} nets, {} nodes: cpu twin {cpu_ms:.1} ms (no GPU)",
+            batch.n_nets(),
+            batch.n_nodes()
+        );
+        return;
+    };
+    let uploaded = DeviceRcNetworks::upload(&gpu, &batch).expect("upload");
+    uploaded.time(2).expect("warm-up");
+    let mut times = uploaded.time(9).expect("timed runs");
+    let gpu_ms = median(&mut times);
+    assert_eq!(
+        uploaded.download().expect("download"),
+        flatten_networks_on_cpu(&batch)
+    );
+    println!(
+        "flatten: {} nets, {} nodes, cpu threads {}: cpu twin {cpu_ms:.1} ms, gpu kernel {gpu_ms:.2} ms ({}), {:.1}x",
+        batch.n_nets(),
+        batch.n_nodes(),
+        rayon::current_num_threads(),
+        gpu.name(),
+        cpu_ms / gpu_ms
+    );
 }

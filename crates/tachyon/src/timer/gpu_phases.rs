@@ -14,7 +14,10 @@
 use tachyon_paths::flat::FlatPaths;
 use tachyon_paths::problem::SearchOutcome;
 
-use tachyon_gba::{Incremental, RetimeCounts};
+use tachyon_gba::{
+    BackwardOutcome, ForwardArrays, ForwardChanges, ForwardOutcome, HostValueChanges, Incremental,
+    NetsParasitics, RetimeCounts,
+};
 use tachyon_graph::{TimingData, TimingGraph};
 
 use super::TimerError;
@@ -50,14 +53,32 @@ pub(super) enum Resident {
     Gpu(Box<on_gpu::DeviceState>),
     /// The same steps on the CPU (whole-graph sweeps, the same functions), so that the
     /// mixed strategy's bookkeeping is tested without a GPU.
-    CpuTwin,
+    CpuTwin(Box<TwinValues>),
 }
 
-/// The forward step of an incremental update over the resident state: the dirty nets'
-/// RC values on the host (few trees, and on the host already), the edits and those
-/// values uploaded, the forward levels and tests over the whole graph on the GPU, the
-/// results downloaded and compared with the host's (what changed drives CPPR and the
-/// backward step as on the CPU). Returns whether anything changed.
+impl Resident {
+    /// The CPU twin, holding no values yet (its first update brings every value back).
+    pub(super) fn cpu_twin() -> Resident {
+        Resident::CpuTwin(Box::default())
+    }
+}
+
+/// The CPU twin's copy of the values "on the device", so that its updates bring back
+/// only what changed, as the GPU's do: the device's comparison and the host's list of
+/// what it changed since are tested in CI.
+#[derive(Debug, Default)]
+pub(super) struct TwinValues {
+    forward: Option<ForwardArrays>,
+    required: Option<Vec<[f64; 4]>>,
+    /// What the host changed since the twin last ran.
+    host: HostValueChanges,
+}
+
+/// The forward step of an incremental update over the resident state: the edits
+/// uploaded, the dirty nets' RC values computed on the GPU from their trees (on the
+/// host for the CPU twin) and brought back, the forward levels and tests over the whole
+/// graph on the GPU, the results downloaded and compared with the host's (what changed
+/// drives CPPR and the backward step as on the CPU). Returns whether anything changed.
 pub(super) fn forward_resident(
     resident: &mut Resident,
     graph: &TimingGraph,
@@ -65,23 +86,55 @@ pub(super) fn forward_resident(
     incremental: &mut Incremental,
 ) -> Result<bool, TimerError> {
     let started = std::time::Instant::now();
-    incremental.update_rc(graph, data);
-    let rc_ms = started.elapsed().as_secs_f64() * 1e3;
     let forward = match resident {
         #[cfg(feature = "gpu")]
         Resident::Gpu(state) => on_gpu::forward(state, graph, data, incremental)?,
-        Resident::CpuTwin => {
-            incremental.take_device_delta();
-            incremental.forward_over_all(graph, data)
+        Resident::CpuTwin(twin) => {
+            // The dirty nets' RC values as the device computes them (the twin of its
+            // batch pass over their trees).
+            let nets = incremental.take_dirty_nets(graph, data);
+            let layout = NetsParasitics::build(graph, &nets);
+            layout.store(layout.compute(), data);
+            let mut delta = incremental.take_device_delta();
+            twin.host.merge(std::mem::take(&mut delta.values));
+            let new = incremental.forward_over_all(graph, data);
+            let kept = ForwardArrays {
+                test_required: None,
+                ..new.clone()
+            };
+            // The changes alone when the twin's values were the host's but for what
+            // the host listed, as the device brings them back.
+            // Arrays that grew are new on the device too: every value comes back.
+            let outcome = match twin.forward.take() {
+                Some(old)
+                    if !twin.host.all
+                        && old.arrival.len() == new.arrival.len()
+                        && old.arc_delay.len() == new.arc_delay.len() =>
+                {
+                    let host = HostValueChanges {
+                        pins: std::mem::take(&mut twin.host.pins),
+                        arcs: std::mem::take(&mut twin.host.arcs),
+                        ..HostValueChanges::default()
+                    };
+                    let changes = ForwardChanges::between(&old, new.clone(), &host);
+                    ForwardOutcome::Changes(changes)
+                }
+                _ => {
+                    twin.host.pins.clear();
+                    twin.host.arcs.clear();
+                    ForwardOutcome::Whole(new)
+                }
+            };
+            twin.forward = Some(kept);
+            outcome
         }
     };
     let swept_ms = started.elapsed().as_secs_f64() * 1e3;
-    let changed = incremental.adopt_forward(graph, data, forward);
+    let changed = incremental.adopt_forward_outcome(graph, data, forward);
     tracing::debug!(
-        rc_ms,
         swept_ms,
         compared_ms = started.elapsed().as_secs_f64() * 1e3,
-        "resident forward: host RC of the dirty nets; edits uploaded, swept, downloaded; compared"
+        "resident forward: edits uploaded, RC of the dirty nets, swept, downloaded; compared"
     );
     Ok(changed)
 }
@@ -101,7 +154,7 @@ pub(super) fn full_resident(
         Resident::Gpu(state) => state
             .full_update(graph, flat, data, cppr, record)
             .map(|()| true),
-        Resident::CpuTwin => {
+        Resident::CpuTwin(_) => {
             let _ = (graph, flat, data, cppr, record);
             Ok(false)
         }
@@ -118,7 +171,7 @@ pub(super) fn cppr_resident(
     match resident {
         #[cfg(feature = "gpu")]
         Resident::Gpu(state) => state.cppr(graph, data).map(|()| true),
-        Resident::CpuTwin => {
+        Resident::CpuTwin(_) => {
             let _ = (graph, data);
             Ok(false)
         }
@@ -138,9 +191,24 @@ pub(super) fn backward_resident(
     let required = match resident {
         #[cfg(feature = "gpu")]
         Resident::Gpu(state) => state.timing().backward_resident(&seeds)?,
-        Resident::CpuTwin => incremental.backward_over_all(graph, data, &seeds),
+        Resident::CpuTwin(twin) => {
+            let new = incremental.backward_over_all(graph, data, &seeds);
+            let compare = !twin.host.all;
+            let host = std::mem::take(&mut twin.host.required);
+            twin.host.all = false;
+            let outcome = match twin.required.take() {
+                Some(old) if compare && old.len() == new.len() => {
+                    let pins = HostValueChanges::changed_items(&old, &new, &host);
+                    let values = pins.iter().map(|&pin| new[pin as usize]).collect();
+                    BackwardOutcome::Changes(pins, values)
+                }
+                _ => BackwardOutcome::Whole(new.clone()),
+            };
+            twin.required = Some(new);
+            outcome
+        }
     };
-    Ok(incremental.adopt_backward(graph, data, required))
+    Ok(incremental.adopt_backward_outcome(graph, data, required))
 }
 
 /// Without the `gpu` feature no GPU backend exists: these are never called.
@@ -184,7 +252,7 @@ mod on_gpu {
     use tachyon_cppr::gpu::{GpuPasses, KeptNetworks};
     use tachyon_cppr::CpprStructure;
     use tachyon_gba::gpu::GpuTiming;
-    use tachyon_gba::{FlatParasitics, FlatTiming, ForwardArrays, Incremental};
+    use tachyon_gba::{FlatParasitics, FlatTiming, ForwardOutcome, Incremental};
     use tachyon_gpu::GpuContext;
     use tachyon_graph::{TimingData, TimingGraph};
     use tachyon_paths::flat::FlatPaths;
@@ -290,29 +358,40 @@ mod on_gpu {
                     graph, data, structure, passes,
                 )?)
             })?;
-            timed(record, "propagate", || Ok(timing.required(graph, data)?))
+            timed(record, "propagate", || Ok(timing.required(graph, data)?))?;
+            // Its values went to `data`, which need not be the timer's copy.
+            timing.forget_values();
+            Ok(())
         }
     }
 
-    /// The device's part of [`super::forward_resident`]: the edits and the host's RC
-    /// values uploaded, the forward sweep and the tests, every result downloaded.
+    /// The device's part of [`super::forward_resident`]: the edits uploaded, the dirty
+    /// nets' RC values computed there (and brought back to `data`), the forward sweep
+    /// and the tests, every result downloaded.
     pub(in crate::timer) fn forward(
         state: &mut DeviceState,
         graph: &TimingGraph,
-        data: &TimingData,
+        data: &mut TimingData,
         incremental: &mut Incremental,
-    ) -> Result<ForwardArrays, TimerError> {
+    ) -> Result<ForwardOutcome, TimerError> {
         let started = Instant::now();
+        // The pins that left a net are reset on the host (and go up with the edits);
+        // the dirty nets' values are written over them.
+        let nets = incremental.take_dirty_nets(graph, data);
         if state.timing().apply_edits(graph, incremental, data)? {
             state.structure = None;
             state.networks = KeptNetworks::default();
         }
         let uploaded_ms = started.elapsed().as_secs_f64() * 1e3;
+        state.timing().update_nets_rc(graph, &nets, data)?;
+        let rc_ms = started.elapsed().as_secs_f64() * 1e3;
         let forward = state.timing().forward_resident(graph, incremental.flat())?;
         tracing::debug!(
+            nets = nets.len(),
             uploaded_ms,
+            rc_ms,
             swept_ms = started.elapsed().as_secs_f64() * 1e3,
-            "gpu resident forward: edits uploaded, swept and downloaded"
+            "gpu resident forward: edits uploaded, RC of the dirty nets, swept and downloaded"
         );
         Ok(forward)
     }
@@ -366,6 +445,8 @@ mod on_gpu {
             timed(record, "propagate", || {
                 Ok(timing.required(graph, &mut data)?)
             })?;
+            // The timer keeps `data`: the values on the device are its values.
+            timing.all_values_taken();
             let timing = std::sync::Mutex::new(timing);
             let state = DeviceState {
                 timing,
