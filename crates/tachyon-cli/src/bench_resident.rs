@@ -229,7 +229,7 @@ fn change_file(
 
 /// A digest of every pin's arrival, slew and required time and every test's results,
 /// bit for bit: the same change files on either backend or strategy must give the same.
-fn state_digest(timer: &mut Timer) -> anyhow::Result<String> {
+pub(crate) fn state_digest(timer: &mut Timer) -> anyhow::Result<String> {
     let (_, data) = timer.timing()?;
     let mut digest = sha2::Sha256::new();
     for values in [&data.arrival, &data.slew, &data.required] {
@@ -254,7 +254,7 @@ fn state_digest(timer: &mut Timer) -> anyhow::Result<String> {
         .collect())
 }
 
-fn median_ms(mut values: Vec<Duration>) -> f64 {
+pub(crate) fn median_ms(mut values: Vec<Duration>) -> f64 {
     values.sort();
     values
         .get(values.len() / 2)
