@@ -287,6 +287,8 @@ impl DeviceGroupNetwork {
         let n_wanted = self.wanted.len();
         let mut results = Vec::with_capacity(passes.len());
         let mut groups = vec![NO_GROUP; n_starts * self.width];
+        let started = std::time::Instant::now();
+        let mut swept = std::time::Duration::ZERO;
         for sweep in passes.chunks(self.width) {
             for (pass, start_group) in sweep.iter().enumerate() {
                 check_length("start_group", n_starts, start_group.len())?;
@@ -308,11 +310,23 @@ impl DeviceGroupNetwork {
                     out: self.out.cells(),
                 },
             )?;
-            let out = self.gpu.download(&self.out, 0..n_wanted * sweep.len())?;
+            let sweep_started = std::time::Instant::now();
+            if self.gpu.sync_step()? {
+                swept += sweep_started.elapsed();
+            }
+            // Each pass's entries straight into its own list (no copy of the sweep's).
             for pass in 0..sweep.len() {
-                results.push(out[pass * n_wanted..(pass + 1) * n_wanted].to_vec());
+                let range = pass * n_wanted..(pass + 1) * n_wanted;
+                results.push(self.gpu.download(&self.out, range)?);
             }
         }
+        tracing::debug!(
+            passes = passes.len(),
+            at_once = self.width,
+            waited_ms = swept.as_secs_f64() * 1e3,
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "cppr sweeps: queued, waited for (with sync steps), brought back"
+        );
         Ok(results)
     }
 }
