@@ -11,10 +11,9 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
-use tachyon::{Backend, Retime, Timer};
+use tachyon::{Backend, Timer};
 
-use crate::bench_resident::{median_ms, state_digest};
+use crate::bench_resident::{load_and_time, median_ms, phase_totals, state_digest};
 
 /// Arguments of `tachyon bench-full`.
 #[derive(clap::Args)]
@@ -48,14 +47,7 @@ pub fn run(
     backend: &crate::BackendArgs,
     progress: crate::progress::Progress,
 ) -> anyhow::Result<()> {
-    let mut timer = Timer::with_backend(backend.select(None)?);
-    timer.set_retime(Retime::Incremental);
-    let inputs = Timer::tau2015_inputs(&args.design)
-        .with_context(|| format!("loading {}", args.design.display()))?;
-    crate::report::load(&mut timer, &inputs, progress)?;
-    let started = Instant::now();
-    crate::report::update_timing(&mut timer, progress)?;
-    let first_update = started.elapsed();
+    let (mut timer, first_update) = load_and_time(&args.design, backend, progress)?;
     let description = timer.backend().describe();
     let first = {
         let _phase = progress.phase("full updates on the chosen backend");
@@ -121,13 +113,13 @@ fn measure(timer: &mut Timer, reps: usize) -> anyhow::Result<Side> {
         let after = phase_totals(timer);
         let mut update = Duration::ZERO;
         for (phase, times) in &mut phases {
-            let spent = after.get(phase) - before.get(phase);
+            let spent = total(&after, phase) - total(&before, phase);
             update += spent;
             times.push(spent);
         }
         updates.push(update);
         resident &= timer.last_update_on_gpu()
-            && after.get("gpu layout + upload") == before.get("gpu layout + upload");
+            && total(&after, "gpu layout + upload") == total(&before, "gpu layout + upload");
     }
     Ok(Side {
         wall_ms: median_ms(walls),
@@ -141,24 +133,10 @@ fn measure(timer: &mut Timer, reps: usize) -> anyhow::Result<Side> {
     })
 }
 
-/// Each phase's total so far.
-struct Totals(Vec<(&'static str, Duration)>);
-
-impl Totals {
-    fn get(&self, phase: &str) -> Duration {
-        self.0
-            .iter()
-            .find(|entry| entry.0 == phase)
-            .map_or(Duration::ZERO, |entry| entry.1)
-    }
-}
-
-fn phase_totals(timer: &Timer) -> Totals {
-    Totals(
-        timer
-            .phase_timings()
-            .iter()
-            .map(|entry| (entry.phase, entry.duration))
-            .collect(),
-    )
+/// `phase`'s total in `totals` ([`phase_totals`]), zero before it first ran.
+fn total(totals: &[(&'static str, Duration)], phase: &str) -> Duration {
+    totals
+        .iter()
+        .find(|entry| entry.0 == phase)
+        .map_or(Duration::ZERO, |entry| entry.1)
 }
