@@ -38,7 +38,12 @@ const MAX_PASSES_AT_ONCE: usize = 8;
 /// at 1M gates: the launches, not the entries, are what it waits on.
 fn passes_at_once(gpu: &GpuContext, n_passes: usize, bytes_per_pass: u64) -> usize {
     let free = gpu.memory().map_or(0, |(free, _)| free);
-    let fits = (free / 4 / bytes_per_pass.max(1)) as usize;
+    sweep_width(n_passes, (free / 4 / bytes_per_pass.max(1)) as usize)
+}
+
+/// Passes per sweep for `n_passes` passes when `fits` fit in memory at once: the fewest
+/// sweeps, each as narrow as that number of sweeps allows (at least one pass).
+fn sweep_width(n_passes: usize, fits: usize) -> usize {
     let most = n_passes.min(MAX_PASSES_AT_ONCE).min(fits).max(1);
     let sweeps = n_passes.div_ceil(most).max(1);
     n_passes.div_ceil(sweeps).max(1)
@@ -779,6 +784,26 @@ mod tests {
             inputs,
             n_starts: 2,
             wanted: &[3, 0],
+        }
+    }
+
+    #[test]
+    fn passes_are_spread_evenly_over_the_fewest_sweeps() {
+        // (passes, passes that fit at once) -> passes per sweep.
+        for (n_passes, fits, width) in [
+            (6, 100, 6),
+            (7, 100, 7),
+            (9, 100, 5),
+            (16, 100, 8),
+            (7, 3, 3),
+            (7, 0, 1),
+            (0, 100, 1),
+        ] {
+            assert_eq!(
+                sweep_width(n_passes, fits),
+                width,
+                "{n_passes} passes, {fits} fit"
+            );
         }
     }
 
