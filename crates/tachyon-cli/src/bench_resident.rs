@@ -58,7 +58,7 @@ struct Row {
 }
 
 /// Each phase's total so far.
-fn phase_totals(timer: &Timer) -> Vec<(&'static str, Duration)> {
+pub(crate) fn phase_totals(timer: &Timer) -> Vec<(&'static str, Duration)> {
     timer
         .phase_timings()
         .iter()
@@ -66,19 +66,29 @@ fn phase_totals(timer: &Timer) -> Vec<(&'static str, Duration)> {
         .collect()
 }
 
+/// A timer on `backend` with incremental re-timing (the resident state kept), `design`
+/// loaded and timed once; how long that first update took.
+pub(crate) fn load_and_time(
+    design: &std::path::Path,
+    backend: &crate::BackendArgs,
+    progress: crate::progress::Progress,
+) -> anyhow::Result<(Timer, Duration)> {
+    let mut timer = Timer::with_backend(backend.select(None)?);
+    timer.set_retime(Retime::Incremental);
+    let inputs =
+        Timer::tau2015_inputs(design).with_context(|| format!("loading {}", design.display()))?;
+    crate::report::load(&mut timer, &inputs, progress)?;
+    let started = Instant::now();
+    crate::report::update_timing(&mut timer, progress)?;
+    Ok((timer, started.elapsed()))
+}
+
 pub fn run(
     args: BenchResidentArgs,
     backend: &crate::BackendArgs,
     progress: crate::progress::Progress,
 ) -> anyhow::Result<()> {
-    let mut timer = Timer::with_backend(backend.select(None)?);
-    timer.set_retime(Retime::Incremental);
-    let inputs = Timer::tau2015_inputs(&args.design)
-        .with_context(|| format!("loading {}", args.design.display()))?;
-    crate::report::load(&mut timer, &inputs, progress)?;
-    let started = Instant::now();
-    crate::report::update_timing(&mut timer, progress)?;
-    let first_update = started.elapsed();
+    let (mut timer, first_update) = load_and_time(&args.design, backend, progress)?;
     let first_on_gpu = timer.last_update_on_gpu();
     let default_threshold = timer.gpu_min_frontier();
 
@@ -229,7 +239,7 @@ fn change_file(
 
 /// A digest of every pin's arrival, slew and required time and every test's results,
 /// bit for bit: the same change files on either backend or strategy must give the same.
-fn state_digest(timer: &mut Timer) -> anyhow::Result<String> {
+pub(crate) fn state_digest(timer: &mut Timer) -> anyhow::Result<String> {
     let (_, data) = timer.timing()?;
     let mut digest = sha2::Sha256::new();
     for values in [&data.arrival, &data.slew, &data.required] {
@@ -254,7 +264,7 @@ fn state_digest(timer: &mut Timer) -> anyhow::Result<String> {
         .collect())
 }
 
-fn median_ms(mut values: Vec<Duration>) -> f64 {
+pub(crate) fn median_ms(mut values: Vec<Duration>) -> f64 {
     values.sort();
     values
         .get(values.len() / 2)

@@ -37,6 +37,7 @@ macro_rules! err_print {
 }
 
 mod bench_edits;
+mod bench_full;
 mod bench_resident;
 mod cones;
 mod gen;
@@ -181,6 +182,9 @@ enum Command {
     /// Measure the mixed strategy's crossover: updates after change files of growing
     /// size, on the CPU and on the GPU over the resident design (docs/PERFORMANCE.md).
     BenchResident(bench_resident::BenchResidentArgs),
+    /// Measure the full update over the resident GPU state against the CPU backend's
+    /// full update (docs/PERFORMANCE.md).
+    BenchFull(bench_full::BenchFullArgs),
 }
 
 fn main() -> ExitCode {
@@ -209,6 +213,7 @@ fn main() -> ExitCode {
         Command::Cones(args) => cones::run(args),
         Command::BenchEdits(args) => bench_edits::run(args, &cli.backend, progress),
         Command::BenchResident(args) => bench_resident::run(args, &cli.backend, progress),
+        Command::BenchFull(args) => bench_full::run(args, &cli.backend, progress),
     };
     tracing::debug!("finished: the process exits");
     match result {

@@ -2,7 +2,7 @@
 //! command sets beside the SDC commands.
 //!
 //! - OpenTimer's: `read_celllib [-early|-late] F`, `read_verilog F`, `read_spef F`,
-//!   `read_timing F`, `read_sdc F`, `cppr [-enable|-disable]`, `update_timing`,
+//!   `read_timing F`, `read_sdc F`, `cppr [-enable|-disable]`, `update_timing [-full]`,
 //!   `report_at|report_rat|report_slew|report_slack -pin P [-early|-late] [-rise|-fall]`,
 //!   `report_wns [-early|-late]`, `report_tns [-early|-late]`,
 //!   `report_timing [-num_paths K] [-early|-late]` (the K worst paths as readable
@@ -278,7 +278,7 @@ fn cmd_exit(interp: &mut Interp<ShellHost>, _argv: &[Value]) -> MoltResult {
 }
 
 const HELP: &str = "OpenTimer: read_celllib [-early|-late] F | read_verilog F | read_spef F | \
-read_timing F | read_sdc [-echo] F | cppr [-enable|-disable] | update_timing | \
+read_timing F | read_sdc [-echo] F | cppr [-enable|-disable] | update_timing [-full] | \
 report_at|report_rat|report_slew|report_slack -pin P [-early|-late] [-rise|-fall] | \
 report_wns|report_tns [-early|-late] [-per_transition] | report_timing [-num_paths K] [-early|-late] | \
 report_checks [-path_delay min|max|min_max] [-group_path_count K] [-endpoint_path_count N] \

@@ -60,6 +60,17 @@ fn shell_reports_paths_readable_and_in_tau_format() {
     insta::assert_snapshot!(stdout_of_success(&["shell"], &script));
 }
 
+/// `update_timing -full` re-times everything and answers as before.
+#[test]
+fn shell_update_timing_full_answers_as_before() {
+    let before = stdout_of_success(&["shell"], &format!("{}report_wns\n", load_tiny()));
+    let script = format!(
+        "{}report_wns\nupdate_timing -full\nupdate_timing\nupdate_timing -full\nreport_wns\n",
+        load_tiny()
+    );
+    assert_eq!(stdout_of_success(&["shell"], &script), before.repeat(2));
+}
+
 #[test]
 fn tau_flow_lists_the_worst_paths() {
     let args = ["tau", &tiny("tiny.tau2015"), "--skip-ops", "--paths", "3"];

@@ -17,7 +17,7 @@ use tachyon_gpu::{DeviceBuffer, GpuContext, GpuError, LaunchShape, LayoutError, 
 use tachyon_graph::{TimingData, TimingGraph};
 use tachyon_kernels::cppr::{
     EntryGroups, GroupInput, ShapeInput, INPUT_CELL, INPUT_LAUNCH, INPUT_NET, INPUT_NET_CELL,
-    INPUT_SEED,
+    INPUT_SEED, NO_GROUP,
 };
 use tachyon_kernels::Split;
 
@@ -26,6 +26,35 @@ use crate::{ClockTree, CpprStructure, PreparedSplit};
 
 /// Threads per block of the per-entry launches.
 const THREADS_PER_BLOCK: u32 = 128;
+
+/// At most this many passes of a split share one launch per level (each pass needs its
+/// own entries: 48 bytes per entry and pass).
+const MAX_PASSES_AT_ONCE: usize = 8;
+
+/// How many of a split's `n_passes` passes share one launch per level: all of them
+/// (at most [`MAX_PASSES_AT_ONCE`]) while their entries take at most a quarter of the
+/// free device memory, then spread evenly over the launches (7 passes: one sweep of 7,
+/// not 4 + 3). A pass costs 128-odd dependent launches of a few thousand entries each
+/// at 1M gates: the launches, not the entries, are what it waits on.
+fn passes_at_once(gpu: &GpuContext, n_passes: usize, bytes_per_pass: u64) -> usize {
+    let free = gpu.memory().map_or(0, |(free, _)| free);
+    sweep_width(n_passes, (free / 4 / bytes_per_pass.max(1)) as usize)
+}
+
+/// Passes per sweep for `n_passes` passes when `fits` fit in memory at once: the fewest
+/// sweeps, each as narrow as that number of sweeps allows (at least one pass).
+fn sweep_width(n_passes: usize, fits: usize) -> usize {
+    let most = n_passes.min(MAX_PASSES_AT_ONCE).min(fits).max(1);
+    let sweeps = n_passes.div_ceil(most).max(1);
+    n_passes.div_ceil(sweeps).max(1)
+}
+
+/// Device bytes one pass of a network of `n_entries` entries and `n_starts` start
+/// points takes, bringing back `n_wanted` entries.
+fn bytes_per_pass(n_entries: usize, n_starts: u32, n_wanted: usize) -> u64 {
+    let entry = std::mem::size_of::<EntryGroups>() as u64;
+    (n_entries + n_wanted) as u64 * entry + n_starts as u64 * 4
+}
 
 /// A launch of a thread per item.
 fn per_item(n_items: usize) -> LaunchShape {
@@ -132,7 +161,7 @@ fn validate_network(
 
 const UPLOADING: &str = "uploading the CPPR network";
 
-/// A network on one GPU, with the buffers of a pass.
+/// A network on one GPU, with the buffers of `width` passes run at once.
 struct DeviceGroupNetwork {
     gpu: Arc<GpuContext>,
     late: bool,
@@ -142,20 +171,29 @@ struct DeviceGroupNetwork {
     wanted: DeviceBuffer<u32>,
     /// `wanted` as uploaded.
     wanted_host: Vec<u32>,
+    /// Passes per launch of a level: the buffers below hold this many passes each.
+    width: usize,
+    n_starts: u32,
+    n_entries: usize,
     start_group: DeviceBuffer<u32>,
     arrivals: DeviceBuffer<EntryGroups>,
     out: DeviceBuffer<EntryGroups>,
-    /// The level launches, captured on the first pass.
+    /// The level launches, captured on the first run.
     levels: Replay,
 }
 
 impl DeviceGroupNetwork {
-    /// Copies a validated `layout` to `gpu`.
+    /// Copies a validated `layout` to `gpu`, with the buffers of `width` passes.
     fn upload(
         gpu: &Arc<GpuContext>,
         layout: &GroupNetworkLayout<'_>,
+        width: usize,
     ) -> Result<DeviceGroupNetwork, GpuError> {
-        gpu.ensure_free(UPLOADING, layout.device_bytes())?;
+        let per_pass = bytes_per_pass(layout.n_entries(), layout.n_starts, layout.wanted.len());
+        gpu.ensure_free(
+            UPLOADING,
+            layout.device_bytes() + per_pass * (width as u64 - 1),
+        )?;
         DeviceGroupNetwork::on_device(
             gpu,
             layout.late,
@@ -164,11 +202,13 @@ impl DeviceGroupNetwork {
             gpu.upload(UPLOADING, layout.inputs)?,
             layout.n_starts,
             layout.wanted,
+            width,
         )
     }
 
     /// A network whose `input_start` and `inputs` are on the device already, with the
-    /// buffers of a pass.
+    /// buffers of `width` passes.
+    #[allow(clippy::too_many_arguments)]
     fn on_device(
         gpu: &Arc<GpuContext>,
         late: bool,
@@ -177,8 +217,13 @@ impl DeviceGroupNetwork {
         inputs: DeviceBuffer<GroupInput>,
         n_starts: u32,
         wanted: &[u32],
+        width: usize,
     ) -> Result<DeviceGroupNetwork, GpuError> {
         let n_entries = input_start.len().saturating_sub(1);
+        let width = width.max(1);
+        if (n_entries.max(n_starts as usize) * width) as u64 >= u32::MAX as u64 {
+            return Err(gpu.out_of_room(UPLOADING, u64::MAX));
+        }
         Ok(DeviceGroupNetwork {
             gpu: Arc::clone(gpu),
             late,
@@ -187,11 +232,14 @@ impl DeviceGroupNetwork {
             inputs,
             wanted: gpu.upload(UPLOADING, wanted)?,
             wanted_host: wanted.to_vec(),
-            start_group: gpu.allocate(UPLOADING, n_starts as usize)?,
+            width,
+            n_starts,
+            n_entries,
+            start_group: gpu.allocate(UPLOADING, n_starts as usize * width)?,
             // Entries before the first level are never written: they must read as
             // empty, which all-ones bytes are (NaN values, `NO_GROUP` groups).
-            arrivals: gpu.allocate(UPLOADING, n_entries)?,
-            out: gpu.allocate(UPLOADING, wanted.len())?,
+            arrivals: gpu.allocate(UPLOADING, n_entries * width)?,
+            out: gpu.allocate(UPLOADING, wanted.len() * width)?,
             levels: Replay::default(),
         })
     }
@@ -201,13 +249,14 @@ impl DeviceGroupNetwork {
     fn want(&mut self, wanted: &[u32]) -> Result<(), GpuError> {
         if self.wanted_host != wanted {
             self.wanted = self.gpu.upload(UPLOADING, wanted)?;
-            self.out = self.gpu.allocate(UPLOADING, wanted.len())?;
+            self.out = self.gpu.allocate(UPLOADING, wanted.len() * self.width)?;
             self.wanted_host = wanted.to_vec();
         }
         Ok(())
     }
 
-    /// Queues one launch per non-empty level.
+    /// Queues one launch per non-empty level, each running the level of `width`
+    /// passes.
     fn launch_levels(&self) -> Result<(), GpuError> {
         for level in self.level_start.windows(2) {
             let (first, last) = (level[0], level[1]);
@@ -215,11 +264,14 @@ impl DeviceGroupNetwork {
                 continue;
             }
             self.gpu.launch(
-                per_item((last - first) as usize),
+                per_item((last - first) as usize * self.width),
                 CpprLevelArgs {
                     first,
                     n_level: last - first,
                     late: u32::from(self.late),
+                    n_passes: self.width as u32,
+                    n_starts: self.n_starts,
+                    n_entries: self.n_entries as u32,
                     input_start: self.input_start.view(),
                     inputs: self.inputs.view(),
                     start_group: self.start_group.view(),
@@ -230,25 +282,57 @@ impl DeviceGroupNetwork {
         Ok(())
     }
 
-    /// Runs one pass seeded by `start_group` and returns the wanted entries. A pass
-    /// changes only the contents of `start_group`, so one captured graph of the level
-    /// launches replays every pass.
-    fn pass(&mut self, start_group: &[u32]) -> Result<Vec<EntryGroups>, GpuError> {
-        check_length("start_group", self.start_group.len(), start_group.len())?;
-        self.gpu.write(&self.start_group, 0, start_group)?;
-        let mut levels = std::mem::take(&mut self.levels);
-        let ran = self.gpu.run_replayed(&mut levels, || self.launch_levels());
-        self.levels = levels;
-        ran?;
-        self.gpu.launch(
-            per_item(self.wanted.len()),
-            CpprGatherArgs {
-                wanted: self.wanted.view(),
-                arrivals: self.arrivals.view(),
-                out: self.out.cells(),
-            },
-        )?;
-        self.gpu.download(&self.out, 0..self.out.len())
+    /// Runs one pass per element of `passes` (each seeded by its start points' groups)
+    /// and returns each pass's wanted entries, `width` passes per sweep of the levels
+    /// (a last, shorter sweep leaves its unused passes unseeded). A sweep changes only
+    /// the contents of `start_group`, so one captured graph of the level launches
+    /// replays every sweep.
+    fn run(&mut self, passes: &[&[u32]]) -> Result<Vec<Vec<EntryGroups>>, GpuError> {
+        let n_starts = self.n_starts as usize;
+        let n_wanted = self.wanted.len();
+        let mut results = Vec::with_capacity(passes.len());
+        let mut groups = vec![NO_GROUP; n_starts * self.width];
+        let started = std::time::Instant::now();
+        let mut swept = std::time::Duration::ZERO;
+        for sweep in passes.chunks(self.width) {
+            for (pass, start_group) in sweep.iter().enumerate() {
+                check_length("start_group", n_starts, start_group.len())?;
+                groups[pass * n_starts..(pass + 1) * n_starts].copy_from_slice(start_group);
+            }
+            groups[sweep.len() * n_starts..].fill(NO_GROUP);
+            self.gpu.write(&self.start_group, 0, &groups)?;
+            let mut levels = std::mem::take(&mut self.levels);
+            let ran = self.gpu.run_replayed(&mut levels, || self.launch_levels());
+            self.levels = levels;
+            ran?;
+            self.gpu.launch(
+                per_item(n_wanted * sweep.len()),
+                CpprGatherArgs {
+                    n_passes: sweep.len() as u32,
+                    n_entries: self.n_entries as u32,
+                    wanted: self.wanted.view(),
+                    arrivals: self.arrivals.view(),
+                    out: self.out.cells(),
+                },
+            )?;
+            let sweep_started = std::time::Instant::now();
+            if self.gpu.sync_step()? {
+                swept += sweep_started.elapsed();
+            }
+            // Each pass's entries straight into its own list (no copy of the sweep's).
+            for pass in 0..sweep.len() {
+                let range = pass * n_wanted..(pass + 1) * n_wanted;
+                results.push(self.gpu.download(&self.out, range)?);
+            }
+        }
+        tracing::debug!(
+            passes = passes.len(),
+            at_once = self.width,
+            waited_ms = swept.as_secs_f64() * 1e3,
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "cppr sweeps: queued, waited for (with sync steps), brought back"
+        );
+        Ok(results)
     }
 }
 
@@ -402,14 +486,15 @@ fn both_splits<'s>(
     Ok(results)
 }
 
-/// The start groups of one pass per seeding.
+/// The start groups of one pass per seeding (in parallel: at 5M gates each is a few
+/// milliseconds of host work before the passes can start).
 fn start_groups(
     network: &DataNetwork<'_>,
     tree: &ClockTree,
     seedings: &[Seeding],
 ) -> Vec<Vec<u32>> {
     seedings
-        .iter()
+        .par_iter()
         .map(|&seeding| network.start_groups(tree, seeding))
         .collect()
 }
@@ -456,17 +541,21 @@ pub fn run_group_passes(
     };
     let run_share = |gpu: &Arc<GpuContext>, share: usize| {
         let started = std::time::Instant::now();
-        let mut network = DeviceGroupNetwork::upload(gpu, layout)?;
+        let mine: Vec<usize> = (share..passes.len()).step_by(n_gpus).collect();
+        let per_pass = bytes_per_pass(layout.n_entries(), layout.n_starts, layout.wanted.len());
+        let width = passes_at_once(gpu, mine.len(), per_pass);
+        let mut network = DeviceGroupNetwork::upload(gpu, layout, width)?;
         let uploaded = started.elapsed();
-        let results = (share..passes.len())
-            .step_by(n_gpus)
-            .map(|pass| Ok((pass, network.pass(&passes[pass])?)))
-            .collect::<Result<Vec<_>, GpuError>>();
+        let groups: Vec<&[u32]> = mine.iter().map(|&pass| passes[pass].as_slice()).collect();
+        let results = network
+            .run(&groups)
+            .map(|results| mine.iter().copied().zip(results).collect::<Vec<_>>());
         tracing::debug!(
             gpu = gpu.ordinal(),
             validate_ms = validated.as_secs_f64() * 1e3,
             upload_ms = uploaded.as_secs_f64() * 1e3,
             passes_ms = (started.elapsed() - uploaded).as_secs_f64() * 1e3,
+            at_once = width,
             "cppr passes on the GPU"
         );
         results
@@ -609,15 +698,21 @@ fn run_resident_group_passes(
             },
         )
     };
+    let width = passes_at_once(
+        gpu,
+        passes.len(),
+        bytes_per_pass(n_entries, shape.n_starts, wanted.len()),
+    );
     let reused = match kept.take() {
-        // The same shape's network of this split: only its values and, when the tests
-        // changed, the wanted entries are new.
+        // The same shape's network of this split and width: only its values and, when
+        // the tests changed, the wanted entries are new.
         Some(mut network)
             if Arc::ptr_eq(&network.gpu, gpu)
                 && network.late == (split == Split::Late)
                 && network.inputs.len() == shape.inputs.len()
                 && network.input_start.len() == shape.input_start.len()
-                && network.start_group.len() == shape.n_starts as usize =>
+                && network.n_starts == shape.n_starts
+                && network.width == width =>
         {
             fill(&network.inputs)?;
             network.want(wanted)?;
@@ -629,10 +724,11 @@ fn run_resident_group_passes(
     let mut network = match reused {
         Some(network) => network,
         None => {
+            // The kept network, if any, is dropped by now.
             gpu.ensure_free(
                 DURING,
-                (shape.inputs.len() * std::mem::size_of::<GroupInput>()
-                    + n_entries * std::mem::size_of::<EntryGroups>()) as u64,
+                (shape.inputs.len() * std::mem::size_of::<GroupInput>()) as u64
+                    + width as u64 * bytes_per_pass(n_entries, shape.n_starts, wanted.len()),
             )?;
             let inputs = gpu.allocate::<GroupInput>(DURING, shape.inputs.len())?;
             fill(&inputs)?;
@@ -645,18 +741,18 @@ fn run_resident_group_passes(
                 inputs,
                 shape.n_starts,
                 wanted,
+                width,
             )?
         }
     };
     let filled = started.elapsed();
-    let results = passes
-        .iter()
-        .map(|groups| network.pass(groups))
-        .collect::<Result<Vec<_>, GpuError>>()?;
+    let groups: Vec<&[u32]> = passes.iter().map(Vec::as_slice).collect();
+    let results = network.run(&groups)?;
     tracing::debug!(
         ?split,
         kept = was_kept,
         passes = passes.len(),
+        at_once = width,
         levels = network.level_start.len().saturating_sub(1),
         filled_ms = filled.as_secs_f64() * 1e3,
         passes_ms = (started.elapsed() - filled).as_secs_f64() * 1e3,
@@ -688,6 +784,26 @@ mod tests {
             inputs,
             n_starts: 2,
             wanted: &[3, 0],
+        }
+    }
+
+    #[test]
+    fn passes_are_spread_evenly_over_the_fewest_sweeps() {
+        // (passes, passes that fit at once) -> passes per sweep.
+        for (n_passes, fits, width) in [
+            (6, 100, 6),
+            (7, 100, 7),
+            (9, 100, 5),
+            (16, 100, 8),
+            (7, 3, 3),
+            (7, 0, 1),
+            (0, 100, 1),
+        ] {
+            assert_eq!(
+                sweep_width(n_passes, fits),
+                width,
+                "{n_passes} passes, {fits} fit"
+            );
         }
     }
 

@@ -567,22 +567,31 @@ arguments! {
         pub out: DeviceCells<'a, GroupInput>,
     }
 
-    /// One level of a grouping pass ([`crate::cppr::entry_groups`]): a thread per entry
-    /// `first + i`, `i < n_level`.
+    /// One level of `n_passes` grouping passes at once ([`crate::cppr::entry_groups`]):
+    /// a thread per pass `p` and entry `first + i`, `i < n_level`. Pass `p` reads its
+    /// groups at `start_group[p * n_starts..]` and its entries at
+    /// `arrivals[p * n_entries..]`.
     pub struct CpprLevelArgs<'a> {
         pub first: u32,
         pub n_level: u32,
         /// 1 for the late split.
         pub late: u32,
+        pub n_passes: u32,
+        /// Start points (and entries) per pass: the passes' strides.
+        pub n_starts: u32,
+        pub n_entries: u32,
         pub input_start: DeviceSlice<'a, u32>,
         pub inputs: DeviceSlice<'a, GroupInput>,
-        /// The pass's group of each start point.
+        /// Each pass's group of each start point.
         pub start_group: DeviceSlice<'a, u32>,
         pub arrivals: DeviceCells<'a, EntryGroups>,
     }
 
-    /// `out[i] = arrivals[wanted[i]]`.
+    /// `out[p * wanted.len() + i] = arrivals[p * n_entries + wanted[i]]` for each of the
+    /// `n_passes` passes.
     pub struct CpprGatherArgs<'a> {
+        pub n_passes: u32,
+        pub n_entries: u32,
         pub wanted: DeviceSlice<'a, u32>,
         pub arrivals: DeviceSlice<'a, EntryGroups>,
         pub out: DeviceCells<'a, EntryGroups>,

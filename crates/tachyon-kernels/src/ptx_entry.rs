@@ -575,12 +575,15 @@ pub unsafe extern "ptx-kernel" fn levelize_frontier(args: LevelizeFrontierArgs<'
     }
 }
 
-/// One level of a CPPR grouping pass: a thread per entry `first + i` (`i < n_level`),
-/// each writing its entry's [`cppr::EntryGroups`] from its inputs
-/// ([`cppr::entry_groups`]); the inputs read only entries of earlier levels, which no
-/// thread of this launch writes. `start_group` seeds the pass; a pass changes its
-/// contents, never its address, so a captured graph of these launches replays every
-/// pass.
+/// One level of `n_passes` CPPR grouping passes at once: a thread per pass `p` and
+/// entry `first + i` (`i < n_level`), each writing its entry's [`cppr::EntryGroups`]
+/// in pass `p`'s part of `arrivals` from its inputs ([`cppr::entry_groups`], seeded by
+/// pass `p`'s part of `start_group`); the inputs read only entries of earlier levels,
+/// which no thread of this launch writes. The passes share the network and differ only
+/// in their seeding, so one launch per level runs them all (a level's launch, not its
+/// few thousand entries, is what a pass waits on). A pass changes the contents of
+/// `start_group`, never its address, so a captured graph of these launches replays
+/// every set of passes.
 ///
 /// # Safety
 ///
@@ -588,16 +591,21 @@ pub unsafe extern "ptx-kernel" fn levelize_frontier(args: LevelizeFrontierArgs<'
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn cppr_level(args: CpprLevelArgs<'static>) {
     let item = global_thread_index();
-    if item >= args.n_level as usize {
+    let n_level = args.n_level as usize;
+    if item >= n_level * args.n_passes as usize {
         return;
     }
-    // SAFETY: the module's contract and the function's: each entry has one writer.
+    let (pass, offset) = (item / n_level, item % n_level);
+    // SAFETY: the module's contract and the function's: each entry of each pass has
+    // one writer.
     unsafe {
-        let entry = args.first as usize + item;
+        let entry = args.first as usize + offset;
         let input_start = args.input_start.get();
-        let arrivals = args.arrivals.cells();
+        let (n_starts, n_entries) = (args.n_starts as usize, args.n_entries as usize);
+        let arrivals = &args.arrivals.cells()[pass * n_entries..(pass + 1) * n_entries];
+        let start_group = &args.start_group.get()[pass * n_starts..(pass + 1) * n_starts];
         let own = &args.inputs.get()[input_start[entry] as usize..input_start[entry + 1] as usize];
-        let result = cppr::entry_groups(args.late != 0, own, args.start_group.get(), |source| {
+        let result = cppr::entry_groups(args.late != 0, own, start_group, |source| {
             arrivals[source].get()
         });
         arrivals[entry].set(result);
@@ -643,7 +651,8 @@ pub unsafe extern "ptx-kernel" fn cppr_fill(args: CpprFillArgs<'static>) {
     }
 }
 
-/// Copies the entries `wanted[i]` of a pass's `arrivals` into `out[i]`.
+/// Copies the entries `wanted[i]` of each pass `p`'s `arrivals` (from `p *
+/// n_entries`) into `out[p * wanted.len() + i]`.
 ///
 /// # Safety
 ///
@@ -651,12 +660,14 @@ pub unsafe extern "ptx-kernel" fn cppr_fill(args: CpprFillArgs<'static>) {
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn cppr_gather(args: CpprGatherArgs<'static>) {
     let item = global_thread_index();
-    if item >= args.wanted.len() {
+    let n_wanted = args.wanted.len();
+    if item >= n_wanted * args.n_passes as usize {
         return;
     }
     // SAFETY: the module's contract; each thread writes its own output.
     unsafe {
-        let entry = args.wanted.get()[item] as usize;
+        let (pass, offset) = (item / n_wanted, item % n_wanted);
+        let entry = pass * args.n_entries as usize + args.wanted.get()[offset] as usize;
         args.out.cells()[item].set(args.arrivals.get()[entry]);
     }
 }

@@ -183,6 +183,22 @@ impl UpdateStats {
             cppr,
         }
     }
+
+    /// A full update's stats: every pin, arc and net; CPPR over every test when on.
+    fn full(graph: &TimingGraph, cppr: bool) -> Self {
+        UpdateStats {
+            full: true,
+            pins: graph.n_pins() as usize,
+            arcs: graph.arcs().len(),
+            nets: graph.nets().len(),
+            partial: false,
+            cppr: if cppr && !graph.tests().is_empty() {
+                CpprWork::All
+            } else {
+                CpprWork::None
+            },
+        }
+    }
 }
 
 /// How much CPPR an update re-ran.
@@ -1061,18 +1077,7 @@ impl Timer {
                 .then(gpu_phases::Resident::cpu_twin)
         });
         self.resident = resident.filter(|_| follow);
-        self.stats = UpdateStats {
-            full: true,
-            pins: graph.n_pins() as usize,
-            arcs: graph.arcs().len(),
-            nets: graph.nets().len(),
-            partial: false,
-            cppr: if self.cppr && !graph.tests().is_empty() {
-                CpprWork::All
-            } else {
-                CpprWork::None
-            },
-        };
+        self.stats = UpdateStats::full(&graph, self.cppr);
         self.history.push(self.stats);
         self.sta = None;
         if self.design.uses_sdc() {

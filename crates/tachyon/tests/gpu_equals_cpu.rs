@@ -60,6 +60,52 @@ fn compare(tau2015: &Path, backend: &Backend) {
     assert_eq!(resident.total(), 0, "{}: {resident:?}", tau2015.display());
 }
 
+/// `Timer::retime_full` on the GPU backend runs over the resident state the first
+/// update left (no layout or upload) and gives the CPU backend's values bit for bit
+/// (the RC pass's values stay on the device: not compared here, `compare` does).
+fn compare_retime_full(tau2015: &Path, backend: &Backend) {
+    let uploads = |timer: &Timer| -> std::time::Duration {
+        timer
+            .phase_timings()
+            .iter()
+            .filter(|entry| entry.phase == "gpu layout + upload")
+            .map(|entry| entry.duration)
+            .sum()
+    };
+    let mut timer = Timer::with_backend(backend.clone());
+    timer.load_tau2015(tau2015).unwrap();
+    timer.update_timing().unwrap();
+    let uploaded = uploads(&timer);
+    for _ in 0..2 {
+        timer.retime_full().unwrap();
+        assert!(timer.last_update_on_gpu(), "{}", tau2015.display());
+        assert!(timer.stats().full, "{}", tau2015.display());
+        assert_eq!(uploads(&timer), uploaded, "{}", tau2015.display());
+    }
+    let mut cpu = Timer::new();
+    cpu.load_tau2015(tau2015).unwrap();
+    let (_, cpu_data) = cpu.timing().unwrap();
+    let mut expected = cpu_data.clone();
+    expected.net_load = Vec::new();
+    expected.wire_delay = Vec::new();
+    expected.wire_impulse = Vec::new();
+    let (_, data) = timer.timing().unwrap();
+    let differences = tachyon::gba::compare(&expected, data);
+    println!(
+        "{}: retime_full over the resident state: {} values compared, {} differ",
+        tau2015.display(),
+        differences.compared,
+        differences.total()
+    );
+    assert!(differences.compared > 0, "{}", tau2015.display());
+    assert_eq!(
+        differences.total(),
+        0,
+        "{}: {differences:?}",
+        tau2015.display()
+    );
+}
+
 #[test]
 fn gpu_results_equal_cpu_results_bit_for_bit() {
     let opened = Backend::select(Device::Gpu, &BackendConfig::default());
@@ -69,11 +115,13 @@ fn gpu_results_equal_cpu_results_bit_for_bit() {
     let generated = GeneratedDesign::new("gpu-equals-cpu", 3000, 5);
     compare(generated.tau2015(), &backend);
     compare_cppr(generated.tau2015(), &backend);
+    compare_retime_full(generated.tau2015(), &backend);
     let Some(shared) = tachyon_testkit::shared_dir("gpu_equals_cpu") else {
         return;
     };
     for folder in tau2015_benchmarks(&shared) {
         compare(&tau2015_file(&folder), &backend);
         compare_cppr(&tau2015_file(&folder), &backend);
+        compare_retime_full(&tau2015_file(&folder), &backend);
     }
 }

@@ -99,12 +99,23 @@ pub(super) fn cppr(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult
     })
 }
 
-/// `update_timing`.
+/// `update_timing [-full]`: brings the timing up to date, or with `-full` (as OpenSTA's)
+/// re-times everything (`Timer::retime_full`: over the resident state on the GPU
+/// backend while no edit changed the design).
 pub(super) fn update_timing(interp: &mut Interp<ShellHost>, argv: &[Value]) -> MoltResult {
-    run_command(interp, argv, &Syntax::options(&[], &[]), |interp, _| {
-        interp.context_mut().timer().update_timing()?;
-        Ok(())
-    })
+    run_command(
+        interp,
+        argv,
+        &Syntax::options(&["-full"], &[]),
+        |interp, arguments| {
+            let timer = interp.context_mut().timer();
+            match arguments.has("-full") {
+                true => timer.retime_full()?,
+                false => timer.update_timing()?,
+            }
+            Ok(())
+        },
+    )
 }
 
 /// `report_at|report_rat|report_slew -pin P [-early|-late] [-rise|-fall]` (and

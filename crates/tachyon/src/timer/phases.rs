@@ -91,6 +91,65 @@ fn median_phases(runs: &[Vec<PhaseTiming>]) -> Vec<PhaseTiming> {
 }
 
 impl Timer {
+    /// Re-times everything: a full update of the current design. On the GPU backend, while the device state that the last
+    /// full update left is resident and no edit changed the design since (no
+    /// incremental state built yet), it runs over that state
+    /// (`DeviceState::full_update`: no graph build, flat arrays, layout or upload; the
+    /// RC pass from the kept trees, CPPR's device networks kept; the timer's host
+    /// arrays written in place), which gives the bits a full update from scratch gives.
+    /// Otherwise (the CPU backend, edits since, SDC constraints, a device error) it is
+    /// a full update from scratch.
+    pub fn retime_full(&mut self) -> Result<(), TimerError> {
+        if self.retime_full_resident() {
+            return Ok(());
+        }
+        self.invalidate();
+        self.update_timing()
+    }
+
+    /// [`Timer::retime_full`] over the resident state; false when it cannot run there
+    /// (after a device error the timing is dropped, and later updates run on the CPU).
+    fn retime_full_resident(&mut self) -> bool {
+        let cppr = self.main_engine_cppr();
+        if self.design.uses_sdc() || self.gpu_failed.is_some() || self.incremental.is_some() {
+            return false;
+        }
+        let (Some((graph, data)), Some(flat), Some(resident)) =
+            (&mut self.timing, &self.incremental_flat, &mut self.resident)
+        else {
+            return false;
+        };
+        let mut phases = std::mem::take(&mut self.phases);
+        let ran =
+            gpu_phases::full_resident(resident, graph, flat, data, cppr, &mut |phase, elapsed| {
+                add_phase(&mut phases, phase, elapsed)
+            });
+        self.phases = phases;
+        match ran {
+            Ok(true) => {}
+            Ok(false) => return false,
+            Err(why) => {
+                // Part of the arrays may be written: the timing is dropped.
+                tracing::warn!("{why}; timing again on the CPU from here on");
+                self.gpu_failed = Some(why.to_string());
+                self.resident = None;
+                self.timing = None;
+                self.incremental_flat = None;
+                return false;
+            }
+        }
+        let Some((graph, _)) = &self.timing else {
+            return false;
+        };
+        self.stats = super::UpdateStats::full(graph, self.cppr);
+        self.history.push(self.stats);
+        self.last_on_gpu = true;
+        // Derived from the values: built again when read.
+        self.cppr_trees.clear();
+        self.path_graph = None;
+        true
+    }
+
     /// Runs every timing phase of `graph` on `backend`, reporting each phase's time to
     /// `record`.
     pub(super) fn run_phases(
