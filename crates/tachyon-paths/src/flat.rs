@@ -31,9 +31,9 @@ use tachyon_kernels::path_search::{
 };
 use tachyon_kernels::{Split, Transition};
 
-use crate::forest::{for_each_in_arc, ForestInputs, InArc};
+use crate::forest::{for_each_in_arc, ForestInputs, ForestSpec, InArc};
 use crate::problem::{select_at_most, PathProblem, SearchOutcome};
-use crate::search::{build_trees, collect_endpoints, push_clock_path};
+use crate::search::{build_trees, collect_endpoints, push_clock_path, Endpoint};
 use crate::{PathKind, PathQuery, TimingPath};
 
 /// Pins per parallel work item while the edges are flattened.
@@ -167,8 +167,9 @@ impl FlatGraph {
 
         mark("edges");
 
-        // Clock trees, in the node numbering: each array written once, on all threads
-        // (a node off the trees: no parent, depth 0, no credit).
+        // Clock trees, in the node numbering: one pass over the nodes writes the three
+        // arrays together (a node off the trees: no parent, depth 0, no credit) and
+        // lists the tree nodes, each node looked up once (it was once per array).
         let tree_of = |node: u32| {
             let split = Split::BOTH[(node / nodes_per_split) as usize];
             let clock_node = node % nodes_per_split;
@@ -179,57 +180,40 @@ impl FlatGraph {
                 .filter(|tree| tree.node(pin, transition).is_some())
                 .map(|tree| (tree, clock_node, split.index() as u32 * nodes_per_split))
         };
-        let per_node = || {
-            (0..n_nodes as u32)
-                .into_par_iter()
-                .with_min_len(MIN_PARALLEL)
-        };
-        let mut tree_parent = Vec::with_capacity(n_nodes);
-        let mut tree_depth = Vec::with_capacity(n_nodes);
-        let mut tree_credit = Vec::with_capacity(n_nodes);
-        rayon::join(
-            || {
-                tree_parent.par_extend(per_node().map(|node| {
-                    tree_of(node).map_or(NONE, |(tree, clock_node, offset)| {
-                        match tree.depth(clock_node) {
-                            0 => NONE,
-                            depth => offset + tree.ancestor(clock_node, depth - 1),
-                        }
-                    })
-                }))
-            },
-            || {
-                rayon::join(
-                    || {
-                        tree_depth.par_extend(per_node().map(|node| {
-                            tree_of(node).map_or(0, |(tree, clock_node, _)| tree.depth(clock_node))
-                        }))
-                    },
-                    || {
-                        tree_credit.par_extend(per_node().map(|node| {
-                            tree_of(node)
-                                .map_or(f64::NAN, |(tree, clock_node, _)| tree.credit(clock_node))
-                        }))
-                    },
-                )
-            },
-        );
-
-        let tree_nodes: Vec<u32> = (0..n_nodes as u32)
+        // Zeroed storage comes from the system untouched: the pass below writes each
+        // entry once, on all threads.
+        let mut tree_parent = vec![0u32; n_nodes];
+        let mut tree_depth = vec![0u32; n_nodes];
+        let mut tree_credit = vec![0f64; n_nodes];
+        let tree_nodes: Vec<u32> = (
+            tree_parent.par_chunks_mut(PINS_PER_CHUNK),
+            tree_depth.par_chunks_mut(PINS_PER_CHUNK),
+            tree_credit.par_chunks_mut(PINS_PER_CHUNK),
+        )
             .into_par_iter()
-            .with_min_len(MIN_PARALLEL)
-            .filter(|&node| {
-                let split = Split::BOTH[(node / nodes_per_split) as usize];
-                let clock_node = node % nodes_per_split;
-                trees[split.index()].as_ref().is_some_and(|tree| {
-                    tree.node(
-                        PinId(clock_node / 2),
-                        Transition::BOTH[(clock_node % 2) as usize],
-                    )
-                    .is_some()
-                })
+            .enumerate()
+            .map(|(chunk, (parents, depths, credits))| {
+                let first = (chunk * PINS_PER_CHUNK) as u32;
+                let mut on_trees = Vec::new();
+                let entries = parents.iter_mut().zip(depths).zip(credits);
+                for (node, ((parent, depth), credit)) in (first..).zip(entries) {
+                    (*parent, *depth, *credit) = match tree_of(node) {
+                        None => (NONE, 0, f64::NAN),
+                        Some((tree, clock_node, offset)) => {
+                            on_trees.push(node);
+                            let node_depth = tree.depth(clock_node);
+                            let node_parent = match node_depth {
+                                0 => NONE,
+                                up => offset + tree.ancestor(clock_node, up - 1),
+                            };
+                            (node_parent, node_depth, tree.credit(clock_node))
+                        }
+                    };
+                }
+                on_trees
             })
-            .collect();
+            .collect::<Vec<Vec<u32>>>()
+            .concat();
         let tree_max_depth = tree_nodes
             .iter()
             .map(|&node| tree_depth[node as usize])
@@ -237,25 +221,36 @@ impl FlatGraph {
             .unwrap_or(0);
         mark("clock arrays");
 
-        // Topological levels: both splits and transitions of a pin share its level.
+        // Topological levels: both splits and transitions of a pin share its level. Each
+        // level's nodes (its pins' in the early split, then in the late) are written in
+        // place, the levels' pieces on all threads.
         let mut level_offsets = vec![0u32];
         for level in 0..graph.n_levels() {
             let previous = level_offsets[level_offsets.len() - 1];
             level_offsets.push(previous + 4 * graph.level(level).len() as u32);
         }
-        let level_nodes: Vec<u32> = (0..graph.n_levels())
-            .into_par_iter()
-            .flat_map_iter(|level| {
-                Split::BOTH.into_iter().flat_map(move |split| {
-                    let offset = split.index() as u32 * nodes_per_split;
-                    graph.level(level).iter().flat_map(move |pin| {
-                        Transition::BOTH
-                            .into_iter()
-                            .map(move |transition| offset + pin.0 * 2 + transition.index() as u32)
-                    })
-                })
-            })
-            .collect();
+        let mut level_nodes = vec![0u32; level_offsets[level_offsets.len() - 1] as usize];
+        let mut pieces = Vec::with_capacity(2 * graph.n_levels() as usize);
+        let mut rest = level_nodes.as_mut_slice();
+        for level in 0..graph.n_levels() {
+            let pins = graph.level(level);
+            for split in Split::BOTH {
+                let (piece, tail) = rest.split_at_mut(2 * pins.len());
+                pieces.push((piece, pins, split.index() as u32 * nodes_per_split));
+                rest = tail;
+            }
+        }
+        pieces.into_par_iter().for_each(|(piece, pins, offset)| {
+            piece
+                .par_chunks_mut(2)
+                .zip(pins.par_iter())
+                .with_min_len(MIN_PARALLEL)
+                .for_each(|(nodes, pin)| {
+                    for transition in Transition::BOTH {
+                        nodes[transition.index()] = offset + pin.0 * 2 + transition.index() as u32;
+                    }
+                });
+        });
         mark("levels");
         tracing::debug!(steps = ?marks, nodes = n_nodes, edges = edge_from.len(), "path graph flattened");
         FlatGraph {
@@ -430,14 +425,33 @@ impl FlatPaths {
         query: &PathQuery,
     ) -> FlatPaths {
         let (specs, endpoints) = collect_endpoints(graph, data, &flat.trees, query);
-        let mut paths = FlatPaths {
+        // Each endpoint array filled in place, on all threads.
+        let per_endpoint = |value: fn(&ForestSpec, &Endpoint, u32, &PathQuery) -> u32| {
+            let mut out = Vec::with_capacity(endpoints.len());
+            out.par_extend(endpoints.par_iter().map(|endpoint| {
+                let spec = &specs[endpoint.forest];
+                let offset = spec.split.index() as u32 * flat.nodes_per_split;
+                value(spec, endpoint, offset, query)
+            }));
+            out
+        };
+        let endpoint_node = per_endpoint(|spec, endpoint, offset, _| {
+            offset + spec.endpoint.0 * 2 + endpoint.transition.index() as u32
+        });
+        let endpoint_capture = per_endpoint(|spec, _, offset, query| {
+            spec.capture
+                .filter(|_| query.cppr)
+                .map_or(NONE, |capture| offset + capture)
+        });
+        let endpoint_launches = per_endpoint(|spec, _, _, _| u32::from(spec.launches));
+        FlatPaths {
             graph: Arc::clone(&flat),
-            endpoint_node: Vec::with_capacity(endpoints.len()),
-            endpoint_required: Vec::with_capacity(endpoints.len()),
-            endpoint_bound: Vec::with_capacity(endpoints.len()),
-            endpoint_capture: Vec::with_capacity(endpoints.len()),
-            endpoint_launches: Vec::with_capacity(endpoints.len()),
-            endpoint_kind: Vec::with_capacity(endpoints.len()),
+            endpoint_node,
+            endpoint_required: endpoints.par_iter().map(|endpoint| endpoint.required).collect(),
+            endpoint_bound: endpoints.par_iter().map(|endpoint| endpoint.lower_bound).collect(),
+            endpoint_capture,
+            endpoint_launches,
+            endpoint_kind: endpoints.par_iter().map(|endpoint| endpoint.kind).collect(),
             k: query.k,
             threshold_cap: if query.only_negative {
                 // The largest value below 0: only negative slacks pass `<=`.
@@ -445,24 +459,7 @@ impl FlatPaths {
             } else {
                 f64::INFINITY
             },
-        };
-        for endpoint in &endpoints {
-            let spec = specs[endpoint.forest];
-            let offset = spec.split.index() as u32 * flat.nodes_per_split;
-            paths
-                .endpoint_node
-                .push(offset + spec.endpoint.0 * 2 + endpoint.transition.index() as u32);
-            paths.endpoint_required.push(endpoint.required);
-            paths.endpoint_bound.push(endpoint.lower_bound);
-            paths.endpoint_capture.push(
-                spec.capture
-                    .filter(|_| query.cppr)
-                    .map_or(NONE, |capture| offset + capture),
-            );
-            paths.endpoint_launches.push(u32::from(spec.launches));
-            paths.endpoint_kind.push(endpoint.kind);
         }
-        paths
     }
 
     /// The shared flattened graph.

@@ -259,15 +259,24 @@ pub(crate) fn collect_endpoints(
             });
         found.par_extend(tests);
     }
+    // Specs numbered in order of first use. A spec's two transitions come one after
+    // the other, so only a spec unlike the one before is looked up; the map is sized
+    // once (it grew by rehashing every entry again).
     let mut specs: Vec<ForestSpec> = Vec::new();
     let mut spec_index: FastMap<ForestSpec, usize> = FastMap::default();
+    spec_index.reserve(found.len());
+    let mut last: Option<(ForestSpec, usize)> = None;
     let mut endpoints: Vec<Endpoint> = found
         .into_iter()
         .map(|(spec, endpoint)| {
-            let forest = *spec_index.entry(spec).or_insert_with(|| {
-                specs.push(spec);
-                specs.len() - 1
-            });
+            let forest = match last {
+                Some((previous, forest)) if previous == spec => forest,
+                _ => *spec_index.entry(spec).or_insert_with(|| {
+                    specs.push(spec);
+                    specs.len() - 1
+                }),
+            };
+            last = Some((spec, forest));
             Endpoint { forest, ..endpoint }
         })
         .collect();
