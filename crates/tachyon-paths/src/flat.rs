@@ -81,69 +81,77 @@ impl FlatGraph {
         let nodes_per_split = (2 * n_pins) as u32;
         let n_nodes = 2 * nodes_per_split as usize;
 
-        // In-edges of every node: chunks of pins in parallel, then concatenated.
-        let mut chunks: Vec<EdgeChunk> = Vec::new();
-        for split in Split::BOTH {
-            let tree = trees[split.index()].as_ref();
-            let inputs = ForestInputs {
-                graph,
-                data,
-                tree,
-                topological_position: &[],
-                cppr: false,
-            };
+        // In-edges of every node: chunks of pins in parallel, each chunk's pins for both
+        // splits at once (the second split reads the arcs and delays the first brought
+        // into the cache), then concatenated: the early split's chunks, then the late's.
+        let inputs_of = |split: Split| ForestInputs {
+            graph,
+            data,
+            tree: trees[split.index()].as_ref(),
+            topological_position: &[],
+            cppr: false,
+        };
+        let flatten_chunk = |split: Split, chunk: usize| {
+            let inputs = inputs_of(split);
+            let tree = inputs.tree;
             let offset = split.index() as u32 * nodes_per_split;
             let node_of =
                 |pin: PinId, transition: Transition| offset + pin.0 * 2 + transition.index() as u32;
-            let split_chunks: Vec<EdgeChunk> = (0..n_pins.div_ceil(PINS_PER_CHUNK))
-                .into_par_iter()
-                .map(|chunk| {
-                    let first = chunk * PINS_PER_CHUNK;
-                    let end = (first + PINS_PER_CHUNK).min(n_pins);
-                    let mut out = EdgeChunk::default();
-                    for pin_index in first..end {
-                        let pin = PinId(pin_index as u32);
-                        let is_clock = tree.is_some_and(|tree| tree.is_clock_pin(pin));
-                        for transition in Transition::BOTH {
-                            if !is_clock {
-                                for_each_in_arc(inputs, split, pin, transition, true, |arc| {
-                                    let (from, launch, value) = match arc {
-                                        InArc::Input { arrival } => (NONE, NONE, arrival),
-                                        InArc::Node {
-                                            from,
-                                            transition,
-                                            delay,
-                                        } => (node_of(from, transition), NONE, delay),
-                                        InArc::Launch {
-                                            clock_node,
-                                            clock_arrival,
-                                            delay,
-                                        } => (
-                                            NONE,
-                                            offset + clock_node,
-                                            path_search::launch_effective_arrival(
-                                                split,
-                                                clock_arrival,
-                                                0.0,
-                                            ) + delay,
-                                        ),
-                                    };
-                                    if from == NONE && value.is_nan() {
-                                        return;
-                                    }
-                                    out.from.push(from);
-                                    out.launch.push(launch);
-                                    out.value.push(value);
-                                });
+            let first = chunk * PINS_PER_CHUNK;
+            let end = (first + PINS_PER_CHUNK).min(n_pins);
+            let mut out = EdgeChunk::default();
+            for pin_index in first..end {
+                let pin = PinId(pin_index as u32);
+                let is_clock = tree.is_some_and(|tree| tree.is_clock_pin(pin));
+                for transition in Transition::BOTH {
+                    if !is_clock {
+                        for_each_in_arc(inputs, split, pin, transition, true, |arc| {
+                            let (from, launch, value) = match arc {
+                                InArc::Input { arrival } => (NONE, NONE, arrival),
+                                InArc::Node {
+                                    from,
+                                    transition,
+                                    delay,
+                                } => (node_of(from, transition), NONE, delay),
+                                InArc::Launch {
+                                    clock_node,
+                                    clock_arrival,
+                                    delay,
+                                } => (
+                                    NONE,
+                                    offset + clock_node,
+                                    path_search::launch_effective_arrival(
+                                        split,
+                                        clock_arrival,
+                                        0.0,
+                                    ) + delay,
+                                ),
+                            };
+                            if from == NONE && value.is_nan() {
+                                return;
                             }
-                            out.ends.push(out.from.len() as u32);
-                        }
+                            out.from.push(from);
+                            out.launch.push(launch);
+                            out.value.push(value);
+                        });
                     }
-                    out
-                })
-                .collect();
-            chunks.extend(split_chunks);
-        }
+                    out.ends.push(out.from.len() as u32);
+                }
+            }
+            out
+        };
+        let (early, late): (Vec<EdgeChunk>, Vec<EdgeChunk>) = (0..n_pins
+            .div_ceil(PINS_PER_CHUNK))
+            .into_par_iter()
+            .map(|chunk| {
+                (
+                    flatten_chunk(Split::Early, chunk),
+                    flatten_chunk(Split::Late, chunk),
+                )
+            })
+            .unzip();
+        let mut chunks = early;
+        chunks.extend(late);
         // Each chunk's edges start where the ones before it end: its nodes' ends are
         // shifted by that base, chunk by chunk in parallel.
         let mut edge_start = vec![0u32; n_nodes + 1];
