@@ -49,6 +49,7 @@ mod shell;
 mod tau;
 
 use clap::{Parser, Subcommand};
+use std::process::ExitCode;
 
 /// mimalloc instead of the system allocator: parsing a large SPEF makes tens of millions
 /// of small allocations from every rayon thread, where glibc's per-thread arenas grow by
@@ -182,7 +183,7 @@ enum Command {
     BenchResident(bench_resident::BenchResidentArgs),
 }
 
-fn main() {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
     // With the last line below, what a run costs outside its steps (start, exit).
@@ -194,7 +195,7 @@ fn main() {
             .build_global()
         {
             errln!("error: cannot set up {threads} worker threads: {error}");
-            tachyon::gpu::exit_without_teardown(1);
+            return ExitCode::FAILURE;
         }
     }
     let progress = progress::Progress::new(cli.quiet);
@@ -210,24 +211,16 @@ fn main() {
         Command::BenchResident(args) => bench_resident::run(args, &cli.backend, progress),
     };
     tracing::debug!("finished: the process exits");
-    let code = match result {
-        Ok(()) => 0,
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
         // A reader that stops early (`tachyon parse ... | head -1`) closes the pipe:
         // end quietly, as Unix tools do.
-        Err(error) if is_closed_output(&error) => 0,
+        Err(error) if is_closed_output(&error) => ExitCode::SUCCESS,
         Err(error) => {
             errln!("error: {error:#}");
-            1
+            ExitCode::FAILURE
         }
-    };
-    // Everything is written: the commands flushed their own writers, the standard
-    // streams are flushed here (a closed pipe is no error now). The process then ends
-    // without the exit handlers: the CUDA driver's tore every GPU context down, which
-    // the system does anyway (0.16 s at 1M gates on an H100).
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
-    let _ = std::io::stderr().flush();
-    tachyon::gpu::exit_without_teardown(code)
+    }
 }
 
 /// The most worker threads per core: beyond a few per core they only contend (4,000

@@ -15,7 +15,6 @@
 //! - [`GpuContext::run_replayed`]: sequences of launches captured as CUDA graphs.
 //! - [`check`]: the checks engines run on their layouts before any kernel reads them.
 //! - [`GpuConfig`]: the switches for measuring, filled by the binary.
-//! - [`exit_without_teardown`]: ends a process without the CUDA driver's exit handlers.
 //!
 //! The engines own their GPU halves (`tachyon-gba`, `tachyon-cppr`, `tachyon-paths`'
 //! `gpu` modules) on top of this crate. `cudarc` loads the CUDA driver at run time
@@ -32,7 +31,6 @@ mod config;
 mod context;
 pub mod device;
 mod error;
-mod exit;
 mod launch;
 pub mod ptx;
 mod streams;
@@ -43,7 +41,6 @@ pub use config::{GpuConfig, STAGING_BUFFERS, STAGING_BYTES};
 pub use context::{Event, GpuContext};
 pub use device::{devices, driver_present, GpuInfo};
 pub use error::{GpuError, LayoutError};
-pub use exit::exit_without_teardown;
 pub use launch::{LaunchShape, Replay};
 pub use tachyon_kernels::launch as abi;
 pub use transfer::PieceCheck;
