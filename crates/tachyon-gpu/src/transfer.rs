@@ -206,6 +206,36 @@ impl GpuContext {
         Ok(copy)
     }
 
+    /// A new buffer of `len` values whose first `keep` values are copied from `source`
+    /// (on the device), the others 0xFF bytes as from [`GpuContext::allocate`]: an
+    /// array grown in place of `source` (`keep` at most both lengths).
+    pub fn grown<T: DeviceCopy>(
+        &self,
+        during: &'static str,
+        source: &DeviceBuffer<T>,
+        len: usize,
+        keep: usize,
+    ) -> Result<DeviceBuffer<T>, GpuError> {
+        assert!(keep <= source.len() && keep <= len, "grown: keep beyond a buffer");
+        let copy = self.allocate::<T>(during, len)?;
+        let bytes = DeviceBuffer::<T>::bytes_of(keep);
+        if bytes > 0 {
+            let streams = self.streams();
+            // SAFETY: both buffers hold at least `bytes` bytes and are distinct
+            // allocations; the copy is queued on their stream, behind the fill.
+            unsafe {
+                result::memcpy_dtod_async(
+                    copy.address,
+                    source.address,
+                    bytes,
+                    streams.main.cu_stream(),
+                )
+            }
+            .during(during)?;
+        }
+        Ok(copy)
+    }
+
     /// The values `range` of `buffer` as a new vector, after the work queued so far
     /// (waits for it).
     pub fn download<T: DeviceCopy>(
