@@ -74,6 +74,16 @@ pub fn search_paths(
     gpu: &Arc<GpuContext>,
     problem: &PathProblem<'_>,
 ) -> Result<SearchOutcome, GpuError> {
+    search_paths_with_room(gpu, problem, None)
+}
+
+/// [`search_paths`] with the candidates' room starting at `initial_room` (at least the
+/// endpoints) instead of the default (tests grow it from the smallest).
+pub(crate) fn search_paths_with_room(
+    gpu: &Arc<GpuContext>,
+    problem: &PathProblem<'_>,
+    initial_room: Option<usize>,
+) -> Result<SearchOutcome, GpuError> {
     let mut phases = Phases::new();
     let uploaded = Uploaded::upload(gpu, problem)?;
     phases.done(gpu, "upload")?;
@@ -82,7 +92,7 @@ pub fn search_paths(
     uploaded.forest(gpu, problem)?;
     phases.done(gpu, "forest")?;
     let inputs = uploaded.search_arrays(lca.as_ref());
-    let mut candidates = Candidates::allocate(gpu, problem)?;
+    let mut candidates = Candidates::allocate(gpu, problem, initial_room)?;
     let (threshold, levels) = candidates.deviation_levels(gpu, problem, inputs)?;
     phases.done(gpu, "search")?;
     let outcome = candidates.select_and_download(gpu, problem, &uploaded, threshold, levels)?;
@@ -246,7 +256,11 @@ impl Candidates {
     /// free memory and `u32` indices; the room starts at a fraction of it and doubles
     /// when a level needs more ([`Candidates::reserve`]). 1M gates, 1000 paths: 0.8M
     /// candidates of a bound of 96M (4.2 GB, taken at once before the room grew).
-    fn allocate(gpu: &GpuContext, problem: &PathProblem<'_>) -> Result<Candidates, GpuError> {
+    fn allocate(
+        gpu: &GpuContext,
+        problem: &PathProblem<'_>,
+        initial_room: Option<usize>,
+    ) -> Result<Candidates, GpuError> {
         const DURING: &str = "allocating the path candidates";
         /// Candidates per endpoint and per path asked for that the room starts with.
         const INITIAL_PER_ITEM: u64 = 2;
@@ -260,9 +274,16 @@ impl Candidates {
             .min((free / 2) / CANDIDATE_BYTES)
             .min(u32::MAX as u64 - 1)
             .max(n_endpoints as u64) as usize;
-        let capacity = ((problem.k as u64).max(n_endpoints as u64) * INITIAL_PER_ITEM)
-            .max(1 << 12)
-            .min(bound as u64) as usize;
+        let room = initial_room.map_or_else(
+            || {
+                (problem.k as u64)
+                    .max(n_endpoints as u64)
+                    .saturating_mul(INITIAL_PER_ITEM)
+                    .max(1 << 12)
+            },
+            |room| room as u64,
+        );
+        let capacity = room.max(n_endpoints as u64).min(bound as u64) as usize;
         Ok(Candidates {
             capacity,
             bound,
