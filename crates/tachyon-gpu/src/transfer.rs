@@ -216,7 +216,10 @@ impl GpuContext {
         len: usize,
         keep: usize,
     ) -> Result<DeviceBuffer<T>, GpuError> {
-        assert!(keep <= source.len() && keep <= len, "grown: keep beyond a buffer");
+        assert!(
+            keep <= source.len() && keep <= len,
+            "grown: keep beyond a buffer"
+        );
         let copy = self.allocate::<T>(during, len)?;
         let bytes = DeviceBuffer::<T>::bytes_of(keep);
         if bytes > 0 {

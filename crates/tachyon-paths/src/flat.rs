@@ -59,16 +59,6 @@ pub struct FlatGraph {
     trees: [Option<ClockTree>; 2],
 }
 
-/// The in-edges of the nodes of one chunk of pins: per node the end of its edges
-/// (relative to the chunk), and the edges.
-#[derive(Default)]
-struct EdgeChunk {
-    ends: Vec<u32>,
-    from: Vec<u32>,
-    launch: Vec<u32>,
-    value: Vec<f64>,
-}
-
 impl FlatGraph {
     /// Flattens `graph` and its finished timing `data` (both splits; in parallel).
     pub fn build(graph: &TimingGraph, data: &TimingData) -> FlatGraph {
@@ -81,9 +71,11 @@ impl FlatGraph {
         let nodes_per_split = (2 * n_pins) as u32;
         let n_nodes = 2 * nodes_per_split as usize;
 
-        // In-edges of every node: chunks of pins in parallel, each chunk's pins for both
-        // splits at once (the second split reads the arcs and delays the first brought
-        // into the cache), then concatenated: the early split's chunks, then the late's.
+        // In-edges of every node, in two passes over chunks of pins (each chunk's pins
+        // for both splits, the second split finding the arcs and delays in the cache):
+        // the edges of each node counted, then written straight into their places
+        // (chunks of edges concatenated afterwards touched twice the memory).
+        let n_chunks = n_pins.div_ceil(PINS_PER_CHUNK);
         let inputs_of = |split: Split| ForestInputs {
             graph,
             data,
@@ -91,20 +83,25 @@ impl FlatGraph {
             topological_position: &[],
             cppr: false,
         };
-        let flatten_chunk = |split: Split, chunk: usize| {
-            let inputs = inputs_of(split);
-            let tree = inputs.tree;
-            let offset = split.index() as u32 * nodes_per_split;
-            let node_of =
-                |pin: PinId, transition: Transition| offset + pin.0 * 2 + transition.index() as u32;
-            let first = chunk * PINS_PER_CHUNK;
-            let end = (first + PINS_PER_CHUNK).min(n_pins);
-            let mut out = EdgeChunk::default();
-            for pin_index in first..end {
-                let pin = PinId(pin_index as u32);
-                let is_clock = tree.is_some_and(|tree| tree.is_clock_pin(pin));
-                for transition in Transition::BOTH {
-                    if !is_clock {
+        // Calls `visit(node, from, launch, value)` for every in-edge of the nodes of
+        // `split`'s pins of `chunk`, node by node in order.
+        let edges_of_chunk =
+            |split: Split, chunk: usize, visit: &mut dyn FnMut(u32, u32, u32, f64)| {
+                let inputs = inputs_of(split);
+                let tree = inputs.tree;
+                let offset = split.index() as u32 * nodes_per_split;
+                let node_of = |pin: PinId, transition: Transition| {
+                    offset + pin.0 * 2 + transition.index() as u32
+                };
+                let first = chunk * PINS_PER_CHUNK;
+                let end = (first + PINS_PER_CHUNK).min(n_pins);
+                for pin_index in first..end {
+                    let pin = PinId(pin_index as u32);
+                    if tree.is_some_and(|tree| tree.is_clock_pin(pin)) {
+                        continue;
+                    }
+                    for transition in Transition::BOTH {
+                        let node = node_of(pin, transition);
                         for_each_in_arc(inputs, split, pin, transition, true, |arc| {
                             let (from, launch, value) = match arc {
                                 InArc::Input { arrival } => (NONE, NONE, arrival),
@@ -130,48 +127,102 @@ impl FlatGraph {
                             if from == NONE && value.is_nan() {
                                 return;
                             }
-                            out.from.push(from);
-                            out.launch.push(launch);
-                            out.value.push(value);
+                            visit(node, from, launch, value);
                         });
                     }
-                    out.ends.push(out.from.len() as u32);
                 }
-            }
-            out
+            };
+        // The nodes of (split, chunk) are one run of the node numbering, from this one.
+        let first_node = |split: Split, chunk: usize| {
+            split.index() as u32 * nodes_per_split + (2 * chunk * PINS_PER_CHUNK) as u32
         };
-        let (early, late): (Vec<EdgeChunk>, Vec<EdgeChunk>) = (0..n_pins
-            .div_ceil(PINS_PER_CHUNK))
-            .into_par_iter()
-            .map(|chunk| {
-                (
-                    flatten_chunk(Split::Early, chunk),
-                    flatten_chunk(Split::Late, chunk),
-                )
-            })
-            .unzip();
-        let mut chunks = early;
-        chunks.extend(late);
-        // Each chunk's edges start where the ones before it end: its nodes' ends are
-        // shifted by that base, chunk by chunk in parallel.
+        // Pass 1: per node its count, at its place + 1; per (split, chunk) the sum.
         let mut edge_start = vec![0u32; n_nodes + 1];
-        let mut pieces = Vec::with_capacity(chunks.len());
-        let (mut rest, mut base) = (&mut edge_start[1..], 0u32);
-        for chunk in &chunks {
-            let (piece, tail) = rest.split_at_mut(chunk.ends.len());
-            pieces.push((piece, chunk, base));
-            rest = tail;
-            base += chunk.from.len() as u32;
+        let (early_counts, late_counts) = edge_start[1..].split_at_mut(nodes_per_split as usize);
+        let chunk_sums: Vec<(u32, u32)> = early_counts
+            .par_chunks_mut(2 * PINS_PER_CHUNK)
+            .zip(late_counts.par_chunks_mut(2 * PINS_PER_CHUNK))
+            .enumerate()
+            .map(|(chunk, (early, late))| {
+                let mut sums = [0u32; 2];
+                for (split, counts) in [(Split::Early, early), (Split::Late, late)] {
+                    let base = first_node(split, chunk);
+                    edges_of_chunk(split, chunk, &mut |node, _, _, _| {
+                        counts[(node - base) as usize] += 1;
+                    });
+                    sums[split.index()] = counts.iter().sum();
+                }
+                (sums[0], sums[1])
+            })
+            .collect();
+        // Each (split, chunk)'s edges start where the ones before it end (early
+        // chunks, then late); within it, a running sum of its nodes' counts.
+        let mut chunk_base = Vec::with_capacity(2 * n_chunks);
+        let mut total = 0u32;
+        for sum in chunk_sums
+            .iter()
+            .map(|sums| sums.0)
+            .chain(chunk_sums.iter().map(|sums| sums.1))
+        {
+            chunk_base.push(total);
+            total += sum;
         }
-        pieces.into_par_iter().for_each(|(piece, chunk, base)| {
-            for (start, &end) in piece.iter_mut().zip(&chunk.ends) {
-                *start = base + end;
+        let (early_ends, late_ends) = edge_start[1..].split_at_mut(nodes_per_split as usize);
+        early_ends
+            .par_chunks_mut(2 * PINS_PER_CHUNK)
+            .chain(late_ends.par_chunks_mut(2 * PINS_PER_CHUNK))
+            .zip(&chunk_base)
+            .for_each(|(ends, &base)| {
+                let mut running = base;
+                for end in ends {
+                    running += *end;
+                    *end = running;
+                }
+            });
+        // Pass 2: the edges written into their places, chunk by chunk in parallel
+        // (each split's part of a chunk a run of the arrays).
+        let mut edge_from = vec![0u32; total as usize];
+        let mut edge_launch = vec![0u32; total as usize];
+        let mut edge_value = vec![0f64; total as usize];
+        let mut pieces = Vec::with_capacity(n_chunks);
+        {
+            let late_base = chunk_base.get(n_chunks).map_or(total, |&base| base) as usize;
+            let (early_from, late_from) = edge_from.split_at_mut(late_base);
+            let (early_launch, late_launch) = edge_launch.split_at_mut(late_base);
+            let (early_value, late_value) = edge_value.split_at_mut(late_base);
+            let mut rests = [
+                (early_from, early_launch, early_value),
+                (late_from, late_launch, late_value),
+            ];
+            for chunk in 0..n_chunks {
+                let sums = [chunk_sums[chunk].0, chunk_sums[chunk].1];
+                let parts = Split::BOTH.map(|split| {
+                    let (from, launch, value) = std::mem::take(&mut rests[split.index()]);
+                    let len = sums[split.index()] as usize;
+                    let (from, from_tail) = from.split_at_mut(len);
+                    let (launch, launch_tail) = launch.split_at_mut(len);
+                    let (value, value_tail) = value.split_at_mut(len);
+                    rests[split.index()] = (from_tail, launch_tail, value_tail);
+                    (from, launch, value)
+                });
+                pieces.push((chunk, parts));
+            }
+        }
+        pieces.into_par_iter().for_each(|(chunk, parts)| {
+            for (split, (from, launch, value)) in Split::BOTH.into_iter().zip(parts) {
+                let mut place = 0;
+                edges_of_chunk(
+                    split,
+                    chunk,
+                    &mut |_, edge_from, edge_launch, edge_value| {
+                        from[place] = edge_from;
+                        launch[place] = edge_launch;
+                        value[place] = edge_value;
+                        place += 1;
+                    },
+                );
             }
         });
-        let edge_from = concatenate(&chunks, |chunk| &chunk.from);
-        let edge_launch = concatenate(&chunks, |chunk| &chunk.launch);
-        let edge_value = concatenate(&chunks, |chunk| &chunk.value);
-        drop(chunks);
 
         mark("edges");
 
@@ -385,26 +436,6 @@ pub struct ClockLcaTable {
     pub positions: u32,
 }
 
-/// The parts' items one after the other (copied in parallel).
-fn concatenate<T: Copy + Send + Sync + Default>(
-    chunks: &[EdgeChunk],
-    part: impl Fn(&EdgeChunk) -> &Vec<T> + Sync,
-) -> Vec<T> {
-    let total = chunks.iter().map(|chunk| part(chunk).len()).sum();
-    let mut out = vec![T::default(); total];
-    let mut pieces = Vec::with_capacity(chunks.len());
-    let mut rest = out.as_mut_slice();
-    for chunk in chunks {
-        let (piece, tail) = rest.split_at_mut(part(chunk).len());
-        pieces.push((piece, chunk));
-        rest = tail;
-    }
-    pieces
-        .into_par_iter()
-        .for_each(|(piece, chunk)| piece.copy_from_slice(part(chunk)));
-    out
-}
-
 /// The flattened problem of one query: the shared graph and the query's endpoints.
 pub struct FlatPaths {
     graph: Arc<FlatGraph>,
@@ -455,8 +486,14 @@ impl FlatPaths {
         FlatPaths {
             graph: Arc::clone(&flat),
             endpoint_node,
-            endpoint_required: endpoints.par_iter().map(|endpoint| endpoint.required).collect(),
-            endpoint_bound: endpoints.par_iter().map(|endpoint| endpoint.lower_bound).collect(),
+            endpoint_required: endpoints
+                .par_iter()
+                .map(|endpoint| endpoint.required)
+                .collect(),
+            endpoint_bound: endpoints
+                .par_iter()
+                .map(|endpoint| endpoint.lower_bound)
+                .collect(),
             endpoint_capture,
             endpoint_launches,
             endpoint_kind: endpoints.par_iter().map(|endpoint| endpoint.kind).collect(),

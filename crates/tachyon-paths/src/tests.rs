@@ -557,20 +557,31 @@ fn gpu_search_equals_the_twin_and_the_reference() {
                 assert_eq!(twin.best_edge, on_gpu.best_edge, "seed {seed}");
                 // The candidates' room grown from the endpoints alone, level by level:
                 // the same outcome as with the default room.
-                let grown =
-                    crate::gpu::search_paths_with_room(&gpu, &flat.problem(None), Some(1))
-                        .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+                let grown = crate::gpu::search_paths_with_room(&gpu, &flat.problem(None), Some(1))
+                    .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
                 let fields = |outcome: &crate::problem::SearchOutcome| {
                     (
                         outcome.selected.clone(),
-                        outcome.selected_slack.iter().map(|s| s.to_bits()).collect::<Vec<_>>(),
-                        [&outcome.endpoint, &outcome.parent, &outcome.node, &outcome.edge]
-                            .map(|array| array.clone()),
+                        outcome
+                            .selected_slack
+                            .iter()
+                            .map(|s| s.to_bits())
+                            .collect::<Vec<_>>(),
+                        [
+                            &outcome.endpoint,
+                            &outcome.parent,
+                            &outcome.node,
+                            &outcome.edge,
+                        ]
+                        .map(|array| array.clone()),
                         outcome.best_edge.clone(),
                         (outcome.levels, outcome.candidates),
                     )
                 };
-                assert!(fields(&on_gpu) == fields(&grown), "seed {seed} k {k}: grown room");
+                assert!(
+                    fields(&on_gpu) == fields(&grown),
+                    "seed {seed} k {k}: grown room"
+                );
                 let reference = worst_paths(&graph, &data, &query);
                 if let Err(difference) =
                     crate::compare_path_lists(&reference, &flat.recover(&on_gpu))
@@ -662,6 +673,10 @@ fn specs_numbered_in_order_of_first_use() {
                 })
             })
             .collect();
-        assert_eq!(number_in_order_of_first_use(&found), (specs, forests), "round {round}");
+        assert_eq!(
+            number_in_order_of_first_use(&found),
+            (specs, forests),
+            "round {round}"
+        );
     }
 }
