@@ -195,8 +195,8 @@ impl FlatGraph {
                 (early_from, early_launch, early_value),
                 (late_from, late_launch, late_value),
             ];
-            for chunk in 0..n_chunks {
-                let sums = [chunk_sums[chunk].0, chunk_sums[chunk].1];
+            for (chunk, &(early_sum, late_sum)) in chunk_sums.iter().enumerate() {
+                let sums = [early_sum, late_sum];
                 let parts = Split::BOTH.map(|split| {
                     let (from, launch, value) = std::mem::take(&mut rests[split.index()]);
                     let len = sums[split.index()] as usize;
