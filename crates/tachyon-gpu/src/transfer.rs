@@ -187,23 +187,7 @@ impl GpuContext {
         during: &'static str,
         source: &DeviceBuffer<T>,
     ) -> Result<DeviceBuffer<T>, GpuError> {
-        let copy = self.allocate::<T>(during, source.len())?;
-        let bytes = DeviceBuffer::<T>::bytes_of(source.len());
-        if bytes > 0 {
-            let streams = self.streams();
-            // SAFETY: both buffers hold `bytes` bytes and are distinct allocations; the
-            // copy is queued on their stream.
-            unsafe {
-                result::memcpy_dtod_async(
-                    copy.address,
-                    source.address,
-                    bytes,
-                    streams.main.cu_stream(),
-                )
-            }
-            .during(during)?;
-        }
-        Ok(copy)
+        self.grown(during, source, source.len(), source.len())
     }
 
     /// A new buffer of `len` values whose first `keep` values are copied from `source`
