@@ -187,12 +187,29 @@ impl GpuContext {
         during: &'static str,
         source: &DeviceBuffer<T>,
     ) -> Result<DeviceBuffer<T>, GpuError> {
-        let copy = self.allocate::<T>(during, source.len())?;
-        let bytes = DeviceBuffer::<T>::bytes_of(source.len());
+        self.grown(during, source, source.len(), source.len())
+    }
+
+    /// A new buffer of `len` values whose first `keep` values are copied from `source`
+    /// (on the device), the others 0xFF bytes as from [`GpuContext::allocate`]: an
+    /// array grown in place of `source` (`keep` at most both lengths).
+    pub fn grown<T: DeviceCopy>(
+        &self,
+        during: &'static str,
+        source: &DeviceBuffer<T>,
+        len: usize,
+        keep: usize,
+    ) -> Result<DeviceBuffer<T>, GpuError> {
+        assert!(
+            keep <= source.len() && keep <= len,
+            "grown: keep beyond a buffer"
+        );
+        let copy = self.allocate::<T>(during, len)?;
+        let bytes = DeviceBuffer::<T>::bytes_of(keep);
         if bytes > 0 {
             let streams = self.streams();
-            // SAFETY: both buffers hold `bytes` bytes and are distinct allocations; the
-            // copy is queued on their stream.
+            // SAFETY: both buffers hold at least `bytes` bytes and are distinct
+            // allocations; the copy is queued on their stream, behind the fill.
             unsafe {
                 result::memcpy_dtod_async(
                     copy.address,

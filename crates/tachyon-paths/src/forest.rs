@@ -33,7 +33,7 @@ pub(crate) struct InEdge {
 
 /// Which forest to build: the endpoint pin, the split, and the capture clock node whose
 /// CPPR credits the launches get (`None` for primary outputs: no credit).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct ForestSpec {
     pub(crate) endpoint: PinId,
     pub(crate) split: Split,

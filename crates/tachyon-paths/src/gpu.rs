@@ -74,6 +74,16 @@ pub fn search_paths(
     gpu: &Arc<GpuContext>,
     problem: &PathProblem<'_>,
 ) -> Result<SearchOutcome, GpuError> {
+    search_paths_with_room(gpu, problem, None)
+}
+
+/// [`search_paths`] with the candidates' room starting at `initial_room` (at least the
+/// endpoints) instead of the default (tests grow it from the smallest).
+pub(crate) fn search_paths_with_room(
+    gpu: &Arc<GpuContext>,
+    problem: &PathProblem<'_>,
+    initial_room: Option<usize>,
+) -> Result<SearchOutcome, GpuError> {
     let mut phases = Phases::new();
     let uploaded = Uploaded::upload(gpu, problem)?;
     phases.done(gpu, "upload")?;
@@ -82,7 +92,7 @@ pub fn search_paths(
     uploaded.forest(gpu, problem)?;
     phases.done(gpu, "forest")?;
     let inputs = uploaded.search_arrays(lca.as_ref());
-    let mut candidates = Candidates::allocate(gpu, problem)?;
+    let mut candidates = Candidates::allocate(gpu, problem, initial_room)?;
     let (threshold, levels) = candidates.deviation_levels(gpu, problem, inputs)?;
     phases.done(gpu, "search")?;
     let outcome = candidates.select_and_download(gpu, problem, &uploaded, threshold, levels)?;
@@ -223,9 +233,11 @@ impl Uploaded {
     }
 }
 
-/// The candidate paths on the device, `0..end` generated so far.
+/// The candidate paths on the device, `0..end` generated so far, with room for
+/// `capacity`, grown on demand up to `bound`.
 struct Candidates {
     capacity: usize,
+    bound: usize,
     end: usize,
     endpoint: DeviceBuffer<u32>,
     parent: DeviceBuffer<u32>,
@@ -239,22 +251,42 @@ struct Candidates {
 }
 
 impl Candidates {
-    /// Room for the candidates: generous for `k` (a level may hold many children that a
-    /// later threshold prunes), within half the free memory and `u32` indices.
-    fn allocate(gpu: &GpuContext, problem: &PathProblem<'_>) -> Result<Candidates, GpuError> {
+    /// Room for the candidates. The most they may take (`bound`) is generous for `k`
+    /// (a level may hold many children that a later threshold prunes), within half the
+    /// free memory and `u32` indices; the room starts at a fraction of it and doubles
+    /// when a level needs more ([`Candidates::reserve`]). 1M gates, 1000 paths: 0.8M
+    /// candidates of a bound of 96M (4.2 GB, taken at once before the room grew).
+    fn allocate(
+        gpu: &GpuContext,
+        problem: &PathProblem<'_>,
+        initial_room: Option<usize>,
+    ) -> Result<Candidates, GpuError> {
         const DURING: &str = "allocating the path candidates";
+        /// Candidates per endpoint and per path asked for that the room starts with.
+        const INITIAL_PER_ITEM: u64 = 2;
         let n_endpoints = problem.endpoints.node.len();
         let (free, _) = gpu.memory()?;
         let wanted = (problem.k as u64)
             .saturating_mul(100)
             .max(n_endpoints as u64 * 200)
             .max(1 << 24);
-        let capacity = wanted
+        let bound = wanted
             .min((free / 2) / CANDIDATE_BYTES)
             .min(u32::MAX as u64 - 1)
             .max(n_endpoints as u64) as usize;
+        let room = initial_room.map_or_else(
+            || {
+                (problem.k as u64)
+                    .max(n_endpoints as u64)
+                    .saturating_mul(INITIAL_PER_ITEM)
+                    .max(1 << 12)
+            },
+            |room| room as u64,
+        );
+        let capacity = room.max(n_endpoints as u64).min(bound as u64) as usize;
         Ok(Candidates {
             capacity,
+            bound,
             end: 0,
             endpoint: gpu.allocate(DURING, capacity)?,
             parent: gpu.allocate(DURING, capacity)?,
@@ -266,6 +298,30 @@ impl Candidates {
             histogram: gpu.allocate(DURING, RADIX_BINS)?,
             scan: Scan::new(gpu, capacity)?,
         })
+    }
+
+    /// Room for `needed` candidates: the arrays grown (doubled, at least to `needed`,
+    /// at most to `bound`) with the candidates so far copied over; an error beyond
+    /// `bound`. The prefix-sum buffers are sized apart ([`Scan::reserve`]).
+    fn reserve(&mut self, gpu: &GpuContext, needed: u64) -> Result<(), GpuError> {
+        const DURING: &str = "growing the path candidates";
+        if needed <= self.capacity as u64 {
+            return Ok(());
+        }
+        if needed > self.bound as u64 {
+            return Err(gpu.out_of_room(DURING, needed * CANDIDATE_BYTES));
+        }
+        let capacity = (needed as usize).max(2 * self.capacity).min(self.bound);
+        let end = self.end;
+        self.endpoint = gpu.grown(DURING, &self.endpoint, capacity, end)?;
+        self.parent = gpu.grown(DURING, &self.parent, capacity, end)?;
+        self.node = gpu.grown(DURING, &self.node, capacity, end)?;
+        self.edge = gpu.grown(DURING, &self.edge, capacity, end)?;
+        self.tail = gpu.grown(DURING, &self.tail, capacity, end)?;
+        self.pre = gpu.grown(DURING, &self.pre, capacity, end)?;
+        self.key = gpu.grown(DURING, &self.key, capacity, end)?;
+        self.capacity = capacity;
+        Ok(())
     }
 
     fn arrays(&self) -> CandidateArrays<'_> {
@@ -305,6 +361,7 @@ impl Candidates {
             .min(problem.threshold_cap);
         while first < end && problem.max_level.is_none_or(|max| levels < max) {
             let n = end - first;
+            self.scan.reserve(gpu, n)?;
             gpu.launch(
                 shape(n),
                 PathsCountArgs {
@@ -319,10 +376,7 @@ impl Candidates {
             if total == 0 {
                 break;
             }
-            if end as u64 + total > self.capacity as u64 {
-                let needed = (end as u64 + total) * CANDIDATE_BYTES;
-                return Err(gpu.out_of_room("growing the path candidates", needed));
-            }
+            self.reserve(gpu, end as u64 + total)?;
             // Every child lands in `end..end + total`, past the parents being read.
             gpu.launch(
                 shape(n),
@@ -391,6 +445,7 @@ impl Candidates {
     ) -> Result<SearchOutcome, GpuError> {
         const DURING: &str = "allocating the path candidates";
         let end = self.end;
+        self.scan.reserve(gpu, end)?;
         let limit = ordered_key(threshold);
         gpu.launch(
             shape(end),
@@ -474,6 +529,15 @@ impl Scan {
             sums: gpu.allocate(DURING, n_chunks)?,
             bases: gpu.allocate(DURING, n_chunks)?,
         })
+    }
+
+    /// Room for sums over `n` items (doubled at least; what the buffers held is not
+    /// kept: each use writes its counts first).
+    fn reserve(&mut self, gpu: &GpuContext, n: usize) -> Result<(), GpuError> {
+        if n > self.counts.len() {
+            *self = Scan::new(gpu, n.max(2 * self.counts.len()))?;
+        }
+        Ok(())
     }
 
     /// Writes the exclusive prefix sums of `counts[0..n]` into `offsets` and returns

@@ -5,7 +5,7 @@ use std::collections::BinaryHeap;
 
 use rayon::prelude::*;
 use tachyon_cppr::ClockTree;
-use tachyon_graph::{FastMap, PinKind, TimingData, TimingGraph};
+use tachyon_graph::{PinKind, TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::{Split, Transition};
 
@@ -164,6 +164,7 @@ pub(crate) fn collect_endpoints(
     trees: &[Option<ClockTree>; 2],
     query: &PathQuery,
 ) -> (Vec<ForestSpec>, Vec<Endpoint>) {
+    let started = std::time::Instant::now();
     let splits: Vec<Split> = match query.split {
         Some(split) => vec![split],
         None => Split::BOTH.to_vec(),
@@ -259,21 +260,78 @@ pub(crate) fn collect_endpoints(
             });
         found.par_extend(tests);
     }
-    let mut specs: Vec<ForestSpec> = Vec::new();
-    let mut spec_index: FastMap<ForestSpec, usize> = FastMap::default();
+    let found_at = started.elapsed();
+    let (specs, forests) = number_in_order_of_first_use(&found);
     let mut endpoints: Vec<Endpoint> = found
-        .into_iter()
-        .map(|(spec, endpoint)| {
-            let forest = *spec_index.entry(spec).or_insert_with(|| {
-                specs.push(spec);
-                specs.len() - 1
-            });
-            Endpoint { forest, ..endpoint }
-        })
+        .par_iter()
+        .zip(forests)
+        .map(|(&(_, endpoint), forest)| Endpoint { forest, ..endpoint })
         .collect();
+    let numbered_at = started.elapsed();
     endpoints.retain(|endpoint| !(query.only_negative && endpoint.lower_bound >= 0.0));
     endpoints.par_sort_by(|a, b| a.lower_bound.total_cmp(&b.lower_bound));
+    tracing::debug!(
+        endpoints = endpoints.len(),
+        specs = specs.len(),
+        steps = ?[("found", found_at), ("numbered", numbered_at), ("sorted", started.elapsed())],
+        "path endpoints collected"
+    );
     (specs, endpoints)
+}
+
+/// The distinct specs of `found` in order of first use, and each item's number among
+/// them (the order a map filled item by item gives), on all threads: the items that
+/// start a run of equal specs are sorted by spec then position, so that each run finds
+/// its spec's first run; the first runs are numbered in order.
+pub(crate) fn number_in_order_of_first_use(
+    found: &[(ForestSpec, Endpoint)],
+) -> (Vec<ForestSpec>, Vec<usize>) {
+    let spec = |item: usize| found[item].0;
+    // Where each run of equal specs starts (a spec's two transitions are one run).
+    let heads: Vec<usize> = (0..found.len())
+        .into_par_iter()
+        .with_min_len(MIN_PARALLEL)
+        .filter(|&item| item == 0 || spec(item) != spec(item - 1))
+        .collect();
+    let mut by_spec: Vec<(ForestSpec, u32)> = heads
+        .par_iter()
+        .enumerate()
+        .map(|(run, &item)| (spec(item), run as u32))
+        .collect();
+    by_spec.par_sort_unstable();
+    // Per run, the first run of its spec.
+    let mut first_run = vec![0u32; heads.len()];
+    for group in by_spec.chunk_by(|a, b| a.0 == b.0) {
+        for &(_, run) in group {
+            first_run[run as usize] = group[0].1;
+        }
+    }
+    // The first runs numbered in order; every run takes its first run's number.
+    let mut number = vec![0usize; heads.len()];
+    let mut specs = Vec::new();
+    for run in 0..heads.len() {
+        let first = first_run[run] as usize;
+        if first == run {
+            number[run] = specs.len();
+            specs.push(spec(heads[run]));
+        } else {
+            number[run] = number[first];
+        }
+    }
+    let mut forests = vec![0usize; found.len()];
+    let ends = heads.iter().skip(1).copied().chain([found.len()]);
+    let mut pieces = Vec::with_capacity(heads.len());
+    let mut rest = forests.as_mut_slice();
+    for ((&start, end), &forest) in heads.iter().zip(ends).zip(&number) {
+        let (piece, tail) = rest.split_at_mut(end - start);
+        pieces.push((piece, forest));
+        rest = tail;
+    }
+    pieces
+        .into_par_iter()
+        .with_min_len(MIN_PARALLEL)
+        .for_each(|(piece, forest)| piece.fill(forest));
+    (specs, forests)
 }
 
 impl Search<'_> {

@@ -555,6 +555,33 @@ fn gpu_search_equals_the_twin_and_the_reference() {
                     on_gpu.selected_slack.iter().map(|s| s.to_bits()).collect();
                 assert_eq!(twin_bits, gpu_bits, "seed {seed} k {k}");
                 assert_eq!(twin.best_edge, on_gpu.best_edge, "seed {seed}");
+                // The candidates' room grown from the endpoints alone, level by level:
+                // the same outcome as with the default room.
+                let grown = crate::gpu::search_paths_with_room(&gpu, &flat.problem(None), Some(1))
+                    .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+                let fields = |outcome: &crate::problem::SearchOutcome| {
+                    (
+                        outcome.selected.clone(),
+                        outcome
+                            .selected_slack
+                            .iter()
+                            .map(|s| s.to_bits())
+                            .collect::<Vec<_>>(),
+                        [
+                            &outcome.endpoint,
+                            &outcome.parent,
+                            &outcome.node,
+                            &outcome.edge,
+                        ]
+                        .map(|array| array.clone()),
+                        outcome.best_edge.clone(),
+                        (outcome.levels, outcome.candidates),
+                    )
+                };
+                assert!(
+                    fields(&on_gpu) == fields(&grown),
+                    "seed {seed} k {k}: grown room"
+                );
                 let reference = worst_paths(&graph, &data, &query);
                 if let Err(difference) =
                     crate::compare_path_lists(&reference, &flat.recover(&on_gpu))
@@ -604,4 +631,52 @@ fn clock_lca_table_equals_walking_up() {
         }
     }
     assert!(checked > 1000, "only {checked} pairs");
+}
+
+/// The endpoints' specs numbered on all threads equal a map filled item by item: runs
+/// of equal specs, specs coming back after others, both splits and captures.
+#[test]
+fn specs_numbered_in_order_of_first_use() {
+    use crate::forest::ForestSpec;
+    use crate::search::{number_in_order_of_first_use, Endpoint};
+    let mut random = SplitMix64(7);
+    for round in 0..40 {
+        let n = [0, 1, 2, 5, 300, 5000][round % 6];
+        let distinct = 1 + random.next_u64() as u32 % 64;
+        let found: Vec<(ForestSpec, Endpoint)> = (0..n)
+            .map(|_| {
+                let value = random.next_u64() as u32 % distinct;
+                let spec = ForestSpec {
+                    endpoint: PinId(value / 4),
+                    split: Split::BOTH[(value % 2) as usize],
+                    capture: (value % 4 >= 2).then_some(value),
+                    launches: value % 3 == 0,
+                };
+                let endpoint = Endpoint {
+                    forest: usize::MAX,
+                    transition: Transition::Rise,
+                    kind: PathKind::Setup,
+                    required: 0.0,
+                    lower_bound: 0.0,
+                };
+                (spec, endpoint)
+            })
+            .collect();
+        let mut specs = Vec::new();
+        let mut index = HashMap::new();
+        let forests: Vec<usize> = found
+            .iter()
+            .map(|(spec, _)| {
+                *index.entry(*spec).or_insert_with(|| {
+                    specs.push(*spec);
+                    specs.len() - 1
+                })
+            })
+            .collect();
+        assert_eq!(
+            number_in_order_of_first_use(&found),
+            (specs, forests),
+            "round {round}"
+        );
+    }
 }
