@@ -4,6 +4,7 @@ use rayon::prelude::*;
 use tachyon_graph::{TestKind, TimingData, TimingGraph, NO_VALUE};
 use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::propagate::backward_pin;
+use tachyon_kernels::seeds;
 use tachyon_kernels::{Split, Transition};
 
 use crate::prefetch::EdgeWalk;
@@ -221,4 +222,99 @@ pub(crate) fn seed_required_of_tests(
             }
         }
     }
+}
+
+/// Which output assertion and which tests seed each pin, in the order
+/// [`seed_required`] merges them: what the GPU's `required_seeds` kernel (and its CPU
+/// twin) computes the seeds from, over the tests' results of an update
+/// ([`seed_inputs`]). Depends on the graph only, so it is built once and kept with the
+/// graph on the device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeedLayout {
+    /// The seeded pins, ascending.
+    pub pins: Vec<u32>,
+    /// Per seeded pin, its output assertion's required times (the last one given), or
+    /// no value.
+    pub initial: Vec<[f64; 4]>,
+    /// Per seeded pin (one more), where its terms start in `terms`.
+    pub term_start: Vec<u32>,
+    /// [`tachyon_kernels::seeds::term`]s: per test in order, per data transition
+    /// (rising, falling), the data pin's term then the clock pin's.
+    pub terms: Vec<u32>,
+}
+
+impl SeedLayout {
+    /// The layout of `graph`'s assertions and tests. `None` when the graph has more
+    /// tests than a term can name ([`seeds::MAX_TESTS`]).
+    pub fn build(graph: &TimingGraph) -> Option<SeedLayout> {
+        let tests = graph.tests();
+        if tests.len() > seeds::MAX_TESTS {
+            return None;
+        }
+        // The terms in merge order, with their pins; a stable counting sort by pin
+        // keeps each pin's terms in that order.
+        let mut pinned = Vec::with_capacity(tests.len() * 4);
+        for (index, test) in tests.iter().enumerate() {
+            let hold = match test.kind {
+                TestKind::Setup => 0,
+                TestKind::Hold => seeds::HOLD,
+            };
+            let clock_fall = match test.clock_edge {
+                Transition::Rise => 0,
+                Transition::Fall => seeds::CLOCK_FALL,
+            };
+            for data_fall in [0, seeds::DATA_FALL] {
+                let flags = hold | data_fall;
+                pinned.push((test.data.index(), seeds::term(index as u32, flags)));
+                let clock_flags = flags | seeds::CLOCK_PIN | clock_fall;
+                pinned.push((test.clock.index(), seeds::term(index as u32, clock_flags)));
+            }
+        }
+        let n_pins = graph.n_pins() as usize;
+        let mut count = vec![0u32; n_pins];
+        let mut assertion: Vec<Option<[f64; 4]>> = vec![None; n_pins];
+        for &(pin, values) in &graph.assertions().required {
+            assertion[pin.index()] = Some(values);
+        }
+        for &(pin, _) in &pinned {
+            count[pin] += 1;
+        }
+        let mut layout = SeedLayout {
+            pins: Vec::new(),
+            initial: Vec::new(),
+            term_start: vec![0],
+            terms: vec![0; pinned.len()],
+        };
+        // `count` becomes each seeded pin's next free place in `terms`.
+        let mut next = 0u32;
+        for pin in 0..n_pins {
+            if count[pin] == 0 && assertion[pin].is_none() {
+                continue;
+            }
+            layout.pins.push(pin as u32);
+            layout.initial.push(assertion[pin].unwrap_or([NO_VALUE; 4]));
+            let start = next;
+            next += count[pin];
+            count[pin] = start;
+            layout.term_start.push(next);
+        }
+        for (pin, term) in pinned {
+            layout.terms[count[pin] as usize] = term;
+            count[pin] += 1;
+        }
+        Some(layout)
+    }
+}
+
+/// What each test's result gives the seeds ([`tachyon_kernels::seeds::seed_pin`]).
+pub fn seed_inputs(data: &TimingData) -> Vec<seeds::TestSeedInputs> {
+    data.tests
+        .par_iter()
+        .with_min_len(1 << 12)
+        .map(|result| seeds::TestSeedInputs {
+            required: result.required_before_cppr,
+            credit: result.credit,
+            slack: result.slack,
+        })
+        .collect()
 }

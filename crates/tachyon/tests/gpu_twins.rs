@@ -121,6 +121,41 @@ fn seed_list_equals_the_dense_seeds() {
     assert_eq!(listed, expected);
 }
 
+/// The seeds the GPU's `required_seeds` kernel computes (its CPU twin over the graph's
+/// seed layout) are the host's dense seeds bit for bit, on a design with tests and
+/// output assertions timed with CPPR (credits in the seeds), and with some results
+/// undefined (a test without a required time is skipped) and signed zeros (the merge
+/// order decides between `-0.0` and `0.0`).
+#[test]
+fn seed_twin_equals_the_dense_seeds() {
+    use tachyon::gba::{required_seeds, seed_inputs, SeedLayout};
+    let (mut timer, _design) = generated_timer("seed-twin", 3000, 7);
+    let (graph, data) = timer.timing().unwrap();
+    let mut data = data.clone();
+    let layout = SeedLayout::build(graph).expect("few tests");
+    assert!(layout.pins.len() > graph.tests().len() / 2, "seeded pins");
+    let bits = |seeds: Vec<[f64; 4]>| -> Vec<[u64; 4]> {
+        seeds
+            .into_iter()
+            .map(|values| values.map(f64::to_bits))
+            .collect()
+    };
+    let check = |data: &tachyon::graph::TimingData, what: &str| {
+        let twin = twin::required_seeds(&layout, &seed_inputs(data), &data.arrival);
+        assert_eq!(bits(twin), bits(required_seeds(graph, data)), "{what}");
+    };
+    check(&data, "as timed");
+    for (index, result) in data.tests.iter_mut().enumerate() {
+        match index % 5 {
+            0 => result.required_before_cppr[index % 2] = f64::NAN,
+            1 => result.slack = [0.0, -0.0],
+            2 => result.credit = [-0.0, 0.0],
+            _ => {}
+        }
+    }
+    check(&data, "with undefined results and signed zeros");
+}
+
 /// The layout checks that guard every GPU kernel run on the CPU too (they run while the
 /// layout is being copied): a flattened design passes, and the first bad arc and the
 /// first bad test are named, whichever thread finds an error first.
