@@ -2,9 +2,10 @@
 //! The RC pass, the forward levels and the test evaluation run on the GPU; the host
 //! downloads arrivals, slews, delays and test results (the RC pass's values stay on the
 //! GPU unless a comparison asks for them), CPPR (`tachyon-cppr`) compiles its network on
-//! the host and runs its grouping passes on the GPUs, then the GPU runs the backward
-//! levels from the seeds the host computes with [`crate::required_seed_list`], exactly
-//! as the CPU backend does.
+//! the host and runs its grouping passes on the GPUs, then the GPU computes the
+//! backward seeds from the tests' results (the `required_seeds` kernel over the graph's
+//! [`crate::SeedLayout`], in the CPU backend's merge order: `seeds.rs`) and runs the
+//! backward levels from them.
 //!
 //! The downloads of the forward results run on the runtime's copy stream while its
 //! main stream computes: the arrivals, slews and delays while the tests are evaluated.
