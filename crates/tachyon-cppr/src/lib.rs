@@ -398,7 +398,8 @@ impl<'a> PreparedSplit<'a> {
         };
         let network_built = started.elapsed();
         let wanted: Vec<u32> = tests
-            .iter()
+            .par_iter()
+            .with_min_len(1 << 12)
             .map(|&test| shape.entry(graph.tests()[test].data))
             .collect();
         let max_depth = tree.max_depth().max(1);
@@ -531,14 +532,12 @@ fn representative_depths(
     tests: &[usize],
     max_depth: u32,
 ) -> Vec<u32> {
-    let mut nodes = launch_nodes.to_vec();
-    for &test in tests {
+    let capture_nodes = tests.iter().filter_map(|&test| {
         let test_arc = &graph.tests()[test];
-        nodes.extend(tree.node(test_arc.clock, test_arc.clock_edge));
-    }
-    nodes.par_sort_unstable();
-    nodes.dedup();
-    let group_counts = tree.group_counts(&nodes, max_depth);
+        tree.node(test_arc.clock, test_arc.clock_edge)
+    });
+    let nodes = launch_nodes.iter().copied().chain(capture_nodes);
+    let group_counts = tree.group_counts(nodes, max_depth);
     let mut representative = Vec::with_capacity(max_depth as usize);
     let mut previous_count = usize::MAX;
     let mut previous_depth = 1;

@@ -4,6 +4,7 @@ use rayon::prelude::*;
 use tachyon_graph::{TestKind, TimingData, TimingGraph, NO_VALUE};
 use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::propagate::backward_pin;
+use tachyon_kernels::seeds;
 use tachyon_kernels::{Split, Transition};
 
 use crate::prefetch::EdgeWalk;
@@ -221,4 +222,103 @@ pub(crate) fn seed_required_of_tests(
             }
         }
     }
+}
+
+/// Which output assertion and which tests seed each pin, in the order
+/// [`seed_required`] merges them: what the GPU's `required_seeds` kernel (and its CPU
+/// twin) computes the seeds from, over the tests' results of an update
+/// ([`seed_inputs`]). Depends on the graph only, so it is built once and kept with the
+/// graph on the device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeedLayout {
+    /// The seeded pins, ascending.
+    pub pins: Vec<u32>,
+    /// Per seeded pin, its output assertion's required times (the last one given), or
+    /// no value.
+    pub initial: Vec<[f64; 4]>,
+    /// Per seeded pin (one more), where its terms start in `terms`.
+    pub term_start: Vec<u32>,
+    /// [`tachyon_kernels::seeds::term`]s: per test in order, per data transition
+    /// (rising, falling), the data pin's term then the clock pin's.
+    pub terms: Vec<u32>,
+}
+
+impl SeedLayout {
+    /// The layout of `graph`'s assertions and tests. `None` when the graph has more
+    /// tests than a term can name ([`seeds::MAX_TESTS`]).
+    pub fn build(graph: &TimingGraph) -> Option<SeedLayout> {
+        let tests = graph.tests();
+        if tests.len() > seeds::MAX_TESTS {
+            return None;
+        }
+        // The terms in merge order, with their pins.
+        let mut pinned = Vec::with_capacity(tests.len() * 4);
+        for (index, test) in tests.iter().enumerate() {
+            let hold = match test.kind {
+                TestKind::Setup => 0,
+                TestKind::Hold => seeds::HOLD,
+            };
+            let clock_fall = match test.clock_edge {
+                Transition::Rise => 0,
+                Transition::Fall => seeds::CLOCK_FALL,
+            };
+            for data_fall in [0, seeds::DATA_FALL] {
+                let flags = hold | data_fall;
+                pinned.push((test.data.0, seeds::term(index as u32, flags)));
+                let clock_flags = flags | seeds::CLOCK_PIN | clock_fall;
+                pinned.push((test.clock.0, seeds::term(index as u32, clock_flags)));
+            }
+        }
+        // Sorted by pin, each pin's terms in merge order (rayon's sort is stable), and
+        // the assertions likewise, the last one of a pin winning: no per-pin arrays (at
+        // 1M gates, dense per-pin arrays and a scan of every pin took 50-65 ms on the
+        // H100's host, more than the seed list this replaces).
+        pinned.par_sort_by_key(|&(pin, _)| pin);
+        let mut assertions: Vec<(u32, [f64; 4])> = graph
+            .assertions()
+            .required
+            .iter()
+            .map(|&(pin, values)| (pin.0, values))
+            .collect();
+        assertions.sort_by_key(|&(pin, _)| pin);
+        let mut layout = SeedLayout {
+            pins: Vec::new(),
+            initial: Vec::new(),
+            term_start: vec![0],
+            terms: Vec::with_capacity(pinned.len()),
+        };
+        let (mut terms, mut asserted) = (pinned.iter().peekable(), assertions.iter().peekable());
+        loop {
+            let pin = match (terms.peek(), asserted.peek()) {
+                (None, None) => break,
+                (Some(&&(term_pin, _)), None) => term_pin,
+                (None, Some(&&(assertion_pin, _))) => assertion_pin,
+                (Some(&&(term_pin, _)), Some(&&(assertion_pin, _))) => term_pin.min(assertion_pin),
+            };
+            let mut initial = [NO_VALUE; 4];
+            while let Some(&(_, values)) = asserted.next_if(|&&(at, _)| at == pin) {
+                initial = values;
+            }
+            while let Some(&(_, term)) = terms.next_if(|&&(at, _)| at == pin) {
+                layout.terms.push(term);
+            }
+            layout.pins.push(pin);
+            layout.initial.push(initial);
+            layout.term_start.push(layout.terms.len() as u32);
+        }
+        Some(layout)
+    }
+}
+
+/// What each test's result gives the seeds ([`tachyon_kernels::seeds::seed_pin`]).
+pub fn seed_inputs(data: &TimingData) -> Vec<seeds::TestSeedInputs> {
+    data.tests
+        .par_iter()
+        .with_min_len(1 << 12)
+        .map(|result| seeds::TestSeedInputs {
+            required: result.required_before_cppr,
+            credit: result.credit,
+            slack: result.slack,
+        })
+        .collect()
 }

@@ -28,7 +28,8 @@ mod store;
 mod tests_eval;
 
 pub use backward::{
-    propagate_required, propagate_required_flat, required_seed_list, required_seeds,
+    propagate_required, propagate_required_flat, required_seed_list, required_seeds, seed_inputs,
+    SeedLayout,
 };
 pub use compare::{compare, Differences};
 pub use flat::{FlatParasitics, FlatTiming, NetsParasitics, NetsRcValues};

@@ -25,6 +25,7 @@ use core::ops::Range;
 
 use crate::cppr::{EntryGroups, GroupInput, ShapeInput, Top2};
 use crate::propagate::{ArcDescriptor, TableDescriptor, TestDescriptor};
+use crate::seeds::TestSeedInputs;
 
 /// Plain data that may be copied between host and device memory as bytes.
 ///
@@ -50,6 +51,8 @@ unsafe impl DeviceCopy for Top2 {}
 unsafe impl DeviceCopy for GroupInput {}
 // SAFETY: `repr(C)`: five `u32`, 20 bytes, no padding.
 unsafe impl DeviceCopy for ShapeInput {}
+// SAFETY: `repr(C)`: six `f64`, 48 bytes, no padding.
+unsafe impl DeviceCopy for TestSeedInputs {}
 
 /// A device array a launch reads: the address of its first element and its length.
 #[repr(C)]
@@ -352,6 +355,7 @@ kernels! {
     EvaluateTests: evaluate_tests(EvaluateTestsArgs),
     BackwardLevel: backward_level(BackwardLevelArgs),
     ScatterQuads: scatter_quads(ScatterQuadsArgs),
+    RequiredSeeds: required_seeds(RequiredSeedsArgs),
     GatherQuads: gather_quads(GatherQuadsArgs),
     ChangedWords: changed_words(ChangedWordsArgs),
     FillF64: fill_f64(FillArgs),
@@ -489,6 +493,19 @@ arguments! {
         pub arc_delay: DeviceSlice<'a, [f64; 4]>,
         pub seed: DeviceSlice<'a, [f64; 4]>,
         pub required: DeviceCells<'a, [f64; 4]>,
+    }
+
+    /// Thread `i` writes the seeds of pin `pins[i]` into `seed`
+    /// ([`crate::seeds::seed_pin`] of its terms `terms[term_start[i]..term_start[i + 1]]`
+    /// over its assertion `initial[i]`; each pin once).
+    pub struct RequiredSeedsArgs<'a> {
+        pub pins: DeviceSlice<'a, u32>,
+        pub initial: DeviceSlice<'a, [f64; 4]>,
+        pub term_start: DeviceSlice<'a, u32>,
+        pub terms: DeviceSlice<'a, u32>,
+        pub tests: DeviceSlice<'a, TestSeedInputs>,
+        pub arrival: DeviceSlice<'a, [f64; 4]>,
+        pub seed: DeviceCells<'a, [f64; 4]>,
     }
 
     /// `out[index[i]] = values[i]` (each index once; an index past `out` is skipped).

@@ -38,6 +38,7 @@ pub mod path_search;
 pub mod propagate;
 pub mod rc;
 pub mod rc_flatten;
+pub mod seeds;
 
 #[cfg(target_arch = "nvptx64")]
 mod ptx_entry;

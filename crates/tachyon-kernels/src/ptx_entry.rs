@@ -22,9 +22,9 @@ use crate::launch::{
     BackwardLevelArgs, ChangedWordsArgs, CpprFillArgs, CpprGatherArgs, CpprLevelArgs,
     EvaluateTestsArgs, FillArgs, FlattenRcNetworksArgs, ForwardLevelArgs, GatherParasiticsArgs,
     GatherQuadsArgs, LevelSweep, LevelizeExcludeArgs, LevelizeFrontierArgs, LevelizeSourcesArgs,
-    LevelizeWaitsArgs, RcNetsArgs, ScatterQuadsArgs,
+    LevelizeWaitsArgs, RcNetsArgs, RequiredSeedsArgs, ScatterQuadsArgs,
 };
-use crate::{changes, cppr, levelize, propagate, rc, rc_flatten, Split, N_CONDITIONS};
+use crate::{changes, cppr, levelize, propagate, rc, rc_flatten, seeds, Split, N_CONDITIONS};
 
 /// The global index of the calling thread in a one-dimensional launch, and the number
 /// of threads in the whole grid.
@@ -404,6 +404,32 @@ pub unsafe extern "ptx-kernel" fn backward_level(args: BackwardLevelArgs<'static
             args.seed.get()[thread.pin],
         );
         required[thread.pin].set(value);
+    }
+}
+
+/// The seeds of seeded pin `i` by thread `i` ([`crate::seeds::seed_pin`]).
+///
+/// # Safety
+///
+/// No pin repeats in `pins` (one writer per element).
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn required_seeds(args: RequiredSeedsArgs<'static>) {
+    let item = global_thread_index();
+    if item >= args.pins.len() {
+        return;
+    }
+    // SAFETY: the module's contract and the function's.
+    unsafe {
+        let start = args.term_start.get();
+        let terms = &args.terms.get()[start[item] as usize..start[item + 1] as usize];
+        let pin = args.pins.get()[item] as usize;
+        let value = seeds::seed_pin(
+            args.initial.get()[item],
+            terms,
+            args.tests.get(),
+            args.arrival.get()[pin],
+        );
+        args.seed.cells()[pin].set(value);
     }
 }
 

@@ -96,7 +96,11 @@ fn clock_tree_group_counts_and_paths_match_walking_up() {
                 groups.len()
             })
             .collect();
-        assert_eq!(tree.group_counts(&nodes, max_depth), walked, "{split:?}");
+        assert_eq!(
+            tree.group_counts(nodes.iter().copied(), max_depth),
+            walked,
+            "{split:?}"
+        );
         let mut path = Vec::new();
         for &node in &nodes {
             tree.path_from_root(node, &mut path);

@@ -121,6 +121,78 @@ fn seed_list_equals_the_dense_seeds() {
     assert_eq!(listed, expected);
 }
 
+/// The seeds the GPU's `required_seeds` kernel computes (its CPU twin over the graph's
+/// seed layout) are the host's dense seeds bit for bit, on a design with tests and
+/// output assertions timed with CPPR (credits in the seeds), and with some results
+/// undefined (a test without a required time is skipped) and signed zeros (the merge
+/// order decides between `-0.0` and `0.0`).
+#[test]
+fn seed_twin_equals_the_dense_seeds() {
+    use tachyon::gba::{required_seeds, seed_inputs, SeedLayout};
+    let (mut timer, _design) = generated_timer("seed-twin", 3000, 7);
+    let (graph, data) = timer.timing().unwrap();
+    let mut data = data.clone();
+    let layout = SeedLayout::build(graph).expect("few tests");
+    assert!(layout.pins.len() > graph.tests().len() / 2, "seeded pins");
+    let bits = |seeds: Vec<[f64; 4]>| -> Vec<[u64; 4]> {
+        seeds
+            .into_iter()
+            .map(|values| values.map(f64::to_bits))
+            .collect()
+    };
+    let check = |data: &tachyon::graph::TimingData, what: &str| {
+        let twin = twin::required_seeds(&layout, &seed_inputs(data), &data.arrival);
+        assert_eq!(bits(twin), bits(required_seeds(graph, data)), "{what}");
+    };
+    check(&data, "as timed");
+    for (index, result) in data.tests.iter_mut().enumerate() {
+        match index % 5 {
+            0 => result.required_before_cppr[index % 2] = f64::NAN,
+            1 => result.slack = [0.0, -0.0],
+            2 => result.credit = [-0.0, 0.0],
+            _ => {}
+        }
+    }
+    check(&data, "with undefined results and signed zeros");
+}
+
+/// The seed layout keeps the host's order where assertions and tests meet: a pin
+/// asserted twice takes the last assertion, and a test's data and clock pins that are
+/// also asserted start from their assertion before the tests merge in.
+#[test]
+fn seed_layout_orders_assertions_before_tests() {
+    use tachyon::gba::{required_seeds, seed_inputs, SeedLayout};
+    let (mut timer, _design) = generated_timer("seed-assertions", 1000, 3);
+    let (graph, data) = timer.timing().unwrap();
+    let mut graph = graph.clone();
+    let mut assertions = graph.assertions().clone();
+    let first = graph.tests()[0].clone();
+    let last = graph.tests()[graph.tests().len() - 1].clone();
+    // Early values large and late ones small outlast every test's merge (early seeds
+    // keep the larger, late ones the smaller), so a wrong assertion shows; the zeros and
+    // the NaN leave the tests' merges to decide.
+    let outlast = |value: f64| [value, value, -value, -value];
+    for (pin, values) in [
+        (first.data, outlast(1e12)),
+        (first.data, outlast(2e12)),
+        (first.clock, [0.0, -0.0, 0.0, f64::NAN]),
+        (last.data, [-0.0, 0.0, -0.0, 0.0]),
+        (last.clock, outlast(3e12)),
+    ] {
+        assertions.required.push((pin, values));
+    }
+    graph.set_assertions(assertions);
+    let layout = SeedLayout::build(&graph).expect("few tests");
+    let twin = twin::required_seeds(&layout, &seed_inputs(data), &data.arrival);
+    let bits = |seeds: Vec<[f64; 4]>| -> Vec<[u64; 4]> {
+        seeds
+            .into_iter()
+            .map(|values| values.map(f64::to_bits))
+            .collect()
+    };
+    assert_eq!(bits(twin), bits(required_seeds(&graph, data)));
+}
+
 /// The layout checks that guard every GPU kernel run on the CPU too (they run while the
 /// layout is being copied): a flattened design passes, and the first bad arc and the
 /// first bad test are named, whichever thread finds an error first.

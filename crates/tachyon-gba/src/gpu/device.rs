@@ -10,7 +10,7 @@ use std::time::Instant;
 use tachyon_gpu::abi::{
     BackwardLevelArgs, ChangedWordsArgs, EvaluateTestsArgs, FillArgs, ForwardLevelArgs,
     GatherParasiticsArgs, GatherQuadsArgs, LevelSweep, LevelizeExcludeArgs, LevelizeFrontierArgs,
-    LevelizeSourcesArgs, LevelizeWaitsArgs, ScatterQuadsArgs,
+    LevelizeSourcesArgs, LevelizeWaitsArgs, RequiredSeedsArgs, ScatterQuadsArgs,
 };
 use tachyon_gpu::check::{check_indices, check_indices_or_none, check_length, check_starts};
 use tachyon_gpu::{DeviceBuffer, Event, GpuContext, GpuError, LaunchShape, LayoutError, Replay};
@@ -21,6 +21,7 @@ use crate::{HostValueChanges, MOST_VALUES};
 
 use super::layout::{ParasiticsLayout, RcNetBatch, TimingLayout};
 use super::rc::{DeviceRcNets, RcLaunch};
+use super::seeds::DeviceSeeds;
 
 /// Threads per block of the per-pin (and per-entry) launches.
 pub(crate) const THREADS_PER_BLOCK: u32 = 128;
@@ -950,6 +951,37 @@ impl DeviceTiming {
         let pins: Vec<u32> = seeds.iter().map(|entry| entry.0).collect();
         let values: Vec<[f64; 4]> = seeds.iter().map(|entry| entry.1).collect();
         self.scatter(&pins, &values, &self.seed)?;
+        self.sweep(Order::Backward)
+    }
+
+    /// The backward levels from the seeds of `layout` over the tests' results `tests`
+    /// and the arrivals here (every other pin starts with no value), after
+    /// [`DeviceTiming::run_forward`]: [`DeviceTiming::run_backward`] without the host's
+    /// seed list.
+    pub fn run_backward_seeded(
+        &mut self,
+        layout: &DeviceSeeds,
+        tests: &[tachyon_kernels::seeds::TestSeedInputs],
+    ) -> Result<(), GpuError> {
+        const DURING: &str = "uploading the tests' results";
+        check_length("seeded graph's pins", self.n_pins, layout.n_pins)?;
+        layout.check_tests(tests)?;
+        self.fill_no_value(&self.seed)?;
+        if !layout.is_empty() {
+            let tests = self.gpu.upload(DURING, tests)?;
+            self.gpu.launch(
+                per_item(layout.len()),
+                RequiredSeedsArgs {
+                    pins: layout.pins.view(),
+                    initial: layout.initial.view(),
+                    term_start: layout.term_start.view(),
+                    terms: layout.terms.view(),
+                    tests: tests.view(),
+                    arrival: self.arrival.view(),
+                    seed: self.seed.cells(),
+                },
+            )?;
+        }
         self.sweep(Order::Backward)
     }
 

@@ -2,9 +2,10 @@
 //! The RC pass, the forward levels and the test evaluation run on the GPU; the host
 //! downloads arrivals, slews, delays and test results (the RC pass's values stay on the
 //! GPU unless a comparison asks for them), CPPR (`tachyon-cppr`) compiles its network on
-//! the host and runs its grouping passes on the GPUs, then the GPU runs the backward
-//! levels from the seeds the host computes with [`crate::required_seed_list`], exactly
-//! as the CPU backend does.
+//! the host and runs its grouping passes on the GPUs, then the GPU computes the
+//! backward seeds from the tests' results (the `required_seeds` kernel over the graph's
+//! [`crate::SeedLayout`], in the CPU backend's merge order: `seeds.rs`) and runs the
+//! backward levels from them.
 //!
 //! The downloads of the forward results run on the runtime's copy stream while its
 //! main stream computes: the arrivals, slews and delays while the tests are evaluated.
@@ -13,6 +14,7 @@
 mod device;
 mod layout;
 mod rc;
+mod seeds;
 pub mod twin;
 
 #[cfg(test)]
@@ -26,6 +28,7 @@ pub use rc::{
     flatten_networks, flatten_networks_on_cpu, rc_nets, DeviceRcNets, DeviceRcNetworks,
     FlattenedNetworks, RcLaunch, RcNetworkBatch,
 };
+pub use seeds::DeviceSeeds;
 
 use std::sync::Arc;
 
@@ -34,8 +37,8 @@ use tachyon_graph::{TimingData, TimingGraph};
 
 use crate::flat::{FlatParasitics, FlatTiming, NetsParasitics};
 use crate::{
-    primary_input_values, required_seed_list, BackwardOutcome, ForwardArrays, ForwardOutcome,
-    HostValueChanges, Incremental,
+    primary_input_values, required_seed_list, seed_inputs, BackwardOutcome, ForwardArrays,
+    ForwardOutcome, HostValueChanges, Incremental, SeedLayout,
 };
 
 /// A graph on the GPU, between phases.
@@ -45,6 +48,9 @@ pub struct GpuTiming {
     /// delta by [`GpuTiming::apply_edits`]): brought back with those the device
     /// changes, so that the host's copy ends equal to the device's.
     host_values: HostValueChanges,
+    /// The graph's [`SeedLayout`] on the device, uploaded by the first
+    /// [`GpuTiming::required`] and dropped by an edit.
+    seeds: Option<DeviceSeeds>,
 }
 
 impl std::fmt::Debug for GpuTiming {
@@ -72,6 +78,7 @@ impl GpuTiming {
         Ok(GpuTiming {
             device,
             host_values: HostValueChanges::default(),
+            seeds: None,
         })
     }
 
@@ -174,6 +181,8 @@ impl GpuTiming {
         incremental: &mut Incremental,
         data: &TimingData,
     ) -> Result<bool, GpuError> {
+        // Assertions and tests may have changed: the seeds' layout is built again.
+        self.seeds = None;
         let mut delta = incremental.take_device_delta();
         self.host_values.merge(std::mem::take(&mut delta.values));
         let flat = incremental.flat();
@@ -315,12 +324,33 @@ impl GpuTiming {
     }
 
     /// The backward levels from the seeds of `data`'s tests (credits filled) and output
-    /// assertions; puts the required times into `data`.
+    /// assertions, computed on the device from the graph's [`SeedLayout`] (built and
+    /// uploaded by the first call) and the tests' results; puts the required times into
+    /// `data`. The host's seed list where the layout does not fit a term.
     pub fn required(&mut self, graph: &TimingGraph, data: &mut TimingData) -> Result<(), GpuError> {
         let started = std::time::Instant::now();
-        let seeds = required_seed_list(graph, data);
+        if self.seeds.is_none() {
+            if let Some(layout) = SeedLayout::build(graph) {
+                let gpu = self.device.gpu().clone();
+                let n_tests = graph.tests().len();
+                let n_pins = graph.n_pins() as usize;
+                self.seeds = Some(DeviceSeeds::upload(&gpu, &layout, n_pins, n_tests)?);
+            }
+        }
+        let layout_ms = started.elapsed().as_secs_f64() * 1e3;
+        let n_seeded = match &self.seeds {
+            Some(layout) => {
+                self.device
+                    .run_backward_seeded(layout, &seed_inputs(data))?;
+                layout.len()
+            }
+            None => {
+                let seeds = required_seed_list(graph, data);
+                self.device.run_backward(&seeds)?;
+                seeds.len()
+            }
+        };
         let seeds_ms = started.elapsed().as_secs_f64() * 1e3;
-        self.device.run_backward(&seeds)?;
         let swept_ms = self
             .sync_for_log()?
             .then(|| started.elapsed().as_secs_f64() * 1e3);
@@ -329,7 +359,8 @@ impl GpuTiming {
             .device
             .download_required(std::mem::take(&mut data.required))?;
         tracing::debug!(
-            seeds = seeds.len(),
+            seeded_pins = n_seeded,
+            layout_ms,
             seeds_ms,
             swept_ms,
             downloaded_ms = started.elapsed().as_secs_f64() * 1e3,

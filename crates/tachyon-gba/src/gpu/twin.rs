@@ -141,3 +141,27 @@ pub fn levelize(
     }
     (level_pins.len() == n_pins).then_some((level_start, level_pins))
 }
+
+/// The CPU twin of the `required_seeds` kernel: the dense seeds (one per pin of the
+/// `n_pins`, no value where unseeded) of `layout` over the tests' results `tests` and
+/// the pins' `arrival`s.
+pub fn required_seeds(
+    layout: &crate::SeedLayout,
+    tests: &[tachyon_kernels::seeds::TestSeedInputs],
+    arrival: &[[f64; 4]],
+) -> Vec<[f64; 4]> {
+    let mut seeds = vec![[tachyon_graph::NO_VALUE; 4]; arrival.len()];
+    let values: Vec<[f64; 4]> = (0..layout.pins.len())
+        .into_par_iter()
+        .map(|item| {
+            let terms = &layout.terms
+                [layout.term_start[item] as usize..layout.term_start[item + 1] as usize];
+            let pin = layout.pins[item] as usize;
+            tachyon_kernels::seeds::seed_pin(layout.initial[item], terms, tests, arrival[pin])
+        })
+        .collect();
+    for (&pin, value) in layout.pins.iter().zip(values) {
+        seeds[pin as usize] = value;
+    }
+    seeds
+}
