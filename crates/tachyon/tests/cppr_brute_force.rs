@@ -129,7 +129,15 @@ fn clock_trees_read_only_the_clock_arcs_delays() {
     for split in Split::BOTH {
         let full = ClockTree::build(graph, data, source, split);
         let from_clock_arcs = ClockTree::build(graph, &partial, source, split);
-        assert_eq!(format!("{full:?}"), format!("{from_clock_arcs:?}"), "{split:?}");
+        assert_eq!(
+            format!("{full:?}"),
+            format!("{from_clock_arcs:?}"),
+            "{split:?}"
+        );
     }
-    println!("gen300: {} clock arcs of {}", clock_arcs.len(), graph.arcs().len());
+    println!(
+        "gen300: {} clock arcs of {}",
+        clock_arcs.len(),
+        graph.arcs().len()
+    );
 }

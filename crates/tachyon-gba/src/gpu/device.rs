@@ -972,10 +972,7 @@ impl DeviceTiming {
 
     /// Copies the arc delays back (waits for the forward levels): into `kept` when it is
     /// as long as the arcs (written in place), else as a new vector.
-    pub fn download_arc_delays(
-        &self,
-        mut kept: Vec<[f64; 4]>,
-    ) -> Result<Vec<[f64; 4]>, GpuError> {
+    pub fn download_arc_delays(&self, mut kept: Vec<[f64; 4]>) -> Result<Vec<[f64; 4]>, GpuError> {
         if kept.len() == self.arc_delay.len() {
             self.gpu.download_into(&self.arc_delay, &mut kept)?;
             return Ok(kept);

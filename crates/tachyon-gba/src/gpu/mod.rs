@@ -367,7 +367,11 @@ impl GpuTiming {
     /// [`GpuTiming::required`] without the download: the required times stay on the
     /// device until [`GpuTiming::download_required_into`] brings them back (`data`'s
     /// are left as they were; the caller marks them stale).
-    pub fn sweep_required(&mut self, graph: &TimingGraph, data: &TimingData) -> Result<(), GpuError> {
+    pub fn sweep_required(
+        &mut self,
+        graph: &TimingGraph,
+        data: &TimingData,
+    ) -> Result<(), GpuError> {
         let started = std::time::Instant::now();
         let seeds = required_seed_list(graph, data);
         let seeds_ms = started.elapsed().as_secs_f64() * 1e3;

@@ -412,7 +412,9 @@ mod on_gpu {
             })?;
             self.on_device.arc_delay = Some(delays);
             // Brought back by a reader: "update" does not include the download.
-            timed(record, "propagate", || Ok(timing.sweep_required(graph, data)?))?;
+            timed(record, "propagate", || {
+                Ok(timing.sweep_required(graph, data)?)
+            })?;
             if self.on_device.required.is_none() {
                 self.on_device.required = Some(std::mem::take(&mut data.required));
             }
