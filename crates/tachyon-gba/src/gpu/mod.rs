@@ -366,7 +366,8 @@ impl GpuTiming {
 
     /// [`GpuTiming::required`] without the download: the required times stay on the
     /// device until [`GpuTiming::download_required_into`] brings them back (`data`'s
-    /// are left as they were; the caller marks them stale).
+    /// are left as they were; the caller marks them stale). Waits for the sweep, so
+    /// that its time counts in the update that queued it.
     pub fn sweep_required(
         &mut self,
         graph: &TimingGraph,
@@ -376,14 +377,12 @@ impl GpuTiming {
         let seeds = required_seed_list(graph, data);
         let seeds_ms = started.elapsed().as_secs_f64() * 1e3;
         self.device.run_backward(&seeds)?;
-        let swept_ms = self
-            .sync_for_log()?
-            .then(|| started.elapsed().as_secs_f64() * 1e3);
+        self.device.gpu().synchronize()?;
         tracing::debug!(
             seeds = seeds.len(),
             seeds_ms,
-            swept_ms,
-            "gpu backward: seeds, sweep queued (done, with sync steps)"
+            swept_ms = started.elapsed().as_secs_f64() * 1e3,
+            "gpu backward: seeds, sweep done"
         );
         Ok(())
     }
