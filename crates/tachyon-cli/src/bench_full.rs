@@ -38,6 +38,9 @@ struct Side {
     wall_ms: f64,
     phases: Vec<(&'static str, f64)>,
     update_ms: f64,
+    /// The first read of the timing after the last update (`Timer::timing`): on the
+    /// GPU backend, the download of the values the resident update left on the device.
+    first_read_ms: f64,
     resident: bool,
     state: String,
 }
@@ -70,14 +73,15 @@ pub fn run(
     for (name, side) in [("backend", &first), ("cpu", &cpu)] {
         let _ = writeln!(
             out,
-            "full {name} update_ms {:.1} wall_ms {:.1} resident {}{}",
+            "full {name} update_ms {:.1} wall_ms {:.1} resident {}{} first_read_ms {:.1}",
             side.update_ms,
             side.wall_ms,
             side.resident,
             side.phases
                 .iter()
                 .map(|(phase, ms)| format!(" {phase}_ms {ms:.1}"))
-                .collect::<String>()
+                .collect::<String>(),
+            side.first_read_ms
         );
     }
     let _ = writeln!(
@@ -121,7 +125,12 @@ fn measure(timer: &mut Timer, reps: usize) -> anyhow::Result<Side> {
         resident &= timer.last_update_on_gpu()
             && total(&after, "gpu layout + upload") == total(&before, "gpu layout + upload");
     }
+    // The first read after the last update brings back what it left on the device.
+    let read = Instant::now();
+    timer.timing()?;
+    let first_read_ms = read.elapsed().as_secs_f64() * 1e3;
     Ok(Side {
+        first_read_ms,
         wall_ms: median_ms(walls),
         update_ms: median_ms(updates),
         phases: phases

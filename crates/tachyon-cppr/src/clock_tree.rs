@@ -92,6 +92,20 @@ impl ClockNetwork {
     fn n_pins(&self) -> usize {
         self.pins_in_order.len()
     }
+
+    /// The arcs between two of its pins (each once): the only arc delays a clock tree
+    /// reads ([`ClockTree::build_on`]).
+    pub fn internal_arcs(&self, graph: &TimingGraph) -> Vec<u32> {
+        let mut arcs = Vec::new();
+        for &pin in &self.pins_in_order {
+            for &arc in graph.fanin(pin) {
+                if self.is_clock_pin(graph.arc(arc).from) {
+                    arcs.push(arc.index() as u32);
+                }
+            }
+        }
+        arcs
+    }
 }
 
 /// A node as [`ClockTree::find_node`] finds it.

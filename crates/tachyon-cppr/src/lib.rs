@@ -102,6 +102,16 @@ impl CpprStructure {
             trees: [None, None],
         }
     }
+
+    /// The arcs whose delays a run with the grouping passes on the GPU reads on the
+    /// host (those between two clock pins, which the clock trees read; the passes read
+    /// the others on the device): the only arc delays `gpu::apply_cppr_with` with
+    /// `GpuPasses::Resident` needs in `TimingData::arc_delay`.
+    pub fn clock_arcs(&self, graph: &TimingGraph) -> Vec<u32> {
+        self.parts
+            .as_ref()
+            .map_or_else(Vec::new, |(clock, _)| clock.internal_arcs(graph))
+    }
 }
 
 /// Fills `tests[..].credit` and `tests[..].slack` with the exact post-CPPR values.

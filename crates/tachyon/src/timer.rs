@@ -416,6 +416,10 @@ impl Timer {
     /// built. Its cost (the flat rows again, on the GPU backend the RC pass of every
     /// net on the host, the required-time seeds) is counted in `edit graph`.
     fn build_incremental(&mut self) {
+        if self.settle_device_values().is_err() {
+            // The timing is dropped: the edit is followed by a full update.
+            return;
+        }
         let (Some(flat), Some((graph, data))) = (self.incremental_flat.take(), &mut self.timing)
         else {
             return;
@@ -994,6 +998,7 @@ impl Timer {
     /// Brings the timing up to date (a no-op when nothing changed).
     pub fn update_timing(&mut self) -> Result<(), TimerError> {
         if self.timing.is_some() {
+            self.settle_device_values()?;
             self.retime_incremental();
             return Ok(());
         }
@@ -1152,6 +1157,26 @@ impl Timer {
                 tracing::warn!("{warning}");
             }
         }
+    }
+
+    /// Brings the host's copy of the values up to date with what the last full update
+    /// over the resident state left on the device ([`gpu_phases::settle`]); every
+    /// reader of `timing` gets here first, through [`Timer::update_timing`] (or the
+    /// first edit's incremental state). A failed download drops the timing (later
+    /// updates run on the CPU) and is returned: an error, never stale values.
+    fn settle_device_values(&mut self) -> Result<(), TimerError> {
+        let (Some((_, data)), Some(resident)) = (&mut self.timing, &mut self.resident) else {
+            return Ok(());
+        };
+        if let Err(why) = gpu_phases::settle(resident, data) {
+            tracing::warn!("{why}; timing again on the CPU from here on");
+            self.gpu_failed = Some(why.to_string());
+            self.resident = None;
+            self.timing = None;
+            self.incremental_flat = None;
+            return Err(why);
+        }
+        Ok(())
     }
 
     /// The graph and timing values of the current state (updating first; the graph's

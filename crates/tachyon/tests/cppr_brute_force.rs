@@ -112,3 +112,36 @@ fn clock_tree_group_counts_and_paths_match_walking_up() {
         }
     }
 }
+
+/// The clock trees read no arc delay but those `CpprStructure::clock_arcs` lists (what
+/// the resident GPU update brings back for CPPR, leaving the others on the device):
+/// built with every other delay NaN, they equal the trees built from every delay.
+#[test]
+fn clock_trees_read_only_the_clock_arcs_delays() {
+    use tachyon::cppr::{ClockTree, CpprStructure};
+    use tachyon::Split;
+    let mut timer = default_design();
+    let (graph, data) = timer.timing().unwrap();
+    let source = graph.assertions().clock.unwrap().source;
+    let clock_arcs = CpprStructure::build(graph).clock_arcs(graph);
+    assert!(!clock_arcs.is_empty());
+    let mut partial = data.clone();
+    partial.arc_delay = vec![[f64::NAN; 4]; data.arc_delay.len()];
+    for &arc in &clock_arcs {
+        partial.arc_delay[arc as usize] = data.arc_delay[arc as usize];
+    }
+    for split in Split::BOTH {
+        let full = ClockTree::build(graph, data, source, split);
+        let from_clock_arcs = ClockTree::build(graph, &partial, source, split);
+        assert_eq!(
+            format!("{full:?}"),
+            format!("{from_clock_arcs:?}"),
+            "{split:?}"
+        );
+    }
+    println!(
+        "gen300: {} clock arcs of {}",
+        clock_arcs.len(),
+        graph.arcs().len()
+    );
+}

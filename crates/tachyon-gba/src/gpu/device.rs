@@ -732,10 +732,13 @@ impl DeviceTiming {
     /// array kept from an earlier update has its pages mapped already: at 1M gates
     /// about 400 MB the copy would otherwise fault in); the others come back as new
     /// vectors.
+    /// Without `arc_delays` the arc delays stay on the device (`reuse.arc_delay` comes
+    /// back as it was): [`DeviceTiming::download_arc_delays`] brings them back later.
     pub fn download_forward(
         &self,
         wire: Option<WireOutputs<'_>>,
         reuse: ForwardResults,
+        arc_delays: bool,
     ) -> Result<ForwardResults, GpuError> {
         let gpu = &self.gpu;
         if let Some(wire) = wire {
@@ -757,7 +760,10 @@ impl DeviceTiming {
         };
         let arrival = after_levels(&self.arrival, reuse.arrival)?;
         let slew = after_levels(&self.slew, reuse.slew)?;
-        let arc_delay = after_levels(&self.arc_delay, reuse.arc_delay)?;
+        let arc_delay = match arc_delays {
+            true => after_levels(&self.arc_delay, reuse.arc_delay)?,
+            false => reuse.arc_delay,
+        };
         let test_required = if self.tests_evaluated {
             Some(gpu.download(&self.test_required, 0..self.test_required.len())?)
         } else {
@@ -994,6 +1000,29 @@ impl DeviceTiming {
         }
         drop(kept);
         self.gpu.download(&self.required, 0..self.n_pins)
+    }
+
+    /// Copies the arc delays back (waits for the forward levels): into `kept` when it is
+    /// as long as the arcs (written in place), else as a new vector.
+    pub fn download_arc_delays(&self, mut kept: Vec<[f64; 4]>) -> Result<Vec<[f64; 4]>, GpuError> {
+        if kept.len() == self.arc_delay.len() {
+            self.gpu.download_into(&self.arc_delay, &mut kept)?;
+            return Ok(kept);
+        }
+        drop(kept);
+        self.gpu.download(&self.arc_delay, 0..self.arc_delay.len())
+    }
+
+    /// The delays of `arcs` (each in range), gathered on the device and downloaded
+    /// (waits for the forward levels).
+    pub fn arc_delays_at(&self, arcs: &[u32]) -> Result<Vec<[f64; 4]>, GpuError> {
+        const DURING: &str = "bringing back the delays of listed arcs";
+        if arcs.is_empty() {
+            return Ok(Vec::new());
+        }
+        check_indices("listed arcs", arcs, self.arc_delay.len())?;
+        let index = self.gpu.upload(DURING, arcs)?;
+        self.gathered(&index, &self.arc_delay)
     }
 
     /// Sets every value of `buffer` to the canonical NaN ("no value").

@@ -128,6 +128,42 @@ impl GpuTiming {
         flat: &FlatTiming,
         data: &mut TimingData,
     ) -> Result<(), GpuError> {
+        self.forward_into(graph, flat, data, true)
+    }
+
+    /// [`GpuTiming::arrivals_and_tests`] but for the arc delays, which stay on the device
+    /// (`data.arc_delay` is left as it was): [`GpuTiming::arc_delays_at`] brings back
+    /// those a step reads, [`GpuTiming::download_arc_delays_into`] every one.
+    pub fn arrivals_and_tests_leaving_delays(
+        &mut self,
+        graph: &TimingGraph,
+        flat: &FlatTiming,
+        data: &mut TimingData,
+    ) -> Result<(), GpuError> {
+        self.forward_into(graph, flat, data, false)
+    }
+
+    /// The delays of `arcs` (each in range) after the last forward sweep.
+    pub fn arc_delays_at(&self, arcs: &[u32]) -> Result<Vec<[f64; 4]>, GpuError> {
+        self.device.arc_delays_at(arcs)
+    }
+
+    /// Every arc delay of the last forward sweep into `data` (written in place when
+    /// `data` holds them from an earlier update).
+    pub fn download_arc_delays_into(&self, data: &mut TimingData) -> Result<(), GpuError> {
+        data.arc_delay = self
+            .device
+            .download_arc_delays(std::mem::take(&mut data.arc_delay))?;
+        Ok(())
+    }
+
+    fn forward_into(
+        &mut self,
+        graph: &TimingGraph,
+        flat: &FlatTiming,
+        data: &mut TimingData,
+        arc_delays: bool,
+    ) -> Result<(), GpuError> {
         let started = std::time::Instant::now();
         let primary_inputs = primary_input_values(graph, flat);
         let clock = graph.assertions().clock;
@@ -152,6 +188,7 @@ impl GpuTiming {
                 wire_impulse: &mut data.wire_impulse,
             }),
             reuse,
+            arc_delays,
         )?;
         data.arrival = results.arrival;
         data.slew = results.slew;
@@ -266,7 +303,7 @@ impl GpuTiming {
         }
         let results = self
             .device
-            .download_forward(None, ForwardResults::default())?;
+            .download_forward(None, ForwardResults::default(), true)?;
         self.host_values.pins.clear();
         self.host_values.arcs.clear();
         self.device.all_values_taken(true);
@@ -324,10 +361,30 @@ impl GpuTiming {
     }
 
     /// The backward levels from the seeds of `data`'s tests (credits filled) and output
-    /// assertions, computed on the device from the graph's [`SeedLayout`] (built and
-    /// uploaded by the first call) and the tests' results; puts the required times into
-    /// `data`. The host's seed list where the layout does not fit a term.
+    /// assertions ([`GpuTiming::sweep_required`]); puts the required times into `data`.
     pub fn required(&mut self, graph: &TimingGraph, data: &mut TimingData) -> Result<(), GpuError> {
+        let started = std::time::Instant::now();
+        self.sweep_required(graph, data)?;
+        self.download_required_into(data)?;
+        tracing::debug!(
+            downloaded_ms = started.elapsed().as_secs_f64() * 1e3,
+            "gpu backward: required times downloaded"
+        );
+        Ok(())
+    }
+
+    /// [`GpuTiming::required`] without the download: the backward levels from seeds
+    /// computed on the device from the graph's [`SeedLayout`] (built and uploaded by the
+    /// first call) and the tests' results (the host's seed list where the layout does
+    /// not fit a term). The required times stay on the device until
+    /// [`GpuTiming::download_required_into`] brings them back (`data`'s are left as they
+    /// were; the caller marks them stale). Waits for the sweep, so that its time counts
+    /// in the update that queued it.
+    pub fn sweep_required(
+        &mut self,
+        graph: &TimingGraph,
+        data: &TimingData,
+    ) -> Result<(), GpuError> {
         let started = std::time::Instant::now();
         if self.seeds.is_none() {
             if let Some(layout) = SeedLayout::build(graph) {
@@ -351,21 +408,23 @@ impl GpuTiming {
             }
         };
         let seeds_ms = started.elapsed().as_secs_f64() * 1e3;
-        let swept_ms = self
-            .sync_for_log()?
-            .then(|| started.elapsed().as_secs_f64() * 1e3);
-        // Written in place when `data` holds them from an earlier update.
-        data.required = self
-            .device
-            .download_required(std::mem::take(&mut data.required))?;
+        self.device.gpu().synchronize()?;
         tracing::debug!(
             seeded_pins = n_seeded,
             layout_ms,
             seeds_ms,
-            swept_ms,
-            downloaded_ms = started.elapsed().as_secs_f64() * 1e3,
-            "gpu backward: sweep done (with sync steps), required times downloaded"
+            swept_ms = started.elapsed().as_secs_f64() * 1e3,
+            "gpu backward: seeds, sweep done"
         );
+        Ok(())
+    }
+
+    /// The required times of the last backward sweep into `data` (written in place when
+    /// `data` holds them from an earlier update).
+    pub fn download_required_into(&self, data: &mut TimingData) -> Result<(), GpuError> {
+        data.required = self
+            .device
+            .download_required(std::mem::take(&mut data.required))?;
         Ok(())
     }
 }

@@ -161,6 +161,20 @@ pub(super) fn full_resident(
     }
 }
 
+/// Brings back into `data` what the last full update over `resident` left on the
+/// device ([`Resident::Gpu`]'s stale arrays); a no-op otherwise. Every reader of the
+/// timer's values runs it first ([`super::Timer::update_timing`]).
+pub(super) fn settle(resident: &mut Resident, data: &mut TimingData) -> Result<(), TimerError> {
+    match resident {
+        #[cfg(feature = "gpu")]
+        Resident::Gpu(state) => state.settle(data),
+        Resident::CpuTwin(_) => {
+            let _ = data;
+            Ok(())
+        }
+    }
+}
+
 /// CPPR over every test where the resident state is on the GPU (the passes filled in
 /// there); false for the CPU twin, whose caller runs CPPR on the CPU.
 pub(super) fn cppr_resident(
@@ -288,6 +302,22 @@ mod on_gpu {
         structure: Option<CpprStructure>,
         /// CPPR's network shape and split networks on the GPU, kept with `structure`.
         networks: KeptNetworks,
+        /// The delays of the arcs between clock pins (what CPPR reads of the arc
+        /// delays on the host), kept with `structure`.
+        clock_arcs: Option<Vec<u32>>,
+        /// The arrays a full update over the resident state left on the device.
+        on_device: OnDevice,
+    }
+
+    /// Per array, Some while the host's copy is stale: a full update over the resident
+    /// state left it on the device (nothing in the update reads it on the host) and
+    /// the timer's array is empty meanwhile, so that no reader can see old bits;
+    /// [`DeviceState::settle`] brings it back, into the host array held here (that of
+    /// an earlier update, its pages mapped already).
+    #[derive(Debug, Default)]
+    struct OnDevice {
+        arc_delay: Option<Vec<[f64; 4]>>,
+        required: Option<Vec<[f64; 4]>>,
     }
 
     fn unlocked(timing: &mut std::sync::Mutex<GpuTiming>) -> &mut GpuTiming {
@@ -327,9 +357,13 @@ mod on_gpu {
         /// from the trees while they describe every net; once edits gave some nets RC
         /// values from the host, the values on the device are current already and are
         /// kept. `data` ([`TimingData::for_download`], or [`TimingData::new`] to bring
-        /// the RC pass's values back too) receives what the host reads: arrivals,
-        /// slews, arc delays, tests and required times. CPPR runs over every test from
-        /// the device's forward values, with the structure kept across updates.
+        /// the RC pass's values back too) receives what the update reads on the host:
+        /// arrivals, slews and tests. The arc delays and required times stay on the
+        /// device (the host's copies are stale: `data.arc_delay` and `data.required`
+        /// are left empty) until [`DeviceState::settle`] brings them back; CPPR's clock
+        /// trees read the delays of the clock arcs alone, gathered there. CPPR runs
+        /// over every test from the device's forward values, with the structure kept
+        /// across updates.
         pub(in crate::timer) fn full_update(
             &mut self,
             graph: &TimingGraph,
@@ -343,8 +377,13 @@ mod on_gpu {
                 timed(record, "rc", || Ok(timing.parasitics()?))?;
             }
             timed(record, "propagate", || {
-                Ok(timing.arrivals_and_tests(graph, flat, data)?)
+                Ok(timing.arrivals_and_tests_leaving_delays(graph, flat, data)?)
             })?;
+            // The host array of an earlier update, written again by the next download.
+            let mut delays = match self.on_device.arc_delay.take() {
+                Some(kept) => kept,
+                None => std::mem::take(&mut data.arc_delay),
+            };
             timed(record, "cppr", || {
                 if !cppr {
                     tachyon_gba::finish_tests_without_cppr(graph, data);
@@ -353,14 +392,50 @@ mod on_gpu {
                 let structure = self
                     .structure
                     .get_or_insert_with(|| CpprStructure::build(graph));
+                let clock_arcs = self
+                    .clock_arcs
+                    .get_or_insert_with(|| structure.clock_arcs(graph));
+                // Only the clock arcs' delays are current in `delays` while CPPR runs
+                // (it reads no other on the host); emptied again after.
+                let values = timing.arc_delays_at(clock_arcs)?;
+                if delays.len() != graph.arcs().len() {
+                    delays = vec![[f64::NAN; 4]; graph.arcs().len()];
+                }
+                for (&arc, value) in clock_arcs.iter().zip(values) {
+                    delays[arc as usize] = value;
+                }
+                data.arc_delay = std::mem::take(&mut delays);
                 let passes = GpuPasses::Resident(timing.forward_values(), &self.networks);
-                Ok(tachyon_cppr::gpu::apply_cppr_with(
-                    graph, data, structure, passes,
-                )?)
+                let ran = tachyon_cppr::gpu::apply_cppr_with(graph, data, structure, passes);
+                delays = std::mem::take(&mut data.arc_delay);
+                Ok(ran?)
             })?;
-            timed(record, "propagate", || Ok(timing.required(graph, data)?))?;
+            self.on_device.arc_delay = Some(delays);
+            // Brought back by a reader: "update" does not include the download.
+            timed(record, "propagate", || {
+                Ok(timing.sweep_required(graph, data)?)
+            })?;
+            if self.on_device.required.is_none() {
+                self.on_device.required = Some(std::mem::take(&mut data.required));
+            }
             // Its values went to `data`, which need not be the timer's copy.
             timing.forget_values();
+            Ok(())
+        }
+
+        /// Brings back into `data` (that of the last [`DeviceState::full_update`]) what
+        /// that update left on the device; a no-op when nothing is stale. On an error
+        /// the stale arrays stay empty in `data` (and the caller drops it).
+        pub(in crate::timer) fn settle(&mut self, data: &mut TimingData) -> Result<(), TimerError> {
+            let timing = unlocked(&mut self.timing);
+            if let Some(kept) = self.on_device.arc_delay.take() {
+                data.arc_delay = kept;
+                timing.download_arc_delays_into(data)?;
+            }
+            if let Some(kept) = self.on_device.required.take() {
+                data.required = kept;
+                timing.download_required_into(data)?;
+            }
             Ok(())
         }
     }
@@ -380,6 +455,7 @@ mod on_gpu {
         let nets = incremental.take_dirty_nets(graph, data);
         if state.timing().apply_edits(graph, incremental, data)? {
             state.structure = None;
+            state.clock_arcs = None;
             state.networks = KeptNetworks::default();
         }
         let uploaded_ms = started.elapsed().as_secs_f64() * 1e3;
@@ -452,6 +528,8 @@ mod on_gpu {
                 timing,
                 structure,
                 networks,
+                clock_arcs: None,
+                on_device: OnDevice::default(),
             };
             Ok((data, flat, super::Resident::Gpu(Box::new(state))))
         })

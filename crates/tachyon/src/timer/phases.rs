@@ -321,6 +321,8 @@ impl Timer {
         );
         let mut data = TimingData::new(n_pins, n_nets, n_arcs, n_tests);
         gpu_phases::full_resident(resident, graph, flat, &mut data, cppr, &mut |_, _| {})?;
+        // The comparison reads every value: those left on the device come back.
+        gpu_phases::settle(resident, &mut data)?;
         Ok((phases, totals, Some(data)))
     }
 }
