@@ -44,6 +44,9 @@ pub enum BenchKind {
     /// Incremental timing: edit+query pairs against full updates (`tachyon
     /// bench-edits`), peak memory against a full-timing run, optionally OpenTimer.
     Incremental,
+    /// The full update over the resident GPU state against the CPU backend's, `--runs`
+    /// of each (`tachyon bench-full`).
+    Resident,
 }
 
 /// Arguments of `cargo xtask bench`.
@@ -123,6 +126,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchKind::Parse => bench_parse(&args, &binary, &designs),
         BenchKind::Report => crate::bench_report::run(&args, &binary, &designs),
         BenchKind::Incremental => crate::bench_incremental::run(&args, &binary, &designs),
+        BenchKind::Resident => crate::bench_resident::run(&args, &binary, &designs),
     }
 }
 

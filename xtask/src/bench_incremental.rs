@@ -25,10 +25,16 @@ pub(crate) struct Report {
 impl Report {
     /// Parses a report, checking its format line.
     pub(crate) fn parse(text: &str) -> anyhow::Result<Report> {
+        Report::parse_as(text, FORMAT)
+    }
+
+    /// Parses a report of the same `key value...` form whose first line is `format`
+    /// (another bench command's).
+    pub(crate) fn parse_as(text: &str, format: &str) -> anyhow::Result<Report> {
         let mut lines = text.lines();
         anyhow::ensure!(
-            lines.next() == Some(FORMAT),
-            "not a bench-edits report (expected \"{FORMAT}\" first)"
+            lines.next() == Some(format),
+            "not the report expected (\"{format}\" first)"
         );
         let lines = lines
             .filter(|line| !line.trim().is_empty())
@@ -51,20 +57,43 @@ impl Report {
 
     /// The first value of line `key`, or the value after `field` on it.
     pub(crate) fn number(&self, key: &str, field: Option<&str>) -> f64 {
-        let Some(values) = self.values(key) else {
-            return f64::NAN;
-        };
-        let value = match field {
-            None => values.first(),
-            Some(field) => values
-                .iter()
-                .position(|value| value == field)
-                .and_then(|index| values.get(index + 1)),
-        };
-        value
-            .and_then(|value| value.parse().ok())
+        number_in(self.values(key), field)
+    }
+
+    /// The word after `field` on the line `key first ...` (of several lines named
+    /// `key`).
+    pub(crate) fn word_on(&self, key: &str, first: &str, field: &str) -> Option<&str> {
+        let (_, values) = self.lines.iter().find(|(name, values)| {
+            name == key && values.first().is_some_and(|value| value == first)
+        })?;
+        let at = values.iter().position(|value| value == field)?;
+        values.get(at + 1).map(String::as_str)
+    }
+
+    /// [`Report::word_on`] as a number (NaN when absent or not a number).
+    pub(crate) fn number_on(&self, key: &str, first: &str, field: &str) -> f64 {
+        self.word_on(key, first, field)
+            .and_then(|word| word.parse().ok())
             .unwrap_or(f64::NAN)
     }
+}
+
+/// The first of `values`, or the value after `field` among them, as a number (NaN when
+/// absent or not a number).
+fn number_in(values: Option<&[String]>, field: Option<&str>) -> f64 {
+    let Some(values) = values else {
+        return f64::NAN;
+    };
+    let value = match field {
+        None => values.first(),
+        Some(field) => values
+            .iter()
+            .position(|value| value == field)
+            .and_then(|index| values.get(index + 1)),
+    };
+    value
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(f64::NAN)
 }
 
 /// One design's results.
@@ -153,7 +182,7 @@ fn bench_edits(args: &BenchArgs, binary: &Path, tau2015: &Path) -> Command {
 }
 
 /// Runs `command` and returns its standard output (standard error goes through).
-fn output_of(mut command: Command) -> anyhow::Result<String> {
+pub(crate) fn output_of(mut command: Command) -> anyhow::Result<String> {
     let output = command
         .stderr(std::process::Stdio::inherit())
         .output()

@@ -10,6 +10,7 @@
 mod bench;
 mod bench_incremental;
 mod bench_report;
+mod bench_resident;
 mod cli_binary;
 mod gen;
 mod ptx;
