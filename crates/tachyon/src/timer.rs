@@ -1403,7 +1403,8 @@ impl Timer {
     /// The endpoints: primary outputs and test data pins (with SDC constraints,
     /// OpenSTA's: also the pins that drive nothing).
     pub fn endpoints(&mut self) -> Result<Vec<String>, TimerError> {
-        self.update_timing()?;
+        // The graph's and the search's: nothing brought back from the device.
+        self.update_timing_for_rows()?;
         let Some((graph, _)) = &self.timing else {
             return Ok(Vec::new());
         };

@@ -170,9 +170,16 @@ fn compare_point_queries(tau2015: &Path, timer: &mut Timer, cpu: &mut Timer) {
 /// Under SDC constraints `retime_full` runs over the resident state too (no upload),
 /// the search again over its values: the CPU backend's values and slacks bit for bit.
 fn compare_retime_full_sdc(backend: &Backend) {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/default");
+    let folder = tachyon_testkit::repo_root().join("testdata/default");
     let load = |timer: &mut Timer| {
-        timer.load_tau2015(folder.join("gen300.tau2015")).unwrap();
+        for split in [Split::Early, Split::Late] {
+            let library = format!("gen300_{split:?}.lib");
+            timer
+                .read_celllib(Some(split), folder.join(library))
+                .unwrap();
+        }
+        timer.read_verilog(folder.join("gen300.v")).unwrap();
+        timer.read_spef(folder.join("gen300.spef")).unwrap();
         timer.read_sdc(folder.join("gen300.sdc")).unwrap();
     };
     let mut timer = Timer::with_backend(backend.clone());
