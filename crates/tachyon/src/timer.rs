@@ -1760,7 +1760,6 @@ fn locate(operation: &Operation, error: TimerError) -> TimerError {
     }
 }
 
-/// The endpoints (primary outputs, then test data pins in test order), each once.
 /// Over the resident state on the GPU, CPPR of the tests an update reached runs on the
 /// host while they are fewer than one in this many tests, else over every test on the
 /// GPU. `TACHYON_CPPR_HOST_FACTOR` overrides it (for measuring where the two meet:
@@ -1776,9 +1775,19 @@ fn host_cppr_factor() -> usize {
     })
 }
 
-/// [`host_cppr_factor`]'s default.
-const HOST_CPPR_FACTOR: usize = 4;
+/// [`host_cppr_factor`]'s default, measured at 1M gates (H100, 16 cores, `tachyon
+/// bench-resident --sizes 10,30,100,300` with the factor at 4, 8, 16, 32 and 64; median
+/// CPPR ms per update): every test on the GPU costs 45-55 ms; the reached tests on the
+/// host ~27 ms after 10 nets changed, 60-66 after 30, ~190 after 100, 534 after 300.
+/// The reached tests are between one in 64 and one in 32 of the tests after 10 and 30
+/// nets, between one in 16 and one in 8 after 100, one in 8 and one in 4 after 300. At
+/// 64, 30 nets and more run on the GPU (30: 45 ms instead of 60-66; 100: 49 instead of
+/// ~195; 300: 73 instead of 534 at the old 4), 10 nets too (33 instead of ~27, the one
+/// loss). A share of the tests, as both sides grow with the design (the GPU's with
+/// every test, the host's with the reached tests' cones).
+const HOST_CPPR_FACTOR: usize = 64;
 
+/// The endpoints (primary outputs, then test data pins in test order), each once.
 fn endpoint_pins(graph: &TimingGraph) -> Vec<PinId> {
     use rayon::prelude::*;
     let mut seen = vec![false; graph.n_pins() as usize];
