@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use tachyon::{Backend, Timer};
+use tachyon::{Backend, Split, Timer, Transition};
 
 use crate::bench_resident::{load_and_time, median_ms, phase_totals, state_digest};
 
@@ -41,6 +41,10 @@ struct Side {
     /// The first read of the timing after the last update (`Timer::timing`): on the
     /// GPU backend, the download of the values the resident update left on the device.
     first_read_ms: f64,
+    /// Before that read, point queries after the last update: the slack of one
+    /// endpoint, then WNS and TNS (late), which gather their values on the device.
+    point_read_ms: f64,
+    wns_tns_ms: f64,
     resident: bool,
     state: String,
 }
@@ -73,7 +77,8 @@ pub fn run(
     for (name, side) in [("backend", &first), ("cpu", &cpu)] {
         let _ = writeln!(
             out,
-            "full {name} update_ms {:.1} wall_ms {:.1} resident {}{} first_read_ms {:.1}",
+            "full {name} update_ms {:.1} wall_ms {:.1} resident {}{} first_read_ms {:.1} \
+             point_read_ms {:.2} wns_tns_ms {:.2}",
             side.update_ms,
             side.wall_ms,
             side.resident,
@@ -81,7 +86,9 @@ pub fn run(
                 .iter()
                 .map(|(phase, ms)| format!(" {phase}_ms {ms:.1}"))
                 .collect::<String>(),
-            side.first_read_ms
+            side.first_read_ms,
+            side.point_read_ms,
+            side.wns_tns_ms
         );
     }
     let _ = writeln!(
@@ -125,12 +132,26 @@ fn measure(timer: &mut Timer, reps: usize) -> anyhow::Result<Side> {
         resident &= timer.last_update_on_gpu()
             && total(&after, "gpu layout + upload") == total(&before, "gpu layout + upload");
     }
+    // Point queries read only their values, where they are.
+    let probe = timer.endpoints()?.into_iter().next();
+    let read = Instant::now();
+    if let Some(pin) = &probe {
+        timer.slack(pin, Split::Late, Transition::Rise)?;
+    }
+    let point_read_ms = read.elapsed().as_secs_f64() * 1e3;
+    let read = Instant::now();
+    // Nothing timed for a split is an error, not a cost.
+    let _ = timer.worst_negative_slack(Split::Late);
+    let _ = timer.total_negative_slack(Split::Late);
+    let wns_tns_ms = read.elapsed().as_secs_f64() * 1e3;
     // The first read after the last update brings back what it left on the device.
     let read = Instant::now();
     timer.timing()?;
     let first_read_ms = read.elapsed().as_secs_f64() * 1e3;
     Ok(Side {
         first_read_ms,
+        point_read_ms,
+        wns_tns_ms,
         wall_ms: median_ms(walls),
         update_ms: median_ms(updates),
         phases: phases

@@ -489,16 +489,21 @@ impl Timer {
     /// bits): all of it (arrival and slew queries may pull their cone alone first,
     /// `update_fanin_cone`).
     fn retime_incremental(&mut self) {
-        if let Err(why) = self.try_retime_incremental() {
-            // The update on the GPU failed part way: the timing is dropped, and the next
-            // update re-times fully on the CPU.
-            tracing::warn!("{why}; timing again on the CPU from here on");
-            self.gpu_failed = Some(why.to_string());
-            self.resident = None;
-            self.timing = None;
-            self.incremental = None;
-            self.incremental_flat = None;
+        if let Err(why) = self.try_retime_incremental(false) {
+            self.drop_device_timing(&why);
         }
+    }
+
+    /// After a device error part way through an update or a read: the timing (part
+    /// of whose arrays may be written or missing) and the device state are dropped,
+    /// and the next update re-times fully on the CPU.
+    fn drop_device_timing(&mut self, why: &TimerError) {
+        tracing::warn!("{why}; timing again on the CPU from here on");
+        self.gpu_failed = Some(why.to_string());
+        self.resident = None;
+        self.timing = None;
+        self.incremental = None;
+        self.incremental_flat = None;
     }
 
     /// The mixed strategy's threshold in effect: the timer's setting, else the
@@ -542,10 +547,15 @@ impl Timer {
         self.timing = None;
     }
 
-    /// [`Timer::retime_incremental`], failing only where the GPU fails.
-    fn try_retime_incremental(&mut self) -> Result<(), TimerError> {
+    /// [`Timer::retime_incremental`], failing only where the GPU fails. With `full`
+    /// (a full re-time after edits, [`Timer::retime_full`]) it runs over the resident
+    /// state whatever the frontier, CPPR over every test there.
+    pub(super) fn try_retime_incremental(&mut self, full: bool) -> Result<(), TimerError> {
         let cppr = self.main_engine_cppr();
-        let min_frontier = self.gpu_min_frontier();
+        let min_frontier = match full {
+            true => 0,
+            false => self.gpu_min_frontier(),
+        };
         let (Some((graph, data)), Some(incremental)) = (&mut self.timing, &mut self.incremental)
         else {
             return Ok(());
@@ -606,14 +616,16 @@ impl Timer {
                 // over all of them there.
                 let n_tests = graph.tests().len();
                 let whole = resident.is_some()
-                    && incremental.forward_changes() * 16 >= graph.n_pins() as usize;
+                    && (full || incremental.forward_changes() * 16 >= graph.n_pins() as usize);
                 let tests = match whole {
                     true => None,
                     false => incremental.tests_for_cppr(graph, on_clock),
                 };
                 // The results before, of the tests that re-run only.
                 let before = match tests {
-                    Some(tests) if resident.is_none() || tests.len() * 4 < n_tests => {
+                    Some(tests)
+                        if resident.is_none() || tests.len() * host_cppr_factor() < n_tests =>
+                    {
                         let before: Vec<_> =
                             tests.iter().map(|&test| (test, data.tests[test])).collect();
                         tachyon_cppr::apply_cppr_to_tests(
@@ -1075,13 +1087,14 @@ impl Timer {
         self.cppr_trees.clear();
         // Built at the first edit (a run that never edits does without it).
         self.incremental = None;
-        self.incremental_flat = follow.then_some(flat);
-        // Kept only where updates after edits can use it.
+        // Kept for the updates after edits and, with the device state, for
+        // `retime_full` over it (under SDC constraints too, or re-timing fully).
         let resident = resident.or_else(|| {
-            (self.resident_twin && self.backend.gpu_min_frontier() == usize::MAX)
+            (follow && self.resident_twin && self.backend.gpu_min_frontier() == usize::MAX)
                 .then(gpu_phases::Resident::cpu_twin)
         });
-        self.resident = resident.filter(|_| follow);
+        self.incremental_flat = (follow || resident.is_some()).then_some(flat);
+        self.resident = resident;
         self.stats = UpdateStats::full(&graph, self.cppr);
         self.history.push(self.stats);
         self.sta = None;
@@ -1169,11 +1182,7 @@ impl Timer {
             return Ok(());
         };
         if let Err(why) = gpu_phases::settle(resident, data) {
-            tracing::warn!("{why}; timing again on the CPU from here on");
-            self.gpu_failed = Some(why.to_string());
-            self.resident = None;
-            self.timing = None;
-            self.incremental_flat = None;
+            self.drop_device_timing(&why);
             return Err(why);
         }
         Ok(())
@@ -1204,6 +1213,17 @@ impl Timer {
         reads: Reads,
         value: impl Fn(&TimingData, tachyon_graph::PinId) -> Option<f64>,
     ) -> Result<Option<f64>, TimerError> {
+        if self.timing.is_some() && self.incremental.is_none() {
+            // No edit since the last update: the timing is current, and the values a
+            // full update over the resident state left on the device stay there.
+            let Some((graph, _)) = &self.timing else {
+                return Ok(None);
+            };
+            let id = find_pin(graph, pin).ok_or_else(|| LinkError::UnknownPin(pin.to_string()))?;
+            if let Some(rows) = self.rows_on_device(&[id])? {
+                return Ok(value(&rows, PinId(0)));
+            }
+        }
         match reads {
             Reads::FaninCone if self.follows_edits() => self.update_fanin_cone(pin)?,
             Reads::FanoutRegion if self.follows_edits() => self.update_fanout_region(pin)?,
@@ -1383,7 +1403,8 @@ impl Timer {
     /// The endpoints: primary outputs and test data pins (with SDC constraints,
     /// OpenSTA's: also the pins that drive nothing).
     pub fn endpoints(&mut self) -> Result<Vec<String>, TimerError> {
-        self.update_timing()?;
+        // The graph's and the search's: nothing brought back from the device.
+        self.update_timing_for_rows()?;
         let Some((graph, _)) = &self.timing else {
             return Ok(Vec::new());
         };
@@ -1401,20 +1422,77 @@ impl Timer {
             .collect())
     }
 
+    /// The endpoints' slacks of `split`, each endpoint's rows gathered on the device
+    /// while a full update over the resident state left values there
+    /// ([`Timer::rows_on_device`]), else read from the host's arrays.
     fn endpoint_slacks(&mut self, split: Split) -> Result<Vec<f64>, TimerError> {
-        self.update_timing()?;
-        let Some((graph, data)) = &self.timing else {
+        self.update_timing_for_rows()?;
+        let Some((graph, _)) = &self.timing else {
             return Ok(Vec::new());
         };
-        let mut slacks = Vec::new();
-        for pin in endpoint_pins(graph) {
-            for transition in Transition::BOTH {
-                if let Some(slack) = data.slack_at(pin, split, transition) {
-                    slacks.push(slack);
+        let pins = endpoint_pins(graph);
+        let slacks_of = |data: &TimingData, pins: &mut dyn Iterator<Item = PinId>| {
+            let mut slacks = Vec::new();
+            for pin in pins {
+                for transition in Transition::BOTH {
+                    if let Some(slack) = data.slack_at(pin, split, transition) {
+                        slacks.push(slack);
+                    }
                 }
             }
+            slacks
+        };
+        if let Some(rows) = self.rows_on_device(&pins)? {
+            return Ok(slacks_of(&rows, &mut (0..pins.len() as u32).map(PinId)));
         }
-        Ok(slacks)
+        self.update_timing()?;
+        let Some((_, data)) = &self.timing else {
+            return Ok(Vec::new());
+        };
+        Ok(slacks_of(data, &mut pins.into_iter()))
+    }
+
+    /// Brings the timing up to date for a reader of a few pins' values, who reads them
+    /// through [`Timer::rows_on_device`]: with no edit since the last update the timing
+    /// is current, and what a full update over the resident state left on the device
+    /// stays there (not brought back whole, as [`Timer::update_timing`] does).
+    fn update_timing_for_rows(&mut self) -> Result<(), TimerError> {
+        if self.timing.is_some() && self.incremental.is_none() {
+            return Ok(());
+        }
+        self.update_timing()
+    }
+
+    /// The values of `pins` that a point query reads (as the timing data of
+    /// `pins.len()` pins, in `pins`' order), gathered on the device while the last full
+    /// update over the resident state left values there and no edit came since; None
+    /// otherwise (the host's arrays are current after [`Timer::update_timing`]). The
+    /// one place where a reader of a few values takes them from the device; whole
+    /// readers settle every array first. A failed gather drops the timing (later
+    /// updates run on the CPU) and is returned.
+    fn rows_on_device(&mut self, pins: &[PinId]) -> Result<Option<TimingData>, TimerError> {
+        if self.incremental.is_some() {
+            return Ok(None);
+        }
+        let (Some((_, data)), Some(resident)) = (&self.timing, &mut self.resident) else {
+            return Ok(None);
+        };
+        let pins: Vec<u32> = pins.iter().map(|pin| pin.0).collect();
+        match gpu_phases::pin_rows(resident, data, &pins) {
+            Ok(rows) => Ok(rows),
+            Err(why) => {
+                self.drop_device_timing(&why);
+                Err(why)
+            }
+        }
+    }
+
+    /// Whether the last full update over the resident state left values on the device
+    /// that no reader brought back yet (what [`Timer::retime_full`] leaves there until
+    /// a whole reader, or the first edit, settles it). For tests of what queries read.
+    #[doc(hidden)]
+    pub fn holds_values_on_device(&self) -> bool {
+        self.resident.as_ref().is_some_and(gpu_phases::holds_values)
     }
 
     /// The worst endpoint slack if negative, else 0; an error when nothing is timed for
@@ -1462,7 +1540,7 @@ impl Timer {
                 split_name(split)
             )));
         }
-        self.update_timing()?;
+        self.update_timing_for_rows()?;
         if self.sta.is_some() {
             return Ok(Vec::new());
         }
@@ -1681,6 +1759,33 @@ fn locate(operation: &Operation, error: TimerError) -> TimerError {
         error: Box::new(error),
     }
 }
+
+/// Over the resident state on the GPU, CPPR of the tests an update reached runs on the
+/// host while they are fewer than one in this many tests, else over every test on the
+/// GPU. `TACHYON_CPPR_HOST_FACTOR` overrides it (for measuring where the two meet:
+/// `tachyon bench-resident`); the value is read once.
+fn host_cppr_factor() -> usize {
+    static FACTOR: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *FACTOR.get_or_init(|| {
+        std::env::var("TACHYON_CPPR_HOST_FACTOR")
+            .ok()
+            .and_then(|text| text.parse().ok())
+            .filter(|&factor| factor > 0)
+            .unwrap_or(HOST_CPPR_FACTOR)
+    })
+}
+
+/// [`host_cppr_factor`]'s default, measured at 1M gates (H100, 16 cores, `tachyon
+/// bench-resident --sizes 10,30,100,300` with the factor at 4, 8, 16, 32 and 64; median
+/// CPPR ms per update): every test on the GPU costs 45-55 ms; the reached tests on the
+/// host ~27 ms after 10 nets changed, 60-66 after 30, ~190 after 100, 534 after 300.
+/// The reached tests are between one in 64 and one in 32 of the tests after 10 and 30
+/// nets, between one in 16 and one in 8 after 100, one in 8 and one in 4 after 300. At
+/// 64, 30 nets and more run on the GPU (30: 45 ms instead of 60-66; 100: 49 instead of
+/// ~195; 300: 73 instead of 534 at the old 4), 10 nets too (33 instead of ~27, the one
+/// loss). A share of the tests, as both sides grow with the design (the GPU's with
+/// every test, the host's with the reached tests' cones).
+const HOST_CPPR_FACTOR: usize = 64;
 
 /// The endpoints (primary outputs, then test data pins in test order), each once.
 fn endpoint_pins(graph: &TimingGraph) -> Vec<PinId> {

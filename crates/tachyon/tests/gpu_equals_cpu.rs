@@ -8,7 +8,7 @@ use std::path::Path;
 
 use tachyon::cppr::gpu::GpuPasses;
 use tachyon::cppr::CpprStructure;
-use tachyon::{Backend, BackendConfig, Device, Timer};
+use tachyon::{Backend, BackendConfig, Device, Split, Timer, Transition};
 use tachyon_testkit::{gpu_or_skip, tau2015_benchmarks, tau2015_file, GeneratedDesign};
 
 /// The CPPR passes shared among every GPU of the machine (each given its network by the
@@ -64,14 +64,6 @@ fn compare(tau2015: &Path, backend: &Backend) {
 /// update left (no layout or upload) and gives the CPU backend's values bit for bit
 /// (the RC pass's values stay on the device: not compared here, `compare` does).
 fn compare_retime_full(tau2015: &Path, backend: &Backend) {
-    let uploads = |timer: &Timer| -> std::time::Duration {
-        timer
-            .phase_timings()
-            .iter()
-            .filter(|entry| entry.phase == "gpu layout + upload")
-            .map(|entry| entry.duration)
-            .sum()
-    };
     let mut timer = Timer::with_backend(backend.clone());
     timer.load_tau2015(tau2015).unwrap();
     timer.update_timing().unwrap();
@@ -84,6 +76,124 @@ fn compare_retime_full(tau2015: &Path, backend: &Backend) {
     }
     let mut cpu = Timer::new();
     cpu.load_tau2015(tau2015).unwrap();
+    compare_point_queries(tau2015, &mut timer, &mut cpu);
+    assert_values_equal(&tau2015.display().to_string(), &mut timer, &mut cpu);
+}
+
+/// After `retime_full` over the resident state, point queries (a sample of pins'
+/// arrival, slew, required time and slack; WNS and TNS) gather their values on the
+/// device, leave the rest there, and answer the CPU backend's bits.
+fn compare_point_queries(tau2015: &Path, timer: &mut Timer, cpu: &mut Timer) {
+    let names: Vec<String> = {
+        let (graph, _) = cpu.timing().unwrap();
+        let step = (graph.n_pins() as usize / 200).max(1);
+        (0..graph.n_pins())
+            .step_by(step)
+            .map(|pin| graph.pin(tachyon::graph::PinId(pin)).name.clone())
+            .collect()
+    };
+    assert!(timer.holds_values_on_device(), "{}", tau2015.display());
+    let bits = |value: Result<Option<f64>, _>| value.unwrap().map(f64::to_bits);
+    let mut n_compared = 0;
+    for name in &names {
+        for split in [Split::Early, Split::Late] {
+            for transition in [Transition::Rise, Transition::Fall] {
+                let pairs = [
+                    (
+                        timer.at(name, split, transition),
+                        cpu.at(name, split, transition),
+                    ),
+                    (
+                        timer.slew(name, split, transition),
+                        cpu.slew(name, split, transition),
+                    ),
+                    (
+                        timer.rat(name, split, transition),
+                        cpu.rat(name, split, transition),
+                    ),
+                    (
+                        timer.slack(name, split, transition),
+                        cpu.slack(name, split, transition),
+                    ),
+                ];
+                for (ours, theirs) in pairs {
+                    assert_eq!(bits(ours), bits(theirs), "{}: {name}", tau2015.display());
+                    n_compared += 1;
+                }
+            }
+        }
+    }
+    for split in [Split::Early, Split::Late] {
+        let pairs = [
+            (
+                timer.worst_negative_slack(split),
+                cpu.worst_negative_slack(split),
+            ),
+            (
+                timer.total_negative_slack(split),
+                cpu.total_negative_slack(split),
+            ),
+        ];
+        for (ours, theirs) in pairs {
+            let bits = |value: Result<f64, _>| value.ok().map(f64::to_bits);
+            assert_eq!(bits(ours), bits(theirs), "{}", tau2015.display());
+            n_compared += 1;
+        }
+    }
+    // Nothing was brought back whole.
+    assert!(timer.holds_values_on_device(), "{}", tau2015.display());
+    println!(
+        "{}: {n_compared} point queries after retime_full gathered on the device, identical",
+        tau2015.display()
+    );
+}
+
+/// Under SDC constraints `retime_full` runs over the resident state too (no upload),
+/// the search again over its values: the CPU backend's values and slacks bit for bit.
+fn compare_retime_full_sdc(backend: &Backend) {
+    let folder = tachyon_testkit::repo_root().join("testdata/default");
+    let load = |timer: &mut Timer| {
+        for split in [Split::Early, Split::Late] {
+            let library = format!("gen300_{split:?}.lib");
+            timer
+                .read_celllib(Some(split), folder.join(library))
+                .unwrap();
+        }
+        timer.read_verilog(folder.join("gen300.v")).unwrap();
+        timer.read_spef(folder.join("gen300.spef")).unwrap();
+        timer.read_sdc(folder.join("gen300.sdc")).unwrap();
+    };
+    let mut timer = Timer::with_backend(backend.clone());
+    load(&mut timer);
+    timer.update_timing().unwrap();
+    let uploaded = uploads(&timer);
+    timer.retime_full().unwrap();
+    assert!(timer.last_update_on_gpu() && timer.stats().full);
+    assert_eq!(
+        uploads(&timer),
+        uploaded,
+        "retime_full under SDC uploaded again"
+    );
+    let mut cpu = Timer::new();
+    load(&mut cpu);
+    for split in [Split::Early, Split::Late] {
+        let bits = |value: Result<f64, _>| value.ok().map(f64::to_bits);
+        assert_eq!(
+            bits(timer.worst_negative_slack(split)),
+            bits(cpu.worst_negative_slack(split))
+        );
+        assert_eq!(
+            bits(timer.total_negative_slack(split)),
+            bits(cpu.total_negative_slack(split))
+        );
+    }
+    assert_values_equal("gen300 with SDC", &mut timer, &mut cpu);
+}
+
+/// Every value of `timer` after `retime_full` over the resident state (read whole:
+/// what was left on the device comes back) equals `cpu`'s bit for bit (the RC pass's
+/// values stay on the device: not compared here, `compare` does).
+fn assert_values_equal(what: &str, timer: &mut Timer, cpu: &mut Timer) {
     let (_, cpu_data) = cpu.timing().unwrap();
     let mut expected = cpu_data.clone();
     expected.net_load = Vec::new();
@@ -92,18 +202,22 @@ fn compare_retime_full(tau2015: &Path, backend: &Backend) {
     let (_, data) = timer.timing().unwrap();
     let differences = tachyon::gba::compare(&expected, data);
     println!(
-        "{}: retime_full over the resident state: {} values compared, {} differ",
-        tau2015.display(),
+        "{what}: retime_full over the resident state: {} values compared, {} differ",
         differences.compared,
         differences.total()
     );
-    assert!(differences.compared > 0, "{}", tau2015.display());
-    assert_eq!(
-        differences.total(),
-        0,
-        "{}: {differences:?}",
-        tau2015.display()
-    );
+    assert!(differences.compared > 0, "{what}");
+    assert_eq!(differences.total(), 0, "{what}: {differences:?}");
+}
+
+/// The time the timer spent laying out and uploading the design to the GPU.
+fn uploads(timer: &Timer) -> std::time::Duration {
+    timer
+        .phase_timings()
+        .iter()
+        .filter(|entry| entry.phase == "gpu layout + upload")
+        .map(|entry| entry.duration)
+        .sum()
 }
 
 #[test]
@@ -116,6 +230,7 @@ fn gpu_results_equal_cpu_results_bit_for_bit() {
     compare(generated.tau2015(), &backend);
     compare_cppr(generated.tau2015(), &backend);
     compare_retime_full(generated.tau2015(), &backend);
+    compare_retime_full_sdc(&backend);
     let Some(shared) = tachyon_testkit::shared_dir("gpu_equals_cpu") else {
         return;
     };

@@ -57,6 +57,21 @@ fn edited_equals_fresh(backend: &Backend) {
             .run_ops(&edits_only, &folder, &mut std::io::sink())
             .expect("runs");
 
+        // The same edits with no query between, then `retime_full`: over the resident
+        // state (the GPU's, or its CPU twin) whole, the edits uploaded.
+        let mut retimed = loaded(&tau2015, backend);
+        if matches!(backend, Backend::Cpu) {
+            retimed.use_resident_twin();
+        }
+        // Timed first, so that the edits are followed.
+        retimed.update_timing().expect("times");
+        retimed
+            .run_ops(&edits_only, &folder, &mut std::io::sink())
+            .expect("runs");
+        retimed.retime_full().expect("re-times");
+        // Not a full update from scratch.
+        assert!(!retimed.stats().full, "{name}: retime_full after edits");
+
         let graph = edited.timing().expect("timed").0;
         // Removed pins stay in an edited graph as tombstones.
         let pin_names: Vec<String> = (0..graph.n_pins())
@@ -69,6 +84,10 @@ fn edited_equals_fresh(backend: &Backend) {
             for split in [Split::Early, Split::Late] {
                 for transition in [Transition::Rise, Transition::Fall] {
                     let pairs = [
+                        (
+                            retimed.slack(pin, split, transition),
+                            fresh.slack(pin, split, transition),
+                        ),
                         (
                             edited.at(pin, split, transition),
                             fresh.at(pin, split, transition),
@@ -87,7 +106,9 @@ fn edited_equals_fresh(backend: &Backend) {
                         ),
                     ];
                     for (quantity, (ours, theirs)) in
-                        ["at", "slew", "rat", "slack"].iter().zip(pairs)
+                        ["retime_full slack", "at", "slew", "rat", "slack"]
+                            .iter()
+                            .zip(pairs)
                     {
                         let ours = ours.expect("edited timer knows the pin");
                         let theirs = theirs.expect("fresh timer knows the pin");

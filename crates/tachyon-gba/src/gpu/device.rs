@@ -1016,13 +1016,30 @@ impl DeviceTiming {
     /// The delays of `arcs` (each in range), gathered on the device and downloaded
     /// (waits for the forward levels).
     pub fn arc_delays_at(&self, arcs: &[u32]) -> Result<Vec<[f64; 4]>, GpuError> {
-        const DURING: &str = "bringing back the delays of listed arcs";
-        if arcs.is_empty() {
+        self.listed("listed arcs", arcs, &self.arc_delay)
+    }
+
+    /// The required times of `pins` (each in range), gathered on the device and
+    /// downloaded (waits for the backward levels): a query of a few pins reads those
+    /// alone.
+    pub fn required_at(&self, pins: &[u32]) -> Result<Vec<[f64; 4]>, GpuError> {
+        self.listed("listed pins", pins, &self.required)
+    }
+
+    /// The values of `values` at `items` (each in range), gathered and downloaded.
+    fn listed(
+        &self,
+        what: &'static str,
+        items: &[u32],
+        values: &DeviceBuffer<[f64; 4]>,
+    ) -> Result<Vec<[f64; 4]>, GpuError> {
+        const DURING: &str = "bringing back the values of listed items";
+        if items.is_empty() {
             return Ok(Vec::new());
         }
-        check_indices("listed arcs", arcs, self.arc_delay.len())?;
-        let index = self.gpu.upload(DURING, arcs)?;
-        self.gathered(&index, &self.arc_delay)
+        check_indices(what, items, values.len())?;
+        let index = self.gpu.upload(DURING, items)?;
+        self.gathered(&index, values)
     }
 
     /// Sets every value of `buffer` to the canonical NaN ("no value").

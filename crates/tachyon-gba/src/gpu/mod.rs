@@ -148,6 +148,11 @@ impl GpuTiming {
         self.device.arc_delays_at(arcs)
     }
 
+    /// The required times of `pins` (each in range) after the last backward sweep.
+    pub fn required_at(&self, pins: &[u32]) -> Result<Vec<[f64; 4]>, GpuError> {
+        self.device.required_at(pins)
+    }
+
     /// Every arc delay of the last forward sweep into `data` (written in place when
     /// `data` holds them from an earlier update).
     pub fn download_arc_delays_into(&self, data: &mut TimingData) -> Result<(), GpuError> {

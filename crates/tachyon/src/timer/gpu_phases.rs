@@ -175,6 +175,35 @@ pub(super) fn settle(resident: &mut Resident, data: &mut TimingData) -> Result<(
     }
 }
 
+/// The values of `pins` that a query reads (arrival, slew and required rows, in
+/// `pins`' order, as the timing data of `pins.len()` pins): gathered on the device for
+/// the arrays the last full update over `resident` left there, copied from `data` for
+/// the others. None when it left none of them there: `data` is current, read it.
+pub(super) fn pin_rows(
+    resident: &mut Resident,
+    data: &TimingData,
+    pins: &[u32],
+) -> Result<Option<TimingData>, TimerError> {
+    match resident {
+        #[cfg(feature = "gpu")]
+        Resident::Gpu(state) => state.pin_rows(data, pins),
+        Resident::CpuTwin(_) => {
+            let _ = (data, pins);
+            Ok(None)
+        }
+    }
+}
+
+/// Whether the last full update over `resident` left values on the device that the
+/// host's arrays lack (until a whole reader settles them).
+pub(super) fn holds_values(resident: &Resident) -> bool {
+    match resident {
+        #[cfg(feature = "gpu")]
+        Resident::Gpu(state) => state.holds_values(),
+        Resident::CpuTwin(_) => false,
+    }
+}
+
 /// CPPR over every test where the resident state is on the GPU (the passes filled in
 /// there); false for the CPU twin, whose caller runs CPPR on the CPU.
 pub(super) fn cppr_resident(
@@ -421,6 +450,32 @@ mod on_gpu {
             // Its values went to `data`, which need not be the timer's copy.
             timing.forget_values();
             Ok(())
+        }
+
+        /// [`super::pin_rows`] on the device: the required times left here gathered,
+        /// the arrays the host holds copied from `data`.
+        pub(in crate::timer) fn pin_rows(
+            &mut self,
+            data: &TimingData,
+            pins: &[u32],
+        ) -> Result<Option<TimingData>, TimerError> {
+            if self.on_device.required.is_none() {
+                return Ok(None);
+            }
+            // The host's side of the device's gather (`gather_quads`).
+            let rows_of =
+                |values: &[[f64; 4]]| pins.iter().map(|&pin| values[pin as usize]).collect();
+            let timing = unlocked(&mut self.timing);
+            let mut rows = TimingData::for_download(0);
+            rows.arrival = rows_of(&data.arrival);
+            rows.slew = rows_of(&data.slew);
+            rows.required = timing.required_at(pins)?;
+            Ok(Some(rows))
+        }
+
+        /// Whether an array is left here that the host's copy lacks.
+        pub(in crate::timer) fn holds_values(&self) -> bool {
+            self.on_device.arc_delay.is_some() || self.on_device.required.is_some()
         }
 
         /// Brings back into `data` (that of the last [`DeviceState::full_update`]) what

@@ -91,14 +91,21 @@ fn median_phases(runs: &[Vec<PhaseTiming>]) -> Vec<PhaseTiming> {
 }
 
 impl Timer {
-    /// Re-times everything: a full update of the current design. On the GPU backend, while the device state that the last
-    /// full update left is resident and no edit changed the design since (no
-    /// incremental state built yet), it runs over that state
-    /// (`DeviceState::full_update`: no graph build, flat arrays, layout or upload; the
-    /// RC pass from the kept trees, CPPR's device networks kept; the timer's host
-    /// arrays written in place), which gives the bits a full update from scratch gives.
-    /// Otherwise (the CPU backend, edits since, SDC constraints, a device error) it is
-    /// a full update from scratch.
+    /// Re-times everything: a full update of the current design. On the GPU backend,
+    /// while the device state that the last full update left is resident, it runs over
+    /// that state, which gives the bits a full update from scratch gives:
+    /// - no edit since (with TAU assertions or SDC constraints):
+    ///   `DeviceState::full_update` (no graph build, flat arrays, layout or upload; the
+    ///   RC pass from the kept trees, CPPR's device networks kept; the timer's host
+    ///   arrays written in place; under SDC the search runs again over the settled
+    ///   values);
+    /// - after edits (the device state follows them): the incremental state's update
+    ///   over the resident state, whole (the edits uploaded, forward over every pin,
+    ///   CPPR over every test, backward over every pin, on the device); nothing to do
+    ///   when the edits are timed already (an incremental update gives a full one's
+    ///   bits).
+    ///
+    /// Otherwise (the CPU backend, a device error) it is a full update from scratch.
     pub fn retime_full(&mut self) -> Result<(), TimerError> {
         if self.retime_full_resident() {
             return Ok(());
@@ -110,10 +117,19 @@ impl Timer {
     /// [`Timer::retime_full`] over the resident state; false when it cannot run there
     /// (after a device error the timing is dropped, and later updates run on the CPU).
     fn retime_full_resident(&mut self) -> bool {
-        let cppr = self.main_engine_cppr();
-        if self.design.uses_sdc() || self.gpu_failed.is_some() || self.incremental.is_some() {
+        if self.gpu_failed.is_some() || self.timing.is_none() || self.resident.is_none() {
             return false;
         }
+        if self.incremental.is_some() {
+            return match self.try_retime_incremental(true) {
+                Ok(()) => true,
+                Err(why) => {
+                    self.drop_device_timing(&why);
+                    false
+                }
+            };
+        }
+        let cppr = self.main_engine_cppr();
         let (Some((graph, data)), Some(flat), Some(resident)) =
             (&mut self.timing, &self.incremental_flat, &mut self.resident)
         else {
@@ -129,12 +145,7 @@ impl Timer {
             Ok(true) => {}
             Ok(false) => return false,
             Err(why) => {
-                // Part of the arrays may be written: the timing is dropped.
-                tracing::warn!("{why}; timing again on the CPU from here on");
-                self.gpu_failed = Some(why.to_string());
-                self.resident = None;
-                self.timing = None;
-                self.incremental_flat = None;
+                self.drop_device_timing(&why);
                 return false;
             }
         }
@@ -147,6 +158,35 @@ impl Timer {
         // Derived from the values: built again when read.
         self.cppr_trees.clear();
         self.path_graph = None;
+        // A failed search falls back to a full update from scratch, which reports it.
+        !self.design.uses_sdc() || self.search_again()
+    }
+
+    /// Under SDC constraints, after a full update over the resident state: the
+    /// search again over the values (every one read: settled first), with the
+    /// constraints of the design as it was (no edit since). False when the timing
+    /// was dropped (a failed download, a constraint error).
+    fn search_again(&mut self) -> bool {
+        if self.settle_device_values().is_err() {
+            return false;
+        }
+        let started = Instant::now();
+        let Some((graph, data)) = &self.timing else {
+            return false;
+        };
+        let constraints = match self.sta.take() {
+            Some(sta) => sta.constraints,
+            None => match self.design.constraints(graph) {
+                Ok(constraints) => constraints,
+                Err(_) => return false,
+            },
+        };
+        let timing = tachyon_sta::StaTiming::analyze(graph, data, &constraints);
+        self.sta = Some(super::SdcTiming {
+            constraints,
+            timing,
+        });
+        self.record("search", started);
         true
     }
 
