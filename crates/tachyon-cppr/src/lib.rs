@@ -112,6 +112,14 @@ impl CpprStructure {
             .as_ref()
             .map_or_else(Vec::new, |(clock, _)| clock.internal_arcs(graph))
     }
+
+    /// The clock network's pins (none without a clock): the arrivals a run with the
+    /// grouping passes on the GPU reads on the host beside the tests' data pins (the
+    /// clock trees read them; the passes read the others on the device, and no slew
+    /// is read on the host).
+    pub fn clock_pins(&self) -> &[tachyon_graph::PinId] {
+        self.parts.as_ref().map_or(&[], |(clock, _)| clock.pins())
+    }
 }
 
 /// Fills `tests[..].credit` and `tests[..].slack` with the exact post-CPPR values.
