@@ -468,20 +468,26 @@ fn both_splits<'s>(
     prepare: &(dyn Fn(Split) -> Option<PreparedSplit<'s>> + Sync),
     run: &GpuRun<'_>,
 ) -> Result<Vec<(usize, [f64; 2])>, GpuError> {
-    let finish = |prepared: &PreparedSplit<'_>| {
-        prepared.finish(graph, data, &mut |network, tree, wanted, seedings| {
-            run(network, tree, wanted, seedings)
-        })
+    let passes = |prepared: &PreparedSplit<'_>| {
+        prepared
+            .run_passes(&mut |network, tree, wanted, seedings| run(network, tree, wanted, seedings))
     };
-    let (mut results, late) = match early {
+    // The early split's passes run while the host prepares the late split, and the
+    // late split's while the host combines the early split's.
+    let (early_ran, late) = match &early {
         Some(early) => {
-            let (early, late) = rayon::join(|| finish(&early), || prepare(Split::Late));
-            (early?, late)
+            let (ran, late) = rayon::join(|| passes(early), || prepare(Split::Late));
+            (Some(ran?), late)
         }
-        None => (Vec::new(), prepare(Split::Late)),
+        None => (None, prepare(Split::Late)),
     };
-    if let Some(late) = late {
-        results.extend(finish(&late)?);
+    let combine_early = || match (&early, early_ran) {
+        (Some(early), Some(ran)) => early.combine(graph, data, ran),
+        _ => Vec::new(),
+    };
+    let (mut results, late_ran) = rayon::join(combine_early, || late.as_ref().map(passes));
+    if let (Some(late), Some(ran)) = (&late, late_ran) {
+        results.extend(late.combine(graph, data, ran?));
     }
     Ok(results)
 }

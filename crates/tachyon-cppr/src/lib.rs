@@ -452,18 +452,43 @@ impl<'a> PreparedSplit<'a> {
         data: &TimingData,
         run_passes: &mut RunPasses<'_, E>,
     ) -> Result<Vec<(usize, [f64; 2])>, E> {
-        let [tree_ms, network_ms, prepare_ms] = self.host_ms;
+        let ran = self.run_passes(run_passes)?;
+        Ok(self.combine(graph, data, ran))
+    }
+
+    /// The split's passes (`run_passes`), one per seeding: the first seeded by the
+    /// primary inputs, then one per distinct grouping.
+    pub(crate) fn run_passes<E>(&self, run_passes: &mut RunPasses<'_, E>) -> Result<RanPasses, E> {
         let started = Instant::now();
-        let mut post = vec![[f64::INFINITY; 2]; self.tests.len()];
-        // The first pass is seeded by the primary inputs, then one per distinct grouping.
         let mut seedings = vec![Seeding::PrimaryInputs];
         seedings.extend(
             self.distinct
                 .iter()
                 .map(|&depth| Seeding::LaunchesGroupedAtDepth(depth)),
         );
-        let mut results = run_passes(&self.network, &self.tree, &self.wanted, &seedings)?;
-        let passes_done = started.elapsed();
+        let results = run_passes(&self.network, &self.tree, &self.wanted, &seedings)?;
+        Ok(RanPasses {
+            results,
+            ms: started.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+
+    /// Combines the passes of [`PreparedSplit::run_passes`]: the split's (test,
+    /// slacks) pairs.
+    pub(crate) fn combine(
+        &self,
+        graph: &TimingGraph,
+        data: &TimingData,
+        ran: RanPasses,
+    ) -> Vec<(usize, [f64; 2])> {
+        let [tree_ms, network_ms, prepare_ms] = self.host_ms;
+        let started = Instant::now();
+        let RanPasses {
+            mut results,
+            ms: passes_ms,
+        } = ran;
+        let n_passes = results.len();
+        let mut post = vec![[f64::INFINITY; 2]; self.tests.len()];
         let passes: Vec<(u32, Vec<EntryGroups>)> = self
             .distinct
             .iter()
@@ -527,17 +552,24 @@ impl<'a> PreparedSplit<'a> {
             });
         tracing::debug!(
             split = ?self.split,
-            passes = seedings.len(),
+            passes = n_passes,
             entries = self.network.shape.n_entries(),
             tree_ms,
             network_ms,
             prepare_ms,
-            passes_ms = passes_done.as_secs_f64() * 1e3,
-            combine_ms = (started.elapsed() - passes_done).as_secs_f64() * 1e3,
+            passes_ms,
+            combine_ms = started.elapsed().as_secs_f64() * 1e3,
             "cppr split"
         );
-        Ok(self.tests.iter().copied().zip(post).collect())
+        self.tests.iter().copied().zip(post).collect()
     }
+}
+
+/// A split's passes as [`PreparedSplit::run_passes`] ran them: per pass the entries
+/// at the split's tests, and how long they took (ms).
+pub(crate) struct RanPasses {
+    results: Vec<Vec<EntryGroups>>,
+    ms: f64,
 }
 
 /// For each depth `1..=max_depth`, the smallest depth that groups the launch and
