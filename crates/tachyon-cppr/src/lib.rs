@@ -341,8 +341,8 @@ fn cpu_passes(
     wanted: &[u32],
     seedings: &[Seeding],
     arrivals: &mut Vec<EntryGroups>,
-) -> Vec<Vec<EntryGroups>> {
-    let mut results = Vec::with_capacity(seedings.len());
+) -> PassEntries {
+    let mut entries = Vec::with_capacity(seedings.len() * wanted.len());
     for side_by_side in seedings.chunks(CPU_PASSES_SIDE_BY_SIDE) {
         let groups: Vec<Vec<u32>> = side_by_side
             .iter()
@@ -350,19 +350,57 @@ fn cpu_passes(
             .collect();
         propagate_groups_into(network, &groups, arrivals);
         let passes = groups.len();
-        results.extend((0..passes).map(|pass| {
-            wanted
-                .iter()
-                .map(|&entry| arrivals[entry as usize * passes + pass])
-                .collect()
-        }));
+        for pass in 0..passes {
+            entries.extend(
+                wanted
+                    .iter()
+                    .map(|&entry| arrivals[entry as usize * passes + pass]),
+            );
+        }
     }
-    results
+    PassEntries::new(entries, wanted.len())
+}
+
+/// Per pass, the entries at a split's tests: pass `p`'s are
+/// `entries[p * n_wanted..(p + 1) * n_wanted]` (one array, so that a GPU brings a sweep
+/// of passes back in one copy into memory kept across runs).
+#[derive(Debug, Default)]
+pub(crate) struct PassEntries {
+    entries: Vec<EntryGroups>,
+    n_wanted: usize,
+}
+
+impl PassEntries {
+    pub(crate) fn new(entries: Vec<EntryGroups>, n_wanted: usize) -> PassEntries {
+        debug_assert!(n_wanted == 0 || entries.len() % n_wanted == 0);
+        PassEntries { entries, n_wanted }
+    }
+
+    /// From one list per pass, each `n_wanted` long.
+    #[cfg(feature = "gpu")]
+    pub(crate) fn from_lists(lists: Vec<Vec<EntryGroups>>, n_wanted: usize) -> PassEntries {
+        PassEntries::new(lists.concat(), n_wanted)
+    }
+
+    /// Pass `pass`'s entries.
+    fn pass(&self, pass: usize) -> &[EntryGroups] {
+        &self.entries[pass * self.n_wanted..(pass + 1) * self.n_wanted]
+    }
+
+    fn n_passes(&self) -> usize {
+        self.entries.len().checked_div(self.n_wanted).unwrap_or(0)
+    }
+
+    /// The array, for the next run to write into.
+    #[cfg(feature = "gpu")]
+    pub(crate) fn into_entries(self) -> Vec<EntryGroups> {
+        self.entries
+    }
 }
 
 /// Runs a split's passes, one per seeding, returning per pass the entries `wanted`:
 /// on the CPU ([`cpu_passes`]) or on GPUs (`gpu`).
-pub(crate) type RunPasses<'r, E> = dyn FnMut(&DataNetwork<'_>, &ClockTree, &[u32], &[Seeding]) -> Result<Vec<Vec<EntryGroups>>, E>
+pub(crate) type RunPasses<'r, E> = dyn FnMut(&DataNetwork<'_>, &ClockTree, &[u32], &[Seeding]) -> Result<PassEntries, E>
     + Send
     + 'r;
 
@@ -453,7 +491,7 @@ impl<'a> PreparedSplit<'a> {
         run_passes: &mut RunPasses<'_, E>,
     ) -> Result<Vec<(usize, [f64; 2])>, E> {
         let ran = self.run_passes(run_passes)?;
-        Ok(self.combine(graph, data, ran))
+        Ok(self.combine(graph, data, &ran))
     }
 
     /// The split's passes (`run_passes`), one per seeding: the first seeded by the
@@ -466,9 +504,9 @@ impl<'a> PreparedSplit<'a> {
                 .iter()
                 .map(|&depth| Seeding::LaunchesGroupedAtDepth(depth)),
         );
-        let results = run_passes(&self.network, &self.tree, &self.wanted, &seedings)?;
+        let entries = run_passes(&self.network, &self.tree, &self.wanted, &seedings)?;
         Ok(RanPasses {
-            results,
+            entries,
             ms: started.elapsed().as_secs_f64() * 1e3,
         })
     }
@@ -479,23 +517,21 @@ impl<'a> PreparedSplit<'a> {
         &self,
         graph: &TimingGraph,
         data: &TimingData,
-        ran: RanPasses,
+        ran: &RanPasses,
     ) -> Vec<(usize, [f64; 2])> {
         let [tree_ms, network_ms, prepare_ms] = self.host_ms;
         let started = Instant::now();
-        let RanPasses {
-            mut results,
-            ms: passes_ms,
-        } = ran;
-        let n_passes = results.len();
+        let (results, passes_ms) = (&ran.entries, ran.ms);
+        let n_passes = results.n_passes();
         let mut post = vec![[f64::INFINITY; 2]; self.tests.len()];
-        let passes: Vec<(u32, Vec<EntryGroups>)> = self
+        // Pass 0 is seeded by the primary inputs, pass `k + 1` groups at `distinct[k]`.
+        let passes: Vec<(u32, &[EntryGroups])> = self
             .distinct
             .iter()
-            .copied()
-            .zip(results.split_off(1))
+            .enumerate()
+            .map(|(k, &depth)| (depth, results.pass(k + 1)))
             .collect();
-        let from_inputs = &results[0];
+        let from_inputs = results.pass(0);
         let pass_of = |depth: u32| {
             let stands_for = self.representative[depth as usize - 1];
             passes
@@ -568,7 +604,7 @@ impl<'a> PreparedSplit<'a> {
 /// A split's passes as [`PreparedSplit::run_passes`] ran them: per pass the entries
 /// at the split's tests, and how long they took (ms).
 pub(crate) struct RanPasses {
-    results: Vec<Vec<EntryGroups>>,
+    pub(crate) entries: PassEntries,
     ms: f64,
 }
 
