@@ -418,14 +418,21 @@ pub fn post_cppr_slacks_with(
                     shared_passes(gpus, network, tree, wanted, seedings)
                 };
                 let drop_entries = |_: Split, _: PassEntries| {};
-                both_splits(graph, data, prepare, &run, &drop_entries)
+                both_splits(
+                    graph,
+                    data,
+                    prepare(Split::Early),
+                    prepare,
+                    &run,
+                    &drop_entries,
+                )
             }
             GpuPasses::Resident(values, kept_networks) => {
                 let Some(shape) = structure.shape() else {
                     return Ok(Vec::new());
                 };
-                // The shape goes to the GPU (unless kept from an earlier run) before the
-                // first passes.
+                // The shape goes to the GPU (unless kept from an earlier run) while the
+                // host prepares the early split.
                 let upload = || -> Result<Arc<DeviceGroupShape>, GpuError> {
                     let mut slot = kept(&kept_networks.shape);
                     match &*slot {
@@ -443,11 +450,12 @@ pub fn post_cppr_slacks_with(
                         }
                     }
                 };
+                let (uploaded, early) = rayon::join(upload, || prepare(Split::Early));
+                let uploaded = uploaded?;
                 let run = |network: &DataNetwork<'_>,
                            tree: &ClockTree,
                            wanted: &[u32],
                            seedings: &[Seeding]| {
-                    let uploaded = upload()?;
                     let passes = start_groups(network, tree, seedings);
                     let split = network.split();
                     let entries = std::mem::take(&mut *kept(&kept_networks.entries[split.index()]));
@@ -459,7 +467,7 @@ pub fn post_cppr_slacks_with(
                 let recycle = |split: Split, entries: PassEntries| {
                     *kept(&kept_networks.entries[split.index()]) = entries.into_entries();
                 };
-                both_splits(graph, data, prepare, &run, &recycle)
+                both_splits(graph, data, early, prepare, &run, &recycle)
             }
         },
     )
@@ -470,12 +478,12 @@ type GpuRun<'r> = dyn Fn(&DataNetwork<'_>, &ClockTree, &[u32], &[Seeding]) -> Re
     + Sync
     + 'r;
 
-/// Both splits' passes and their combining: the host prepares the late split while it
-/// prepares the early split and its passes run, and combines the early split's while
-/// the late split's run.
+/// Both splits' passes: the early split's (`early`, prepared already) while the host
+/// prepares the late split, then the late split's.
 fn both_splits<'s>(
     graph: &TimingGraph,
     data: &TimingData,
+    early: Option<PreparedSplit<'s>>,
     prepare: &(dyn Fn(Split) -> Option<PreparedSplit<'s>> + Sync),
     run: &GpuRun<'_>,
     recycle: &(dyn Fn(Split, PassEntries) + Sync),
@@ -484,16 +492,14 @@ fn both_splits<'s>(
         prepared
             .run_passes(&mut |network, tree, wanted, seedings| run(network, tree, wanted, seedings))
     };
-    let early_passes = || {
-        prepare(Split::Early).map(|early| {
-            let ran = passes(&early);
-            (early, ran)
-        })
-    };
-    let (early, late) = rayon::join(early_passes, || prepare(Split::Late));
-    let (early, early_ran) = match early {
-        Some((early, ran)) => (Some(early), Some(ran?)),
-        None => (None, None),
+    // The early split's passes run while the host prepares the late split, and the
+    // late split's while the host combines the early split's.
+    let (early_ran, late) = match &early {
+        Some(early) => {
+            let (ran, late) = rayon::join(|| passes(early), || prepare(Split::Late));
+            (Some(ran?), late)
+        }
+        None => (None, prepare(Split::Late)),
     };
     let combine_early = || match (&early, early_ran) {
         (Some(early), Some(ran)) => {
