@@ -93,6 +93,12 @@ impl ClockNetwork {
         self.pins_in_order.len()
     }
 
+    /// Its pins (each once, in topological order): the only arrivals a clock tree
+    /// reads ([`ClockTree::build_on`]).
+    pub fn pins(&self) -> &[PinId] {
+        &self.pins_in_order
+    }
+
     /// The arcs between two of its pins (each once): the only arc delays a clock tree
     /// reads ([`ClockTree::build_on`]).
     pub fn internal_arcs(&self, graph: &TimingGraph) -> Vec<u32> {

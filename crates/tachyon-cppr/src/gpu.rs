@@ -16,13 +16,13 @@ use tachyon_gpu::check::{check_indices, check_length, check_starts};
 use tachyon_gpu::{DeviceBuffer, GpuContext, GpuError, LaunchShape, LayoutError, Replay};
 use tachyon_graph::{TimingData, TimingGraph};
 use tachyon_kernels::cppr::{
-    EntryGroups, GroupInput, ShapeInput, INPUT_CELL, INPUT_LAUNCH, INPUT_NET, INPUT_NET_CELL,
-    INPUT_SEED, NO_GROUP,
+    EntryGroups, GroupInput, ShapeInput, EMPTY_ENTRY, INPUT_CELL, INPUT_LAUNCH, INPUT_NET,
+    INPUT_NET_CELL, INPUT_SEED, NO_GROUP,
 };
 use tachyon_kernels::Split;
 
 use crate::groups::{DataNetwork, Seeding};
-use crate::{ClockTree, CpprStructure, PreparedSplit};
+use crate::{ClockTree, CpprStructure, PassEntries, PreparedSplit};
 
 /// Threads per block of the per-entry launches.
 const THREADS_PER_BLOCK: u32 = 128;
@@ -287,10 +287,14 @@ impl DeviceGroupNetwork {
     /// (a last, shorter sweep leaves its unused passes unseeded). A sweep changes only
     /// the contents of `start_group`, so one captured graph of the level launches
     /// replays every sweep.
-    fn run(&mut self, passes: &[&[u32]]) -> Result<Vec<Vec<EntryGroups>>, GpuError> {
+    /// The entries go into `into` (made `passes.len()` times the wanted entries long),
+    /// pass after pass, each sweep's in one copy: an array kept from an earlier run has
+    /// its pages mapped already.
+    fn run_into(&mut self, passes: &[&[u32]], into: &mut Vec<EntryGroups>) -> Result<(), GpuError> {
         let n_starts = self.n_starts as usize;
         let n_wanted = self.wanted.len();
-        let mut results = Vec::with_capacity(passes.len());
+        into.resize(passes.len() * n_wanted, EMPTY_ENTRY);
+        let mut done = 0;
         let mut groups = vec![NO_GROUP; n_starts * self.width];
         let started = std::time::Instant::now();
         let mut swept = std::time::Duration::ZERO;
@@ -319,11 +323,10 @@ impl DeviceGroupNetwork {
             if self.gpu.sync_step()? {
                 swept += sweep_started.elapsed();
             }
-            // Each pass's entries straight into its own list (no copy of the sweep's).
-            for pass in 0..sweep.len() {
-                let range = pass * n_wanted..(pass + 1) * n_wanted;
-                results.push(self.gpu.download(&self.out, range)?);
-            }
+            let len = sweep.len() * n_wanted;
+            self.gpu
+                .download_into(&self.out, &mut into[done..done + len])?;
+            done += len;
         }
         tracing::debug!(
             passes = passes.len(),
@@ -332,7 +335,7 @@ impl DeviceGroupNetwork {
             ms = started.elapsed().as_secs_f64() * 1e3,
             "cppr sweeps: queued, waited for (with sync steps), brought back"
         );
-        Ok(results)
+        Ok(())
     }
 }
 
@@ -359,6 +362,8 @@ pub struct KeptNetworks {
     shape: std::sync::Mutex<Option<Arc<DeviceGroupShape>>>,
     /// By split index.
     networks: [std::sync::Mutex<Option<DeviceGroupNetwork>>; 2],
+    /// By split index, the host array the last run's entries came back in.
+    entries: [std::sync::Mutex<Vec<EntryGroups>>; 2],
 }
 
 impl std::fmt::Debug for KeptNetworks {
@@ -412,7 +417,15 @@ pub fn post_cppr_slacks_with(
                            seedings: &[Seeding]| {
                     shared_passes(gpus, network, tree, wanted, seedings)
                 };
-                both_splits(graph, data, prepare(Split::Early), prepare, &run)
+                let drop_entries = |_: Split, _: PassEntries| {};
+                both_splits(
+                    graph,
+                    data,
+                    prepare(Split::Early),
+                    prepare,
+                    &run,
+                    &drop_entries,
+                )
             }
             GpuPasses::Resident(values, kept_networks) => {
                 let Some(shape) = structure.shape() else {
@@ -445,17 +458,23 @@ pub fn post_cppr_slacks_with(
                            seedings: &[Seeding]| {
                     let passes = start_groups(network, tree, seedings);
                     let split = network.split();
+                    let entries = std::mem::take(&mut *kept(&kept_networks.entries[split.index()]));
                     let mut slot = kept(&kept_networks.networks[split.index()]);
-                    run_resident_group_passes(values, &uploaded, split, wanted, &passes, &mut slot)
+                    let resident = (values, &*uploaded, split);
+                    run_resident_group_passes(resident, wanted, &passes, &mut slot, entries)
                 };
-                both_splits(graph, data, early, prepare, &run)
+                // The arrays the entries came back in serve the next run.
+                let recycle = |split: Split, entries: PassEntries| {
+                    *kept(&kept_networks.entries[split.index()]) = entries.into_entries();
+                };
+                both_splits(graph, data, early, prepare, &run, &recycle)
             }
         },
     )
 }
 
 /// A split's passes on the GPUs: one per seeding, each returning the entries `wanted`.
-type GpuRun<'r> = dyn Fn(&DataNetwork<'_>, &ClockTree, &[u32], &[Seeding]) -> Result<Vec<Vec<EntryGroups>>, GpuError>
+type GpuRun<'r> = dyn Fn(&DataNetwork<'_>, &ClockTree, &[u32], &[Seeding]) -> Result<PassEntries, GpuError>
     + Sync
     + 'r;
 
@@ -467,21 +486,34 @@ fn both_splits<'s>(
     early: Option<PreparedSplit<'s>>,
     prepare: &(dyn Fn(Split) -> Option<PreparedSplit<'s>> + Sync),
     run: &GpuRun<'_>,
+    recycle: &(dyn Fn(Split, PassEntries) + Sync),
 ) -> Result<Vec<(usize, [f64; 2])>, GpuError> {
-    let finish = |prepared: &PreparedSplit<'_>| {
-        prepared.finish(graph, data, &mut |network, tree, wanted, seedings| {
-            run(network, tree, wanted, seedings)
-        })
+    let passes = |prepared: &PreparedSplit<'_>| {
+        prepared
+            .run_passes(&mut |network, tree, wanted, seedings| run(network, tree, wanted, seedings))
     };
-    let (mut results, late) = match early {
+    // The early split's passes run while the host prepares the late split, and the
+    // late split's while the host combines the early split's.
+    let (early_ran, late) = match &early {
         Some(early) => {
-            let (early, late) = rayon::join(|| finish(&early), || prepare(Split::Late));
-            (early?, late)
+            let (ran, late) = rayon::join(|| passes(early), || prepare(Split::Late));
+            (Some(ran?), late)
         }
-        None => (Vec::new(), prepare(Split::Late)),
+        None => (None, prepare(Split::Late)),
     };
-    if let Some(late) = late {
-        results.extend(finish(&late)?);
+    let combine_early = || match (&early, early_ran) {
+        (Some(early), Some(ran)) => {
+            let results = early.combine(graph, data, &ran);
+            recycle(Split::Early, ran.entries);
+            results
+        }
+        _ => Vec::new(),
+    };
+    let (mut results, late_ran) = rayon::join(combine_early, || late.as_ref().map(passes));
+    if let (Some(late), Some(ran)) = (&late, late_ran) {
+        let ran = ran?;
+        results.extend(late.combine(graph, data, &ran));
+        recycle(Split::Late, ran.entries);
     }
     Ok(results)
 }
@@ -506,7 +538,7 @@ fn shared_passes(
     tree: &ClockTree,
     wanted: &[u32],
     seedings: &[Seeding],
-) -> Result<Vec<Vec<EntryGroups>>, GpuError> {
+) -> Result<PassEntries, GpuError> {
     let passes = start_groups(network, tree, seedings);
     let layout = GroupNetworkLayout {
         late: network.late,
@@ -516,7 +548,8 @@ fn shared_passes(
         n_starts: network.shape.n_starts(),
         wanted,
     };
-    run_group_passes(gpus, &layout, &passes)
+    let lists = run_group_passes(gpus, &layout, &passes)?;
+    Ok(PassEntries::from_lists(lists, wanted.len()))
 }
 
 /// A pass's index and the entries it brought back.
@@ -547,9 +580,13 @@ pub fn run_group_passes(
         let mut network = DeviceGroupNetwork::upload(gpu, layout, width)?;
         let uploaded = started.elapsed();
         let groups: Vec<&[u32]> = mine.iter().map(|&pass| passes[pass].as_slice()).collect();
-        let results = network
-            .run(&groups)
-            .map(|results| mine.iter().copied().zip(results).collect::<Vec<_>>());
+        let mut entries = Vec::new();
+        let results = network.run_into(&groups, &mut entries).map(|()| {
+            let lists = entries
+                .chunks(layout.wanted.len().max(1))
+                .map(<[_]>::to_vec);
+            mine.iter().copied().zip(lists).collect::<Vec<_>>()
+        });
         tracing::debug!(
             gpu = gpu.ordinal(),
             validate_ms = validated.as_secs_f64() * 1e3,
@@ -665,15 +702,15 @@ impl DeviceGroupShape {
 /// in there from `shape` (uploaded to the same GPU) by `cppr_fill`: one pass per
 /// element of `passes`, each bringing back the entries `wanted`. The network's buffers
 /// and captured launches are taken from `kept` when it holds this split's network of
-/// `shape` (its values filled in again), and left there for the next run.
+/// `shape` (its values filled in again), and left there for the next run; the entries
+/// come back into `entries` (an array of an earlier run, or empty).
 fn run_resident_group_passes(
-    timing: ForwardValues<'_>,
-    shape: &DeviceGroupShape,
-    split: Split,
+    (timing, shape, split): (ForwardValues<'_>, &DeviceGroupShape, Split),
     wanted: &[u32],
     passes: &[Vec<u32>],
     kept: &mut Option<DeviceGroupNetwork>,
-) -> Result<Vec<Vec<EntryGroups>>, GpuError> {
+    mut entries: Vec<EntryGroups>,
+) -> Result<PassEntries, GpuError> {
     const DURING: &str = "filling the CPPR network";
     let n_entries = shape.input_start.len().saturating_sub(1);
     check_indices("wanted entries", wanted, n_entries)?;
@@ -747,7 +784,7 @@ fn run_resident_group_passes(
     };
     let filled = started.elapsed();
     let groups: Vec<&[u32]> = passes.iter().map(Vec::as_slice).collect();
-    let results = network.run(&groups)?;
+    network.run_into(&groups, &mut entries)?;
     tracing::debug!(
         ?split,
         kept = was_kept,
@@ -759,7 +796,7 @@ fn run_resident_group_passes(
         "cppr passes on the GPU that holds the timing"
     );
     *kept = Some(network);
-    Ok(results)
+    Ok(PassEntries::new(entries, wanted.len()))
 }
 
 #[cfg(test)]

@@ -112,6 +112,14 @@ impl CpprStructure {
             .as_ref()
             .map_or_else(Vec::new, |(clock, _)| clock.internal_arcs(graph))
     }
+
+    /// The clock network's pins (none without a clock): the arrivals a run with the
+    /// grouping passes on the GPU reads on the host beside the tests' data pins (the
+    /// clock trees read them; the passes read the others on the device, and no slew
+    /// is read on the host).
+    pub fn clock_pins(&self) -> &[tachyon_graph::PinId] {
+        self.parts.as_ref().map_or(&[], |(clock, _)| clock.pins())
+    }
 }
 
 /// Fills `tests[..].credit` and `tests[..].slack` with the exact post-CPPR values.
@@ -333,8 +341,8 @@ fn cpu_passes(
     wanted: &[u32],
     seedings: &[Seeding],
     arrivals: &mut Vec<EntryGroups>,
-) -> Vec<Vec<EntryGroups>> {
-    let mut results = Vec::with_capacity(seedings.len());
+) -> PassEntries {
+    let mut entries = Vec::with_capacity(seedings.len() * wanted.len());
     for side_by_side in seedings.chunks(CPU_PASSES_SIDE_BY_SIDE) {
         let groups: Vec<Vec<u32>> = side_by_side
             .iter()
@@ -342,19 +350,57 @@ fn cpu_passes(
             .collect();
         propagate_groups_into(network, &groups, arrivals);
         let passes = groups.len();
-        results.extend((0..passes).map(|pass| {
-            wanted
-                .iter()
-                .map(|&entry| arrivals[entry as usize * passes + pass])
-                .collect()
-        }));
+        for pass in 0..passes {
+            entries.extend(
+                wanted
+                    .iter()
+                    .map(|&entry| arrivals[entry as usize * passes + pass]),
+            );
+        }
     }
-    results
+    PassEntries::new(entries, wanted.len())
+}
+
+/// Per pass, the entries at a split's tests: pass `p`'s are
+/// `entries[p * n_wanted..(p + 1) * n_wanted]` (one array, so that a GPU brings a sweep
+/// of passes back in one copy into memory kept across runs).
+#[derive(Debug, Default)]
+pub(crate) struct PassEntries {
+    entries: Vec<EntryGroups>,
+    n_wanted: usize,
+}
+
+impl PassEntries {
+    pub(crate) fn new(entries: Vec<EntryGroups>, n_wanted: usize) -> PassEntries {
+        debug_assert!(n_wanted == 0 || entries.len() % n_wanted == 0);
+        PassEntries { entries, n_wanted }
+    }
+
+    /// From one list per pass, each `n_wanted` long.
+    #[cfg(feature = "gpu")]
+    pub(crate) fn from_lists(lists: Vec<Vec<EntryGroups>>, n_wanted: usize) -> PassEntries {
+        PassEntries::new(lists.concat(), n_wanted)
+    }
+
+    /// Pass `pass`'s entries.
+    fn pass(&self, pass: usize) -> &[EntryGroups] {
+        &self.entries[pass * self.n_wanted..(pass + 1) * self.n_wanted]
+    }
+
+    fn n_passes(&self) -> usize {
+        self.entries.len().checked_div(self.n_wanted).unwrap_or(0)
+    }
+
+    /// The array, for the next run to write into.
+    #[cfg(feature = "gpu")]
+    pub(crate) fn into_entries(self) -> Vec<EntryGroups> {
+        self.entries
+    }
 }
 
 /// Runs a split's passes, one per seeding, returning per pass the entries `wanted`:
 /// on the CPU ([`cpu_passes`]) or on GPUs (`gpu`).
-pub(crate) type RunPasses<'r, E> = dyn FnMut(&DataNetwork<'_>, &ClockTree, &[u32], &[Seeding]) -> Result<Vec<Vec<EntryGroups>>, E>
+pub(crate) type RunPasses<'r, E> = dyn FnMut(&DataNetwork<'_>, &ClockTree, &[u32], &[Seeding]) -> Result<PassEntries, E>
     + Send
     + 'r;
 
@@ -444,25 +490,48 @@ impl<'a> PreparedSplit<'a> {
         data: &TimingData,
         run_passes: &mut RunPasses<'_, E>,
     ) -> Result<Vec<(usize, [f64; 2])>, E> {
-        let [tree_ms, network_ms, prepare_ms] = self.host_ms;
+        let ran = self.run_passes(run_passes)?;
+        Ok(self.combine(graph, data, &ran))
+    }
+
+    /// The split's passes (`run_passes`), one per seeding: the first seeded by the
+    /// primary inputs, then one per distinct grouping.
+    pub(crate) fn run_passes<E>(&self, run_passes: &mut RunPasses<'_, E>) -> Result<RanPasses, E> {
         let started = Instant::now();
-        let mut post = vec![[f64::INFINITY; 2]; self.tests.len()];
-        // The first pass is seeded by the primary inputs, then one per distinct grouping.
         let mut seedings = vec![Seeding::PrimaryInputs];
         seedings.extend(
             self.distinct
                 .iter()
                 .map(|&depth| Seeding::LaunchesGroupedAtDepth(depth)),
         );
-        let mut results = run_passes(&self.network, &self.tree, &self.wanted, &seedings)?;
-        let passes_done = started.elapsed();
-        let passes: Vec<(u32, Vec<EntryGroups>)> = self
+        let entries = run_passes(&self.network, &self.tree, &self.wanted, &seedings)?;
+        Ok(RanPasses {
+            entries,
+            ms: started.elapsed().as_secs_f64() * 1e3,
+        })
+    }
+
+    /// Combines the passes of [`PreparedSplit::run_passes`]: the split's (test,
+    /// slacks) pairs.
+    pub(crate) fn combine(
+        &self,
+        graph: &TimingGraph,
+        data: &TimingData,
+        ran: &RanPasses,
+    ) -> Vec<(usize, [f64; 2])> {
+        let [tree_ms, network_ms, prepare_ms] = self.host_ms;
+        let started = Instant::now();
+        let (results, passes_ms) = (&ran.entries, ran.ms);
+        let n_passes = results.n_passes();
+        let mut post = vec![[f64::INFINITY; 2]; self.tests.len()];
+        // Pass 0 is seeded by the primary inputs, pass `k + 1` groups at `distinct[k]`.
+        let passes: Vec<(u32, &[EntryGroups])> = self
             .distinct
             .iter()
-            .copied()
-            .zip(results.split_off(1))
+            .enumerate()
+            .map(|(k, &depth)| (depth, results.pass(k + 1)))
             .collect();
-        let from_inputs = &results[0];
+        let from_inputs = results.pass(0);
         let pass_of = |depth: u32| {
             let stands_for = self.representative[depth as usize - 1];
             passes
@@ -519,17 +588,24 @@ impl<'a> PreparedSplit<'a> {
             });
         tracing::debug!(
             split = ?self.split,
-            passes = seedings.len(),
+            passes = n_passes,
             entries = self.network.shape.n_entries(),
             tree_ms,
             network_ms,
             prepare_ms,
-            passes_ms = passes_done.as_secs_f64() * 1e3,
-            combine_ms = (started.elapsed() - passes_done).as_secs_f64() * 1e3,
+            passes_ms,
+            combine_ms = started.elapsed().as_secs_f64() * 1e3,
             "cppr split"
         );
-        Ok(self.tests.iter().copied().zip(post).collect())
+        self.tests.iter().copied().zip(post).collect()
     }
+}
+
+/// A split's passes as [`PreparedSplit::run_passes`] ran them: per pass the entries
+/// at the split's tests, and how long they took (ms).
+pub(crate) struct RanPasses {
+    pub(crate) entries: PassEntries,
+    ms: f64,
 }
 
 /// For each depth `1..=max_depth`, the smallest depth that groups the launch and

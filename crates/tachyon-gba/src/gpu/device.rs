@@ -50,6 +50,14 @@ pub struct ForwardResults {
     pub test_required: Option<Vec<[f64; 2]>>,
 }
 
+/// One per-pin (arrivals, slews) or per-arc (delays) array of the forward levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForwardArray {
+    Arrival,
+    Slew,
+    ArcDelay,
+}
+
 /// Where [`DeviceTiming::download_forward`] puts the RC pass's values: per net, per pin.
 #[derive(Debug)]
 pub struct WireOutputs<'a> {
@@ -732,13 +740,14 @@ impl DeviceTiming {
     /// array kept from an earlier update has its pages mapped already: at 1M gates
     /// about 400 MB the copy would otherwise fault in); the others come back as new
     /// vectors.
-    /// Without `arc_delays` the arc delays stay on the device (`reuse.arc_delay` comes
-    /// back as it was): [`DeviceTiming::download_arc_delays`] brings them back later.
+    /// Without `values` the arrivals, slews and arc delays stay on the device (those of
+    /// `reuse` come back as they were): [`DeviceTiming::values_at`] gathers the few a
+    /// host step reads, [`DeviceTiming::download_values`] brings one back whole later.
     pub fn download_forward(
         &self,
         wire: Option<WireOutputs<'_>>,
         reuse: ForwardResults,
-        arc_delays: bool,
+        values: bool,
     ) -> Result<ForwardResults, GpuError> {
         let gpu = &self.gpu;
         if let Some(wire) = wire {
@@ -758,11 +767,13 @@ impl DeviceTiming {
             drop(kept);
             gpu.download_after(&self.levels_done, buffer, buffer.len())
         };
-        let arrival = after_levels(&self.arrival, reuse.arrival)?;
-        let slew = after_levels(&self.slew, reuse.slew)?;
-        let arc_delay = match arc_delays {
-            true => after_levels(&self.arc_delay, reuse.arc_delay)?,
-            false => reuse.arc_delay,
+        let (arrival, slew, arc_delay) = match values {
+            true => (
+                after_levels(&self.arrival, reuse.arrival)?,
+                after_levels(&self.slew, reuse.slew)?,
+                after_levels(&self.arc_delay, reuse.arc_delay)?,
+            ),
+            false => (reuse.arrival, reuse.slew, reuse.arc_delay),
         };
         let test_required = if self.tests_evaluated {
             Some(gpu.download(&self.test_required, 0..self.test_required.len())?)
@@ -1002,21 +1013,35 @@ impl DeviceTiming {
         self.gpu.download(&self.required, 0..self.n_pins)
     }
 
-    /// Copies the arc delays back (waits for the forward levels): into `kept` when it is
-    /// as long as the arcs (written in place), else as a new vector.
-    pub fn download_arc_delays(&self, mut kept: Vec<[f64; 4]>) -> Result<Vec<[f64; 4]>, GpuError> {
-        if kept.len() == self.arc_delay.len() {
-            self.gpu.download_into(&self.arc_delay, &mut kept)?;
+    /// The device's array of `which`.
+    fn values_of(&self, which: ForwardArray) -> &DeviceBuffer<[f64; 4]> {
+        match which {
+            ForwardArray::Arrival => &self.arrival,
+            ForwardArray::Slew => &self.slew,
+            ForwardArray::ArcDelay => &self.arc_delay,
+        }
+    }
+
+    /// Copies the array `which` of the forward levels back (waits for them): into `kept`
+    /// when it is as long (written in place), else as a new vector.
+    pub fn download_values(
+        &self,
+        which: ForwardArray,
+        mut kept: Vec<[f64; 4]>,
+    ) -> Result<Vec<[f64; 4]>, GpuError> {
+        let values = self.values_of(which);
+        if kept.len() == values.len() {
+            self.gpu.download_into(values, &mut kept)?;
             return Ok(kept);
         }
         drop(kept);
-        self.gpu.download(&self.arc_delay, 0..self.arc_delay.len())
+        self.gpu.download(values, 0..values.len())
     }
 
-    /// The delays of `arcs` (each in range), gathered on the device and downloaded
-    /// (waits for the forward levels).
-    pub fn arc_delays_at(&self, arcs: &[u32]) -> Result<Vec<[f64; 4]>, GpuError> {
-        self.listed("listed arcs", arcs, &self.arc_delay)
+    /// The values of `which` at `index` (each in range: pins, or arcs for the delays),
+    /// gathered on the device and downloaded (waits for the forward levels).
+    pub fn values_at(&self, which: ForwardArray, index: &[u32]) -> Result<Vec<[f64; 4]>, GpuError> {
+        self.listed("listed pins or arcs", index, self.values_of(which))
     }
 
     /// The required times of `pins` (each in range), gathered on the device and

@@ -21,7 +21,8 @@ pub mod twin;
 mod tests;
 
 pub use device::{
-    DeviceTiming, EditedLayout, ForwardResults, ForwardValues, HostRcValues, WireOutputs,
+    DeviceTiming, EditedLayout, ForwardArray, ForwardResults, ForwardValues, HostRcValues,
+    WireOutputs,
 };
 pub use layout::{ParasiticsLayout, RcNetBatch, RcNetsOutput, TimingLayout, MAX_NETS};
 pub use rc::{
@@ -131,10 +132,11 @@ impl GpuTiming {
         self.forward_into(graph, flat, data, true)
     }
 
-    /// [`GpuTiming::arrivals_and_tests`] but for the arc delays, which stay on the device
-    /// (`data.arc_delay` is left as it was): [`GpuTiming::arc_delays_at`] brings back
-    /// those a step reads, [`GpuTiming::download_arc_delays_into`] every one.
-    pub fn arrivals_and_tests_leaving_delays(
+    /// [`GpuTiming::arrivals_and_tests`] but for the arrivals, slews and arc delays,
+    /// which stay on the device (`data`'s are left as they were): only the tests'
+    /// results come back. [`GpuTiming::values_at`] brings back those a step reads,
+    /// [`GpuTiming::download_values_into`] one array whole.
+    pub fn tests_leaving_values(
         &mut self,
         graph: &TimingGraph,
         flat: &FlatTiming,
@@ -143,9 +145,10 @@ impl GpuTiming {
         self.forward_into(graph, flat, data, false)
     }
 
-    /// The delays of `arcs` (each in range) after the last forward sweep.
-    pub fn arc_delays_at(&self, arcs: &[u32]) -> Result<Vec<[f64; 4]>, GpuError> {
-        self.device.arc_delays_at(arcs)
+    /// The values of `which` at `index` (pins, or arcs for the delays; each in range)
+    /// after the last forward sweep.
+    pub fn values_at(&self, which: ForwardArray, index: &[u32]) -> Result<Vec<[f64; 4]>, GpuError> {
+        self.device.values_at(which, index)
     }
 
     /// The required times of `pins` (each in range) after the last backward sweep.
@@ -153,12 +156,14 @@ impl GpuTiming {
         self.device.required_at(pins)
     }
 
-    /// Every arc delay of the last forward sweep into `data` (written in place when
-    /// `data` holds them from an earlier update).
-    pub fn download_arc_delays_into(&self, data: &mut TimingData) -> Result<(), GpuError> {
-        data.arc_delay = self
-            .device
-            .download_arc_delays(std::mem::take(&mut data.arc_delay))?;
+    /// Every value of `which` of the last forward sweep into `host` (written in place
+    /// when it holds them from an earlier update).
+    pub fn download_values_into(
+        &self,
+        which: ForwardArray,
+        host: &mut Vec<[f64; 4]>,
+    ) -> Result<(), GpuError> {
+        *host = self.device.download_values(which, std::mem::take(host))?;
         Ok(())
     }
 
@@ -167,7 +172,7 @@ impl GpuTiming {
         graph: &TimingGraph,
         flat: &FlatTiming,
         data: &mut TimingData,
-        arc_delays: bool,
+        values: bool,
     ) -> Result<(), GpuError> {
         let started = std::time::Instant::now();
         let primary_inputs = primary_input_values(graph, flat);
@@ -179,13 +184,14 @@ impl GpuTiming {
             .sync_for_log()?
             .then(|| started.elapsed().as_secs_f64() * 1e3);
         let wire_wanted = data.wire_delay.len() == graph.n_pins() as usize;
-        // The arrays `data` holds from an earlier update are written in place.
-        let reuse = ForwardResults {
-            arrival: std::mem::take(&mut data.arrival),
-            slew: std::mem::take(&mut data.slew),
-            arc_delay: std::mem::take(&mut data.arc_delay),
-            test_required: None,
-        };
+        // The arrays `data` holds from an earlier update are written in place (or
+        // left as they were when the values stay on the device).
+        let mut reuse = ForwardResults::default();
+        if values {
+            reuse.arrival = std::mem::take(&mut data.arrival);
+            reuse.slew = std::mem::take(&mut data.slew);
+            reuse.arc_delay = std::mem::take(&mut data.arc_delay);
+        }
         let results = self.device.download_forward(
             wire_wanted.then_some(WireOutputs {
                 net_load: &mut data.net_load,
@@ -193,11 +199,13 @@ impl GpuTiming {
                 wire_impulse: &mut data.wire_impulse,
             }),
             reuse,
-            arc_delays,
+            values,
         )?;
-        data.arrival = results.arrival;
-        data.slew = results.slew;
-        data.arc_delay = results.arc_delay;
+        if values {
+            data.arrival = results.arrival;
+            data.slew = results.slew;
+            data.arc_delay = results.arc_delay;
+        }
         if let (Some(test_required), Some(_)) = (results.test_required, clock) {
             for (result, required) in data.tests.iter_mut().zip(test_required) {
                 result.required_before_cppr = required;

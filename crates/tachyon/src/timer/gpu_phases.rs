@@ -294,7 +294,7 @@ mod on_gpu {
 
     use tachyon_cppr::gpu::{GpuPasses, KeptNetworks};
     use tachyon_cppr::CpprStructure;
-    use tachyon_gba::gpu::GpuTiming;
+    use tachyon_gba::gpu::{ForwardArray, GpuTiming};
     use tachyon_gba::{FlatParasitics, FlatTiming, ForwardOutcome, Incremental};
     use tachyon_gpu::GpuContext;
     use tachyon_graph::{TimingData, TimingGraph};
@@ -334,6 +334,9 @@ mod on_gpu {
         /// The delays of the arcs between clock pins (what CPPR reads of the arc
         /// delays on the host), kept with `structure`.
         clock_arcs: Option<Vec<u32>>,
+        /// The pins whose arrivals a full update reads on the host (sorted, each once;
+        /// with whether CPPR's clock pins are among them), kept with `structure`.
+        arrival_pins: Option<(bool, Vec<u32>)>,
         /// The arrays a full update over the resident state left on the device.
         on_device: OnDevice,
     }
@@ -345,8 +348,54 @@ mod on_gpu {
     /// an earlier update, its pages mapped already).
     #[derive(Debug, Default)]
     struct OnDevice {
+        arrival: Option<Vec<[f64; 4]>>,
+        slew: Option<Vec<[f64; 4]>>,
         arc_delay: Option<Vec<[f64; 4]>>,
         required: Option<Vec<[f64; 4]>>,
+    }
+
+    /// The host array to write an update's values into: the one held in `kept` (that
+    /// of an earlier update) unless `host` (the timer's, emptied here) is another.
+    fn host_array(kept: &mut Option<Vec<[f64; 4]>>, host: &mut Vec<[f64; 4]>) -> Vec<[f64; 4]> {
+        let host = std::mem::take(host);
+        match kept.take() {
+            Some(kept) if host.is_empty() => kept,
+            _ => host,
+        }
+    }
+
+    /// `host` (its length `len`; NaN where it was empty) with `values` written at
+    /// `index`: the current values of the items a host step reads, others those of an
+    /// earlier update.
+    fn scattered(
+        mut host: Vec<[f64; 4]>,
+        len: usize,
+        index: &[u32],
+        values: Vec<[f64; 4]>,
+    ) -> Vec<[f64; 4]> {
+        if host.len() != len {
+            host = vec![[f64::NAN; 4]; len];
+        }
+        for (&item, value) in index.iter().zip(values) {
+            host[item as usize] = value;
+        }
+        host
+    }
+
+    /// The pins whose arrivals a full update over the resident state reads on the
+    /// host: each test's data pin (its slack before CPPR) and clock pin (the host's
+    /// seed list, where the device's layout does not fit), and with CPPR the clock
+    /// network's pins (the clock trees). Sorted, each once.
+    fn arrival_pins(graph: &TimingGraph, structure: Option<&CpprStructure>) -> Vec<u32> {
+        let tests = graph
+            .tests()
+            .iter()
+            .flat_map(|test| [test.data.0, test.clock.0]);
+        let clock = structure.map_or(&[][..], |structure| structure.clock_pins());
+        let mut pins: Vec<u32> = tests.chain(clock.iter().map(|pin| pin.0)).collect();
+        pins.sort_unstable();
+        pins.dedup();
+        pins
     }
 
     fn unlocked(timing: &mut std::sync::Mutex<GpuTiming>) -> &mut GpuTiming {
@@ -386,13 +435,13 @@ mod on_gpu {
         /// from the trees while they describe every net; once edits gave some nets RC
         /// values from the host, the values on the device are current already and are
         /// kept. `data` ([`TimingData::for_download`], or [`TimingData::new`] to bring
-        /// the RC pass's values back too) receives what the update reads on the host:
-        /// arrivals, slews and tests. The arc delays and required times stay on the
-        /// device (the host's copies are stale: `data.arc_delay` and `data.required`
-        /// are left empty) until [`DeviceState::settle`] brings them back; CPPR's clock
-        /// trees read the delays of the clock arcs alone, gathered there. CPPR runs
-        /// over every test from the device's forward values, with the structure kept
-        /// across updates.
+        /// the RC pass's values back too) receives the tests' results. The arrivals,
+        /// slews, arc delays and required times stay on the device (the host's copies
+        /// are stale: `data`'s arrays are left empty) until [`DeviceState::settle`]
+        /// brings them back; the host steps read only the arrivals of the tests' pins
+        /// and the clock network's and the delays of the clock arcs, gathered there
+        /// (no slew). CPPR runs over every test from the device's forward values, with
+        /// the structure kept across updates.
         pub(in crate::timer) fn full_update(
             &mut self,
             graph: &TimingGraph,
@@ -405,14 +454,32 @@ mod on_gpu {
             if timing.has_parasitics() {
                 timed(record, "rc", || Ok(timing.parasitics()?))?;
             }
+            let n_pins = graph.n_pins() as usize;
+            let on_device = &mut self.on_device;
+            // No host step of the update reads a slew.
+            on_device.slew = Some(host_array(&mut on_device.slew, &mut data.slew));
+            let mut delays = host_array(&mut on_device.arc_delay, &mut data.arc_delay);
+            let mut arrivals = host_array(&mut on_device.arrival, &mut data.arrival);
             timed(record, "propagate", || {
-                Ok(timing.arrivals_and_tests_leaving_delays(graph, flat, data)?)
+                timing.tests_leaving_values(graph, flat, data)?;
+                // Only the arrivals the update reads on the host are current in
+                // `data.arrival` (others NaN or the previous update's), emptied after.
+                let structure = match cppr {
+                    true => Some(
+                        &*self
+                            .structure
+                            .get_or_insert_with(|| CpprStructure::build(graph)),
+                    ),
+                    false => None,
+                };
+                let pins = match &mut self.arrival_pins {
+                    Some((with_clock, pins)) if *with_clock == cppr => pins,
+                    slot => &mut slot.insert((cppr, arrival_pins(graph, structure))).1,
+                };
+                let values = timing.values_at(ForwardArray::Arrival, pins)?;
+                data.arrival = scattered(std::mem::take(&mut arrivals), n_pins, pins, values);
+                Ok(())
             })?;
-            // The host array of an earlier update, written again by the next download.
-            let mut delays = match self.on_device.arc_delay.take() {
-                Some(kept) => kept,
-                None => std::mem::take(&mut data.arc_delay),
-            };
             timed(record, "cppr", || {
                 if !cppr {
                     tachyon_gba::finish_tests_without_cppr(graph, data);
@@ -426,56 +493,65 @@ mod on_gpu {
                     .get_or_insert_with(|| structure.clock_arcs(graph));
                 // Only the clock arcs' delays are current in `delays` while CPPR runs
                 // (it reads no other on the host); emptied again after.
-                let values = timing.arc_delays_at(clock_arcs)?;
-                if delays.len() != graph.arcs().len() {
-                    delays = vec![[f64::NAN; 4]; graph.arcs().len()];
-                }
-                for (&arc, value) in clock_arcs.iter().zip(values) {
-                    delays[arc as usize] = value;
-                }
-                data.arc_delay = std::mem::take(&mut delays);
+                let values = timing.values_at(ForwardArray::ArcDelay, clock_arcs)?;
+                let n_arcs = graph.arcs().len();
+                data.arc_delay = scattered(std::mem::take(&mut delays), n_arcs, clock_arcs, values);
                 let passes = GpuPasses::Resident(timing.forward_values(), &self.networks);
                 let ran = tachyon_cppr::gpu::apply_cppr_with(graph, data, structure, passes);
                 delays = std::mem::take(&mut data.arc_delay);
                 Ok(ran?)
             })?;
-            self.on_device.arc_delay = Some(delays);
+            let on_device = &mut self.on_device;
+            on_device.arc_delay = Some(delays);
             // Brought back by a reader: "update" does not include the download.
             timed(record, "propagate", || {
                 Ok(timing.sweep_required(graph, data)?)
             })?;
-            if self.on_device.required.is_none() {
-                self.on_device.required = Some(std::mem::take(&mut data.required));
-            }
+            on_device.arrival = Some(std::mem::take(&mut data.arrival));
+            on_device.required = Some(host_array(&mut on_device.required, &mut data.required));
             // Its values went to `data`, which need not be the timer's copy.
             timing.forget_values();
             Ok(())
         }
 
-        /// [`super::pin_rows`] on the device: the required times left here gathered,
-        /// the arrays the host holds copied from `data`.
+        /// [`super::pin_rows`] on the device: the arrays left here gathered (arrivals,
+        /// slews, required times), those the host holds copied from `data`.
         pub(in crate::timer) fn pin_rows(
             &mut self,
             data: &TimingData,
             pins: &[u32],
         ) -> Result<Option<TimingData>, TimerError> {
-            if self.on_device.required.is_none() {
+            if !self.holds_values() {
                 return Ok(None);
             }
-            // The host's side of the device's gather (`gather_quads`).
-            let rows_of =
-                |values: &[[f64; 4]]| pins.iter().map(|&pin| values[pin as usize]).collect();
             let timing = unlocked(&mut self.timing);
+            let on_device = &self.on_device;
+            // The host's side of the device's gather (`gather_quads`).
+            let rows_of = |left: bool, host: &[[f64; 4]], which: Option<ForwardArray>| {
+                Ok::<_, TimerError>(match (left, which) {
+                    (true, Some(which)) => timing.values_at(which, pins)?,
+                    (true, None) => timing.required_at(pins)?,
+                    (false, _) => pins.iter().map(|&pin| host[pin as usize]).collect(),
+                })
+            };
             let mut rows = TimingData::for_download(0);
-            rows.arrival = rows_of(&data.arrival);
-            rows.slew = rows_of(&data.slew);
-            rows.required = timing.required_at(pins)?;
+            rows.arrival = rows_of(
+                on_device.arrival.is_some(),
+                &data.arrival,
+                Some(ForwardArray::Arrival),
+            )?;
+            rows.slew = rows_of(on_device.slew.is_some(), &data.slew, Some(ForwardArray::Slew))?;
+            rows.required = rows_of(on_device.required.is_some(), &data.required, None)?;
             Ok(Some(rows))
         }
 
         /// Whether an array is left here that the host's copy lacks.
         pub(in crate::timer) fn holds_values(&self) -> bool {
-            self.on_device.arc_delay.is_some() || self.on_device.required.is_some()
+            let on_device = &self.on_device;
+            on_device.arrival.is_some()
+                || on_device.slew.is_some()
+                || on_device.arc_delay.is_some()
+                || on_device.required.is_some()
         }
 
         /// Brings back into `data` (that of the last [`DeviceState::full_update`]) what
@@ -483,11 +559,27 @@ mod on_gpu {
         /// the stale arrays stay empty in `data` (and the caller drops it).
         pub(in crate::timer) fn settle(&mut self, data: &mut TimingData) -> Result<(), TimerError> {
             let timing = unlocked(&mut self.timing);
-            if let Some(kept) = self.on_device.arc_delay.take() {
-                data.arc_delay = kept;
-                timing.download_arc_delays_into(data)?;
+            let on_device = &mut self.on_device;
+            let forward = [
+                (
+                    ForwardArray::Arrival,
+                    &mut on_device.arrival,
+                    &mut data.arrival,
+                ),
+                (ForwardArray::Slew, &mut on_device.slew, &mut data.slew),
+                (
+                    ForwardArray::ArcDelay,
+                    &mut on_device.arc_delay,
+                    &mut data.arc_delay,
+                ),
+            ];
+            for (which, kept, host) in forward {
+                if let Some(kept) = kept.take() {
+                    *host = kept;
+                    timing.download_values_into(which, host)?;
+                }
             }
-            if let Some(kept) = self.on_device.required.take() {
+            if let Some(kept) = on_device.required.take() {
                 data.required = kept;
                 timing.download_required_into(data)?;
             }
@@ -511,6 +603,7 @@ mod on_gpu {
         if state.timing().apply_edits(graph, incremental, data)? {
             state.structure = None;
             state.clock_arcs = None;
+            state.arrival_pins = None;
             state.networks = KeptNetworks::default();
         }
         let uploaded_ms = started.elapsed().as_secs_f64() * 1e3;
@@ -584,6 +677,7 @@ mod on_gpu {
                 structure,
                 networks,
                 clock_arcs: None,
+                arrival_pins: None,
                 on_device: OnDevice::default(),
             };
             Ok((data, flat, super::Resident::Gpu(Box::new(state))))
