@@ -540,7 +540,11 @@ mod on_gpu {
                 &data.arrival,
                 Some(ForwardArray::Arrival),
             )?;
-            rows.slew = rows_of(on_device.slew.is_some(), &data.slew, Some(ForwardArray::Slew))?;
+            rows.slew = rows_of(
+                on_device.slew.is_some(),
+                &data.slew,
+                Some(ForwardArray::Slew),
+            )?;
             rows.required = rows_of(on_device.required.is_some(), &data.required, None)?;
             Ok(Some(rows))
         }
