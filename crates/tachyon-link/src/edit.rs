@@ -400,30 +400,26 @@ impl Design {
         graph.set_net_parasitics(net, tree.as_ref().map(RcTree::as_ref));
     }
 
-    /// The pin of `graph` that a SPEF node's key names (by name: for a graph already
-    /// built).
-    pub(crate) fn pin_of_key_in(&self, graph: &TimingGraph, key: &PinKey) -> Option<PinId> {
-        match key {
-            PinKey::Port(port) => graph.pin_by_name(&self.ports[*port as usize].name),
-            PinKey::Instance { instance, pin } => {
-                let instance = &self.instances.slots[*instance as usize];
-                if !instance.alive {
-                    return None;
-                }
-                let name = format!("{}:{}", instance.name, self.pin_names.names[*pin as usize]);
-                graph.pin_by_name(&name)
-            }
-            PinKey::Name(name) => graph.pin_by_name(name),
-        }
-    }
-
     fn net_tree(&self, graph: &TimingGraph, net: NetId) -> Option<RcTree> {
         let net = graph.net(net);
         let driver = net.driver?;
         let slot = self.nets.get(&net.name)?;
         let state = &self.nets.slots[slot as usize];
         let parasitics = state.parasitics.as_ref().filter(|_| state.alive)?;
-        let pin_of_key = |key: &PinKey| self.pin_of_key_in(graph, key);
+        let pin_of_key = |key: &PinKey| -> Option<PinId> {
+            match key {
+                PinKey::Port(port) => graph.pin_by_name(&self.ports[*port as usize].name),
+                PinKey::Instance { instance, pin } => {
+                    let instance = &self.instances.slots[*instance as usize];
+                    if !instance.alive {
+                        return None;
+                    }
+                    let name = format!("{}:{}", instance.name, self.pin_names.names[*pin as usize]);
+                    graph.pin_by_name(&name)
+                }
+                PinKey::Name(name) => graph.pin_by_name(name),
+            }
+        };
         let n_nodes = parasitics.ground_capacitance.len();
         let n_pins = 1 + net.sinks.len();
         let mut tree = RcTree {
