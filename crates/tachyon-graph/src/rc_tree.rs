@@ -92,7 +92,10 @@ impl RcNetworks {
     /// Appends every network of `other`.
     pub fn append(&mut self, other: &RcNetworks) {
         let shifted = |offsets: &[u32], by: usize| -> Vec<u32> {
-            offsets[1..].iter().map(|&offset| offset + by as u32).collect()
+            offsets[1..]
+                .iter()
+                .map(|&offset| offset + by as u32)
+                .collect()
         };
         let node_offsets = shifted(&other.node_offsets, self.ground.len());
         let resistor_offsets = shifted(&other.resistor_offsets, self.ends.len());

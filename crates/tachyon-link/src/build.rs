@@ -11,8 +11,8 @@ use std::cmp::Ordering;
 use rayon::prelude::*;
 use tachyon_graph::{
     edit_room, flatten_rc_tree_into, Arc, ArcKind, Assertions, CellArc, Clock, FastMap,
-    FlattenScratch, Net, NetId, Pin, PinId, PinKind, RcArena, RcNetworks, RcSpan, RcTreeRoom, Test, TestKind,
-    TimingGraph,
+    FlattenScratch, Net, NetId, Pin, PinId, PinKind, RcArena, RcNetworks, RcSpan, RcTreeRoom, Test,
+    TestKind, TimingGraph,
 };
 use tachyon_kernels::{Split, Transition};
 use tachyon_sdc::Assertion;
@@ -937,8 +937,7 @@ impl Design {
                         continue;
                     };
                     let state = &self.nets.slots[slot as usize];
-                    let Some(parasitics) = state.parasitics.as_ref().filter(|_| state.alive)
-                    else {
+                    let Some(parasitics) = state.parasitics.as_ref().filter(|_| state.alive) else {
                         continue;
                     };
                     // Only the net's own pins matter: compared by name among them

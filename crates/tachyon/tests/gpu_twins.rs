@@ -269,7 +269,10 @@ fn design_networks_flatten_to_the_graphs_trees() {
         let nodes = first..first + flattened.placed[index] as usize;
         assert_eq!(&flattened.parent[nodes.clone()], tree.parent);
         assert_eq!(bits(&flattened.res[nodes.clone()]), bits(tree.resistance));
-        assert_eq!(bits(&flattened.ground[nodes]), bits(tree.ground_capacitance));
+        assert_eq!(
+            bits(&flattened.ground[nodes]),
+            bits(tree.ground_capacitance)
+        );
         let pins = networks.pin_offsets[index] as usize..networks.pin_offsets[index + 1] as usize;
         let placed_pins: Vec<_> = networks.pin_nodes[pins]
             .iter()
@@ -357,7 +360,10 @@ fn bench_design_networks() {
     let download_ms = median_ms(&mut || {
         std::hint::black_box(uploaded.download().unwrap());
     });
-    assert_eq!(uploaded.download().unwrap(), flatten_networks_on_cpu(&batch));
+    assert_eq!(
+        uploaded.download().unwrap(),
+        flatten_networks_on_cpu(&batch)
+    );
     println!(
         "networks on {}: upload {upload_ms:.1} ms, kernel {kernel_ms:.2} ms, download {download_ms:.1} ms",
         gpu.name()
