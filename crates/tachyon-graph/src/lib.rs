@@ -36,7 +36,7 @@ pub use name_index::NameIndex;
 pub use prefetch::prefetch;
 pub use rc_tree::{
     flatten_rc_tree, flatten_rc_tree_into, flatten_rc_tree_with, FlattenReport, FlattenScratch,
-    RcNetwork, RcTreeRoom,
+    RcNetwork, RcNetworks, RcTreeRoom,
 };
 pub use timing::{
     edit_room, filled, filled_with_room, keep_edit_room, TestResult, TimingData, NO_VALUE,

@@ -4,7 +4,7 @@ use std::cell::Cell;
 
 use tachyon_kernels::rc_flatten::{self, FlattenMemory, UNPLACED};
 
-use crate::ids::PinId;
+use crate::ids::{NetId, PinId};
 use crate::model::{RcSpan, RcTree};
 
 /// A resistor network as parsed: nodes `0..n`, undirected resistors, ground caps.
@@ -16,6 +16,119 @@ pub struct RcNetwork {
     pub resistors: Vec<(u32, u32, f64)>,
     /// The node of each net pin present in the network.
     pub pin_nodes: Vec<(PinId, u32)>,
+}
+
+/// The resistor networks of many nets as parsed, before flattening: per net its SPEF
+/// nodes and resistors (node numbers local to the net), the driver's node and the net's
+/// pins matched to nodes by pin id. The compact form the flattening kernel reads
+/// (`tachyon_kernels::rc_flatten`, `tachyon_gba::gpu::RcNetworkBatch`): what a GPU
+/// backend uploads to flatten the trees on the device, e.g. the nets of a SPEF change
+/// file. Flattening network `i` from `roots[i]` gives the net's tree exactly as the link
+/// builds it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RcNetworks {
+    /// The net of each network.
+    pub nets: Vec<NetId>,
+    /// Per network, where its nodes start in `ground` (one entry more: the end).
+    pub node_offsets: Vec<u32>,
+    /// Per network, where its resistors start in `ends`/`ohms` (one entry more).
+    pub resistor_offsets: Vec<u32>,
+    /// Per node, its ground capacitance (fF).
+    pub ground: Vec<f64>,
+    /// Per resistor, its two nodes (local to the network).
+    pub ends: Vec<[u32; 2]>,
+    /// Per resistor, its resistance (kOhm).
+    pub ohms: Vec<f64>,
+    /// Per network, the driver's node.
+    pub roots: Vec<u32>,
+    /// Per network, where its pin entries start in `pin_nodes` (one entry more).
+    pub pin_offsets: Vec<u32>,
+    /// The driver and then each sink found in the network, with its node (before
+    /// flattening; a node the flattening does not place drops its pin).
+    pub pin_nodes: Vec<(PinId, u32)>,
+}
+
+impl RcNetworks {
+    /// No networks (the offsets hold their one starting entry).
+    pub fn new() -> Self {
+        RcNetworks {
+            node_offsets: vec![0],
+            resistor_offsets: vec![0],
+            pin_offsets: vec![0],
+            ..RcNetworks::default()
+        }
+    }
+
+    /// The number of networks.
+    pub fn len(&self) -> usize {
+        self.nets.len()
+    }
+
+    /// Whether there are no networks.
+    pub fn is_empty(&self) -> bool {
+        self.nets.is_empty()
+    }
+
+    /// Appends the network of `net`.
+    pub fn push(
+        &mut self,
+        net: NetId,
+        ground_capacitance: &[f64],
+        resistors: &[(u32, u32, f64)],
+        root: u32,
+        pin_nodes: &[(PinId, u32)],
+    ) {
+        self.nets.push(net);
+        self.ground.extend_from_slice(ground_capacitance);
+        self.ends.extend(resistors.iter().map(|&(a, b, _)| [a, b]));
+        self.ohms.extend(resistors.iter().map(|&(_, _, ohms)| ohms));
+        self.roots.push(root);
+        self.pin_nodes.extend_from_slice(pin_nodes);
+        self.node_offsets.push(self.ground.len() as u32);
+        self.resistor_offsets.push(self.ends.len() as u32);
+        self.pin_offsets.push(self.pin_nodes.len() as u32);
+    }
+
+    /// Appends every network of `other`.
+    pub fn append(&mut self, other: &RcNetworks) {
+        let shifted = |offsets: &[u32], by: usize| -> Vec<u32> {
+            offsets[1..]
+                .iter()
+                .map(|&offset| offset + by as u32)
+                .collect()
+        };
+        let node_offsets = shifted(&other.node_offsets, self.ground.len());
+        let resistor_offsets = shifted(&other.resistor_offsets, self.ends.len());
+        let pin_offsets = shifted(&other.pin_offsets, self.pin_nodes.len());
+        self.node_offsets.extend(node_offsets);
+        self.resistor_offsets.extend(resistor_offsets);
+        self.pin_offsets.extend(pin_offsets);
+        self.nets.extend_from_slice(&other.nets);
+        self.ground.extend_from_slice(&other.ground);
+        self.ends.extend_from_slice(&other.ends);
+        self.ohms.extend_from_slice(&other.ohms);
+        self.roots.extend_from_slice(&other.roots);
+        self.pin_nodes.extend_from_slice(&other.pin_nodes);
+    }
+
+    /// Flattens network `index` on the host, as the link does.
+    pub fn flatten(&self, index: usize) -> (RcTree, FlattenReport) {
+        let nodes = self.node_offsets[index] as usize..self.node_offsets[index + 1] as usize;
+        let resistors =
+            self.resistor_offsets[index] as usize..self.resistor_offsets[index + 1] as usize;
+        let pins = self.pin_offsets[index] as usize..self.pin_offsets[index + 1] as usize;
+        let resistors: Vec<(u32, u32, f64)> = self.ends[resistors.clone()]
+            .iter()
+            .zip(&self.ohms[resistors])
+            .map(|(&[a, b], &ohms)| (a, b, ohms))
+            .collect();
+        flatten_rc_tree(
+            &self.ground[nodes],
+            &resistors,
+            &self.pin_nodes[pins],
+            self.roots[index],
+        )
+    }
 }
 
 /// What flattening a network found wrong; the tree is still built from what is usable.

@@ -11,8 +11,8 @@ use std::cmp::Ordering;
 use rayon::prelude::*;
 use tachyon_graph::{
     edit_room, flatten_rc_tree_into, Arc, ArcKind, Assertions, CellArc, Clock, FastMap,
-    FlattenScratch, Net, NetId, Pin, PinId, PinKind, RcArena, RcSpan, RcTreeRoom, Test, TestKind,
-    TimingGraph,
+    FlattenScratch, Net, NetId, Pin, PinId, PinKind, RcArena, RcNetworks, RcSpan, RcTreeRoom, Test,
+    TestKind, TimingGraph,
 };
 use tachyon_kernels::{Split, Transition};
 use tachyon_sdc::Assertion;
@@ -817,46 +817,12 @@ pub(crate) fn flatten_parasitics(
     driver: PinId,
     room: RcTreeRoom<'_>,
 ) -> Option<RcSpan> {
-    // (pin, node), sorted by pin; a pin named by two nodes keeps the last, as a map
-    // filled in node order would.
+    let root = match_pins(scratch, graph, net, parasitics, pin_of_key, driver, true)?;
     let NetScratch {
-        node_of,
         pin_nodes,
         flatten: scratch,
+        ..
     } = scratch;
-    node_of.clear();
-    node_of.extend(
-        parasitics
-            .pin_nodes
-            .iter()
-            .filter_map(|(node, key)| pin_of_key(key).map(|pin| (pin, *node))),
-    );
-    node_of.sort_by_key(|&(pin, node)| (pin, std::cmp::Reverse(node)));
-    node_of.dedup_by_key(|&mut (pin, _)| pin);
-    let find = |pin: PinId| {
-        node_of
-            .binary_search_by_key(&pin, |&(pin, _)| pin)
-            .ok()
-            .map(|index| node_of[index].1)
-    };
-    let Some(root) = find(driver) else {
-        tracing::warn!(
-            net = net.name,
-            driver = %graph.pin(driver).name,
-            "the net's parasitics do not include its driver: it is timed without them"
-        );
-        return None;
-    };
-    pin_nodes.clear();
-    pin_nodes.push((driver, root));
-    for &sink in &net.sinks {
-        match find(sink) {
-            Some(node) => pin_nodes.push((sink, node)),
-            None => {
-                tracing::warn!(net = net.name, pin = %graph.pin(sink).name, "pin not in the net's parasitics")
-            }
-        }
-    }
     let (placed, report) = flatten_rc_tree_into(
         scratch,
         &parasitics.ground_capacitance,
@@ -874,4 +840,140 @@ pub(crate) fn flatten_parasitics(
         );
     }
     Some(placed)
+}
+
+/// Matches the SPEF nodes that name pins to the net's pins: leaves in
+/// `scratch.pin_nodes` the driver's node and then each sink's found in the network, and
+/// returns the driver's node (None when the driver is not in the parasitics). `warn`:
+/// log what is missing (once, when the graph is built).
+fn match_pins(
+    scratch: &mut NetScratch,
+    graph: &TimingGraph,
+    net: &Net,
+    parasitics: &NetParasitics,
+    pin_of_key: &(impl Fn(&PinKey) -> Option<PinId> + Sync),
+    driver: PinId,
+    warn: bool,
+) -> Option<u32> {
+    // (pin, node), sorted by pin; a pin named by two nodes keeps the last, as a map
+    // filled in node order would.
+    let NetScratch {
+        node_of, pin_nodes, ..
+    } = scratch;
+    node_of.clear();
+    node_of.extend(
+        parasitics
+            .pin_nodes
+            .iter()
+            .filter_map(|(node, key)| pin_of_key(key).map(|pin| (pin, *node))),
+    );
+    node_of.sort_by_key(|&(pin, node)| (pin, std::cmp::Reverse(node)));
+    node_of.dedup_by_key(|&mut (pin, _)| pin);
+    let find = |pin: PinId| {
+        node_of
+            .binary_search_by_key(&pin, |&(pin, _)| pin)
+            .ok()
+            .map(|index| node_of[index].1)
+    };
+    let Some(root) = find(driver) else {
+        if warn {
+            tracing::warn!(
+                net = net.name,
+                driver = %graph.pin(driver).name,
+                "the net's parasitics do not include its driver: it is timed without them"
+            );
+        }
+        return None;
+    };
+    pin_nodes.clear();
+    pin_nodes.push((driver, root));
+    for &sink in &net.sinks {
+        match find(sink) {
+            Some(node) => pin_nodes.push((sink, node)),
+            None if warn => {
+                tracing::warn!(net = net.name, pin = %graph.pin(sink).name, "pin not in the net's parasitics")
+            }
+            None => {}
+        }
+    }
+    Some(root)
+}
+
+impl Design {
+    /// Whether the SPEF node key `key` names the pin called `name` (what
+    /// [`TimingGraph::pin_by_name`] would find for it).
+    fn key_names(&self, key: &PinKey, name: &str) -> bool {
+        match key {
+            PinKey::Port(port) => self.ports[*port as usize].name == name,
+            PinKey::Instance { instance, pin } => {
+                let instance = &self.instances.slots[*instance as usize];
+                let pin = &self.pin_names.names[*pin as usize];
+                instance.alive
+                    && name.len() == instance.name.len() + 1 + pin.len()
+                    && name.starts_with(&*instance.name)
+                    && name.as_bytes()[instance.name.len()] == b':'
+                    && name.ends_with(&**pin)
+            }
+            PinKey::Name(key) => **key == *name,
+        }
+    }
+
+    /// The parsed resistor networks of `nets` of `graph` (a graph this design built),
+    /// by pin id, before flattening: what the link flattens into the graph's trees, in
+    /// the form the flattening kernel reads. Nets without a tree (no driver, no
+    /// parasitics, or a driver the parasitics lack) are left out. In parallel by chunks
+    /// of nets.
+    pub fn rc_networks(&self, graph: &TimingGraph, nets: &[NetId]) -> RcNetworks {
+        const NETS_PER_CHUNK: usize = 4096;
+        let chunks: Vec<RcNetworks> = nets
+            .par_chunks(NETS_PER_CHUNK)
+            .map(|chunk| {
+                let mut scratch = NetScratch::default();
+                let mut networks = RcNetworks::new();
+                for &id in chunk {
+                    let net = graph.net(id);
+                    let Some(driver) = net.driver else { continue };
+                    let Some(slot) = self.nets.get(&net.name) else {
+                        continue;
+                    };
+                    let state = &self.nets.slots[slot as usize];
+                    let Some(parasitics) = state.parasitics.as_ref().filter(|_| state.alive) else {
+                        continue;
+                    };
+                    // Only the net's own pins matter: compared by name among them
+                    // (a graph-wide name lookup per SPEF pin took 10x as long).
+                    let pin_of_key = |key: &PinKey| {
+                        let net_pins = net.driver.iter().chain(&net.sinks).copied();
+                        net_pins
+                            .into_iter()
+                            .find(|&pin| self.key_names(key, &graph.pin(pin).name))
+                    };
+                    let Some(root) = match_pins(
+                        &mut scratch,
+                        graph,
+                        net,
+                        parasitics,
+                        &pin_of_key,
+                        driver,
+                        false,
+                    ) else {
+                        continue;
+                    };
+                    networks.push(
+                        id,
+                        &parasitics.ground_capacitance,
+                        &parasitics.resistors,
+                        root,
+                        &scratch.pin_nodes,
+                    );
+                }
+                networks
+            })
+            .collect();
+        let mut networks = RcNetworks::new();
+        for chunk in &chunks {
+            networks.append(chunk);
+        }
+        networks
+    }
 }

@@ -234,3 +234,138 @@ fn timing_layout_checks_name_the_first_bad_arc_and_test() {
         other => panic!("expected the first bad test, got {other:?}"),
     }
 }
+
+/// The parsed networks of a design's nets, by pin id (what a GPU backend would upload
+/// to flatten on the device), flattened by the host, by the kernel's CPU twin and by the
+/// kernel on a GPU (when there is one), give exactly the trees the link flattened into
+/// the graph.
+#[test]
+fn design_networks_flatten_to_the_graphs_trees() {
+    use tachyon::gba::gpu::{flatten_networks, flatten_networks_on_cpu, RcNetworkBatch};
+    use tachyon::gpu::{GpuConfig, GpuContext};
+    use tachyon::graph::NetId;
+    use tachyon::kernels::rc_flatten::UNPLACED;
+    let (mut timer, _design) = generated_timer("networks", 3000, 5);
+    timer.timing().unwrap();
+    let design = std::sync::Arc::clone(timer.design());
+    let (graph, _) = timer.timing().unwrap();
+    let all: Vec<NetId> = (0..graph.nets().len() as u32).map(NetId).collect();
+    let networks = design.rc_networks(graph, &all);
+    let with_tree = graph
+        .nets()
+        .iter()
+        .filter(|net| graph.rc_tree(net).is_some())
+        .count();
+    assert!(with_tree > 1000, "{with_tree} nets with trees");
+    assert_eq!(networks.len(), with_tree);
+    let batch = RcNetworkBatch::from_networks(&networks).expect("a valid batch");
+    let flattened = flatten_networks_on_cpu(&batch);
+    let bits = |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    for (index, &net) in networks.nets.iter().enumerate() {
+        let tree = graph.rc_tree(graph.net(net)).expect("the net's tree");
+        let (host, _) = networks.flatten(index);
+        assert_eq!(host.as_ref(), tree, "net {}", graph.net(net).name);
+        let first = networks.node_offsets[index] as usize;
+        let nodes = first..first + flattened.placed[index] as usize;
+        assert_eq!(&flattened.parent[nodes.clone()], tree.parent);
+        assert_eq!(bits(&flattened.res[nodes.clone()]), bits(tree.resistance));
+        assert_eq!(
+            bits(&flattened.ground[nodes]),
+            bits(tree.ground_capacitance)
+        );
+        let pins = networks.pin_offsets[index] as usize..networks.pin_offsets[index + 1] as usize;
+        let placed_pins: Vec<_> = networks.pin_nodes[pins]
+            .iter()
+            .filter_map(|&(pin, node)| {
+                let placed = flattened.new_index[first + node as usize];
+                (placed != UNPLACED).then_some((pin, placed))
+            })
+            .collect();
+        assert_eq!(placed_pins, tree.pin_nodes);
+    }
+    let opened = GpuContext::open(0, &GpuConfig::default());
+    let Some(gpu) = tachyon_testkit::gpu_or_skip("design_networks_flatten", opened) else {
+        return;
+    };
+    assert_eq!(
+        flatten_networks(&gpu, &batch).expect("flattened on the GPU"),
+        flattened
+    );
+}
+
+/// Times, on a generated design (TACHYON_BENCH_GATES gates, 100k by default), what
+/// flattening the RC trees on the GPU instead of the host would cost: the networks
+/// gathered by pin id, the batch, the kernel's CPU twin, and on the GPU the upload, the
+/// kernel and the download. Run with `--ignored bench_design_networks --nocapture`.
+#[test]
+#[ignore]
+fn bench_design_networks() {
+    use std::time::Instant;
+    use tachyon::gba::gpu::{flatten_networks_on_cpu, DeviceRcNetworks, RcNetworkBatch};
+    use tachyon::gpu::{GpuConfig, GpuContext};
+    use tachyon::graph::NetId;
+    let gates: u64 = std::env::var("TACHYON_BENCH_GATES")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(100_000);
+    let (mut timer, _design) = generated_timer("bench-networks", gates, 1);
+    timer.timing().unwrap();
+    let design = std::sync::Arc::clone(timer.design());
+    let (graph, _) = timer.timing().unwrap();
+    let all: Vec<NetId> = (0..graph.nets().len() as u32).map(NetId).collect();
+    let median_ms = |run: &mut dyn FnMut()| {
+        let mut times: Vec<f64> = (0..5)
+            .map(|_| {
+                let started = Instant::now();
+                run();
+                started.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        times[2]
+    };
+    let gather_ms = median_ms(&mut || {
+        std::hint::black_box(design.rc_networks(graph, &all));
+    });
+    let networks = design.rc_networks(graph, &all);
+    let batch_ms = median_ms(&mut || {
+        std::hint::black_box(RcNetworkBatch::from_networks(&networks).unwrap());
+    });
+    let batch = RcNetworkBatch::from_networks(&networks).unwrap();
+    let twin_ms = median_ms(&mut || {
+        std::hint::black_box(flatten_networks_on_cpu(&batch));
+    });
+    println!(
+        "networks: {gates} gates, {} nets, {} nodes, {} resistors, {} threads: gathered {gather_ms:.1} ms, batch {batch_ms:.1} ms, cpu twin {twin_ms:.1} ms",
+        networks.len(),
+        networks.ground.len(),
+        networks.ends.len(),
+        rayon::current_num_threads()
+    );
+    let opened = GpuContext::open(0, &GpuConfig::default());
+    let Some(gpu) = tachyon_testkit::gpu_or_skip("bench_design_networks", opened) else {
+        return;
+    };
+    // Warm-up: the first upload pays the pool's growth.
+    DeviceRcNetworks::upload(&gpu, &batch).unwrap();
+    let mut uploaded = None;
+    let upload_ms = median_ms(&mut || {
+        uploaded = Some(DeviceRcNetworks::upload(&gpu, &batch).unwrap());
+    });
+    let uploaded = uploaded.unwrap();
+    uploaded.time(2).unwrap();
+    let mut kernel = uploaded.time(9).unwrap();
+    kernel.sort_by(f64::total_cmp);
+    let kernel_ms = kernel[4];
+    let download_ms = median_ms(&mut || {
+        std::hint::black_box(uploaded.download().unwrap());
+    });
+    assert_eq!(
+        uploaded.download().unwrap(),
+        flatten_networks_on_cpu(&batch)
+    );
+    println!(
+        "networks on {}: upload {upload_ms:.1} ms, kernel {kernel_ms:.2} ms, download {download_ms:.1} ms",
+        gpu.name()
+    );
+}

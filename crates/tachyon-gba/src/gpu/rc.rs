@@ -6,6 +6,7 @@ use std::sync::Arc;
 use tachyon_gpu::abi::{FlattenRcNetworksArgs, RcNetsArgs};
 use tachyon_gpu::check::{check_length, check_starts};
 use tachyon_gpu::{DeviceBuffer, GpuContext, GpuError, LaunchShape, LayoutError};
+use tachyon_graph::RcNetworks;
 use tachyon_kernels::N_CONDITIONS;
 
 use super::layout::{RcNetBatch, RcNetsOutput};
@@ -221,6 +222,19 @@ impl RcNetworkBatch {
             ohms,
             roots,
         })
+    }
+
+    /// Takes the networks that the link matched to a graph's pins
+    /// (`tachyon_link::Design::rc_networks`), e.g. a SPEF change file's nets.
+    pub fn from_networks(networks: &RcNetworks) -> Result<Self, LayoutError> {
+        RcNetworkBatch::new(
+            networks.node_offsets.clone(),
+            networks.resistor_offsets.clone(),
+            networks.ground.clone(),
+            networks.ends.clone(),
+            networks.ohms.clone(),
+            networks.roots.clone(),
+        )
     }
 
     pub fn n_nets(&self) -> usize {
