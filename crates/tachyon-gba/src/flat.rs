@@ -118,6 +118,38 @@ impl FlatTiming {
 
     /// Flattens a finalized `graph`.
     pub fn build(graph: &TimingGraph) -> FlatTiming {
+        FlatTiming::build_with(graph, true)
+    }
+
+    /// [`FlatTiming::build`] of a graph awaiting its levels
+    /// ([`TimingGraph::finalize_adjacency`]): everything but the level lists (empty
+    /// until [`FlatTiming::set_levels`]); the primary inputs are there.
+    pub fn build_without_levels(graph: &TimingGraph) -> FlatTiming {
+        FlatTiming::build_with(graph, false)
+    }
+
+    /// The level lists of `graph` (finalized) as [`FlatTiming::set_levels`] takes them.
+    pub fn levels_of(graph: &TimingGraph) -> FlatLevels {
+        FlatLevels(Levels::of(graph))
+    }
+
+    /// Gives a [`FlatTiming::build_without_levels`] its level lists.
+    pub fn set_levels(&mut self, levels: FlatLevels) {
+        let Levels {
+            level_start,
+            level_pins,
+            forward_level_start,
+            forward_pins,
+            primary_inputs,
+        } = levels.0;
+        debug_assert_eq!(primary_inputs, self.primary_inputs);
+        self.level_start = level_start;
+        self.level_pins = level_pins;
+        self.forward_level_start = forward_level_start;
+        self.forward_pins = forward_pins;
+    }
+
+    fn build_with(graph: &TimingGraph, with_levels: bool) -> FlatTiming {
         let _span = tracing::info_span!("flatten").entered();
         // Three independent parts at once: each is parallel, but not all of them keep
         // many cores busy on their own.
@@ -144,7 +176,10 @@ impl FlatTiming {
                     pin_net,
                     flatten_tables(graph),
                     test_descriptors(graph),
-                    Levels::of(graph),
+                    match with_levels {
+                        true => Levels::of(graph),
+                        false => Levels::inputs_only(graph),
+                    },
                 )
             },
         );
@@ -270,7 +305,12 @@ pub(crate) fn test_descriptor(test: &tachyon_graph::Test) -> TestDescriptor {
     ]
 }
 
+/// The level lists of a graph, for [`FlatTiming::set_levels`].
+#[derive(Debug)]
+pub struct FlatLevels(Levels);
+
 /// The levels as [`FlatTiming`] keeps them.
+#[derive(Debug)]
 struct Levels {
     level_start: Vec<u32>,
     level_pins: Vec<u32>,
@@ -279,23 +319,49 @@ struct Levels {
     primary_inputs: Vec<u32>,
 }
 
-impl Levels {
-    fn of(graph: &TimingGraph) -> Levels {
-        // Read once in pin order, then looked up in level order (the pins themselves
-        // are large and a level's pins are scattered).
-        let mut input_flags: Vec<bool> = graph
-            .pins()
-            .par_iter()
-            .with_min_len(1 << 14)
-            .map(|pin| pin.kind == PinKind::PrimaryInput)
-            .collect();
-        // Pins cut from their fan-in and seeded like inputs (an ideal clock's register
-        // clock pins).
-        for &(pin, _) in &graph.assertions().slew {
-            if graph.fanin(pin).is_empty() {
-                input_flags[pin.index()] = true;
-            }
+/// Per pin, whether the forward step takes its values from the assertions (a primary
+/// input, or a pin cut from its fan-in and seeded like one).
+fn input_flags(graph: &TimingGraph) -> Vec<bool> {
+    // Read once in pin order, then looked up in level order (the pins themselves are
+    // large and a level's pins are scattered).
+    let mut input_flags: Vec<bool> = graph
+        .pins()
+        .par_iter()
+        .with_min_len(1 << 14)
+        .map(|pin| pin.kind == PinKind::PrimaryInput)
+        .collect();
+    // Pins cut from their fan-in and seeded like inputs (an ideal clock's register
+    // clock pins).
+    for &(pin, _) in &graph.assertions().slew {
+        if graph.fanin(pin).is_empty() {
+            input_flags[pin.index()] = true;
         }
+    }
+    input_flags
+}
+
+/// The pins `input_flags` marks, in pin order.
+fn primary_inputs(input_flags: &[bool]) -> Vec<u32> {
+    (0..input_flags.len() as u32)
+        .into_par_iter()
+        .filter(|&pin| input_flags[pin as usize])
+        .collect()
+}
+
+impl Levels {
+    /// No level lists, only the primary inputs.
+    fn inputs_only(graph: &TimingGraph) -> Levels {
+        Levels {
+            level_start: Vec::new(),
+            level_pins: Vec::new(),
+            forward_level_start: Vec::new(),
+            forward_pins: Vec::new(),
+            primary_inputs: primary_inputs(&input_flags(graph)),
+        }
+    }
+
+    fn of(graph: &TimingGraph) -> Levels {
+        let input_flags = input_flags(graph);
         let is_input = |pin: &u32| input_flags[*pin as usize];
         // Each level's pins come in pin order (`TimingGraph::level`): a level sweep's
         // per-pin reads and stores go forward through memory, and the stores of a
@@ -331,10 +397,7 @@ impl Levels {
         for &computed in &computed_per_level {
             forward_level_start.push(forward_level_start[forward_level_start.len() - 1] + computed);
         }
-        let primary_inputs = (0..graph.n_pins())
-            .into_par_iter()
-            .filter(|&pin| input_flags[pin as usize])
-            .collect();
+        let primary_inputs = primary_inputs(&input_flags);
         Levels {
             level_start,
             level_pins,

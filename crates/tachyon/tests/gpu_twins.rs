@@ -49,6 +49,49 @@ fn frontier_levels_equal_the_graph_levels() {
 }
 
 #[test]
+fn adopted_frontier_levels_equal_the_host_levelization() {
+    // What the GPU backend's update does: the rows alone on the host, the levels from
+    // the (twin of the) device's levelization, adopted.
+    let (mut timer, _design) = generated_timer("adopt-levels", 3000, 12);
+    let (graph, _) = timer.timing().unwrap();
+    let mut awaiting = graph.clone();
+    awaiting.finalize_adjacency();
+    assert!(!awaiting.is_finalized());
+    let flat = FlatTiming::build_without_levels(&awaiting);
+    assert!(flat.level_start.is_empty());
+    assert_eq!(flat.primary_inputs, FlatTiming::build(graph).primary_inputs);
+    let (level_start, level_pins) = twin::levelize(
+        &flat.fanin_start,
+        &flat.fanout_start,
+        &flat.fanout_arcs,
+        &flat.arcs,
+        &flat.primary_inputs,
+    )
+    .expect("the graph is acyclic");
+    // A pin twice, or one missing, is refused.
+    let mut twice = level_pins.clone();
+    twice[1] = twice[0];
+    assert!(!awaiting.clone().adopt_levels(&level_start, &twice));
+    assert!(!awaiting
+        .clone()
+        .adopt_levels(&level_start, &level_pins[1..]));
+    assert!(awaiting.adopt_levels(&level_start, &level_pins));
+    assert!(awaiting.is_finalized());
+    assert_eq!(awaiting.topological_order(), graph.topological_order());
+    assert_eq!(awaiting.n_levels(), graph.n_levels());
+    for level in 0..graph.n_levels() {
+        assert_eq!(awaiting.level(level), graph.level(level), "level {level}");
+    }
+    let mut flat = flat;
+    flat.set_levels(FlatTiming::levels_of(&awaiting));
+    let reference = FlatTiming::build(graph);
+    assert_eq!(flat.level_start, reference.level_start);
+    assert_eq!(flat.level_pins, reference.level_pins);
+    assert_eq!(flat.forward_level_start, reference.forward_level_start);
+    assert_eq!(flat.forward_pins, reference.forward_pins);
+}
+
+#[test]
 fn flat_rc_twin_equals_compute_parasitics() {
     // Enough nets for several of the layout's chunks of 4096 nets.
     let (mut timer, _design) = generated_timer("rc-twin", 20000, 5);

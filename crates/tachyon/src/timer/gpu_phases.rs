@@ -35,13 +35,13 @@ pub(super) fn search_paths(
 }
 
 #[cfg(feature = "gpu")]
-pub(super) use on_gpu::run;
-#[cfg(feature = "gpu")]
 use on_gpu::search_on_gpu;
-#[cfg(not(feature = "gpu"))]
-pub(super) use without_gpu::run;
+#[cfg(feature = "gpu")]
+pub(super) use on_gpu::{run, run_levelizing};
 #[cfg(not(feature = "gpu"))]
 use without_gpu::search_on_gpu;
+#[cfg(not(feature = "gpu"))]
+pub(super) use without_gpu::{run, run_levelizing};
 
 /// What a full update on the GPU leaves there for the next updates (the resident
 /// state), or its CPU twin.
@@ -249,6 +249,16 @@ mod without_gpu {
         gpu.unreachable()
     }
 
+    pub(in crate::timer) fn run_levelizing(
+        _: &Timer,
+        _: &mut TimingGraph,
+        gpu: &GpuBackend,
+        _: HostValues,
+        _: &mut dyn FnMut(&'static str, Duration),
+    ) -> Result<(TimingData, tachyon_gba::FlatTiming, Resident), TimerError> {
+        gpu.unreachable()
+    }
+
     pub(super) fn search_on_gpu(
         gpu: &GpuBackend,
         _: &FlatPaths,
@@ -267,12 +277,12 @@ mod on_gpu {
     use tachyon_cppr::CpprStructure;
     use tachyon_gba::gpu::GpuTiming;
     use tachyon_gba::{FlatParasitics, FlatTiming, ForwardOutcome, Incremental};
-    use tachyon_gpu::GpuContext;
+    use tachyon_gpu::{GpuContext, GpuError, LayoutError};
     use tachyon_graph::{TimingData, TimingGraph};
     use tachyon_paths::flat::FlatPaths;
     use tachyon_paths::problem::SearchOutcome;
 
-    use super::super::phases::{prepare_arrays, HostValues};
+    use super::super::phases::{prepare_arrays, prepare_arrays_by, HostValues};
     use super::super::{Timer, TimerError};
     use super::Resident;
     use crate::backend::GpuBackend;
@@ -490,49 +500,150 @@ mod on_gpu {
                 host_values,
                 record,
             )?;
-            let Uploaded {
-                mut data,
+            after_upload(graph, backend, uploaded, record)
+        })
+    }
+
+    /// [`run`] for a graph awaiting its levels ([`TimingGraph::finalize_adjacency`]):
+    /// the host's levelization is left out. The GPU levelizes the graph it uploads, as
+    /// always; the host brings those levels back (3 M pins, 12 MB at 1M gates) and
+    /// adopts them ([`TimingGraph::adopt_levels`]: the same lists the host would find),
+    /// and the CPPR structure, which walks the levels, starts then instead of after the
+    /// flat arrays. When the GPU finds a loop, the host levelizes (breaking it: the
+    /// rows change) and [`run`] uploads the graph it leaves.
+    pub(in crate::timer) fn run_levelizing(
+        timer: &Timer,
+        graph: &mut TimingGraph,
+        backend: &GpuBackend,
+        host_values: HostValues,
+        record: &mut Record<'_>,
+    ) -> Result<(TimingData, FlatTiming, Resident), TimerError> {
+        let started = Instant::now();
+        let ms = |instant: Instant| instant.elapsed().as_secs_f64() * 1e3;
+        let gpu = backend.gpu();
+        let awaiting: &TimingGraph = graph;
+        let flat_and_graph = || {
+            let (data, flat, flatten) =
+                prepare_arrays_by(awaiting, host_values, FlatTiming::build_without_levels);
+            let timing = GpuTiming::upload_graph(gpu, awaiting, &flat).and_then(|timing| {
+                let levels = timing.levels()?;
+                Ok((timing, levels))
+            });
+            ((data, flat, flatten), timing, ms(started))
+        };
+        let lay_out_trees = || (FlatParasitics::build(awaiting), ms(started));
+        let ((prepared, timing, graph_ms), (parasitics, trees_ms)) = if gpu.config().sync_steps {
+            let first = flat_and_graph();
+            (first, lay_out_trees())
+        } else {
+            rayon::join(flat_and_graph, lay_out_trees)
+        };
+        let (data, flat, flatten) = prepared;
+        record("flatten", flatten);
+        let (mut timing, (level_start, level_pins)) = match timing {
+            Ok(uploaded) => uploaded,
+            Err(GpuError::Layout(LayoutError::NotAcyclic { .. })) => {
+                let levelized = Instant::now();
+                graph.finalize_levels();
+                record("levelize", levelized.elapsed());
+                return run(timer, graph, backend, host_values, record);
+            }
+            Err(error) => return Err(error.into()),
+        };
+        let uploaded = started.elapsed();
+        let adopted = graph.adopt_levels(&level_start, &level_pins);
+        if !adopted {
+            // Acyclic (the GPU levelized every pin), so the host finds no loop and the
+            // rows on the GPU stay the graph's.
+            graph.finalize_levels();
+        }
+        let levels_ms = ms(started) - uploaded.as_secs_f64() * 1e3;
+        record("levelize", started.elapsed() - uploaded);
+        let graph: &TimingGraph = graph;
+        std::thread::scope(|scope| {
+            let structure = timer
+                .main_engine_cppr()
+                .then(|| scope.spawn(|| CpprStructure::build(graph)));
+            let levels = scope.spawn(|| FlatTiming::levels_of(graph));
+            let trees_started = Instant::now();
+            timing.upload_parasitics(parasitics)?;
+            tracing::debug!(
+                flatten_ms = flatten.as_secs_f64() * 1e3,
+                graph_ms,
+                trees_ms,
+                levels_ms,
+                adopted,
+                trees_uploaded_ms = ms(trees_started),
+                "gpu upload: flat arrays without levels, then the graph copied (validated, levelized on the GPU, the levels brought back), while the host lays out the RC trees; the host adopts the levels; then the trees copied"
+            );
+            record(
+                "gpu layout + upload",
+                uploaded - flatten + trees_started.elapsed(),
+            );
+            let uploaded = Uploaded {
+                data,
                 flat,
-                mut timing,
-                structure,
-            } = uploaded;
-            timed(record, "rc", || Ok(timing.parasitics()?))?;
-            timed(record, "propagate", || {
-                Ok(timing.arrivals_and_tests(graph, &flat, &mut data)?)
-            })?;
-            // Time the host needed beyond the GPU's counts as CPPR.
-            let structure = timed(record, "cppr", || {
-                Ok(structure.map(|handle| match handle.join() {
-                    Ok(structure) => structure,
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }))
-            })?;
-            let networks = KeptNetworks::default();
-            timed(record, "cppr", || {
-                cppr(
-                    graph,
-                    &mut data,
-                    structure.as_ref(),
-                    backend,
-                    &timing,
-                    &networks,
-                )
-            })?;
-            timed(record, "propagate", || {
-                Ok(timing.required(graph, &mut data)?)
-            })?;
-            // The timer keeps `data`: the values on the device are its values.
-            timing.all_values_taken();
-            let timing = std::sync::Mutex::new(timing);
-            let state = DeviceState {
                 timing,
                 structure,
-                networks,
-                clock_arcs: None,
-                on_device: OnDevice::default(),
             };
-            Ok((data, flat, super::Resident::Gpu(Box::new(state))))
+            let (data, mut flat, resident) = after_upload(graph, backend, uploaded, record)?;
+            flat.set_levels(joined(levels));
+            Ok((data, flat, resident))
         })
+    }
+
+    /// What a scoped thread returned (its panic resumed).
+    fn joined<T>(handle: ScopedJoinHandle<'_, T>) -> T {
+        match handle.join() {
+            Ok(value) => value,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+
+    /// Steps 2 to 4 of [`run`], after the upload.
+    fn after_upload(
+        graph: &TimingGraph,
+        backend: &GpuBackend,
+        uploaded: Uploaded<'_>,
+        record: &mut Record<'_>,
+    ) -> Result<(TimingData, FlatTiming, Resident), TimerError> {
+        let Uploaded {
+            mut data,
+            flat,
+            mut timing,
+            structure,
+        } = uploaded;
+        timed(record, "rc", || Ok(timing.parasitics()?))?;
+        timed(record, "propagate", || {
+            Ok(timing.arrivals_and_tests(graph, &flat, &mut data)?)
+        })?;
+        // Time the host needed beyond the GPU's counts as CPPR.
+        let structure = timed(record, "cppr", || Ok(structure.map(joined)))?;
+        let networks = KeptNetworks::default();
+        timed(record, "cppr", || {
+            cppr(
+                graph,
+                &mut data,
+                structure.as_ref(),
+                backend,
+                &timing,
+                &networks,
+            )
+        })?;
+        timed(record, "propagate", || {
+            Ok(timing.required(graph, &mut data)?)
+        })?;
+        // The timer keeps `data`: the values on the device are its values.
+        timing.all_values_taken();
+        let timing = std::sync::Mutex::new(timing);
+        let state = DeviceState {
+            timing,
+            structure,
+            networks,
+            clock_arcs: None,
+            on_device: OnDevice::default(),
+        };
+        Ok((data, flat, super::Resident::Gpu(Box::new(state))))
     }
 
     /// What the upload step leaves: the timing data to fill, the flat arrays, the graph
