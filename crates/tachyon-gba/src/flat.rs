@@ -122,31 +122,14 @@ impl FlatTiming {
     }
 
     /// [`FlatTiming::build`] of a graph awaiting its levels
-    /// ([`TimingGraph::finalize_adjacency`]): everything but the level lists (empty
-    /// until [`FlatTiming::set_levels`]); the primary inputs are there.
+    /// ([`TimingGraph::finalize_adjacency`]): everything but the level lists, which stay
+    /// empty; the primary inputs are there. For the GPU backend, whose device levelizes
+    /// the graph and sweeps it: the flat arrays it keeps are read without their level
+    /// lists (the full update over the resident state, and `Incremental::new`, which
+    /// drops them), so they are never built. The host's sweeps take
+    /// [`FlatTiming::build`]'s ([`FlatTiming::n_levels`] panics here).
     pub fn build_without_levels(graph: &TimingGraph) -> FlatTiming {
         FlatTiming::build_with(graph, false)
-    }
-
-    /// The level lists of `graph` (finalized) as [`FlatTiming::set_levels`] takes them.
-    pub fn levels_of(graph: &TimingGraph) -> FlatLevels {
-        FlatLevels(Levels::of(graph))
-    }
-
-    /// Gives a [`FlatTiming::build_without_levels`] its level lists.
-    pub fn set_levels(&mut self, levels: FlatLevels) {
-        let Levels {
-            level_start,
-            level_pins,
-            forward_level_start,
-            forward_pins,
-            primary_inputs,
-        } = levels.0;
-        debug_assert_eq!(primary_inputs, self.primary_inputs);
-        self.level_start = level_start;
-        self.level_pins = level_pins;
-        self.forward_level_start = forward_level_start;
-        self.forward_pins = forward_pins;
     }
 
     fn build_with(graph: &TimingGraph, with_levels: bool) -> FlatTiming {
@@ -224,8 +207,16 @@ impl FlatTiming {
     }
 
     /// Number of levels.
+    ///
+    /// # Panics
+    ///
+    /// For flat arrays built without their levels ([`FlatTiming::build_without_levels`]):
+    /// a sweep over them would time nothing.
     pub fn n_levels(&self) -> usize {
-        self.level_start.len() - 1
+        self.level_start
+            .len()
+            .checked_sub(1)
+            .expect("flat arrays built without levels are not swept on the host")
     }
 
     /// The pins of `level` the forward step computes (no primary inputs).
@@ -305,12 +296,7 @@ pub(crate) fn test_descriptor(test: &tachyon_graph::Test) -> TestDescriptor {
     ]
 }
 
-/// The level lists of a graph, for [`FlatTiming::set_levels`].
-#[derive(Debug)]
-pub struct FlatLevels(Levels);
-
 /// The levels as [`FlatTiming`] keeps them.
-#[derive(Debug)]
 struct Levels {
     level_start: Vec<u32>,
     level_pins: Vec<u32>,

@@ -32,7 +32,7 @@ pub use backward::{
     SeedLayout,
 };
 pub use compare::{compare, Differences};
-pub use flat::{FlatLevels, FlatParasitics, FlatTiming, NetsParasitics, NetsRcValues};
+pub use flat::{FlatParasitics, FlatTiming, NetsParasitics, NetsRcValues};
 pub use forward::{primary_input_values, propagate_arrivals, propagate_arrivals_flat};
 pub use incremental::{
     BackwardOutcome, ConeUpdate, DeviceDelta, ForwardArrays, ForwardChanges, ForwardOutcome,

@@ -564,7 +564,6 @@ mod on_gpu {
             let structure = timer
                 .main_engine_cppr()
                 .then(|| scope.spawn(|| CpprStructure::build(graph)));
-            let levels = scope.spawn(|| FlatTiming::levels_of(graph));
             let trees_started = Instant::now();
             timing.upload_parasitics(parasitics)?;
             tracing::debug!(
@@ -586,9 +585,7 @@ mod on_gpu {
                 timing,
                 structure,
             };
-            let (data, mut flat, resident) = after_upload(graph, backend, uploaded, record)?;
-            flat.set_levels(joined(levels));
-            Ok((data, flat, resident))
+            after_upload(graph, backend, uploaded, record)
         })
     }
 
