@@ -303,6 +303,10 @@ pub struct TimingGraph {
     pub(crate) fanout_to: Vec<PinId>,
     pub(crate) level_start: Vec<u32>,
     pub(crate) level_order: Vec<PinId>,
+    /// Levels adopted through a shared borrow ([`TimingGraph::adopt_levels`]), read in
+    /// place of `level_start` and `level_order` until [`TimingGraph::settle_levels`]
+    /// moves them there (every `&mut` path that edits levels settles first).
+    pub(crate) adopted: std::sync::OnceLock<(Vec<u32>, Vec<PinId>)>,
     pub(crate) loops: Vec<CombinationalLoop>,
     pub(crate) finalized: bool,
     /// The editing state, once the graph is editable ([`TimingGraph::make_editable`]).
@@ -335,7 +339,7 @@ impl TimingGraph {
             return PinId(existing);
         }
         self.pins.push(pin);
-        self.finalized = false;
+        self.unfinalize();
         id
     }
 
@@ -354,7 +358,7 @@ impl TimingGraph {
             if let Some(index) = NameIndex::from_distinct(&hashes, name_of) {
                 self.pin_by_name = index;
                 self.pins = pins;
-                self.finalized = false;
+                self.unfinalize();
                 return (0..self.pins.len()).map(PinId::from_index).collect();
             }
         }
@@ -401,7 +405,7 @@ impl TimingGraph {
                 }
             }
         }
-        self.finalized = false;
+        self.unfinalize();
         ids
     }
 
@@ -412,7 +416,7 @@ impl TimingGraph {
             self.pins[pin.index()].net = Some(id);
         }
         self.nets.push(net);
-        self.finalized = false;
+        self.unfinalize();
         id
     }
 
@@ -483,14 +487,14 @@ impl TimingGraph {
         } else {
             self.nets.extend(nets);
         }
-        self.finalized = false;
+        self.unfinalize();
     }
 
     /// Adds a propagation arc.
     pub fn add_arc(&mut self, arc: Arc) -> ArcId {
         let id = ArcId::from_index(self.arcs.len());
         self.arcs.push(arc);
-        self.finalized = false;
+        self.unfinalize();
         id
     }
 
@@ -498,7 +502,7 @@ impl TimingGraph {
     /// graph has no arcs yet).
     pub fn add_arcs(&mut self, arcs: Vec<Arc>) {
         append(&mut self.arcs, arcs);
-        self.finalized = false;
+        self.unfinalize();
     }
 
     /// [`TimingGraph::add_test`] for each test in order.
@@ -545,7 +549,7 @@ impl TimingGraph {
         let _span = tracing::info_span!("levelize").entered();
         let started = std::time::Instant::now();
         self.edit = None;
-        self.finalized = false;
+        self.unfinalize();
         self.level_start.clear();
         self.level_order.clear();
         self.arc_enabled = vec![true; self.arcs.len()];
@@ -588,6 +592,7 @@ impl TimingGraph {
     /// broken loop rebuilds the adjacency).
     pub fn finalize_levels(&mut self) {
         let _span = tracing::info_span!("levelize").entered();
+        self.adopted = std::sync::OnceLock::new();
         let started = std::time::Instant::now();
         let mut marks = Vec::new();
         loop {
@@ -634,15 +639,54 @@ impl TimingGraph {
     }
 
     /// Gives a graph awaiting its levels ([`TimingGraph::finalize_adjacency`]) the
-    /// levels found elsewhere: `level_pins` lists every pin once, level after level
-    /// (level `l` is `level_pins[level_start[l]..level_start[l + 1]]`, in any order
-    /// within a level), as the frontier levelization finds them (one more than the
-    /// deepest fan-in pin; `tachyon_kernels::levelize`). Each level is sorted by pin, so
-    /// the lists equal [`TimingGraph::finalize_levels`]'s. False, changing nothing,
-    /// unless the lists hold every pin once and level 0 only pins without fan-in (the
-    /// GPU puts the primary inputs there whatever drives them; the host levelization,
-    /// which such a graph then needs, does not).
-    pub fn adopt_levels(&mut self, level_start: &[u32], level_pins: &[u32]) -> bool {
+    /// levels found elsewhere, through a shared borrow (so that readers of the graph,
+    /// such as a layout of its RC trees, may run meanwhile): `level_pins` lists every
+    /// pin once, level after level (level `l` is
+    /// `level_pins[level_start[l]..level_start[l + 1]]`, in any order within a level),
+    /// as the frontier levelization finds them (one more than the deepest fan-in pin;
+    /// `tachyon_kernels::levelize`). Each level is sorted by pin, so the lists equal
+    /// [`TimingGraph::finalize_levels`]'s. Where they cannot be those (not every pin
+    /// once, or a pin with fan-in at level 0: the GPU puts the primary inputs there
+    /// whatever drives them) the host levelizes instead. The graph is finalized after;
+    /// false (and nothing adopted) when the host finds a loop (then
+    /// [`TimingGraph::finalize_levels`] breaks it), or when levels were adopted already.
+    pub fn adopt_levels(&self, level_start: &[u32], level_pins: &[u32]) -> bool {
+        let levels = match self.sorted_levels(level_start, level_pins) {
+            Some(levels) => levels,
+            None => {
+                tracing::debug!("levels not adopted as given: levelized on the host");
+                match self.levelize(&self.fanin, &self.fanout, &self.fanout_to) {
+                    Ok(levels) => levels,
+                    Err(_) => return false,
+                }
+            }
+        };
+        self.adopted.set(levels).is_ok()
+    }
+
+    /// After a structural change: the levels (derived or adopted) no longer hold.
+    fn unfinalize(&mut self) {
+        self.finalized = false;
+        self.adopted = std::sync::OnceLock::new();
+    }
+
+    /// Moves the levels [`TimingGraph::adopt_levels`] adopted into their place.
+    pub fn settle_levels(&mut self) {
+        if let Some((level_start, level_order)) = self.adopted.take() {
+            self.level_start = level_start;
+            self.level_order = level_order;
+            self.finalized = true;
+        }
+    }
+
+    /// The levels `level_start` and `level_pins` give (see
+    /// [`TimingGraph::adopt_levels`]) with each level sorted by pin; None unless they
+    /// list every pin once and level 0 only pins without fan-in.
+    fn sorted_levels(
+        &self,
+        level_start: &[u32],
+        level_pins: &[u32],
+    ) -> Option<(Vec<u32>, Vec<PinId>)> {
         use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
         let n_pins = self.pins.len();
         let well_formed = level_pins.len() == n_pins
@@ -650,7 +694,7 @@ impl TimingGraph {
             && level_start.last() == Some(&(n_pins as u32))
             && level_start.windows(2).all(|pair| pair[0] < pair[1]);
         if !well_formed {
-            return false;
+            return None;
         }
         let seen: Vec<AtomicBool> = (0..n_pins)
             .into_par_iter()
@@ -667,7 +711,7 @@ impl TimingGraph {
             .with_min_len(1 << 14)
             .all(|&pin| self.fanin.start[pin as usize] == self.fanin.start[pin as usize + 1]);
         if !each_once || !sources {
-            return false;
+            return None;
         }
         // Each level sorted by pin, as the host levelization lists them.
         let mut level_order: Vec<PinId> = level_pins
@@ -689,10 +733,7 @@ impl TimingGraph {
                 level.sort_unstable();
             }
         });
-        self.level_start = level_start.to_vec();
-        self.level_order = level_order;
-        self.finalized = true;
-        true
+        Some((level_start.to_vec(), level_order))
     }
 
     /// Warns about each broken loop: its first pins and the arcs broken.
@@ -900,9 +941,19 @@ impl TimingGraph {
         loops
     }
 
-    /// Whether [`TimingGraph::finalize`] ran after the last structural change.
+    /// Whether [`TimingGraph::finalize`] ran after the last structural change (or the
+    /// levels were adopted after [`TimingGraph::finalize_adjacency`]).
     pub fn is_finalized(&self) -> bool {
-        self.finalized
+        self.finalized || self.adopted.get().is_some()
+    }
+
+    /// The level starts and the pins in topological order: the adopted ones until they
+    /// are settled.
+    fn level_lists(&self) -> (&[u32], &[PinId]) {
+        match self.adopted.get() {
+            Some((level_start, level_order)) => (level_start, level_order),
+            None => (&self.level_start, &self.level_order),
+        }
     }
 
     /// Number of pins.
@@ -1011,19 +1062,20 @@ impl TimingGraph {
 
     /// Number of topological levels.
     pub fn n_levels(&self) -> u32 {
-        self.level_start.len().saturating_sub(1) as u32
+        self.level_lists().0.len().saturating_sub(1) as u32
     }
 
     /// The pins of level `level`, in pin order: all their fan-in comes from lower levels.
     pub fn level(&self, level: u32) -> &[PinId] {
-        let start = self.level_start[level as usize] as usize;
-        let end = self.level_start[level as usize + 1] as usize;
-        &self.level_order[start..end]
+        let (level_start, level_order) = self.level_lists();
+        let start = level_start[level as usize] as usize;
+        let end = level_start[level as usize + 1] as usize;
+        &level_order[start..end]
     }
 
     /// All pins in topological order: level after level, each in pin order.
     pub fn topological_order(&self) -> &[PinId] {
-        &self.level_order
+        self.level_lists().1
     }
 
     /// The loops broken by the last [`TimingGraph::finalize`].

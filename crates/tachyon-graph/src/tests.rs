@@ -123,13 +123,23 @@ fn levels_adopted_or_found_in_two_halves_equal_finalize() {
     finalized.finalize();
     graph.finalize_adjacency();
     assert!(!graph.is_finalized());
-    // Level 0 may hold only pins without fan-in.
+    // Level 0 may hold only pins without fan-in: the host levelizes instead.
     let device = [a.0, d.0, b.0, e.0, c.0];
-    assert!(!graph.adopt_levels(&[0, 2, 4, 5], &device));
-    assert!(!graph.is_finalized());
-    // The true levels, out of order within a level, are adopted sorted.
+    let mut fallback = graph.clone();
+    assert!(fallback.adopt_levels(&[0, 2, 4, 5], &device));
+    assert_eq!(fallback.topological_order(), finalized.topological_order());
+    assert_eq!(fallback.n_levels(), finalized.n_levels());
+    // Once only.
+    assert!(!fallback.adopt_levels(&[0, 1, 2, 3, 4, 5], &[a.0, b.0, c.0, d.0, e.0]));
+    fallback.settle_levels();
+    assert!(fallback.is_finalized());
+    assert_eq!(fallback.level(2), finalized.level(2));
+    // The true levels are adopted (through a shared borrow), read before they settle.
     let levels = [a.0, b.0, c.0, d.0, e.0];
     assert!(graph.adopt_levels(&[0, 1, 2, 3, 4, 5], &levels));
+    assert!(graph.is_finalized());
+    assert_eq!(graph.topological_order(), finalized.topological_order());
+    graph.settle_levels();
     assert_eq!(graph.topological_order(), finalized.topological_order());
     let mut wide = TimingGraph::new(Shared::new(Vec::new()));
     let pins: Vec<PinId> = ["p", "q", "r"]
@@ -139,7 +149,8 @@ fn levels_adopted_or_found_in_two_halves_equal_finalize() {
     wide.finalize_adjacency();
     assert!(wide.adopt_levels(&[0, 3], &[pins[2].0, pins[0].0, pins[1].0]));
     assert_eq!(wide.level(0), pins.as_slice());
-    // Loops: the host half breaks them as finalize does.
+    // Loops: nothing to adopt (the host's levelization stalls too); the host half
+    // breaks them as finalize does.
     let mut looped = TimingGraph::new(Shared::new(Vec::new()));
     let x = looped.add_pin(pin("x", PinKind::CellInput));
     let y = looped.add_pin(pin("y", PinKind::CellOutput));
@@ -148,6 +159,8 @@ fn levels_adopted_or_found_in_two_halves_equal_finalize() {
     let mut whole = looped.clone();
     whole.finalize();
     looped.finalize_adjacency();
+    assert!(!looped.adopt_levels(&[0, 2], &[x.0, y.0]));
+    assert!(!looped.is_finalized());
     looped.finalize_levels();
     assert_eq!(looped.combinational_loops(), whole.combinational_loops());
     assert_eq!(looped.topological_order(), whole.topological_order());

@@ -68,15 +68,17 @@ fn adopted_frontier_levels_equal_the_host_levelization() {
         &flat.primary_inputs,
     )
     .expect("the graph is acyclic");
-    // A pin twice, or one missing, is refused.
+    // A pin twice, or one missing: the host levelizes instead (the same lists).
     let mut twice = level_pins.clone();
     twice[1] = twice[0];
-    assert!(!awaiting.clone().adopt_levels(&level_start, &twice));
-    assert!(!awaiting
-        .clone()
-        .adopt_levels(&level_start, &level_pins[1..]));
+    for wrong in [&twice[..], &level_pins[1..]] {
+        let fallback = awaiting.clone();
+        assert!(fallback.adopt_levels(&level_start, wrong));
+        assert_eq!(fallback.topological_order(), graph.topological_order());
+    }
     assert!(awaiting.adopt_levels(&level_start, &level_pins));
     assert!(awaiting.is_finalized());
+    awaiting.settle_levels();
     assert_eq!(awaiting.topological_order(), graph.topological_order());
     assert_eq!(awaiting.n_levels(), graph.n_levels());
     for level in 0..graph.n_levels() {

@@ -507,10 +507,11 @@ mod on_gpu {
     /// [`run`] for a graph awaiting its levels ([`TimingGraph::finalize_adjacency`]):
     /// the host's levelization is left out. The GPU levelizes the graph it uploads, as
     /// always; the host brings those levels back (3 M pins, 12 MB at 1M gates) and
-    /// adopts them ([`TimingGraph::adopt_levels`]: the same lists the host would find),
-    /// and the CPPR structure, which walks the levels, starts then instead of after the
-    /// flat arrays. When the GPU finds a loop, the host levelizes (breaking it: the
-    /// rows change) and [`run`] uploads the graph it leaves.
+    /// adopts them ([`TimingGraph::adopt_levels`]: the same lists the host would find)
+    /// while it still lays out the RC trees, and the CPPR structure, which walks the
+    /// levels, starts then (instead of after the flat arrays). When the GPU finds a
+    /// loop, the host levelizes (breaking it: the rows change) and [`run`] uploads the
+    /// graph it leaves.
     pub(in crate::timer) fn run_levelizing(
         timer: &Timer,
         graph: &mut TimingGraph,
@@ -518,75 +519,110 @@ mod on_gpu {
         host_values: HostValues,
         record: &mut Record<'_>,
     ) -> Result<(TimingData, FlatTiming, Resident), TimerError> {
-        let started = Instant::now();
-        let ms = |instant: Instant| instant.elapsed().as_secs_f64() * 1e3;
-        let gpu = backend.gpu();
-        let awaiting: &TimingGraph = graph;
-        let flat_and_graph = || {
-            let (data, flat, flatten) =
-                prepare_arrays_by(awaiting, host_values, FlatTiming::build_without_levels);
-            let timing = GpuTiming::upload_graph(gpu, awaiting, &flat).and_then(|timing| {
-                let levels = timing.levels()?;
-                Ok((timing, levels))
-            });
-            ((data, flat, flatten), timing, ms(started))
-        };
-        let lay_out_trees = || (FlatParasitics::build(awaiting), ms(started));
-        let ((prepared, timing, graph_ms), (parasitics, trees_ms)) = if gpu.config().sync_steps {
-            let first = flat_and_graph();
-            (first, lay_out_trees())
-        } else {
-            rayon::join(flat_and_graph, lay_out_trees)
-        };
-        let (data, flat, flatten) = prepared;
-        record("flatten", flatten);
-        let (mut timing, (level_start, level_pins)) = match timing {
-            Ok(uploaded) => uploaded,
-            Err(GpuError::Layout(LayoutError::NotAcyclic { .. })) => {
+        let updated = std::thread::scope(|scope| {
+            upload_levelizing(
+                scope,
+                timer.main_engine_cppr(),
+                graph,
+                backend,
+                host_values,
+                record,
+            )?
+            .map(|uploaded| after_upload(graph, backend, uploaded, record))
+            .transpose()
+        })?;
+        match updated {
+            Some(updated) => {
+                graph.settle_levels();
+                Ok(updated)
+            }
+            None => {
                 let levelized = Instant::now();
                 graph.finalize_levels();
                 record("levelize", levelized.elapsed());
-                return run(timer, graph, backend, host_values, record);
+                run(timer, graph, backend, host_values, record)
             }
+        }
+    }
+
+    /// Step 1 of [`run_levelizing`]; None when the graph has a loop.
+    fn upload_levelizing<'scope>(
+        scope: &'scope Scope<'scope, '_>,
+        cppr: bool,
+        graph: &'scope TimingGraph,
+        backend: &GpuBackend,
+        host_values: HostValues,
+        record: &mut Record<'_>,
+    ) -> Result<Option<Uploaded<'scope>>, TimerError> {
+        let started = Instant::now();
+        let ms = |instant: Instant| instant.elapsed().as_secs_f64() * 1e3;
+        let gpu = backend.gpu();
+        let flat_and_graph = || {
+            let (data, flat, flatten) =
+                prepare_arrays_by(graph, host_values, FlatTiming::build_without_levels);
+            let uploaded = GpuTiming::upload_graph(gpu, graph, &flat);
+            let graph_ms = ms(started);
+            let adopted = uploaded.map(|timing| {
+                let levels = timing.levels();
+                let adopted = levels
+                    .map(|(level_start, level_pins)| graph.adopt_levels(&level_start, &level_pins));
+                (timing, adopted)
+            });
+            let structure = matches!(adopted, Ok((_, Ok(true))))
+                .then_some(cppr)
+                .filter(|&cppr| cppr)
+                .map(|_| scope.spawn(|| CpprStructure::build(graph)));
+            (
+                (data, flat, flatten),
+                adopted,
+                structure,
+                graph_ms,
+                ms(started),
+            )
+        };
+        let lay_out_trees = || (FlatParasitics::build(graph), ms(started));
+        let ((prepared, adopted, structure, graph_ms, levels_ms), (parasitics, trees_ms)) =
+            if gpu.config().sync_steps {
+                let first = flat_and_graph();
+                (first, lay_out_trees())
+            } else {
+                rayon::join(flat_and_graph, lay_out_trees)
+            };
+        let (data, flat, flatten) = prepared;
+        record("flatten", flatten);
+        let mut timing = match adopted {
+            Ok((timing, adopted)) => match adopted? {
+                true => timing,
+                // A loop: no structure was started.
+                false => return Ok(None),
+            },
+            Err(GpuError::Layout(LayoutError::NotAcyclic { .. })) => return Ok(None),
             Err(error) => return Err(error.into()),
         };
-        let uploaded = started.elapsed();
-        let adopted = graph.adopt_levels(&level_start, &level_pins);
-        if !adopted {
-            // Acyclic (the GPU levelized every pin), so the host finds no loop and the
-            // rows on the GPU stay the graph's.
-            graph.finalize_levels();
-        }
-        let levels_ms = ms(started) - uploaded.as_secs_f64() * 1e3;
-        record("levelize", started.elapsed() - uploaded);
-        let graph: &TimingGraph = graph;
-        std::thread::scope(|scope| {
-            let structure = timer
-                .main_engine_cppr()
-                .then(|| scope.spawn(|| CpprStructure::build(graph)));
-            let trees_started = Instant::now();
-            timing.upload_parasitics(parasitics)?;
-            tracing::debug!(
-                flatten_ms = flatten.as_secs_f64() * 1e3,
-                graph_ms,
-                trees_ms,
-                levels_ms,
-                adopted,
-                trees_uploaded_ms = ms(trees_started),
-                "gpu upload: flat arrays without levels, then the graph copied (validated, levelized on the GPU, the levels brought back), while the host lays out the RC trees; the host adopts the levels; then the trees copied"
-            );
-            record(
-                "gpu layout + upload",
-                uploaded - flatten + trees_started.elapsed(),
-            );
-            let uploaded = Uploaded {
-                data,
-                flat,
-                timing,
-                structure,
-            };
-            after_upload(graph, backend, uploaded, record)
-        })
+        let joined = started.elapsed();
+        timing.upload_parasitics(parasitics)?;
+        tracing::debug!(
+            flatten_ms = flatten.as_secs_f64() * 1e3,
+            graph_ms,
+            levels_ms,
+            trees_ms,
+            trees_uploaded_ms = ms(started) - joined.as_secs_f64() * 1e3,
+            "gpu upload: flat arrays without levels, then the graph copied (validated, levelized on the GPU), its levels brought back and adopted (the CPPR structure started), while the host lays out the RC trees; then the trees copied"
+        );
+        record(
+            "levelize",
+            Duration::from_secs_f64((levels_ms - graph_ms) / 1e3),
+        );
+        record(
+            "gpu layout + upload",
+            started.elapsed() - flatten - Duration::from_secs_f64((levels_ms - graph_ms) / 1e3),
+        );
+        Ok(Some(Uploaded {
+            data,
+            flat,
+            timing,
+            structure,
+        }))
     }
 
     /// What a scoped thread returned (its panic resumed).
