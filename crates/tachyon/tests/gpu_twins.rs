@@ -24,19 +24,24 @@ fn generated_timer(test: &str, gates: u64, seed: u64) -> (Timer, GeneratedDesign
     (timer, design)
 }
 
-#[test]
-fn frontier_levels_equal_the_graph_levels() {
-    let (mut timer, _design) = generated_timer("levelize", 2000, 11);
-    let (graph, _) = timer.timing().unwrap();
-    let flat = FlatTiming::build(graph);
-    let (level_start, level_pins) = twin::levelize(
+/// The frontier levelization's levels of `flat` (the CPU twin of the GPU's).
+fn frontier_levels(flat: &FlatTiming) -> (Vec<u32>, Vec<u32>) {
+    twin::levelize(
         &flat.fanin_start,
         &flat.fanout_start,
         &flat.fanout_arcs,
         &flat.arcs,
         &flat.primary_inputs,
     )
-    .expect("the graph is acyclic");
+    .expect("the graph is acyclic")
+}
+
+#[test]
+fn frontier_levels_equal_the_graph_levels() {
+    let (mut timer, _design) = generated_timer("levelize", 2000, 11);
+    let (graph, _) = timer.timing().unwrap();
+    let flat = FlatTiming::build(graph);
+    let (level_start, level_pins) = frontier_levels(&flat);
     assert_eq!(level_start.len() as u32, graph.n_levels() + 1);
     for level in 0..graph.n_levels() {
         let range = level_start[level as usize] as usize..level_start[level as usize + 1] as usize;
@@ -60,14 +65,7 @@ fn adopted_frontier_levels_equal_the_host_levelization() {
     let flat = FlatTiming::build_without_levels(&awaiting);
     assert!(flat.level_start.is_empty());
     assert_eq!(flat.primary_inputs, FlatTiming::build(graph).primary_inputs);
-    let (level_start, level_pins) = twin::levelize(
-        &flat.fanin_start,
-        &flat.fanout_start,
-        &flat.fanout_arcs,
-        &flat.arcs,
-        &flat.primary_inputs,
-    )
-    .expect("the graph is acyclic");
+    let (level_start, level_pins) = frontier_levels(&flat);
     // A pin twice, or one missing: the host levelizes instead (the same lists).
     let mut twice = level_pins.clone();
     twice[1] = twice[0];

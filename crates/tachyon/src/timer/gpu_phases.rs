@@ -580,14 +580,8 @@ mod on_gpu {
                 ms(started),
             )
         };
-        let lay_out_trees = || (FlatParasitics::build(graph), ms(started));
         let ((prepared, adopted, structure, graph_ms, levels_ms), (parasitics, trees_ms)) =
-            if gpu.config().sync_steps {
-                let first = flat_and_graph();
-                (first, lay_out_trees())
-            } else {
-                rayon::join(flat_and_graph, lay_out_trees)
-            };
+            beside_tree_layout(gpu, graph, started, flat_and_graph);
         let (data, flat, flatten) = prepared;
         record("flatten", flatten);
         let mut timing = match adopted {
@@ -707,14 +701,8 @@ mod on_gpu {
             let timing = GpuTiming::upload_graph(gpu, graph, &flat);
             ((data, flat, flatten), structure, timing, ms(started))
         };
-        let lay_out_trees = || (FlatParasitics::build(graph), ms(started));
         let ((prepared, structure, timing, graph_ms), (parasitics, trees_ms)) =
-            if gpu.config().sync_steps {
-                let first = flat_and_graph();
-                (first, lay_out_trees())
-            } else {
-                rayon::join(flat_and_graph, lay_out_trees)
-            };
+            beside_tree_layout(gpu, graph, started, flat_and_graph);
         let (data, flat, flatten) = prepared;
         record("flatten", flatten);
         let mut timing = timing?;
@@ -734,6 +722,27 @@ mod on_gpu {
             timing,
             structure,
         })
+    }
+
+    /// `first` beside the layout of `graph`'s RC trees (one after the other with sync
+    /// steps, so that the log times each alone); the layout comes with when it was done
+    /// (ms since `started`).
+    fn beside_tree_layout<T: Send>(
+        gpu: &GpuContext,
+        graph: &TimingGraph,
+        started: Instant,
+        first: impl FnOnce() -> T + Send,
+    ) -> (T, (FlatParasitics, f64)) {
+        let lay_out_trees = || {
+            let trees = FlatParasitics::build(graph);
+            (trees, started.elapsed().as_secs_f64() * 1e3)
+        };
+        if gpu.config().sync_steps {
+            let first = first();
+            (first, lay_out_trees())
+        } else {
+            rayon::join(first, lay_out_trees)
+        }
     }
 
     /// Step 3: CPPR's grouping passes on the GPU that holds the timing data, each
