@@ -118,6 +118,21 @@ impl FlatTiming {
 
     /// Flattens a finalized `graph`.
     pub fn build(graph: &TimingGraph) -> FlatTiming {
+        FlatTiming::build_with(graph, true)
+    }
+
+    /// [`FlatTiming::build`] of a graph awaiting its levels
+    /// ([`TimingGraph::finalize_adjacency`]): everything but the level lists, which stay
+    /// empty; the primary inputs are there. For the GPU backend, whose device levelizes
+    /// the graph and sweeps it: the flat arrays it keeps are read without their level
+    /// lists (the full update over the resident state, and `Incremental::new`, which
+    /// drops them), so they are never built. The host's sweeps take
+    /// [`FlatTiming::build`]'s ([`FlatTiming::n_levels`] panics here).
+    pub fn build_without_levels(graph: &TimingGraph) -> FlatTiming {
+        FlatTiming::build_with(graph, false)
+    }
+
+    fn build_with(graph: &TimingGraph, with_levels: bool) -> FlatTiming {
         let _span = tracing::info_span!("flatten").entered();
         // Three independent parts at once: each is parallel, but not all of them keep
         // many cores busy on their own.
@@ -144,7 +159,10 @@ impl FlatTiming {
                     pin_net,
                     flatten_tables(graph),
                     test_descriptors(graph),
-                    Levels::of(graph),
+                    match with_levels {
+                        true => Levels::of(graph),
+                        false => Levels::inputs_only(graph),
+                    },
                 )
             },
         );
@@ -189,8 +207,16 @@ impl FlatTiming {
     }
 
     /// Number of levels.
+    ///
+    /// # Panics
+    ///
+    /// For flat arrays built without their levels ([`FlatTiming::build_without_levels`]):
+    /// a sweep over them would time nothing.
     pub fn n_levels(&self) -> usize {
-        self.level_start.len() - 1
+        self.level_start
+            .len()
+            .checked_sub(1)
+            .expect("flat arrays built without levels are not swept on the host")
     }
 
     /// The pins of `level` the forward step computes (no primary inputs).
@@ -279,23 +305,49 @@ struct Levels {
     primary_inputs: Vec<u32>,
 }
 
-impl Levels {
-    fn of(graph: &TimingGraph) -> Levels {
-        // Read once in pin order, then looked up in level order (the pins themselves
-        // are large and a level's pins are scattered).
-        let mut input_flags: Vec<bool> = graph
-            .pins()
-            .par_iter()
-            .with_min_len(1 << 14)
-            .map(|pin| pin.kind == PinKind::PrimaryInput)
-            .collect();
-        // Pins cut from their fan-in and seeded like inputs (an ideal clock's register
-        // clock pins).
-        for &(pin, _) in &graph.assertions().slew {
-            if graph.fanin(pin).is_empty() {
-                input_flags[pin.index()] = true;
-            }
+/// Per pin, whether the forward step takes its values from the assertions (a primary
+/// input, or a pin cut from its fan-in and seeded like one).
+fn input_flags(graph: &TimingGraph) -> Vec<bool> {
+    // Read once in pin order, then looked up in level order (the pins themselves are
+    // large and a level's pins are scattered).
+    let mut input_flags: Vec<bool> = graph
+        .pins()
+        .par_iter()
+        .with_min_len(1 << 14)
+        .map(|pin| pin.kind == PinKind::PrimaryInput)
+        .collect();
+    // Pins cut from their fan-in and seeded like inputs (an ideal clock's register
+    // clock pins).
+    for &(pin, _) in &graph.assertions().slew {
+        if graph.fanin(pin).is_empty() {
+            input_flags[pin.index()] = true;
         }
+    }
+    input_flags
+}
+
+/// The pins `input_flags` marks, in pin order.
+fn primary_inputs(input_flags: &[bool]) -> Vec<u32> {
+    (0..input_flags.len() as u32)
+        .into_par_iter()
+        .filter(|&pin| input_flags[pin as usize])
+        .collect()
+}
+
+impl Levels {
+    /// No level lists, only the primary inputs.
+    fn inputs_only(graph: &TimingGraph) -> Levels {
+        Levels {
+            level_start: Vec::new(),
+            level_pins: Vec::new(),
+            forward_level_start: Vec::new(),
+            forward_pins: Vec::new(),
+            primary_inputs: primary_inputs(&input_flags(graph)),
+        }
+    }
+
+    fn of(graph: &TimingGraph) -> Levels {
+        let input_flags = input_flags(graph);
         let is_input = |pin: &u32| input_flags[*pin as usize];
         // Each level's pins come in pin order (`TimingGraph::level`): a level sweep's
         // per-pin reads and stores go forward through memory, and the stores of a
@@ -331,10 +383,7 @@ impl Levels {
         for &computed in &computed_per_level {
             forward_level_start.push(forward_level_start[forward_level_start.len() - 1] + computed);
         }
-        let primary_inputs = (0..graph.n_pins())
-            .into_par_iter()
-            .filter(|&pin| input_flags[pin as usize])
-            .collect();
+        let primary_inputs = primary_inputs(&input_flags);
         Levels {
             level_start,
             level_pins,

@@ -68,6 +68,17 @@ enum On<'a> {
 }
 
 impl GpuContext {
+    /// Loads the kernels and allocates the pinned staging buffers now, rather than at
+    /// the first launch and the first large transfer: a caller that opens the GPU beside
+    /// other work (the command line opens it while it reads the design) takes both off
+    /// the first update's path.
+    pub fn warm_up(&self) -> Result<(), GpuError> {
+        self.kernels()?;
+        let streams = self.streams();
+        self.with_staging(&streams, |_| Ok(()))?;
+        Ok(())
+    }
+
     /// A new buffer of `len` values, every byte set to 0xFF.
     pub fn allocate<T: DeviceCopy>(
         &self,

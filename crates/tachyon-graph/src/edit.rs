@@ -320,6 +320,7 @@ impl TimingGraph {
     ///
     /// When the graph is not finalized.
     pub fn make_editable(&mut self) {
+        self.settle_levels();
         assert!(self.finalized, "only a finalized graph is made editable");
         if self.edit.is_some() {
             return;

@@ -303,6 +303,10 @@ pub struct TimingGraph {
     pub(crate) fanout_to: Vec<PinId>,
     pub(crate) level_start: Vec<u32>,
     pub(crate) level_order: Vec<PinId>,
+    /// Levels adopted through a shared borrow ([`TimingGraph::adopt_levels`]), read in
+    /// place of `level_start` and `level_order` until [`TimingGraph::settle_levels`]
+    /// moves them there (every `&mut` path that edits levels settles first).
+    pub(crate) adopted: std::sync::OnceLock<(Vec<u32>, Vec<PinId>)>,
     pub(crate) loops: Vec<CombinationalLoop>,
     pub(crate) finalized: bool,
     /// The editing state, once the graph is editable ([`TimingGraph::make_editable`]).
@@ -335,7 +339,7 @@ impl TimingGraph {
             return PinId(existing);
         }
         self.pins.push(pin);
-        self.finalized = false;
+        self.unfinalize();
         id
     }
 
@@ -354,7 +358,7 @@ impl TimingGraph {
             if let Some(index) = NameIndex::from_distinct(&hashes, name_of) {
                 self.pin_by_name = index;
                 self.pins = pins;
-                self.finalized = false;
+                self.unfinalize();
                 return (0..self.pins.len()).map(PinId::from_index).collect();
             }
         }
@@ -401,7 +405,7 @@ impl TimingGraph {
                 }
             }
         }
-        self.finalized = false;
+        self.unfinalize();
         ids
     }
 
@@ -412,7 +416,7 @@ impl TimingGraph {
             self.pins[pin.index()].net = Some(id);
         }
         self.nets.push(net);
-        self.finalized = false;
+        self.unfinalize();
         id
     }
 
@@ -483,14 +487,14 @@ impl TimingGraph {
         } else {
             self.nets.extend(nets);
         }
-        self.finalized = false;
+        self.unfinalize();
     }
 
     /// Adds a propagation arc.
     pub fn add_arc(&mut self, arc: Arc) -> ArcId {
         let id = ArcId::from_index(self.arcs.len());
         self.arcs.push(arc);
-        self.finalized = false;
+        self.unfinalize();
         id
     }
 
@@ -498,7 +502,7 @@ impl TimingGraph {
     /// graph has no arcs yet).
     pub fn add_arcs(&mut self, arcs: Vec<Arc>) {
         append(&mut self.arcs, arcs);
-        self.finalized = false;
+        self.unfinalize();
     }
 
     /// [`TimingGraph::add_test`] for each test in order.
@@ -532,11 +536,22 @@ impl TimingGraph {
     /// Derives the fan-in/fan-out adjacency and the topological levels, breaking
     /// combinational loops (see [`TimingGraph::combinational_loops`]).
     pub fn finalize(&mut self) {
+        self.finalize_adjacency();
+        self.finalize_levels();
+    }
+
+    /// The first half of [`TimingGraph::finalize`]: the fan-in/fan-out adjacency alone,
+    /// for a caller that finds the levels elsewhere (the GPU backend levelizes the graph
+    /// it uploads: [`TimingGraph::adopt_levels`]). The graph is not finalized until
+    /// [`TimingGraph::adopt_levels`] or [`TimingGraph::finalize_levels`] gives it its
+    /// levels.
+    pub fn finalize_adjacency(&mut self) {
         let _span = tracing::info_span!("levelize").entered();
         let started = std::time::Instant::now();
-        let mut marks = Vec::new();
         self.edit = None;
-        let n_pins = self.pins.len();
+        self.unfinalize();
+        self.level_start.clear();
+        self.level_order.clear();
         self.arc_enabled = vec![true; self.arcs.len()];
         for arc in &self.disabled_arcs {
             if let Some(enabled) = self.arc_enabled.get_mut(arc.index()) {
@@ -544,28 +559,47 @@ impl TimingGraph {
             }
         }
         self.loops.clear();
+        self.build_adjacency();
+        tracing::debug!(
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "graph adjacency built"
+        );
+    }
+
+    /// The fan-in and fan-out rows of the enabled arcs, and the fan-out targets.
+    fn build_adjacency(&mut self) {
+        let n_pins = self.pins.len();
+        let (arcs, enabled) = (&self.arcs, &self.arc_enabled);
+        let (fanin, fanout) = rayon::join(
+            || Csr::build(n_pins, arcs, enabled, |arc| arc.to),
+            || Csr::build(n_pins, arcs, enabled, |arc| arc.from),
+        );
+        // Each fan-out arc's target, in fan-out order: sweeps over the fan-out read
+        // these in sequence instead of the arcs themselves, a cache miss each.
+        let fanout_to: Vec<PinId> = fanout
+            .arcs()
+            .par_iter()
+            .with_min_len(1 << 14)
+            .map(|arc| self.arcs[arc.index()].to)
+            .collect();
+        self.fanin = fanin;
+        self.fanout = fanout;
+        self.fanout_to = fanout_to;
+    }
+
+    /// The second half of [`TimingGraph::finalize`], after
+    /// [`TimingGraph::finalize_adjacency`]: levelizes on the host, breaking loops (each
+    /// broken loop rebuilds the adjacency).
+    pub fn finalize_levels(&mut self) {
+        let _span = tracing::info_span!("levelize").entered();
+        self.adopted = std::sync::OnceLock::new();
+        let started = std::time::Instant::now();
+        let mut marks = Vec::new();
         loop {
-            let (arcs, enabled) = (&self.arcs, &self.arc_enabled);
-            let (fanin, fanout) = rayon::join(
-                || Csr::build(n_pins, arcs, enabled, |arc| arc.to),
-                || Csr::build(n_pins, arcs, enabled, |arc| arc.from),
-            );
-            // Each fan-out arc's target, in fan-out order: sweeps over the fan-out read
-            // these in sequence instead of the arcs themselves, a cache miss each.
-            let fanout_to: Vec<PinId> = fanout
-                .arcs()
-                .par_iter()
-                .with_min_len(1 << 14)
-                .map(|arc| self.arcs[arc.index()].to)
-                .collect();
-            marks.push(("csr", started.elapsed()));
-            let levelized = self.levelize(&fanin, &fanout, &fanout_to);
+            let levelized = self.levelize(&self.fanin, &self.fanout, &self.fanout_to);
             marks.push(("levels", started.elapsed()));
             match levelized {
                 Ok((level_start, level_order)) => {
-                    self.fanin = fanin;
-                    self.fanout = fanout;
-                    self.fanout_to = fanout_to;
                     self.level_start = level_start;
                     self.level_order = level_order;
                     break;
@@ -573,47 +607,28 @@ impl TimingGraph {
                 Err(levelized) => {
                     // The pins left over are in loops or downstream of them: break each
                     // loop inside its component, then levelize once more.
+                    let (fanout, fanout_to) = (
+                        std::mem::take(&mut self.fanout),
+                        std::mem::take(&mut self.fanout_to),
+                    );
                     let loops = self.break_loops(&fanout, &fanout_to, &levelized);
+                    (self.fanout, self.fanout_to) = (fanout, fanout_to);
                     if loops.is_empty() {
                         // Cannot happen (pins left over means a cycle); stop rather
                         // than spin.
                         tracing::error!("levelization stalled without a loop");
                         break;
                     }
-                    for found in &loops {
-                        let names: Vec<&str> = found
-                            .pins
-                            .iter()
-                            .take(8)
-                            .map(|&pin| self.pins[pin.index()].name.as_str())
-                            .collect();
-                        let broken: Vec<String> = found
-                            .broken_arcs
-                            .iter()
-                            .take(4)
-                            .map(|&arc| {
-                                let arc = &self.arcs[arc.index()];
-                                format!(
-                                    "{} -> {}",
-                                    self.pins[arc.from.index()].name,
-                                    self.pins[arc.to.index()].name
-                                )
-                            })
-                            .collect();
-                        tracing::warn!(
-                            n_pins = found.pins.len(),
-                            pins = %names.join(" "),
-                            broken = %broken.join(", "),
-                            "combinational loop: broken at the arcs listed"
-                        );
-                    }
+                    self.warn_about_loops(&loops);
                     self.loops.extend(loops);
+                    self.build_adjacency();
+                    marks.push(("csr", started.elapsed()));
                 }
             }
         }
         self.finalized = true;
         tracing::debug!(
-            pins = n_pins,
+            pins = self.pins.len(),
             arcs = self.arcs.len(),
             tests = self.tests.len(),
             nets = self.nets.len(),
@@ -621,6 +636,135 @@ impl TimingGraph {
             steps = ?marks,
             "graph levelized"
         );
+    }
+
+    /// Gives a graph awaiting its levels ([`TimingGraph::finalize_adjacency`]) the
+    /// levels found elsewhere, through a shared borrow (so that readers of the graph,
+    /// such as a layout of its RC trees, may run meanwhile): `level_pins` lists every
+    /// pin once, level after level (level `l` is
+    /// `level_pins[level_start[l]..level_start[l + 1]]`, in any order within a level),
+    /// as the frontier levelization finds them (one more than the deepest fan-in pin;
+    /// `tachyon_kernels::levelize`). Each level is sorted by pin, so the lists equal
+    /// [`TimingGraph::finalize_levels`]'s. Where they cannot be those (not every pin
+    /// once, or a pin with fan-in at level 0: the GPU puts the primary inputs there
+    /// whatever drives them) the host levelizes instead. The graph is finalized after;
+    /// false (and nothing adopted) when the host finds a loop (then
+    /// [`TimingGraph::finalize_levels`] breaks it), or when levels were adopted already.
+    pub fn adopt_levels(&self, level_start: &[u32], level_pins: &[u32]) -> bool {
+        let levels = match self.sorted_levels(level_start, level_pins) {
+            Some(levels) => levels,
+            None => {
+                tracing::debug!("levels not adopted as given: levelized on the host");
+                match self.levelize(&self.fanin, &self.fanout, &self.fanout_to) {
+                    Ok(levels) => levels,
+                    Err(_) => return false,
+                }
+            }
+        };
+        self.adopted.set(levels).is_ok()
+    }
+
+    /// After a structural change: the levels (derived or adopted) no longer hold.
+    fn unfinalize(&mut self) {
+        self.finalized = false;
+        self.adopted = std::sync::OnceLock::new();
+    }
+
+    /// Moves the levels [`TimingGraph::adopt_levels`] adopted into their place.
+    pub fn settle_levels(&mut self) {
+        if let Some((level_start, level_order)) = self.adopted.take() {
+            self.level_start = level_start;
+            self.level_order = level_order;
+            self.finalized = true;
+        }
+    }
+
+    /// The levels `level_start` and `level_pins` give (see
+    /// [`TimingGraph::adopt_levels`]) with each level sorted by pin; None unless they
+    /// list every pin once and level 0 only pins without fan-in.
+    fn sorted_levels(
+        &self,
+        level_start: &[u32],
+        level_pins: &[u32],
+    ) -> Option<(Vec<u32>, Vec<PinId>)> {
+        use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+        let n_pins = self.pins.len();
+        let well_formed = level_pins.len() == n_pins
+            && level_start.first() == Some(&0)
+            && level_start.last() == Some(&(n_pins as u32))
+            && level_start.windows(2).all(|pair| pair[0] < pair[1]);
+        if !well_formed {
+            return None;
+        }
+        let seen: Vec<AtomicBool> = (0..n_pins)
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(|_| AtomicBool::new(false))
+            .collect();
+        let each_once = level_pins.par_iter().with_min_len(1 << 14).all(|&pin| {
+            seen.get(pin as usize)
+                .is_some_and(|seen| !seen.swap(true, Relaxed))
+        });
+        let first = &level_pins[..level_start.get(1).copied().unwrap_or(0) as usize];
+        let sources = first
+            .par_iter()
+            .with_min_len(1 << 14)
+            .all(|&pin| self.fanin.start[pin as usize] == self.fanin.start[pin as usize + 1]);
+        if !each_once || !sources {
+            return None;
+        }
+        // Each level sorted by pin, as the host levelization lists them.
+        let mut level_order: Vec<PinId> = level_pins
+            .par_iter()
+            .with_min_len(1 << 14)
+            .map(|&pin| PinId(pin))
+            .collect();
+        let mut levels = Vec::with_capacity(level_start.len() - 1);
+        let mut rest = level_order.as_mut_slice();
+        for range in level_start.windows(2) {
+            let (level, tail) = rest.split_at_mut((range[1] - range[0]) as usize);
+            levels.push(level);
+            rest = tail;
+        }
+        levels.into_par_iter().for_each(|level| {
+            if level.len() > 1 << 12 {
+                level.par_sort_unstable();
+            } else {
+                level.sort_unstable();
+            }
+        });
+        Some((level_start.to_vec(), level_order))
+    }
+
+    /// Warns about each broken loop: its first pins and the arcs broken.
+    fn warn_about_loops(&self, loops: &[CombinationalLoop]) {
+        for found in loops {
+            let names: Vec<&str> = found
+                .pins
+                .iter()
+                .take(8)
+                .map(|&pin| self.pins[pin.index()].name.as_str())
+                .collect();
+            let broken: Vec<String> = found
+                .broken_arcs
+                .iter()
+                .take(4)
+                .map(|&arc| {
+                    let arc = &self.arcs[arc.index()];
+                    format!(
+                        "{} -> {}",
+                        self.pins[arc.from.index()].name,
+                        self.pins[arc.to.index()].name
+                    )
+                })
+                .collect();
+            tracing::warn!(
+                n_pins = found.pins.len(),
+                pins = %names.join(" "),
+                broken = %broken.join(", "),
+                "combinational loop: broken at the arcs listed"
+            );
+        }
     }
 
     /// Kahn's algorithm; on a loop, returns which pins were levelized (the others are
@@ -797,9 +941,19 @@ impl TimingGraph {
         loops
     }
 
-    /// Whether [`TimingGraph::finalize`] ran after the last structural change.
+    /// Whether [`TimingGraph::finalize`] ran after the last structural change (or the
+    /// levels were adopted after [`TimingGraph::finalize_adjacency`]).
     pub fn is_finalized(&self) -> bool {
-        self.finalized
+        self.finalized || self.adopted.get().is_some()
+    }
+
+    /// The level starts and the pins in topological order: the adopted ones until they
+    /// are settled.
+    fn level_lists(&self) -> (&[u32], &[PinId]) {
+        match self.adopted.get() {
+            Some((level_start, level_order)) => (level_start, level_order),
+            None => (&self.level_start, &self.level_order),
+        }
     }
 
     /// Number of pins.
@@ -908,19 +1062,20 @@ impl TimingGraph {
 
     /// Number of topological levels.
     pub fn n_levels(&self) -> u32 {
-        self.level_start.len().saturating_sub(1) as u32
+        self.level_lists().0.len().saturating_sub(1) as u32
     }
 
     /// The pins of level `level`, in pin order: all their fan-in comes from lower levels.
     pub fn level(&self, level: u32) -> &[PinId] {
-        let start = self.level_start[level as usize] as usize;
-        let end = self.level_start[level as usize + 1] as usize;
-        &self.level_order[start..end]
+        let (level_start, level_order) = self.level_lists();
+        let start = level_start[level as usize] as usize;
+        let end = level_start[level as usize + 1] as usize;
+        &level_order[start..end]
     }
 
     /// All pins in topological order: level after level, each in pin order.
     pub fn topological_order(&self) -> &[PinId] {
-        &self.level_order
+        self.level_lists().1
     }
 
     /// The loops broken by the last [`TimingGraph::finalize`].

@@ -105,6 +105,68 @@ fn loops_are_broken_deterministically() {
     assert_eq!(graph.topological_order().len(), 6);
 }
 
+#[test]
+fn levels_adopted_or_found_in_two_halves_equal_finalize() {
+    // a -> b -> c, and d (a primary input driven by c, which the GPU's levelization
+    // puts at level 0) -> e.
+    let mut graph = TimingGraph::new(Shared::new(Vec::new()));
+    let a = graph.add_pin(pin("a", PinKind::PrimaryInput));
+    let b = graph.add_pin(pin("b", PinKind::CellInput));
+    let c = graph.add_pin(pin("c", PinKind::CellOutput));
+    let d = graph.add_pin(pin("d", PinKind::PrimaryInput));
+    let e = graph.add_pin(pin("e", PinKind::CellInput));
+    graph.add_arc(buffer_arc(a, b));
+    graph.add_arc(buffer_arc(b, c));
+    graph.add_arc(buffer_arc(c, d));
+    graph.add_arc(buffer_arc(d, e));
+    let mut finalized = graph.clone();
+    finalized.finalize();
+    graph.finalize_adjacency();
+    assert!(!graph.is_finalized());
+    // Level 0 may hold only pins without fan-in: the host levelizes instead.
+    let device = [a.0, d.0, b.0, e.0, c.0];
+    let mut fallback = graph.clone();
+    assert!(fallback.adopt_levels(&[0, 2, 4, 5], &device));
+    assert_eq!(fallback.topological_order(), finalized.topological_order());
+    assert_eq!(fallback.n_levels(), finalized.n_levels());
+    // Once only.
+    assert!(!fallback.adopt_levels(&[0, 1, 2, 3, 4, 5], &[a.0, b.0, c.0, d.0, e.0]));
+    fallback.settle_levels();
+    assert!(fallback.is_finalized());
+    assert_eq!(fallback.level(2), finalized.level(2));
+    // The true levels are adopted (through a shared borrow), read before they settle.
+    let levels = [a.0, b.0, c.0, d.0, e.0];
+    assert!(graph.adopt_levels(&[0, 1, 2, 3, 4, 5], &levels));
+    assert!(graph.is_finalized());
+    assert_eq!(graph.topological_order(), finalized.topological_order());
+    graph.settle_levels();
+    assert_eq!(graph.topological_order(), finalized.topological_order());
+    let mut wide = TimingGraph::new(Shared::new(Vec::new()));
+    let pins: Vec<PinId> = ["p", "q", "r"]
+        .iter()
+        .map(|name| wide.add_pin(pin(name, PinKind::PrimaryInput)))
+        .collect();
+    wide.finalize_adjacency();
+    assert!(wide.adopt_levels(&[0, 3], &[pins[2].0, pins[0].0, pins[1].0]));
+    assert_eq!(wide.level(0), pins.as_slice());
+    // Loops: nothing to adopt (the host's levelization stalls too); the host half
+    // breaks them as finalize does.
+    let mut looped = TimingGraph::new(Shared::new(Vec::new()));
+    let x = looped.add_pin(pin("x", PinKind::CellInput));
+    let y = looped.add_pin(pin("y", PinKind::CellOutput));
+    looped.add_arc(buffer_arc(x, y));
+    looped.add_arc(buffer_arc(y, x));
+    let mut whole = looped.clone();
+    whole.finalize();
+    looped.finalize_adjacency();
+    assert!(!looped.adopt_levels(&[0, 2], &[x.0, y.0]));
+    assert!(!looped.is_finalized());
+    looped.finalize_levels();
+    assert_eq!(looped.combinational_loops(), whole.combinational_loops());
+    assert_eq!(looped.topological_order(), whole.topological_order());
+    assert_eq!(looped.fanin(x), whole.fanin(x));
+}
+
 /// The sequential Kahn's algorithm over the graph's (enabled) fan-out, each level then
 /// sorted by pin: the levels the parallel levelization must give exactly.
 fn sequential_levels(graph: &TimingGraph) -> (Vec<u32>, Vec<PinId>) {

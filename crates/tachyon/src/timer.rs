@@ -1060,19 +1060,31 @@ impl Timer {
         }
         let mut graph = self.design.build_unfinalized_graph()?;
         self.record("link", started);
+        // On the GPU the device's levelization gives the levels (one levelization,
+        // not two): the host builds the rows alone.
+        let on_gpu = self.gpu_failed.is_none()
+            && matches!(self.backend.for_design(graph.n_pins()), Backend::Gpu(_));
         let started = Instant::now();
-        graph.finalize();
+        match on_gpu {
+            true => graph.finalize_adjacency(),
+            false => graph.finalize(),
+        }
         self.record("levelize", started);
-        let mut phases = std::mem::take(&mut self.phases);
-        let backend = match &self.gpu_failed {
-            Some(_) => &Backend::Cpu,
-            None => self.backend.for_design(graph.n_pins()),
+        let backend = match on_gpu {
+            true => self.backend.for_design(graph.n_pins()),
+            false => &Backend::Cpu,
         };
+        let mut phases = std::mem::take(&mut self.phases);
         let values = phases::HostValues::Results;
         self.resident = None;
-        let data = self.run_phases(&graph, backend, values, &mut |phase, elapsed| {
-            phases::add_phase(&mut phases, phase, elapsed)
-        });
+        let mut record = |phase, elapsed| phases::add_phase(&mut phases, phase, elapsed);
+        let data = match backend {
+            Backend::Gpu(gpu) => {
+                gpu_phases::run_levelizing(self, &mut graph, gpu, values, &mut record)
+                    .map(|(data, flat, resident)| (data, flat, Some(resident)))
+            }
+            Backend::Cpu => self.run_phases(&graph, backend, values, &mut record),
+        };
         self.phases = phases;
         self.last_on_gpu = matches!(backend, Backend::Gpu(_));
         let (data, flat, resident) = data.inspect_err(|why| {

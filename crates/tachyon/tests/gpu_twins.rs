@@ -24,19 +24,24 @@ fn generated_timer(test: &str, gates: u64, seed: u64) -> (Timer, GeneratedDesign
     (timer, design)
 }
 
-#[test]
-fn frontier_levels_equal_the_graph_levels() {
-    let (mut timer, _design) = generated_timer("levelize", 2000, 11);
-    let (graph, _) = timer.timing().unwrap();
-    let flat = FlatTiming::build(graph);
-    let (level_start, level_pins) = twin::levelize(
+/// The frontier levelization's levels of `flat` (the CPU twin of the GPU's).
+fn frontier_levels(flat: &FlatTiming) -> (Vec<u32>, Vec<u32>) {
+    twin::levelize(
         &flat.fanin_start,
         &flat.fanout_start,
         &flat.fanout_arcs,
         &flat.arcs,
         &flat.primary_inputs,
     )
-    .expect("the graph is acyclic");
+    .expect("the graph is acyclic")
+}
+
+#[test]
+fn frontier_levels_equal_the_graph_levels() {
+    let (mut timer, _design) = generated_timer("levelize", 2000, 11);
+    let (graph, _) = timer.timing().unwrap();
+    let flat = FlatTiming::build(graph);
+    let (level_start, level_pins) = frontier_levels(&flat);
     assert_eq!(level_start.len() as u32, graph.n_levels() + 1);
     for level in 0..graph.n_levels() {
         let range = level_start[level as usize] as usize..level_start[level as usize + 1] as usize;
@@ -46,6 +51,37 @@ fn frontier_levels_equal_the_graph_levels() {
     }
     let n_inputs = flat.primary_inputs.len();
     assert_eq!(&level_pins[..n_inputs], flat.primary_inputs.as_slice());
+}
+
+#[test]
+fn adopted_frontier_levels_equal_the_host_levelization() {
+    // What the GPU backend's update does: the rows alone on the host, the levels from
+    // the (twin of the) device's levelization, adopted.
+    let (mut timer, _design) = generated_timer("adopt-levels", 3000, 12);
+    let (graph, _) = timer.timing().unwrap();
+    let mut awaiting = graph.clone();
+    awaiting.finalize_adjacency();
+    assert!(!awaiting.is_finalized());
+    let flat = FlatTiming::build_without_levels(&awaiting);
+    assert!(flat.level_start.is_empty());
+    assert_eq!(flat.primary_inputs, FlatTiming::build(graph).primary_inputs);
+    let (level_start, level_pins) = frontier_levels(&flat);
+    // A pin twice, or one missing: the host levelizes instead (the same lists).
+    let mut twice = level_pins.clone();
+    twice[1] = twice[0];
+    for wrong in [&twice[..], &level_pins[1..]] {
+        let fallback = awaiting.clone();
+        assert!(fallback.adopt_levels(&level_start, wrong));
+        assert_eq!(fallback.topological_order(), graph.topological_order());
+    }
+    assert!(awaiting.adopt_levels(&level_start, &level_pins));
+    assert!(awaiting.is_finalized());
+    awaiting.settle_levels();
+    assert_eq!(awaiting.topological_order(), graph.topological_order());
+    assert_eq!(awaiting.n_levels(), graph.n_levels());
+    for level in 0..graph.n_levels() {
+        assert_eq!(awaiting.level(level), graph.level(level), "level {level}");
+    }
 }
 
 #[test]

@@ -505,6 +505,14 @@ impl DeviceTiming {
         }
     }
 
+    /// The levels found on the GPU ([`DeviceTiming::upload`]), brought back:
+    /// `(level_start, level_pins)`, every pin once, level after level (the primary
+    /// inputs heading level 0, any order within a level).
+    pub fn levels(&self) -> Result<(Vec<u32>, Vec<u32>), GpuError> {
+        let level_pins = self.gpu.download(&self.level_pins, 0..self.n_pins)?;
+        Ok((self.level_start.clone(), level_pins))
+    }
+
     /// The GPU this timing lives on.
     pub fn gpu(&self) -> &Arc<GpuContext> {
         &self.gpu

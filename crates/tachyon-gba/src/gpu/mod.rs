@@ -83,6 +83,13 @@ impl GpuTiming {
         })
     }
 
+    /// The levels the GPU found for the graph it holds, brought back
+    /// (`(level_start, level_pins)`, as `tachyon_graph::TimingGraph::adopt_levels`
+    /// takes them).
+    pub fn levels(&self) -> Result<(Vec<u32>, Vec<u32>), GpuError> {
+        self.device.levels()
+    }
+
     /// Uploads the RC trees of the graph, laid out by [`FlatParasitics::build`].
     pub fn upload_parasitics(&mut self, parasitics: FlatParasitics) -> Result<(), GpuError> {
         let rc = RcNetBatch::new(

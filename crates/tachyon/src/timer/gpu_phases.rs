@@ -35,13 +35,13 @@ pub(super) fn search_paths(
 }
 
 #[cfg(feature = "gpu")]
-pub(super) use on_gpu::run;
-#[cfg(feature = "gpu")]
 use on_gpu::search_on_gpu;
-#[cfg(not(feature = "gpu"))]
-pub(super) use without_gpu::run;
+#[cfg(feature = "gpu")]
+pub(super) use on_gpu::{run, run_levelizing};
 #[cfg(not(feature = "gpu"))]
 use without_gpu::search_on_gpu;
+#[cfg(not(feature = "gpu"))]
+pub(super) use without_gpu::{run, run_levelizing};
 
 /// What a full update on the GPU leaves there for the next updates (the resident
 /// state), or its CPU twin.
@@ -278,6 +278,16 @@ mod without_gpu {
         gpu.unreachable()
     }
 
+    pub(in crate::timer) fn run_levelizing(
+        _: &Timer,
+        _: &mut TimingGraph,
+        gpu: &GpuBackend,
+        _: HostValues,
+        _: &mut dyn FnMut(&'static str, Duration),
+    ) -> Result<(TimingData, tachyon_gba::FlatTiming, Resident), TimerError> {
+        gpu.unreachable()
+    }
+
     pub(super) fn search_on_gpu(
         gpu: &GpuBackend,
         _: &FlatPaths,
@@ -296,12 +306,12 @@ mod on_gpu {
     use tachyon_cppr::CpprStructure;
     use tachyon_gba::gpu::{ForwardArray, GpuTiming};
     use tachyon_gba::{FlatParasitics, FlatTiming, ForwardOutcome, Incremental};
-    use tachyon_gpu::GpuContext;
+    use tachyon_gpu::{GpuContext, GpuError, LayoutError};
     use tachyon_graph::{TimingData, TimingGraph};
     use tachyon_paths::flat::FlatPaths;
     use tachyon_paths::problem::SearchOutcome;
 
-    use super::super::phases::{prepare_arrays, HostValues};
+    use super::super::phases::{prepare_arrays, prepare_arrays_by, HostValues};
     use super::super::{Timer, TimerError};
     use super::Resident;
     use crate::backend::GpuBackend;
@@ -642,50 +652,178 @@ mod on_gpu {
                 host_values,
                 record,
             )?;
-            let Uploaded {
-                mut data,
-                flat,
-                mut timing,
-                structure,
-            } = uploaded;
-            timed(record, "rc", || Ok(timing.parasitics()?))?;
-            timed(record, "propagate", || {
-                Ok(timing.arrivals_and_tests(graph, &flat, &mut data)?)
-            })?;
-            // Time the host needed beyond the GPU's counts as CPPR.
-            let structure = timed(record, "cppr", || {
-                Ok(structure.map(|handle| match handle.join() {
-                    Ok(structure) => structure,
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }))
-            })?;
-            let networks = KeptNetworks::default();
-            timed(record, "cppr", || {
-                cppr(
-                    graph,
-                    &mut data,
-                    structure.as_ref(),
-                    backend,
-                    &timing,
-                    &networks,
-                )
-            })?;
-            timed(record, "propagate", || {
-                Ok(timing.required(graph, &mut data)?)
-            })?;
-            // The timer keeps `data`: the values on the device are its values.
-            timing.all_values_taken();
-            let timing = std::sync::Mutex::new(timing);
-            let state = DeviceState {
-                timing,
-                structure,
-                networks,
-                clock_arcs: None,
-                arrival_pins: None,
-                on_device: OnDevice::default(),
-            };
-            Ok((data, flat, super::Resident::Gpu(Box::new(state))))
+            after_upload(graph, backend, uploaded, record)
         })
+    }
+
+    /// [`run`] for a graph awaiting its levels ([`TimingGraph::finalize_adjacency`]):
+    /// the host's levelization is left out. The GPU levelizes the graph it uploads, as
+    /// always; the host brings those levels back (3 M pins, 12 MB at 1M gates) and
+    /// adopts them ([`TimingGraph::adopt_levels`]: the same lists the host would find)
+    /// while it still lays out the RC trees, and the CPPR structure, which walks the
+    /// levels, starts then (instead of after the flat arrays). When the GPU finds a
+    /// loop, the host levelizes (breaking it: the rows change) and [`run`] uploads the
+    /// graph it leaves.
+    pub(in crate::timer) fn run_levelizing(
+        timer: &Timer,
+        graph: &mut TimingGraph,
+        backend: &GpuBackend,
+        host_values: HostValues,
+        record: &mut Record<'_>,
+    ) -> Result<(TimingData, FlatTiming, Resident), TimerError> {
+        let updated = std::thread::scope(|scope| {
+            upload_levelizing(
+                scope,
+                timer.main_engine_cppr(),
+                graph,
+                backend,
+                host_values,
+                record,
+            )?
+            .map(|uploaded| after_upload(graph, backend, uploaded, record))
+            .transpose()
+        })?;
+        match updated {
+            Some(updated) => {
+                graph.settle_levels();
+                Ok(updated)
+            }
+            None => {
+                let levelized = Instant::now();
+                graph.finalize_levels();
+                record("levelize", levelized.elapsed());
+                run(timer, graph, backend, host_values, record)
+            }
+        }
+    }
+
+    /// Step 1 of [`run_levelizing`]; None when the graph has a loop.
+    fn upload_levelizing<'scope>(
+        scope: &'scope Scope<'scope, '_>,
+        cppr: bool,
+        graph: &'scope TimingGraph,
+        backend: &GpuBackend,
+        host_values: HostValues,
+        record: &mut Record<'_>,
+    ) -> Result<Option<Uploaded<'scope>>, TimerError> {
+        let started = Instant::now();
+        let ms = |instant: Instant| instant.elapsed().as_secs_f64() * 1e3;
+        let gpu = backend.gpu();
+        let flat_and_graph = || {
+            let (data, flat, flatten) =
+                prepare_arrays_by(graph, host_values, FlatTiming::build_without_levels);
+            let uploaded = GpuTiming::upload_graph(gpu, graph, &flat);
+            let graph_ms = ms(started);
+            let adopted = uploaded.map(|timing| {
+                let levels = timing.levels();
+                let adopted = levels
+                    .map(|(level_start, level_pins)| graph.adopt_levels(&level_start, &level_pins));
+                (timing, adopted)
+            });
+            let structure = matches!(adopted, Ok((_, Ok(true))))
+                .then_some(cppr)
+                .filter(|&cppr| cppr)
+                .map(|_| scope.spawn(|| CpprStructure::build(graph)));
+            (
+                (data, flat, flatten),
+                adopted,
+                structure,
+                graph_ms,
+                ms(started),
+            )
+        };
+        let ((prepared, adopted, structure, graph_ms, levels_ms), (parasitics, trees_ms)) =
+            beside_tree_layout(gpu, graph, started, flat_and_graph);
+        let (data, flat, flatten) = prepared;
+        record("flatten", flatten);
+        let mut timing = match adopted {
+            Ok((timing, adopted)) => match adopted? {
+                true => timing,
+                // A loop: no structure was started.
+                false => return Ok(None),
+            },
+            Err(GpuError::Layout(LayoutError::NotAcyclic { .. })) => return Ok(None),
+            Err(error) => return Err(error.into()),
+        };
+        let joined = started.elapsed();
+        timing.upload_parasitics(parasitics)?;
+        tracing::debug!(
+            flatten_ms = flatten.as_secs_f64() * 1e3,
+            graph_ms,
+            levels_ms,
+            trees_ms,
+            trees_uploaded_ms = ms(started) - joined.as_secs_f64() * 1e3,
+            "gpu upload: flat arrays without levels, then the graph copied (validated, levelized on the GPU), its levels brought back and adopted (the CPPR structure started), while the host lays out the RC trees; then the trees copied"
+        );
+        record(
+            "levelize",
+            Duration::from_secs_f64((levels_ms - graph_ms) / 1e3),
+        );
+        record(
+            "gpu layout + upload",
+            started.elapsed() - flatten - Duration::from_secs_f64((levels_ms - graph_ms) / 1e3),
+        );
+        Ok(Some(Uploaded {
+            data,
+            flat,
+            timing,
+            structure,
+        }))
+    }
+
+    /// What a scoped thread returned (its panic resumed).
+    fn joined<T>(handle: ScopedJoinHandle<'_, T>) -> T {
+        match handle.join() {
+            Ok(value) => value,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+
+    /// Steps 2 to 4 of [`run`], after the upload.
+    fn after_upload(
+        graph: &TimingGraph,
+        backend: &GpuBackend,
+        uploaded: Uploaded<'_>,
+        record: &mut Record<'_>,
+    ) -> Result<(TimingData, FlatTiming, Resident), TimerError> {
+        let Uploaded {
+            mut data,
+            flat,
+            mut timing,
+            structure,
+        } = uploaded;
+        timed(record, "rc", || Ok(timing.parasitics()?))?;
+        timed(record, "propagate", || {
+            Ok(timing.arrivals_and_tests(graph, &flat, &mut data)?)
+        })?;
+        // Time the host needed beyond the GPU's counts as CPPR.
+        let structure = timed(record, "cppr", || Ok(structure.map(joined)))?;
+        let networks = KeptNetworks::default();
+        timed(record, "cppr", || {
+            cppr(
+                graph,
+                &mut data,
+                structure.as_ref(),
+                backend,
+                &timing,
+                &networks,
+            )
+        })?;
+        timed(record, "propagate", || {
+            Ok(timing.required(graph, &mut data)?)
+        })?;
+        // The timer keeps `data`: the values on the device are its values.
+        timing.all_values_taken();
+        let timing = std::sync::Mutex::new(timing);
+        let state = DeviceState {
+            timing,
+            structure,
+            networks,
+            clock_arcs: None,
+            arrival_pins: None,
+            on_device: OnDevice::default(),
+        };
+        Ok((data, flat, super::Resident::Gpu(Box::new(state))))
     }
 
     /// What the upload step leaves: the timing data to fill, the flat arrays, the graph
@@ -716,14 +854,8 @@ mod on_gpu {
             let timing = GpuTiming::upload_graph(gpu, graph, &flat);
             ((data, flat, flatten), structure, timing, ms(started))
         };
-        let lay_out_trees = || (FlatParasitics::build(graph), ms(started));
         let ((prepared, structure, timing, graph_ms), (parasitics, trees_ms)) =
-            if gpu.config().sync_steps {
-                let first = flat_and_graph();
-                (first, lay_out_trees())
-            } else {
-                rayon::join(flat_and_graph, lay_out_trees)
-            };
+            beside_tree_layout(gpu, graph, started, flat_and_graph);
         let (data, flat, flatten) = prepared;
         record("flatten", flatten);
         let mut timing = timing?;
@@ -743,6 +875,27 @@ mod on_gpu {
             timing,
             structure,
         })
+    }
+
+    /// `first` beside the layout of `graph`'s RC trees (one after the other with sync
+    /// steps, so that the log times each alone); the layout comes with when it was done
+    /// (ms since `started`).
+    fn beside_tree_layout<T: Send>(
+        gpu: &GpuContext,
+        graph: &TimingGraph,
+        started: Instant,
+        first: impl FnOnce() -> T + Send,
+    ) -> (T, (FlatParasitics, f64)) {
+        let lay_out_trees = || {
+            let trees = FlatParasitics::build(graph);
+            (trees, started.elapsed().as_secs_f64() * 1e3)
+        };
+        if gpu.config().sync_steps {
+            let first = first();
+            (first, lay_out_trees())
+        } else {
+            rayon::join(first, lay_out_trees)
+        }
     }
 
     /// Step 3: CPPR's grouping passes on the GPU that holds the timing data, each

@@ -377,6 +377,15 @@ pub(super) fn prepare_arrays(
     graph: &TimingGraph,
     host_values: HostValues,
 ) -> (TimingData, FlatTiming, Duration) {
+    prepare_arrays_by(graph, host_values, FlatTiming::build)
+}
+
+/// [`prepare_arrays`] with the flat arrays built by `flatten`.
+pub(super) fn prepare_arrays_by(
+    graph: &TimingGraph,
+    host_values: HostValues,
+    flatten: fn(&TimingGraph) -> FlatTiming,
+) -> (TimingData, FlatTiming, Duration) {
     let started = Instant::now();
     let (n_pins, n_arcs, n_tests) = (
         graph.n_pins() as usize,
@@ -394,12 +403,7 @@ pub(super) fn prepare_arrays(
             };
             (data, started.elapsed().as_secs_f64() * 1e3)
         },
-        || {
-            (
-                FlatTiming::build(graph),
-                started.elapsed().as_secs_f64() * 1e3,
-            )
-        },
+        || (flatten(graph), started.elapsed().as_secs_f64() * 1e3),
     );
     tracing::debug!(
         data_ms,
