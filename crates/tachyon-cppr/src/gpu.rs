@@ -11,18 +11,18 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 use tachyon_gba::gpu::ForwardValues;
-use tachyon_gpu::abi::{CpprFillArgs, CpprGatherArgs, CpprLevelArgs};
+use tachyon_gpu::abi::{CpprCombineArgs, CpprFillArgs, CpprGatherArgs, CpprLevelArgs};
 use tachyon_gpu::check::{check_indices, check_length, check_starts};
 use tachyon_gpu::{DeviceBuffer, GpuContext, GpuError, LaunchShape, LayoutError, Replay};
 use tachyon_graph::{TimingData, TimingGraph};
 use tachyon_kernels::cppr::{
     EntryGroups, GroupInput, ShapeInput, EMPTY_ENTRY, INPUT_CELL, INPUT_LAUNCH, INPUT_NET,
-    INPUT_NET_CELL, INPUT_SEED, NO_GROUP,
+    INPUT_NET_CELL, INPUT_SEED, NONE, NO_GROUP,
 };
 use tachyon_kernels::Split;
 
 use crate::groups::{DataNetwork, Seeding};
-use crate::{ClockTree, CpprStructure, PassEntries, PreparedSplit};
+use crate::{ClockTree, CombinePlan, CpprStructure, PassEntries, PreparedSplit, RanPasses};
 
 /// Threads per block of the per-entry launches.
 const THREADS_PER_BLOCK: u32 = 128;
@@ -282,6 +282,84 @@ impl DeviceGroupNetwork {
         Ok(())
     }
 
+    /// Runs the passes `passes` (at most `width`: one sweep) and leaves their wanted
+    /// entries on the device (in `out`, pass after pass), where [`Self::combine`] reads
+    /// them.
+    fn run_kept(&mut self, passes: &[&[u32]]) -> Result<(), GpuError> {
+        let n_starts = self.n_starts as usize;
+        assert!(passes.len() <= self.width, "one sweep of passes");
+        let mut groups = vec![NO_GROUP; n_starts * self.width];
+        for (pass, start_group) in passes.iter().enumerate() {
+            check_length("start_group", n_starts, start_group.len())?;
+            groups[pass * n_starts..(pass + 1) * n_starts].copy_from_slice(start_group);
+        }
+        self.gpu.write(&self.start_group, 0, &groups)?;
+        let mut levels = std::mem::take(&mut self.levels);
+        let ran = self.gpu.run_replayed(&mut levels, || self.launch_levels());
+        self.levels = levels;
+        ran?;
+        self.gpu.launch(
+            per_item(self.wanted.len() * passes.len()),
+            CpprGatherArgs {
+                n_passes: passes.len() as u32,
+                n_entries: self.n_entries as u32,
+                wanted: self.wanted.view(),
+                arrivals: self.arrivals.view(),
+                out: self.out.cells(),
+            },
+        )
+    }
+
+    /// Combines the passes [`Self::run_kept`] left on the device at each wanted entry
+    /// (`plan`'s tests, in order) by `cppr_combine`: each test's post-CPPR slacks, the
+    /// only values that come back.
+    fn combine(&self, plan: &CombinePlan, n_passes: usize) -> Result<Vec<[f64; 2]>, GpuError> {
+        const COMBINING: &str = "combining the CPPR passes";
+        let n_tests = self.wanted.len();
+        check_length("required", n_tests, plan.required.len())?;
+        check_length("capture", n_tests, plan.capture.len())?;
+        check_length("pass_at", plan.max_depth as usize, plan.pass_at.len())?;
+        let passes = plan.pass_at.iter().map(|&[_, pass]| pass);
+        if let Some((position, pass)) = passes
+            .enumerate()
+            .find(|&(_, pass)| pass != NONE && pass as usize >= n_passes)
+        {
+            return Err(GpuError::Layout(LayoutError::IndexOutOfRange {
+                array: "CPPR pass_at",
+                position,
+                value: pass,
+                limit: n_passes,
+            }));
+        }
+        let gpu = &self.gpu;
+        let tree = &plan.tree;
+        let required = gpu.upload(COMBINING, &plan.required)?;
+        let capture = gpu.upload(COMBINING, &plan.capture)?;
+        let node = gpu.upload(COMBINING, &tree.node)?;
+        let parent = gpu.upload(COMBINING, &tree.parent)?;
+        let depth = gpu.upload(COMBINING, &tree.depth)?;
+        let spread = gpu.upload(COMBINING, &tree.spread)?;
+        let pass_at = gpu.upload(COMBINING, &plan.pass_at)?;
+        let post = gpu.allocate::<[f64; 2]>(COMBINING, n_tests)?;
+        gpu.launch(
+            per_item(n_tests),
+            CpprCombineArgs {
+                late: u32::from(plan.late),
+                max_depth: plan.max_depth,
+                required: required.view(),
+                capture: capture.view(),
+                node: node.view(),
+                parent: parent.view(),
+                depth: depth.view(),
+                spread: spread.view(),
+                pass_at: pass_at.view(),
+                entries: self.out.view(),
+                post: post.cells(),
+            },
+        )?;
+        gpu.download(&post, 0..n_tests)
+    }
+
     /// Runs one pass per element of `passes` (each seeded by its start points' groups)
     /// and returns each pass's wanted entries, `width` passes per sweep of the levels
     /// (a last, shorter sweep leaves its unused passes unseeded). A sweep changes only
@@ -411,11 +489,12 @@ pub fn post_cppr_slacks_with(
         None,
         |prepare| match gpus {
             GpuPasses::Shared(gpus) => {
-                let run = |network: &DataNetwork<'_>,
-                           tree: &ClockTree,
-                           wanted: &[u32],
-                           seedings: &[Seeding]| {
-                    shared_passes(gpus, network, tree, wanted, seedings)
+                let run = |prepared: &PreparedSplit<'_>| {
+                    prepared
+                        .run_passes(&mut |network, tree, wanted, seedings| {
+                            shared_passes(gpus, network, tree, wanted, seedings)
+                        })
+                        .map(SplitRan::Entries)
                 };
                 let drop_entries = |_: Split, _: PassEntries| {};
                 both_splits(
@@ -452,16 +531,56 @@ pub fn post_cppr_slacks_with(
                 };
                 let (uploaded, early) = rayon::join(upload, || prepare(Split::Early));
                 let uploaded = uploaded?;
-                let run = |network: &DataNetwork<'_>,
-                           tree: &ClockTree,
-                           wanted: &[u32],
-                           seedings: &[Seeding]| {
-                    let passes = start_groups(network, tree, seedings);
-                    let split = network.split();
-                    let entries = std::mem::take(&mut *kept(&kept_networks.entries[split.index()]));
-                    let mut slot = kept(&kept_networks.networks[split.index()]);
-                    let resident = (values, &*uploaded, split);
-                    run_resident_group_passes(resident, wanted, &passes, &mut slot, entries)
+                // Each split's passes, combined on the device where `cppr_combine`
+                // takes its clock tree and the passes fit one sweep; else their
+                // entries come back into the array kept from the last run.
+                let run = |prepared: &PreparedSplit<'_>| {
+                    let started = std::time::Instant::now();
+                    let plan = prepared.combine_plan(data, graph);
+                    let planned = started.elapsed();
+                    let mut combined = None;
+                    let ran = prepared.run_passes::<GpuError>(
+                        &mut |network, tree, wanted, seedings| {
+                            let passes = start_groups(network, tree, seedings);
+                            let split = network.split();
+                            let entries_slot = &kept_networks.entries[split.index()];
+                            let entries = std::mem::take(&mut *kept(entries_slot));
+                            let mut slot = kept(&kept_networks.networks[split.index()]);
+                            let resident = (values, &*uploaded, split);
+                            let (ran, post) = run_resident_group_passes(
+                                resident,
+                                wanted,
+                                &passes,
+                                &mut slot,
+                                entries,
+                                plan.as_ref(),
+                            )?;
+                            match post {
+                                Some(post) => {
+                                    combined = Some(post);
+                                    *kept(entries_slot) = ran.into_entries();
+                                    Ok(PassEntries::default())
+                                }
+                                None => Ok(ran),
+                            }
+                        },
+                    )?;
+                    if combined.is_some() {
+                        let [tree_ms, network_ms, prepare_ms] = prepared.host_ms;
+                        tracing::debug!(
+                            split = ?prepared.split,
+                            tree_ms,
+                            network_ms,
+                            prepare_ms,
+                            plan_ms = planned.as_secs_f64() * 1e3,
+                            passes_and_combine_ms = started.elapsed().as_secs_f64() * 1e3,
+                            "cppr split combined on the device"
+                        );
+                    }
+                    Ok(match combined {
+                        Some(post) => SplitRan::Combined(prepared.with_tests(post)),
+                        None => SplitRan::Entries(ran),
+                    })
                 };
                 // The arrays the entries came back in serve the next run.
                 let recycle = |split: Split, entries: PassEntries| {
@@ -473,10 +592,15 @@ pub fn post_cppr_slacks_with(
     )
 }
 
-/// A split's passes on the GPUs: one per seeding, each returning the entries `wanted`.
-type GpuRun<'r> = dyn Fn(&DataNetwork<'_>, &ClockTree, &[u32], &[Seeding]) -> Result<PassEntries, GpuError>
-    + Sync
-    + 'r;
+/// A split's passes as the GPUs ran them: their entries at the tests, for the host to
+/// combine, or already combined on the device (the split's (test, slacks) pairs).
+enum SplitRan {
+    Entries(RanPasses),
+    Combined(Vec<(usize, [f64; 2])>),
+}
+
+/// Runs a prepared split's passes on the GPUs.
+type GpuRun<'r> = dyn Fn(&PreparedSplit<'_>) -> Result<SplitRan, GpuError> + Sync + 'r;
 
 /// Both splits' passes: the early split's (`early`, prepared already) while the host
 /// prepares the late split, then the late split's.
@@ -488,32 +612,31 @@ fn both_splits<'s>(
     run: &GpuRun<'_>,
     recycle: &(dyn Fn(Split, PassEntries) + Sync),
 ) -> Result<Vec<(usize, [f64; 2])>, GpuError> {
-    let passes = |prepared: &PreparedSplit<'_>| {
-        prepared
-            .run_passes(&mut |network, tree, wanted, seedings| run(network, tree, wanted, seedings))
-    };
     // The early split's passes run while the host prepares the late split, and the
-    // late split's while the host combines the early split's.
+    // late split's while the host combines the early split's (when the device did
+    // not).
     let (early_ran, late) = match &early {
         Some(early) => {
-            let (ran, late) = rayon::join(|| passes(early), || prepare(Split::Late));
+            let (ran, late) = rayon::join(|| run(early), || prepare(Split::Late));
             (Some(ran?), late)
         }
         None => (None, prepare(Split::Late)),
     };
-    let combine_early = || match (&early, early_ran) {
-        (Some(early), Some(ran)) => {
-            let results = early.combine(graph, data, &ran);
-            recycle(Split::Early, ran.entries);
+    let finish = |prepared: &PreparedSplit<'_>, ran: SplitRan| match ran {
+        SplitRan::Entries(ran) => {
+            let results = prepared.combine(graph, data, &ran);
+            recycle(prepared.split, ran.entries);
             results
         }
+        SplitRan::Combined(results) => results,
+    };
+    let combine_early = || match (&early, early_ran) {
+        (Some(early), Some(ran)) => finish(early, ran),
         _ => Vec::new(),
     };
-    let (mut results, late_ran) = rayon::join(combine_early, || late.as_ref().map(passes));
+    let (mut results, late_ran) = rayon::join(combine_early, || late.as_ref().map(run));
     if let (Some(late), Some(ran)) = (&late, late_ran) {
-        let ran = ran?;
-        results.extend(late.combine(graph, data, &ran));
-        recycle(Split::Late, ran.entries);
+        results.extend(finish(late, ran?));
     }
     Ok(results)
 }
@@ -710,7 +833,8 @@ fn run_resident_group_passes(
     passes: &[Vec<u32>],
     kept: &mut Option<DeviceGroupNetwork>,
     mut entries: Vec<EntryGroups>,
-) -> Result<PassEntries, GpuError> {
+    plan: Option<&CombinePlan>,
+) -> Result<(PassEntries, Option<Vec<[f64; 2]>>), GpuError> {
     const DURING: &str = "filling the CPPR network";
     let n_entries = shape.input_start.len().saturating_sub(1);
     check_indices("wanted entries", wanted, n_entries)?;
@@ -784,10 +908,21 @@ fn run_resident_group_passes(
     };
     let filled = started.elapsed();
     let groups: Vec<&[u32]> = passes.iter().map(Vec::as_slice).collect();
-    network.run_into(&groups, &mut entries)?;
+    // Combined on the device when the passes fit one sweep (their entries stay there).
+    let post = match plan {
+        Some(plan) if groups.len() <= network.width => {
+            network.run_kept(&groups)?;
+            Some(network.combine(plan, groups.len())?)
+        }
+        _ => {
+            network.run_into(&groups, &mut entries)?;
+            None
+        }
+    };
     tracing::debug!(
         ?split,
         kept = was_kept,
+        combined_on_device = post.is_some(),
         passes = passes.len(),
         at_once = width,
         levels = network.level_start.len().saturating_sub(1),
@@ -796,7 +931,7 @@ fn run_resident_group_passes(
         "cppr passes on the GPU that holds the timing"
     );
     *kept = Some(network);
-    Ok(PassEntries::new(entries, wanted.len()))
+    Ok((PassEntries::new(entries, wanted.len()), post))
 }
 
 #[cfg(test)]

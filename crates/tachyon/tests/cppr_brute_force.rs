@@ -39,6 +39,40 @@ fn depth_grouping_matches_brute_force_on_the_default_design() {
     println!("gen300: {n_compared} test slacks equal");
 }
 
+/// The CPU twin of the GPU's `cppr_combine` (the per-test combining from flat arrays)
+/// gives the host combining's bits, on the default design and the sequential TAU
+/// designs.
+#[test]
+fn flat_combining_equals_the_host_combining_bit_for_bit() {
+    let mut designs = vec![("gen300", default_design())];
+    if let Some(shared) = tachyon_testkit::shared_dir("flat_combining_equals_the_host_combining") {
+        for name in ["s27", "s344", "s386", "s526", "simple"] {
+            let folder = shared.join("tau2015").join(name);
+            let mut timer = Timer::new();
+            timer
+                .load_tau2015(folder.join(format!("{name}.tau2015")))
+                .unwrap();
+            designs.push((name, timer));
+        }
+    }
+    for (name, mut timer) in designs {
+        let (graph, data) = timer.timing().unwrap();
+        let host = tachyon::cppr::post_cppr_slacks(graph, data);
+        let flat = tachyon::cppr::post_cppr_slacks_combined_flat(graph, data);
+        assert_eq!(host.len(), flat.len());
+        for (test, (host, flat)) in host.iter().zip(&flat).enumerate() {
+            for transition in 0..2 {
+                assert_eq!(
+                    host[transition].to_bits(),
+                    flat[transition].to_bits(),
+                    "{name}: test {test} transition {transition}"
+                );
+            }
+        }
+        println!("{name}: {} tests combined alike", host.len());
+    }
+}
+
 #[test]
 fn depth_grouping_matches_brute_force() {
     let Some(shared) = tachyon_testkit::shared_dir("depth_grouping_matches_brute_force") else {
