@@ -180,6 +180,8 @@ struct DeviceGroupNetwork {
     out: DeviceBuffer<EntryGroups>,
     /// The level launches, captured on the first run.
     levels: Replay,
+    /// The combining's buffers of the last run (`combine`).
+    combining: CombineBuffers,
 }
 
 impl DeviceGroupNetwork {
@@ -241,6 +243,7 @@ impl DeviceGroupNetwork {
             arrivals: gpu.allocate(UPLOADING, n_entries * width)?,
             out: gpu.allocate(UPLOADING, wanted.len() * width)?,
             levels: Replay::default(),
+            combining: CombineBuffers::default(),
         })
     }
 
@@ -313,7 +316,7 @@ impl DeviceGroupNetwork {
     /// Combines the passes [`Self::run_kept`] left on the device at each wanted entry
     /// (`plan`'s tests, in order) by `cppr_combine`: each test's post-CPPR slacks, the
     /// only values that come back.
-    fn combine(&self, plan: &CombinePlan, n_passes: usize) -> Result<Vec<[f64; 2]>, GpuError> {
+    fn combine(&mut self, plan: &CombinePlan, n_passes: usize) -> Result<Vec<[f64; 2]>, GpuError> {
         const COMBINING: &str = "combining the CPPR passes";
         let n_tests = self.wanted.len();
         check_length("required", n_tests, plan.required.len())?;
@@ -333,14 +336,22 @@ impl DeviceGroupNetwork {
         }
         let gpu = &self.gpu;
         let tree = &plan.tree;
-        let required = gpu.upload(COMBINING, &plan.required)?;
-        let capture = gpu.upload(COMBINING, &plan.capture)?;
-        let node = gpu.upload(COMBINING, &tree.node)?;
-        let parent = gpu.upload(COMBINING, &tree.parent)?;
-        let depth = gpu.upload(COMBINING, &tree.depth)?;
-        let spread = gpu.upload(COMBINING, &tree.spread)?;
-        let pass_at = gpu.upload(COMBINING, &plan.pass_at)?;
-        let post = gpu.allocate::<[f64; 2]>(COMBINING, n_tests)?;
+        // Into the buffers of the last run where the lengths are the same (one
+        // allocation per array and run cost more than the copies).
+        let buffers = &mut self.combining;
+        let required = put(gpu, &mut buffers.required, &plan.required)?;
+        let capture = put(gpu, &mut buffers.capture, &plan.capture)?;
+        let node = put(gpu, &mut buffers.node, &tree.node)?;
+        let parent = put(gpu, &mut buffers.parent, &tree.parent)?;
+        let depth = put(gpu, &mut buffers.depth, &tree.depth)?;
+        let spread = put(gpu, &mut buffers.spread, &tree.spread)?;
+        let pass_at = put(gpu, &mut buffers.pass_at, &plan.pass_at)?;
+        if buffers.post.as_ref().is_none_or(|post| post.len() != n_tests) {
+            buffers.post = Some(gpu.allocate::<[f64; 2]>(COMBINING, n_tests)?);
+        }
+        let Some(post) = &buffers.post else {
+            unreachable!("allocated above")
+        };
         gpu.launch(
             per_item(n_tests),
             CpprCombineArgs {
@@ -414,6 +425,36 @@ impl DeviceGroupNetwork {
             "cppr sweeps: queued, waited for (with sync steps), brought back"
         );
         Ok(())
+    }
+}
+
+/// The device arrays `cppr_combine` reads besides the passes' entries, and its output,
+/// kept with a split's network between runs.
+#[derive(Default)]
+struct CombineBuffers {
+    required: Option<DeviceBuffer<[f64; 2]>>,
+    capture: Option<DeviceBuffer<u32>>,
+    node: Option<DeviceBuffer<u32>>,
+    parent: Option<DeviceBuffer<u32>>,
+    depth: Option<DeviceBuffer<u32>>,
+    spread: Option<DeviceBuffer<f64>>,
+    pass_at: Option<DeviceBuffer<[u32; 2]>>,
+    post: Option<DeviceBuffer<[f64; 2]>>,
+}
+
+/// `data` copied into `slot`'s buffer (a new one when absent or of another length).
+fn put<'b, T: tachyon_gpu::abi::DeviceCopy>(
+    gpu: &GpuContext,
+    slot: &'b mut Option<DeviceBuffer<T>>,
+    data: &[T],
+) -> Result<&'b DeviceBuffer<T>, GpuError> {
+    match slot {
+        Some(buffer) if buffer.len() == data.len() => gpu.write(buffer, 0, data)?,
+        _ => *slot = Some(gpu.upload("combining the CPPR passes", data)?),
+    }
+    match slot {
+        Some(buffer) => Ok(buffer),
+        None => unreachable!("filled above"),
     }
 }
 
