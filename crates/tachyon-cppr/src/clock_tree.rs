@@ -394,14 +394,23 @@ impl ClockTree {
     pub(crate) fn slot_arrays(&self) -> SlotArrays {
         let n_slots = self.depth.len();
         let mut node = vec![NOT_IN_TREE; n_slots];
-        for &pin in self.network.pins() {
-            let clock = self.network.clock_index[pin.index()] as usize;
+        let numbered: Vec<(u32, u32)> = self
+            .network
+            .pins()
+            .par_iter()
+            .with_min_len(1 << 12)
+            .map(|&pin| (self.network.clock_index[pin.index()], pin.0))
+            .collect();
+        for (clock, pin) in numbered {
             for transition in 0..2 {
-                node[clock * 2 + transition] = pin.0 * 2 + transition as u32;
+                node[clock as usize * 2 + transition] = pin * 2 + transition as u32;
             }
         }
-        let parent = (0..n_slots)
-            .map(|slot| match self.parent[slot] {
+        let parent = self
+            .parent
+            .par_iter()
+            .with_min_len(1 << 12)
+            .map(|&parent| match parent {
                 NOT_IN_TREE => NOT_IN_TREE,
                 parent => self.slot(parent) as u32,
             })

@@ -346,7 +346,11 @@ impl DeviceGroupNetwork {
         let depth = put(gpu, &mut buffers.depth, &tree.depth)?;
         let spread = put(gpu, &mut buffers.spread, &tree.spread)?;
         let pass_at = put(gpu, &mut buffers.pass_at, &plan.pass_at)?;
-        if buffers.post.as_ref().is_none_or(|post| post.len() != n_tests) {
+        if buffers
+            .post
+            .as_ref()
+            .is_none_or(|post| post.len() != n_tests)
+        {
             buffers.post = Some(gpu.allocate::<[f64; 2]>(COMBINING, n_tests)?);
         }
         let Some(post) = &buffers.post else {
@@ -577,8 +581,10 @@ pub fn post_cppr_slacks_with(
                 // entries come back into the array kept from the last run.
                 let run = |prepared: &PreparedSplit<'_>| {
                     let started = std::time::Instant::now();
-                    let plan = prepared.combine_plan(data, graph);
-                    let planned = started.elapsed();
+                    // Built on the host while the GPU runs the passes.
+                    let plan = || prepared.combine_plan(data, graph);
+                    let plan: &(dyn Fn() -> Option<CombinePlan> + Sync) = &plan;
+                    let on_device = prepared.combines_on_device();
                     let mut combined = None;
                     let ran = prepared.run_passes::<GpuError>(
                         &mut |network, tree, wanted, seedings| {
@@ -594,7 +600,7 @@ pub fn post_cppr_slacks_with(
                                 &passes,
                                 &mut slot,
                                 entries,
-                                plan.as_ref(),
+                                on_device.then_some(plan),
                             )?;
                             match post {
                                 Some(post) => {
@@ -613,7 +619,6 @@ pub fn post_cppr_slacks_with(
                             tree_ms,
                             network_ms,
                             prepare_ms,
-                            plan_ms = planned.as_secs_f64() * 1e3,
                             passes_and_combine_ms = started.elapsed().as_secs_f64() * 1e3,
                             "cppr split combined on the device"
                         );
@@ -874,7 +879,7 @@ fn run_resident_group_passes(
     passes: &[Vec<u32>],
     kept: &mut Option<DeviceGroupNetwork>,
     mut entries: Vec<EntryGroups>,
-    plan: Option<&CombinePlan>,
+    plan: Option<&(dyn Fn() -> Option<CombinePlan> + Sync)>,
 ) -> Result<(PassEntries, Option<Vec<[f64; 2]>>), GpuError> {
     const DURING: &str = "filling the CPPR network";
     let n_entries = shape.input_start.len().saturating_sub(1);
@@ -953,7 +958,16 @@ fn run_resident_group_passes(
     let post = match plan {
         Some(plan) if groups.len() <= network.width => {
             network.run_kept(&groups)?;
-            Some(network.combine(plan, groups.len())?)
+            // The launches are queued: the host builds the plan meanwhile.
+            let planned = std::time::Instant::now();
+            let Some(plan) = plan() else {
+                unreachable!("a split that combines on the device has a plan")
+            };
+            tracing::debug!(
+                plan_ms = planned.elapsed().as_secs_f64() * 1e3,
+                "cppr combining planned"
+            );
+            Some(network.combine(&plan, groups.len())?)
         }
         _ => {
             network.run_into(&groups, &mut entries)?;

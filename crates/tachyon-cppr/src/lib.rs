@@ -548,6 +548,13 @@ impl<'a> PreparedSplit<'a> {
         })
     }
 
+    /// Whether the split's combining can run on the device (`cppr_combine` takes
+    /// clock trees up to `MAX_COMBINE_DEPTH` deep).
+    #[cfg(feature = "gpu")]
+    pub(crate) fn combines_on_device(&self) -> bool {
+        self.max_depth <= MAX_COMBINE_DEPTH
+    }
+
     /// The arrays the split's combining reads besides the passes' entries; None when
     /// its clock tree is deeper than `combine_position` takes (the host combines it).
     pub(crate) fn combine_plan(
