@@ -372,7 +372,7 @@ impl DeviceGroupNetwork {
                 post: post.cells(),
             },
         )?;
-        gpu.download(&post, 0..n_tests)
+        gpu.download(post, 0..n_tests)
     }
 
     /// Runs one pass per element of `passes` (each seeded by its start points' groups)
@@ -867,12 +867,18 @@ impl DeviceGroupShape {
     }
 }
 
+/// A split's passes on the GPU that holds the timing: their entries (empty when they
+/// were combined there), and the tests' post-CPPR slacks when they were.
+type ResidentRan = (PassEntries, Option<Vec<[f64; 2]>>);
+
 /// [`run_group_passes`] on the GPU that holds `timing`, the network of `split` filled
 /// in there from `shape` (uploaded to the same GPU) by `cppr_fill`: one pass per
 /// element of `passes`, each bringing back the entries `wanted`. The network's buffers
 /// and captured launches are taken from `kept` when it holds this split's network of
 /// `shape` (its values filled in again), and left there for the next run; the entries
-/// come back into `entries` (an array of an earlier run, or empty).
+/// come back into `entries` (an array of an earlier run, or empty), unless `plan` is given
+/// and the passes fit one sweep: then they are combined on the device (`cppr_combine`,
+/// with the arrays `plan` builds while the passes run) and only the slacks come back.
 fn run_resident_group_passes(
     (timing, shape, split): (ForwardValues<'_>, &DeviceGroupShape, Split),
     wanted: &[u32],
@@ -880,7 +886,7 @@ fn run_resident_group_passes(
     kept: &mut Option<DeviceGroupNetwork>,
     mut entries: Vec<EntryGroups>,
     plan: Option<&(dyn Fn() -> Option<CombinePlan> + Sync)>,
-) -> Result<(PassEntries, Option<Vec<[f64; 2]>>), GpuError> {
+) -> Result<ResidentRan, GpuError> {
     const DURING: &str = "filling the CPPR network";
     let n_entries = shape.input_start.len().saturating_sub(1);
     check_indices("wanted entries", wanted, n_entries)?;
