@@ -289,22 +289,30 @@ impl DeviceGroupNetwork {
     /// entries on the device (in `out`, pass after pass), where [`Self::combine`] reads
     /// them.
     fn run_kept(&mut self, passes: &[&[u32]]) -> Result<(), GpuError> {
-        let n_starts = self.n_starts as usize;
         assert!(passes.len() <= self.width, "one sweep of passes");
-        let mut groups = vec![NO_GROUP; n_starts * self.width];
-        for (pass, start_group) in passes.iter().enumerate() {
+        let mut groups = vec![NO_GROUP; self.n_starts as usize * self.width];
+        self.queue_sweep(passes, &mut groups)
+    }
+
+    /// Queues one sweep: the passes `sweep` (at most `width`) seeded through `groups`
+    /// (`width` passes' start groups, reused across sweeps), the replayed level
+    /// launches and the gathering of their wanted entries into `out`, pass after pass.
+    fn queue_sweep(&mut self, sweep: &[&[u32]], groups: &mut [u32]) -> Result<(), GpuError> {
+        let n_starts = self.n_starts as usize;
+        for (pass, start_group) in sweep.iter().enumerate() {
             check_length("start_group", n_starts, start_group.len())?;
             groups[pass * n_starts..(pass + 1) * n_starts].copy_from_slice(start_group);
         }
-        self.gpu.write(&self.start_group, 0, &groups)?;
+        groups[sweep.len() * n_starts..].fill(NO_GROUP);
+        self.gpu.write(&self.start_group, 0, groups)?;
         let mut levels = std::mem::take(&mut self.levels);
         let ran = self.gpu.run_replayed(&mut levels, || self.launch_levels());
         self.levels = levels;
         ran?;
         self.gpu.launch(
-            per_item(self.wanted.len() * passes.len()),
+            per_item(self.wanted.len() * sweep.len()),
             CpprGatherArgs {
-                n_passes: passes.len() as u32,
+                n_passes: sweep.len() as u32,
                 n_entries: self.n_entries as u32,
                 wanted: self.wanted.view(),
                 arrivals: self.arrivals.view(),
@@ -392,26 +400,7 @@ impl DeviceGroupNetwork {
         let started = std::time::Instant::now();
         let mut swept = std::time::Duration::ZERO;
         for sweep in passes.chunks(self.width) {
-            for (pass, start_group) in sweep.iter().enumerate() {
-                check_length("start_group", n_starts, start_group.len())?;
-                groups[pass * n_starts..(pass + 1) * n_starts].copy_from_slice(start_group);
-            }
-            groups[sweep.len() * n_starts..].fill(NO_GROUP);
-            self.gpu.write(&self.start_group, 0, &groups)?;
-            let mut levels = std::mem::take(&mut self.levels);
-            let ran = self.gpu.run_replayed(&mut levels, || self.launch_levels());
-            self.levels = levels;
-            ran?;
-            self.gpu.launch(
-                per_item(n_wanted * sweep.len()),
-                CpprGatherArgs {
-                    n_passes: sweep.len() as u32,
-                    n_entries: self.n_entries as u32,
-                    wanted: self.wanted.view(),
-                    arrivals: self.arrivals.view(),
-                    out: self.out.cells(),
-                },
-            )?;
+            self.queue_sweep(sweep, &mut groups)?;
             let sweep_started = std::time::Instant::now();
             if self.gpu.sync_step()? {
                 swept += sweep_started.elapsed();
