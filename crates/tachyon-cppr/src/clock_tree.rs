@@ -383,6 +383,51 @@ impl ClockTree {
         )
     }
 
+    /// The late-early spread of the arrivals at `node` (what its credit is made of).
+    pub(crate) fn spread(&self, node: u32) -> f64 {
+        self.spread[self.slot(node)]
+    }
+
+    /// The tree per node slot as `tachyon_kernels::cppr::combine_position` reads it
+    /// (`SlotTree`): node ids, parents' slots, depths and spreads. Slots outside the
+    /// tree keep `NONE` as node, parent and depth.
+    pub(crate) fn slot_arrays(&self) -> SlotArrays {
+        let n_slots = self.depth.len();
+        let mut node = vec![NOT_IN_TREE; n_slots];
+        let numbered: Vec<(u32, u32)> = self
+            .network
+            .pins()
+            .par_iter()
+            .with_min_len(1 << 12)
+            .map(|&pin| (self.network.clock_index[pin.index()], pin.0))
+            .collect();
+        for (clock, pin) in numbered {
+            for transition in 0..2 {
+                node[clock as usize * 2 + transition] = pin * 2 + transition as u32;
+            }
+        }
+        let parent = self
+            .parent
+            .par_iter()
+            .with_min_len(1 << 12)
+            .map(|&parent| match parent {
+                NOT_IN_TREE => NOT_IN_TREE,
+                parent => self.slot(parent) as u32,
+            })
+            .collect();
+        SlotArrays {
+            node,
+            parent,
+            depth: self.depth.clone(),
+            spread: self.spread.clone(),
+        }
+    }
+
+    /// The slot of node `node` (in the tree) in [`ClockTree::slot_arrays`].
+    pub(crate) fn slot_of(&self, node: u32) -> u32 {
+        self.slot(node) as u32
+    }
+
     /// The ancestors of `node` into `path`: `path[d]` is its ancestor at depth `d`, the
     /// last one `node` itself (one walk up instead of one per depth).
     pub fn path_from_root(&self, node: u32, path: &mut Vec<u32>) {
@@ -397,5 +442,25 @@ impl ClockTree {
             current = self.parent[slot];
         }
         path.reverse();
+    }
+}
+
+/// A clock tree per node slot ([`ClockTree::slot_arrays`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SlotArrays {
+    pub(crate) node: Vec<u32>,
+    pub(crate) parent: Vec<u32>,
+    pub(crate) depth: Vec<u32>,
+    pub(crate) spread: Vec<f64>,
+}
+
+impl SlotArrays {
+    pub(crate) fn view(&self) -> tachyon_kernels::cppr::SlotTree<'_> {
+        tachyon_kernels::cppr::SlotTree {
+            node: &self.node,
+            parent: &self.parent,
+            depth: &self.depth,
+            spread: &self.spread,
+        }
     }
 }

@@ -11,18 +11,18 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 use tachyon_gba::gpu::ForwardValues;
-use tachyon_gpu::abi::{CpprFillArgs, CpprGatherArgs, CpprLevelArgs};
+use tachyon_gpu::abi::{CpprCombineArgs, CpprFillArgs, CpprGatherArgs, CpprLevelArgs};
 use tachyon_gpu::check::{check_indices, check_length, check_starts};
 use tachyon_gpu::{DeviceBuffer, GpuContext, GpuError, LaunchShape, LayoutError, Replay};
 use tachyon_graph::{TimingData, TimingGraph};
 use tachyon_kernels::cppr::{
     EntryGroups, GroupInput, ShapeInput, EMPTY_ENTRY, INPUT_CELL, INPUT_LAUNCH, INPUT_NET,
-    INPUT_NET_CELL, INPUT_SEED, NO_GROUP,
+    INPUT_NET_CELL, INPUT_SEED, NONE, NO_GROUP,
 };
 use tachyon_kernels::Split;
 
 use crate::groups::{DataNetwork, Seeding};
-use crate::{ClockTree, CpprStructure, PassEntries, PreparedSplit};
+use crate::{ClockTree, CombinePlan, CpprStructure, PassEntries, PreparedSplit, RanPasses};
 
 /// Threads per block of the per-entry launches.
 const THREADS_PER_BLOCK: u32 = 128;
@@ -180,6 +180,8 @@ struct DeviceGroupNetwork {
     out: DeviceBuffer<EntryGroups>,
     /// The level launches, captured on the first run.
     levels: Replay,
+    /// The combining's buffers of the last run (`combine`).
+    combining: CombineBuffers,
 }
 
 impl DeviceGroupNetwork {
@@ -241,6 +243,7 @@ impl DeviceGroupNetwork {
             arrivals: gpu.allocate(UPLOADING, n_entries * width)?,
             out: gpu.allocate(UPLOADING, wanted.len() * width)?,
             levels: Replay::default(),
+            combining: CombineBuffers::default(),
         })
     }
 
@@ -282,6 +285,104 @@ impl DeviceGroupNetwork {
         Ok(())
     }
 
+    /// Runs the passes `passes` (at most `width`: one sweep) and leaves their wanted
+    /// entries on the device (in `out`, pass after pass), where [`Self::combine`] reads
+    /// them.
+    fn run_kept(&mut self, passes: &[&[u32]]) -> Result<(), GpuError> {
+        assert!(passes.len() <= self.width, "one sweep of passes");
+        let mut groups = vec![NO_GROUP; self.n_starts as usize * self.width];
+        self.queue_sweep(passes, &mut groups)
+    }
+
+    /// Queues one sweep: the passes `sweep` (at most `width`) seeded through `groups`
+    /// (`width` passes' start groups, reused across sweeps), the replayed level
+    /// launches and the gathering of their wanted entries into `out`, pass after pass.
+    fn queue_sweep(&mut self, sweep: &[&[u32]], groups: &mut [u32]) -> Result<(), GpuError> {
+        let n_starts = self.n_starts as usize;
+        for (pass, start_group) in sweep.iter().enumerate() {
+            check_length("start_group", n_starts, start_group.len())?;
+            groups[pass * n_starts..(pass + 1) * n_starts].copy_from_slice(start_group);
+        }
+        groups[sweep.len() * n_starts..].fill(NO_GROUP);
+        self.gpu.write(&self.start_group, 0, groups)?;
+        let mut levels = std::mem::take(&mut self.levels);
+        let ran = self.gpu.run_replayed(&mut levels, || self.launch_levels());
+        self.levels = levels;
+        ran?;
+        self.gpu.launch(
+            per_item(self.wanted.len() * sweep.len()),
+            CpprGatherArgs {
+                n_passes: sweep.len() as u32,
+                n_entries: self.n_entries as u32,
+                wanted: self.wanted.view(),
+                arrivals: self.arrivals.view(),
+                out: self.out.cells(),
+            },
+        )
+    }
+
+    /// Combines the passes [`Self::run_kept`] left on the device at each wanted entry
+    /// (`plan`'s tests, in order) by `cppr_combine`: each test's post-CPPR slacks, the
+    /// only values that come back.
+    fn combine(&mut self, plan: &CombinePlan, n_passes: usize) -> Result<Vec<[f64; 2]>, GpuError> {
+        const COMBINING: &str = "combining the CPPR passes";
+        let n_tests = self.wanted.len();
+        check_length("required", n_tests, plan.required.len())?;
+        check_length("capture", n_tests, plan.capture.len())?;
+        check_length("pass_at", plan.max_depth as usize, plan.pass_at.len())?;
+        let passes = plan.pass_at.iter().map(|&[_, pass]| pass);
+        if let Some((position, pass)) = passes
+            .enumerate()
+            .find(|&(_, pass)| pass != NONE && pass as usize >= n_passes)
+        {
+            return Err(GpuError::Layout(LayoutError::IndexOutOfRange {
+                array: "CPPR pass_at",
+                position,
+                value: pass,
+                limit: n_passes,
+            }));
+        }
+        let gpu = &self.gpu;
+        let tree = &plan.tree;
+        // Into the buffers of the last run where the lengths are the same (one
+        // allocation per array and run cost more than the copies).
+        let buffers = &mut self.combining;
+        let required = put(gpu, &mut buffers.required, &plan.required)?;
+        let capture = put(gpu, &mut buffers.capture, &plan.capture)?;
+        let node = put(gpu, &mut buffers.node, &tree.node)?;
+        let parent = put(gpu, &mut buffers.parent, &tree.parent)?;
+        let depth = put(gpu, &mut buffers.depth, &tree.depth)?;
+        let spread = put(gpu, &mut buffers.spread, &tree.spread)?;
+        let pass_at = put(gpu, &mut buffers.pass_at, &plan.pass_at)?;
+        if buffers
+            .post
+            .as_ref()
+            .is_none_or(|post| post.len() != n_tests)
+        {
+            buffers.post = Some(gpu.allocate::<[f64; 2]>(COMBINING, n_tests)?);
+        }
+        let Some(post) = &buffers.post else {
+            unreachable!("allocated above")
+        };
+        gpu.launch(
+            per_item(n_tests),
+            CpprCombineArgs {
+                late: u32::from(plan.late),
+                max_depth: plan.max_depth,
+                required: required.view(),
+                capture: capture.view(),
+                node: node.view(),
+                parent: parent.view(),
+                depth: depth.view(),
+                spread: spread.view(),
+                pass_at: pass_at.view(),
+                entries: self.out.view(),
+                post: post.cells(),
+            },
+        )?;
+        gpu.download(post, 0..n_tests)
+    }
+
     /// Runs one pass per element of `passes` (each seeded by its start points' groups)
     /// and returns each pass's wanted entries, `width` passes per sweep of the levels
     /// (a last, shorter sweep leaves its unused passes unseeded). A sweep changes only
@@ -299,26 +400,7 @@ impl DeviceGroupNetwork {
         let started = std::time::Instant::now();
         let mut swept = std::time::Duration::ZERO;
         for sweep in passes.chunks(self.width) {
-            for (pass, start_group) in sweep.iter().enumerate() {
-                check_length("start_group", n_starts, start_group.len())?;
-                groups[pass * n_starts..(pass + 1) * n_starts].copy_from_slice(start_group);
-            }
-            groups[sweep.len() * n_starts..].fill(NO_GROUP);
-            self.gpu.write(&self.start_group, 0, &groups)?;
-            let mut levels = std::mem::take(&mut self.levels);
-            let ran = self.gpu.run_replayed(&mut levels, || self.launch_levels());
-            self.levels = levels;
-            ran?;
-            self.gpu.launch(
-                per_item(n_wanted * sweep.len()),
-                CpprGatherArgs {
-                    n_passes: sweep.len() as u32,
-                    n_entries: self.n_entries as u32,
-                    wanted: self.wanted.view(),
-                    arrivals: self.arrivals.view(),
-                    out: self.out.cells(),
-                },
-            )?;
+            self.queue_sweep(sweep, &mut groups)?;
             let sweep_started = std::time::Instant::now();
             if self.gpu.sync_step()? {
                 swept += sweep_started.elapsed();
@@ -336,6 +418,36 @@ impl DeviceGroupNetwork {
             "cppr sweeps: queued, waited for (with sync steps), brought back"
         );
         Ok(())
+    }
+}
+
+/// The device arrays `cppr_combine` reads besides the passes' entries, and its output,
+/// kept with a split's network between runs.
+#[derive(Default)]
+struct CombineBuffers {
+    required: Option<DeviceBuffer<[f64; 2]>>,
+    capture: Option<DeviceBuffer<u32>>,
+    node: Option<DeviceBuffer<u32>>,
+    parent: Option<DeviceBuffer<u32>>,
+    depth: Option<DeviceBuffer<u32>>,
+    spread: Option<DeviceBuffer<f64>>,
+    pass_at: Option<DeviceBuffer<[u32; 2]>>,
+    post: Option<DeviceBuffer<[f64; 2]>>,
+}
+
+/// `data` copied into `slot`'s buffer (a new one when absent or of another length).
+fn put<'b, T: tachyon_gpu::abi::DeviceCopy>(
+    gpu: &GpuContext,
+    slot: &'b mut Option<DeviceBuffer<T>>,
+    data: &[T],
+) -> Result<&'b DeviceBuffer<T>, GpuError> {
+    match slot {
+        Some(buffer) if buffer.len() == data.len() => gpu.write(buffer, 0, data)?,
+        _ => *slot = Some(gpu.upload("combining the CPPR passes", data)?),
+    }
+    match slot {
+        Some(buffer) => Ok(buffer),
+        None => unreachable!("filled above"),
     }
 }
 
@@ -411,11 +523,12 @@ pub fn post_cppr_slacks_with(
         None,
         |prepare| match gpus {
             GpuPasses::Shared(gpus) => {
-                let run = |network: &DataNetwork<'_>,
-                           tree: &ClockTree,
-                           wanted: &[u32],
-                           seedings: &[Seeding]| {
-                    shared_passes(gpus, network, tree, wanted, seedings)
+                let run = |prepared: &PreparedSplit<'_>| {
+                    prepared
+                        .run_passes(&mut |network, tree, wanted, seedings| {
+                            shared_passes(gpus, network, tree, wanted, seedings)
+                        })
+                        .map(SplitRan::Entries)
                 };
                 let drop_entries = |_: Split, _: PassEntries| {};
                 both_splits(
@@ -452,16 +565,57 @@ pub fn post_cppr_slacks_with(
                 };
                 let (uploaded, early) = rayon::join(upload, || prepare(Split::Early));
                 let uploaded = uploaded?;
-                let run = |network: &DataNetwork<'_>,
-                           tree: &ClockTree,
-                           wanted: &[u32],
-                           seedings: &[Seeding]| {
-                    let passes = start_groups(network, tree, seedings);
-                    let split = network.split();
-                    let entries = std::mem::take(&mut *kept(&kept_networks.entries[split.index()]));
-                    let mut slot = kept(&kept_networks.networks[split.index()]);
-                    let resident = (values, &*uploaded, split);
-                    run_resident_group_passes(resident, wanted, &passes, &mut slot, entries)
+                // Each split's passes, combined on the device where `cppr_combine`
+                // takes its clock tree and the passes fit one sweep; else their
+                // entries come back into the array kept from the last run.
+                let run = |prepared: &PreparedSplit<'_>| {
+                    let started = std::time::Instant::now();
+                    // Built on the host while the GPU runs the passes.
+                    let plan = || prepared.combine_plan(data, graph);
+                    let plan: &(dyn Fn() -> Option<CombinePlan> + Sync) = &plan;
+                    let on_device = prepared.combines_on_device();
+                    let mut combined = None;
+                    let ran = prepared.run_passes::<GpuError>(
+                        &mut |network, tree, wanted, seedings| {
+                            let passes = start_groups(network, tree, seedings);
+                            let split = network.split();
+                            let entries_slot = &kept_networks.entries[split.index()];
+                            let entries = std::mem::take(&mut *kept(entries_slot));
+                            let mut slot = kept(&kept_networks.networks[split.index()]);
+                            let resident = (values, &*uploaded, split);
+                            let (ran, post) = run_resident_group_passes(
+                                resident,
+                                wanted,
+                                &passes,
+                                &mut slot,
+                                entries,
+                                on_device.then_some(plan),
+                            )?;
+                            match post {
+                                Some(post) => {
+                                    combined = Some(post);
+                                    *kept(entries_slot) = ran.into_entries();
+                                    Ok(PassEntries::default())
+                                }
+                                None => Ok(ran),
+                            }
+                        },
+                    )?;
+                    if combined.is_some() {
+                        let [tree_ms, network_ms, prepare_ms] = prepared.host_ms;
+                        tracing::debug!(
+                            split = ?prepared.split,
+                            tree_ms,
+                            network_ms,
+                            prepare_ms,
+                            passes_and_combine_ms = started.elapsed().as_secs_f64() * 1e3,
+                            "cppr split combined on the device"
+                        );
+                    }
+                    Ok(match combined {
+                        Some(post) => SplitRan::Combined(prepared.with_tests(post)),
+                        None => SplitRan::Entries(ran),
+                    })
                 };
                 // The arrays the entries came back in serve the next run.
                 let recycle = |split: Split, entries: PassEntries| {
@@ -473,10 +627,15 @@ pub fn post_cppr_slacks_with(
     )
 }
 
-/// A split's passes on the GPUs: one per seeding, each returning the entries `wanted`.
-type GpuRun<'r> = dyn Fn(&DataNetwork<'_>, &ClockTree, &[u32], &[Seeding]) -> Result<PassEntries, GpuError>
-    + Sync
-    + 'r;
+/// A split's passes as the GPUs ran them: their entries at the tests, for the host to
+/// combine, or already combined on the device (the split's (test, slacks) pairs).
+enum SplitRan {
+    Entries(RanPasses),
+    Combined(Vec<(usize, [f64; 2])>),
+}
+
+/// Runs a prepared split's passes on the GPUs.
+type GpuRun<'r> = dyn Fn(&PreparedSplit<'_>) -> Result<SplitRan, GpuError> + Sync + 'r;
 
 /// Both splits' passes: the early split's (`early`, prepared already) while the host
 /// prepares the late split, then the late split's.
@@ -488,32 +647,31 @@ fn both_splits<'s>(
     run: &GpuRun<'_>,
     recycle: &(dyn Fn(Split, PassEntries) + Sync),
 ) -> Result<Vec<(usize, [f64; 2])>, GpuError> {
-    let passes = |prepared: &PreparedSplit<'_>| {
-        prepared
-            .run_passes(&mut |network, tree, wanted, seedings| run(network, tree, wanted, seedings))
-    };
     // The early split's passes run while the host prepares the late split, and the
-    // late split's while the host combines the early split's.
+    // late split's while the host combines the early split's (when the device did
+    // not).
     let (early_ran, late) = match &early {
         Some(early) => {
-            let (ran, late) = rayon::join(|| passes(early), || prepare(Split::Late));
+            let (ran, late) = rayon::join(|| run(early), || prepare(Split::Late));
             (Some(ran?), late)
         }
         None => (None, prepare(Split::Late)),
     };
-    let combine_early = || match (&early, early_ran) {
-        (Some(early), Some(ran)) => {
-            let results = early.combine(graph, data, &ran);
-            recycle(Split::Early, ran.entries);
+    let finish = |prepared: &PreparedSplit<'_>, ran: SplitRan| match ran {
+        SplitRan::Entries(ran) => {
+            let results = prepared.combine(graph, data, &ran);
+            recycle(prepared.split, ran.entries);
             results
         }
+        SplitRan::Combined(results) => results,
+    };
+    let combine_early = || match (&early, early_ran) {
+        (Some(early), Some(ran)) => finish(early, ran),
         _ => Vec::new(),
     };
-    let (mut results, late_ran) = rayon::join(combine_early, || late.as_ref().map(passes));
+    let (mut results, late_ran) = rayon::join(combine_early, || late.as_ref().map(run));
     if let (Some(late), Some(ran)) = (&late, late_ran) {
-        let ran = ran?;
-        results.extend(late.combine(graph, data, &ran));
-        recycle(Split::Late, ran.entries);
+        results.extend(finish(late, ran?));
     }
     Ok(results)
 }
@@ -698,19 +856,26 @@ impl DeviceGroupShape {
     }
 }
 
+/// A split's passes on the GPU that holds the timing: their entries (empty when they
+/// were combined there), and the tests' post-CPPR slacks when they were.
+type ResidentRan = (PassEntries, Option<Vec<[f64; 2]>>);
+
 /// [`run_group_passes`] on the GPU that holds `timing`, the network of `split` filled
 /// in there from `shape` (uploaded to the same GPU) by `cppr_fill`: one pass per
 /// element of `passes`, each bringing back the entries `wanted`. The network's buffers
 /// and captured launches are taken from `kept` when it holds this split's network of
 /// `shape` (its values filled in again), and left there for the next run; the entries
-/// come back into `entries` (an array of an earlier run, or empty).
+/// come back into `entries` (an array of an earlier run, or empty), unless `plan` is given
+/// and the passes fit one sweep: then they are combined on the device (`cppr_combine`,
+/// with the arrays `plan` builds while the passes run) and only the slacks come back.
 fn run_resident_group_passes(
     (timing, shape, split): (ForwardValues<'_>, &DeviceGroupShape, Split),
     wanted: &[u32],
     passes: &[Vec<u32>],
     kept: &mut Option<DeviceGroupNetwork>,
     mut entries: Vec<EntryGroups>,
-) -> Result<PassEntries, GpuError> {
+    plan: Option<&(dyn Fn() -> Option<CombinePlan> + Sync)>,
+) -> Result<ResidentRan, GpuError> {
     const DURING: &str = "filling the CPPR network";
     let n_entries = shape.input_start.len().saturating_sub(1);
     check_indices("wanted entries", wanted, n_entries)?;
@@ -784,10 +949,30 @@ fn run_resident_group_passes(
     };
     let filled = started.elapsed();
     let groups: Vec<&[u32]> = passes.iter().map(Vec::as_slice).collect();
-    network.run_into(&groups, &mut entries)?;
+    // Combined on the device when the passes fit one sweep (their entries stay there).
+    let post = match plan {
+        Some(plan) if groups.len() <= network.width => {
+            network.run_kept(&groups)?;
+            // The launches are queued: the host builds the plan meanwhile.
+            let planned = std::time::Instant::now();
+            let Some(plan) = plan() else {
+                unreachable!("a split that combines on the device has a plan")
+            };
+            tracing::debug!(
+                plan_ms = planned.elapsed().as_secs_f64() * 1e3,
+                "cppr combining planned"
+            );
+            Some(network.combine(&plan, groups.len())?)
+        }
+        _ => {
+            network.run_into(&groups, &mut entries)?;
+            None
+        }
+    };
     tracing::debug!(
         ?split,
         kept = was_kept,
+        combined_on_device = post.is_some(),
         passes = passes.len(),
         at_once = width,
         levels = network.level_start.len().saturating_sub(1),
@@ -796,7 +981,7 @@ fn run_resident_group_passes(
         "cppr passes on the GPU that holds the timing"
     );
     *kept = Some(network);
-    Ok(PassEntries::new(entries, wanted.len()))
+    Ok((PassEntries::new(entries, wanted.len()), post))
 }
 
 #[cfg(test)]

@@ -47,7 +47,7 @@ use rayon::prelude::*;
 
 use tachyon_graph::{ArcKind, PinKind, TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
-use tachyon_kernels::cppr::EntryGroups;
+use tachyon_kernels::cppr::{combine_position, combine_test, EntryGroups, MAX_COMBINE_DEPTH, NONE};
 use tachyon_kernels::{Split, Transition};
 
 pub use clock_tree::{ClockNetwork, ClockTree};
@@ -255,6 +255,43 @@ pub fn post_cppr_slacks_with(
     structure: &CpprStructure,
 ) -> Vec<[f64; 2]> {
     cpu_slacks(graph, data, structure, None)
+}
+
+/// [`post_cppr_slacks`] with each split combined as the GPU's `cppr_combine` does
+/// (the flat arrays of [`PreparedSplit::combine_plan`] and
+/// `tachyon_kernels::cppr::combine_position`, on the CPU) where its clock tree is
+/// shallow enough, else as the host does: the kernel's CPU twin, for tests (it must
+/// give the same bits).
+#[doc(hidden)]
+pub fn post_cppr_slacks_combined_flat(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 2]> {
+    let structure = CpprStructure::build(graph);
+    let slacks =
+        slacks_by::<std::convert::Infallible>(graph, data, &structure, true, None, |prepare| {
+            let mut arrivals = Vec::new();
+            let mut results = Vec::new();
+            for split in Split::BOTH {
+                let Some(prepared) = prepare(split) else {
+                    continue;
+                };
+                let ran = prepared.run_passes::<std::convert::Infallible>(
+                    &mut |network, tree, wanted, seedings| {
+                        Ok(cpu_passes(network, tree, wanted, seedings, &mut arrivals))
+                    },
+                )?;
+                match prepared.combine_plan(data, graph) {
+                    Some(plan) => {
+                        let post = prepared.combine_flat(&plan, &ran);
+                        results.extend(prepared.tests.iter().copied().zip(post));
+                    }
+                    None => results.extend(prepared.combine(graph, data, &ran)),
+                }
+            }
+            Ok(results)
+        });
+    match slacks {
+        Ok(slacks) => slacks,
+        Err(never) => match never {},
+    }
 }
 
 /// The post-CPPR slacks of every test (or of `only`: the others stay `+inf`) with the
@@ -511,6 +548,86 @@ impl<'a> PreparedSplit<'a> {
         })
     }
 
+    /// Whether the split's combining can run on the device (`cppr_combine` takes
+    /// clock trees up to `MAX_COMBINE_DEPTH` deep).
+    #[cfg(feature = "gpu")]
+    pub(crate) fn combines_on_device(&self) -> bool {
+        self.max_depth <= MAX_COMBINE_DEPTH
+    }
+
+    /// The arrays the split's combining reads besides the passes' entries; None when
+    /// its clock tree is deeper than `combine_position` takes (the host combines it).
+    pub(crate) fn combine_plan(
+        &self,
+        data: &TimingData,
+        graph: &TimingGraph,
+    ) -> Option<CombinePlan> {
+        if self.max_depth > MAX_COMBINE_DEPTH {
+            return None;
+        }
+        let required = self
+            .tests
+            .par_iter()
+            .with_min_len(1 << 12)
+            .map(|&test| data.tests[test].required_before_cppr)
+            .collect();
+        let capture = self
+            .tests
+            .par_iter()
+            .with_min_len(1 << 12)
+            .map(|&test| {
+                let test_arc = &graph.tests()[test];
+                self.tree
+                    .node(test_arc.clock, test_arc.clock_edge)
+                    .map_or(NONE, |node| self.tree.slot_of(node))
+            })
+            .collect();
+        // Pass 0 is seeded by the primary inputs, pass `k + 1` groups at `distinct[k]`.
+        let pass_at = (1..=self.max_depth)
+            .map(|depth| {
+                let stands_for = self.representative[depth as usize - 1];
+                match self.distinct.iter().position(|&pass| pass == stands_for) {
+                    Some(k) => [stands_for, k as u32 + 1],
+                    None => [0, NONE],
+                }
+            })
+            .collect();
+        Some(CombinePlan {
+            late: self.split == Split::Late,
+            max_depth: self.max_depth,
+            required,
+            capture,
+            tree: self.tree.slot_arrays(),
+            pass_at,
+        })
+    }
+
+    /// The CPU twin of the GPU's `cppr_combine`: each test's post-CPPR slacks from
+    /// `plan` and the passes' entries, by `combine_position`.
+    pub(crate) fn combine_flat(&self, plan: &CombinePlan, ran: &RanPasses) -> Vec<[f64; 2]> {
+        let tree = plan.tree.view();
+        (0..self.tests.len())
+            .into_par_iter()
+            .map(|position| {
+                combine_position(
+                    plan.late,
+                    plan.max_depth,
+                    plan.required[position],
+                    plan.capture[position],
+                    &tree,
+                    &plan.pass_at,
+                    |pass| ran.entries.pass(pass)[position],
+                )
+            })
+            .collect()
+    }
+
+    /// The split's (test, slacks) pairs from its tests' slacks in order.
+    #[cfg(feature = "gpu")]
+    pub(crate) fn with_tests(&self, post: Vec<[f64; 2]>) -> Vec<(usize, [f64; 2])> {
+        self.tests.iter().copied().zip(post).collect()
+    }
+
     /// Combines the passes of [`PreparedSplit::run_passes`]: the split's (test,
     /// slacks) pairs.
     pub(crate) fn combine(
@@ -545,46 +662,24 @@ impl<'a> PreparedSplit<'a> {
             .enumerate()
             .with_min_len(256)
             .for_each_init(Vec::new, |path, (position, (post, &test))| {
-                for transition in Transition::BOTH {
-                    let value = from_inputs[position][transition.index()].best_except(u32::MAX);
-                    let slack = test_slack(graph, data, test, transition, value);
-                    min_into(&mut post[transition.index()], slack);
-                }
                 let test_arc = &graph.tests()[test];
-                let Some(capture) = self.tree.node(test_arc.clock, test_arc.clock_edge) else {
-                    return;
-                };
-                let capture_depth = self.tree.depth(capture);
-                // anc_d(C), C itself below its own depth.
-                self.tree.path_from_root(capture, path);
-                let ancestor = |depth: u32| path[depth.min(capture_depth) as usize];
-                let root = path[0];
-                for depth in 1..=self.max_depth {
-                    let Some((pass_depth, at_tests)) = pass_of(depth) else {
-                        continue;
-                    };
-                    // The pass ran at a depth whose grouping equals this depth's, so its
-                    // group labels stand for this depth's groups.
-                    let capture_group = ancestor(pass_depth);
-                    for transition in Transition::BOTH {
-                        let top = &at_tests[position][transition.index()];
-                        // m_{e+1} + credit(anc_e(C)) for e = depth - 1 < depth(C).
-                        if depth <= capture_depth {
-                            let value = top.best_except(capture_group);
-                            let slack = test_slack(graph, data, test, transition, value);
-                            let credit = self.tree.credit_under(ancestor(depth - 1), root);
-                            min_into(&mut post[transition.index()], slack + credit);
-                        }
-                        // The self term: launch = capture, every launch its own group.
-                        if depth == self.max_depth {
-                            if let Some(value) = top.value_of(capture_group) {
-                                let slack = test_slack(graph, data, test, transition, value);
-                                let credit = self.tree.credit_under(capture, root);
-                                min_into(&mut post[transition.index()], slack + credit);
-                            }
-                        }
-                    }
+                let capture = self.tree.node(test_arc.clock, test_arc.clock_edge);
+                match capture {
+                    Some(capture) => self.tree.path_from_root(capture, path),
+                    None => path.clear(),
                 }
+                *post = combine_test(
+                    self.split,
+                    data.tests[test].required_before_cppr,
+                    &from_inputs[position],
+                    capture.map(|capture| self.tree.depth(capture)),
+                    self.max_depth,
+                    |depth| {
+                        let node = path[depth as usize];
+                        (node, self.tree.spread(node))
+                    },
+                    |depth| pass_of(depth).map(|(pass_depth, at)| (pass_depth, at[position])),
+                );
             });
         tracing::debug!(
             split = ?self.split,
@@ -599,6 +694,23 @@ impl<'a> PreparedSplit<'a> {
         );
         self.tests.iter().copied().zip(post).collect()
     }
+}
+
+/// What a split's combining reads besides the passes' entries, as the flat arrays of
+/// `tachyon_kernels::cppr::combine_position`: for the GPU's `cppr_combine` and its CPU
+/// twin ([`PreparedSplit::combine_flat`]).
+#[derive(Debug)]
+pub(crate) struct CombinePlan {
+    pub(crate) late: bool,
+    pub(crate) max_depth: u32,
+    /// Per test position, its pre-CPPR required times.
+    pub(crate) required: Vec<[f64; 2]>,
+    /// Per test position, its capture node's slot in `tree` (`NONE`: not in the tree).
+    pub(crate) capture: Vec<u32>,
+    pub(crate) tree: clock_tree::SlotArrays,
+    /// Per depth `d` in `1..=max_depth`, at `d - 1`: the depth of the pass standing
+    /// for it and that pass's index (`NONE`: none).
+    pub(crate) pass_at: Vec<[u32; 2]>,
 }
 
 /// A split's passes as [`PreparedSplit::run_passes`] ran them: per pass the entries

@@ -316,6 +316,152 @@ fn start_group_of(start_group: &[u32], start: u32) -> Option<u32> {
     }
 }
 
+/// One test's post-CPPR slacks per data transition (`+inf` where no path reaches its
+/// data pin) from the passes' entries at that pin: the combining step of the scheme
+/// (`tachyon-cppr` explains it), per test. The host (`tachyon-cppr`'s combine) and the
+/// GPU's `cppr_combine` both call it, so their results are bit-identical.
+///
+/// `required` is the test's pre-CPPR required time per transition, `from_inputs` the
+/// entry of the pass seeded by the primary inputs. `capture_depth` is the depth of the
+/// test's capture node in the clock tree (None: the clock does not reach it, and only
+/// the primary inputs' paths count). `path(d)` is the capture node's ancestor at depth
+/// `d <= capture_depth` (the node itself at `capture_depth`) and its late-early spread.
+/// `pass_at(depth)`, for `depth` in `1..=max_depth`, is the depth of the pass that
+/// stands for `depth` and that pass's entry (None: no pass stands for it).
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn combine_test(
+    split: Split,
+    required: [f64; 2],
+    from_inputs: &EntryGroups,
+    capture_depth: Option<u32>,
+    max_depth: u32,
+    path: impl Fn(u32) -> (u32, f64),
+    pass_at: impl Fn(u32) -> Option<(u32, EntryGroups)>,
+) -> [f64; 2] {
+    let slack =
+        |transition: usize, arrival: f64| crate::delay::slack(split, required[transition], arrival);
+    let min_into = |current: &mut f64, candidate: f64| {
+        if candidate < *current {
+            *current = candidate;
+        }
+    };
+    let mut post = [f64::INFINITY; 2];
+    for transition in 0..2 {
+        let value = from_inputs[transition].best_except(NO_GROUP);
+        min_into(&mut post[transition], slack(transition, value));
+    }
+    let Some(capture_depth) = capture_depth else {
+        return post;
+    };
+    // anc_d(C), C itself below its own depth.
+    let ancestor = |depth: u32| {
+        path(if depth < capture_depth {
+            depth
+        } else {
+            capture_depth
+        })
+    };
+    let root_spread = path(0).1;
+    let credit = |spread: f64| crate::delay::cppr_credit(split, spread, root_spread);
+    for depth in 1..=max_depth {
+        let Some((pass_depth, at_test)) = pass_at(depth) else {
+            continue;
+        };
+        // The pass ran at a depth whose grouping equals this depth's, so its group
+        // labels stand for this depth's groups.
+        let capture_group = ancestor(pass_depth).0;
+        for transition in 0..2 {
+            let top = &at_test[transition];
+            // m_{e+1} + credit(anc_e(C)) for e = depth - 1 < depth(C).
+            if depth <= capture_depth {
+                let value = top.best_except(capture_group);
+                let common = ancestor(depth - 1).1;
+                min_into(
+                    &mut post[transition],
+                    slack(transition, value) + credit(common),
+                );
+            }
+            // The self term: launch = capture, every launch its own group.
+            if depth == max_depth {
+                if let Some(value) = top.value_of(capture_group) {
+                    let own = ancestor(capture_depth).1;
+                    min_into(
+                        &mut post[transition],
+                        slack(transition, value) + credit(own),
+                    );
+                }
+            }
+        }
+    }
+    post
+}
+
+/// The deepest capture node [`combine_position`] takes (its path from the root lives in
+/// a fixed array of this many nodes): a split whose clock tree is deeper combines on
+/// the host.
+pub const MAX_COMBINE_DEPTH: u32 = 127;
+
+/// "None" in [`combine_position`]'s arrays: no capture node, no pass.
+pub const NONE: u32 = u32::MAX;
+
+/// A split's clock tree per node slot, as [`combine_position`] reads it: the node's
+/// id (`pin * 2 + transition`, the group label of the passes), its parent's slot (the
+/// root's is itself), its depth and its late-early spread.
+#[derive(Debug, Clone, Copy)]
+pub struct SlotTree<'a> {
+    pub node: &'a [u32],
+    pub parent: &'a [u32],
+    pub depth: &'a [u32],
+    pub spread: &'a [f64],
+}
+
+/// [`combine_test`] for one test from flat arrays (the GPU's `cppr_combine` runs it per
+/// thread; the host checks its twin against the host combine): `capture` is the slot
+/// of the test's capture node ([`NONE`]: not in the tree; its depth at most
+/// [`MAX_COMBINE_DEPTH`]), `pass_at[d - 1]` the depth of the pass standing for depth
+/// `d` and that pass's index ([`NONE`]: none), `entry(p)` pass `p`'s entry at the
+/// test (pass 0 seeded by the primary inputs).
+#[inline]
+pub fn combine_position(
+    late: bool,
+    max_depth: u32,
+    required: [f64; 2],
+    capture: u32,
+    tree: &SlotTree<'_>,
+    pass_at: &[[u32; 2]],
+    entry: impl Fn(usize) -> EntryGroups,
+) -> [f64; 2] {
+    let split = if late { Split::Late } else { Split::Early };
+    let mut path = [0u32; MAX_COMBINE_DEPTH as usize + 1];
+    let capture_depth = if capture == NONE {
+        None
+    } else {
+        let depth = tree.depth[capture as usize];
+        let mut slot = capture;
+        for place in (0..=depth as usize).rev() {
+            path[place] = slot;
+            slot = tree.parent[slot as usize];
+        }
+        Some(depth)
+    };
+    combine_test(
+        split,
+        required,
+        &entry(0),
+        capture_depth,
+        max_depth,
+        |depth| {
+            let slot = path[depth as usize] as usize;
+            (tree.node[slot], tree.spread[slot])
+        },
+        |depth| match pass_at[depth as usize - 1] {
+            [_, NONE] => None,
+            [pass_depth, pass] => Some((pass_depth, entry(pass as usize))),
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -366,6 +366,7 @@ kernels! {
     CpprFill: cppr_fill(CpprFillArgs),
     CpprLevel: cppr_level(CpprLevelArgs),
     CpprGather: cppr_gather(CpprGatherArgs),
+    CpprCombine: cppr_combine(CpprCombineArgs),
     PathsForestLevel: paths_forest_level(PathsForestLevelArgs),
     PathsRoots: paths_roots(PathsRootsArgs),
     PathsCount: paths_count(PathsCountArgs),
@@ -612,6 +613,30 @@ arguments! {
         pub wanted: DeviceSlice<'a, u32>,
         pub arrivals: DeviceSlice<'a, EntryGroups>,
         pub out: DeviceCells<'a, EntryGroups>,
+    }
+
+    /// Combines one split's passes at its tests ([`crate::cppr::combine_test`]), a
+    /// thread per test position `i < required.len()`: its passes' entries are
+    /// `entries[p * required.len() + i]` (pass 0 seeded by the primary inputs), and
+    /// `post[i]` gets its post-CPPR slacks. The clock tree is given per node slot:
+    /// `node` (the group label, `pin * 2 + transition`), `parent` (a slot; the root's
+    /// is itself), `depth` and `spread`; `capture[i]` is the slot of test `i`'s capture
+    /// node (`u32::MAX`: not in the tree). `pass_at[d - 1]` is, for depth `d` in
+    /// `1..=max_depth`, the depth of the pass that stands for it and that pass's index
+    /// (`u32::MAX`: none).
+    pub struct CpprCombineArgs<'a> {
+        /// 1 for the late split.
+        pub late: u32,
+        pub max_depth: u32,
+        pub required: DeviceSlice<'a, [f64; 2]>,
+        pub capture: DeviceSlice<'a, u32>,
+        pub node: DeviceSlice<'a, u32>,
+        pub parent: DeviceSlice<'a, u32>,
+        pub depth: DeviceSlice<'a, u32>,
+        pub spread: DeviceSlice<'a, f64>,
+        pub pass_at: DeviceSlice<'a, [u32; 2]>,
+        pub entries: DeviceSlice<'a, EntryGroups>,
+        pub post: DeviceCells<'a, [f64; 2]>,
     }
 }
 

@@ -19,10 +19,10 @@ use core::cell::Cell;
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::launch::{
-    BackwardLevelArgs, ChangedWordsArgs, CpprFillArgs, CpprGatherArgs, CpprLevelArgs,
-    EvaluateTestsArgs, FillArgs, FlattenRcNetworksArgs, ForwardLevelArgs, GatherParasiticsArgs,
-    GatherQuadsArgs, LevelSweep, LevelizeExcludeArgs, LevelizeFrontierArgs, LevelizeSourcesArgs,
-    LevelizeWaitsArgs, RcNetsArgs, RequiredSeedsArgs, ScatterQuadsArgs,
+    BackwardLevelArgs, ChangedWordsArgs, CpprCombineArgs, CpprFillArgs, CpprGatherArgs,
+    CpprLevelArgs, EvaluateTestsArgs, FillArgs, FlattenRcNetworksArgs, ForwardLevelArgs,
+    GatherParasiticsArgs, GatherQuadsArgs, LevelSweep, LevelizeExcludeArgs, LevelizeFrontierArgs,
+    LevelizeSourcesArgs, LevelizeWaitsArgs, RcNetsArgs, RequiredSeedsArgs, ScatterQuadsArgs,
 };
 use crate::{changes, cppr, levelize, propagate, rc, rc_flatten, seeds, Split, N_CONDITIONS};
 
@@ -695,5 +695,40 @@ pub unsafe extern "ptx-kernel" fn cppr_gather(args: CpprGatherArgs<'static>) {
         let (pass, offset) = (item / n_wanted, item % n_wanted);
         let entry = pass * args.n_entries as usize + args.wanted.get()[offset] as usize;
         args.out.cells()[item].set(args.arrivals.get()[entry]);
+    }
+}
+
+/// Each test position `i`'s post-CPPR slacks from its passes' entries
+/// ([`cppr::combine_position`]) into `post[i]`.
+///
+/// # Safety
+///
+/// See the module documentation.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn cppr_combine(args: CpprCombineArgs<'static>) {
+    let position = global_thread_index();
+    let n_tests = args.required.len();
+    if position >= n_tests {
+        return;
+    }
+    // SAFETY: the module's contract; each thread writes its own output.
+    unsafe {
+        let tree = cppr::SlotTree {
+            node: args.node.get(),
+            parent: args.parent.get(),
+            depth: args.depth.get(),
+            spread: args.spread.get(),
+        };
+        let entries = args.entries.get();
+        let post = cppr::combine_position(
+            args.late != 0,
+            args.max_depth,
+            args.required.get()[position],
+            args.capture.get()[position],
+            &tree,
+            args.pass_at.get(),
+            |pass| entries[pass * n_tests + position],
+        );
+        args.post.cells()[position].set(post);
     }
 }

@@ -28,6 +28,25 @@ fn default_design() -> Timer {
     timer
 }
 
+/// The sequential TAU 2015 designs, loaded (none when `../shared` is absent: `test`
+/// says it skipped).
+fn sequential_tau_designs(test: &str) -> Vec<(&'static str, Timer)> {
+    let Some(shared) = tachyon_testkit::shared_dir(test) else {
+        return Vec::new();
+    };
+    ["s27", "s344", "s386", "s526", "simple"]
+        .into_iter()
+        .map(|name| {
+            let folder = shared.join("tau2015").join(name);
+            let mut timer = Timer::new();
+            timer
+                .load_tau2015(folder.join(format!("{name}.tau2015")))
+                .unwrap();
+            (name, timer)
+        })
+        .collect()
+}
+
 #[test]
 fn depth_grouping_matches_brute_force_on_the_default_design() {
     let mut timer = default_design();
@@ -39,17 +58,36 @@ fn depth_grouping_matches_brute_force_on_the_default_design() {
     println!("gen300: {n_compared} test slacks equal");
 }
 
+/// The CPU twin of the GPU's `cppr_combine` (the per-test combining from flat arrays)
+/// gives the host combining's bits, on the default design and the sequential TAU
+/// designs.
+#[test]
+fn flat_combining_equals_the_host_combining_bit_for_bit() {
+    let mut designs = vec![("gen300", default_design())];
+    designs.extend(sequential_tau_designs(
+        "flat_combining_equals_the_host_combining",
+    ));
+    for (name, mut timer) in designs {
+        let (graph, data) = timer.timing().unwrap();
+        let host = tachyon::cppr::post_cppr_slacks(graph, data);
+        let flat = tachyon::cppr::post_cppr_slacks_combined_flat(graph, data);
+        assert_eq!(host.len(), flat.len());
+        for (test, (host, flat)) in host.iter().zip(&flat).enumerate() {
+            for transition in 0..2 {
+                assert_eq!(
+                    host[transition].to_bits(),
+                    flat[transition].to_bits(),
+                    "{name}: test {test} transition {transition}"
+                );
+            }
+        }
+        println!("{name}: {} tests combined alike", host.len());
+    }
+}
+
 #[test]
 fn depth_grouping_matches_brute_force() {
-    let Some(shared) = tachyon_testkit::shared_dir("depth_grouping_matches_brute_force") else {
-        return;
-    };
-    for name in ["s27", "s344", "s386", "s526", "simple"] {
-        let folder = shared.join("tau2015").join(name);
-        let mut timer = Timer::new();
-        timer
-            .load_tau2015(folder.join(format!("{name}.tau2015")))
-            .unwrap();
+    for (name, mut timer) in sequential_tau_designs("depth_grouping_matches_brute_force") {
         let (graph, data) = timer.timing().unwrap();
         assert!(!graph.tests().is_empty(), "{name} has tests");
         let fast = tachyon::cppr::post_cppr_slacks(graph, data);
