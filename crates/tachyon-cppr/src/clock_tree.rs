@@ -33,6 +33,15 @@ pub struct ClockNetwork {
 impl ClockNetwork {
     /// Finds the clock network driven by `source`.
     pub fn build(graph: &TimingGraph, source: PinId) -> ClockNetwork {
+        let mut network = ClockNetwork::unordered(graph, source);
+        network.order_by_levels(graph);
+        network
+    }
+
+    /// [`ClockNetwork::build`] without the topological order (`pins` empty): what needs
+    /// the graph's fan-out rows only, not its levels, so that it can run while the
+    /// levels are still being found; [`ClockNetwork::order_by_levels`] completes it.
+    pub(crate) fn unordered(graph: &TimingGraph, source: PinId) -> ClockNetwork {
         let n_pins = graph.n_pins() as usize;
         let mut is_clock_pin = vec![false; n_pins];
         is_clock_pin[source.index()] = true;
@@ -59,26 +68,36 @@ impl ClockNetwork {
             clock_index[pin.index()] = number as u32;
             is_clock[pin.index() / 64] |= 1 << (pin.index() % 64);
         }
-        let mut pins_in_order = Vec::with_capacity(pins.len());
+        ClockNetwork {
+            source,
+            clock_index,
+            is_clock,
+            // The count, until ordered.
+            pins_in_order: Vec::with_capacity(pins.len()),
+            level_start: Vec::new(),
+        }
+    }
+
+    /// Lists the pins of an [`ClockNetwork::unordered`] network level by level (`graph`
+    /// levelized).
+    pub(crate) fn order_by_levels(&mut self, graph: &TimingGraph) {
+        let mut pins_in_order = std::mem::take(&mut self.pins_in_order);
+        pins_in_order.clear();
         let mut level_start = vec![0u32];
+        let network = &*self;
         for level in 0..graph.n_levels() {
             pins_in_order.par_extend(
                 graph
                     .level(level)
                     .par_iter()
                     .with_min_len(1 << 12)
-                    .filter(|pin| is_clock_pin[pin.index()])
+                    .filter(|&&pin| network.is_clock_pin(pin))
                     .copied(),
             );
             level_start.push(pins_in_order.len() as u32);
         }
-        ClockNetwork {
-            source,
-            clock_index,
-            is_clock,
-            pins_in_order,
-            level_start,
-        }
+        self.pins_in_order = pins_in_order;
+        self.level_start = level_start;
     }
 
     /// Whether `pin` is on the clock network (false for a pin added to the graph after

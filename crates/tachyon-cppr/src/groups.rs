@@ -229,10 +229,85 @@ fn prefetch_fanin_arcs(graph: &TimingGraph, pin: PinId) {
     }
 }
 
+/// The part of a [`NetworkShape`] of every test that needs the graph's rows and its
+/// clock network but not its levels ([`ShapePrelude::find`]), so that it can be found
+/// while the levels still are; [`NetworkShape::build_after`] completes it.
+#[derive(Debug)]
+pub(crate) struct ShapePrelude {
+    is_primary_input: Vec<bool>,
+    /// Per pin, the net input it would fold ([driver, net arc], else `NO_ARC` twice)
+    /// if it turns out to be an entry pin that no test reads.
+    fold_candidates: Vec<[u32; 2]>,
+    launch_nodes: Vec<u32>,
+    launch_splits: Vec<u8>,
+    /// How long finding it took, for the log.
+    found: std::time::Duration,
+}
+
+impl ShapePrelude {
+    /// What [`NetworkShape::build_after`] reads without the levels: the primary inputs, the
+    /// candidate folds (the scattered fan-in arc reads) and the start points.
+    pub(crate) fn find(graph: &TimingGraph, clock: &ClockNetwork) -> ShapePrelude {
+        let started = std::time::Instant::now();
+        let n_pins = graph.n_pins() as usize;
+        // Read once in pin order here rather than per pin in level order later.
+        let is_primary_input: Vec<bool> = graph
+            .pins()
+            .par_iter()
+            .with_min_len(4096)
+            .map(|pin| pin.kind == PinKind::PrimaryInput)
+            .collect();
+        // Per pin, in pin order (the fan-in reads in sequence): which entries fold is
+        // known once the levels give the relevance; which net input each would fold
+        // is not level-dependent.
+        let fold_candidates: Vec<[u32; 2]> = (0..n_pins)
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(|pin| {
+                // The fan-in arc of the pins ahead is scattered.
+                if pin + PREFETCH_AHEAD < n_pins {
+                    prefetch_fanin_arcs(graph, PinId::from_index(pin + PREFETCH_AHEAD));
+                }
+                let pin = PinId::from_index(pin);
+                folded_net_input(graph, clock, |_| true, |_| false, pin)
+                    .map_or([NO_ARC; 2], |(driver, arc)| [driver.0, arc])
+            })
+            .collect();
+        // The start points: every clock node a launch arc of either split starts from
+        // (one that launches into no entry is never read), then the primary inputs'
+        // slot.
+        let launches: Vec<(u32, u8)> = graph
+            .arcs()
+            .par_iter()
+            .with_min_len(4096)
+            .filter_map(|arc| match &arc.kind {
+                ArcKind::Cell(cell) if clock.is_clock_pin(arc.from) => Some((
+                    arc.from.0 * 2 + cell.clock_edge?.index() as u32,
+                    1u8 << cell.split.index(),
+                )),
+                _ => None,
+            })
+            .collect();
+        let (launch_nodes, launch_splits) = start_points(launches);
+        ShapePrelude {
+            is_primary_input,
+            fold_candidates,
+            launch_nodes,
+            launch_splits,
+            found: started.elapsed(),
+        }
+    }
+}
+
 impl NetworkShape {
-    /// Compiles the shape of `graph`'s data network around its clock network.
-    pub fn build(graph: &TimingGraph, clock: &ClockNetwork) -> NetworkShape {
-        NetworkShape::build_for(graph, clock, None)
+    /// Compiles the shape of `graph`'s data network around its clock network, from its
+    /// [`ShapePrelude`] found on `graph` (now levelized) and `clock` earlier.
+    pub(crate) fn build_after(
+        graph: &TimingGraph,
+        clock: &ClockNetwork,
+        prelude: ShapePrelude,
+    ) -> NetworkShape {
+        NetworkShape::build_from(graph, clock, None, prelude)
     }
 
     /// [`NetworkShape::build`] for the fan-in cones of the data pins of `tests` only
@@ -245,6 +320,24 @@ impl NetworkShape {
         if let (Some(tests), Some(pin_level)) = (tests, graph.pin_levels()) {
             return NetworkShape::build_from_cones(graph, clock, tests, pin_level);
         }
+        let prelude = ShapePrelude::find(graph, clock);
+        NetworkShape::build_from(graph, clock, tests, prelude)
+    }
+
+    /// [`NetworkShape::build_for`] by a level sweep, from the `prelude` of `graph`.
+    fn build_from(
+        graph: &TimingGraph,
+        clock: &ClockNetwork,
+        tests: Option<&[usize]>,
+        prelude: ShapePrelude,
+    ) -> NetworkShape {
+        let ShapePrelude {
+            is_primary_input,
+            fold_candidates: mut folds,
+            launch_nodes,
+            launch_splits,
+            found,
+        } = prelude;
         let n_pins = graph.n_pins() as usize;
         // Backward reachability from the data pins: other pins cannot change a result.
         // Level by level from the last, each pin pulling from its fan-out.
@@ -290,30 +383,19 @@ impl NetworkShape {
             .map(AtomicBool::into_inner)
             .collect();
         mark("relevance");
-        // Read once in pin order here rather than per pin in level order below.
-        let is_primary_input: Vec<bool> = graph
-            .pins()
-            .par_iter()
-            .with_min_len(4096)
-            .map(|pin| pin.kind == PinKind::PrimaryInput)
-            .collect();
         let is_entry_pin = |pin: PinId| relevant[pin.index()] && !clock.is_clock_pin(pin);
-        // Per pin, in pin order (the fan-in reads in sequence), the folded net input:
-        // the cell arcs below look it up by their source pin, scattered.
-        // As [driver, net arc]; `NO_ARC` twice where the pin is not folded.
-        let folds: Vec<[u32; 2]> = (0..n_pins)
-            .into_par_iter()
+        // The candidates that fold: entry pins that no test reads
+        // (`folded_net_input`'s other conditions, checked by the prelude).
+        folds
+            .par_iter_mut()
+            .enumerate()
             .with_min_len(1 << 14)
-            .map(|pin| {
-                // The fan-in arc of the pins ahead is scattered.
-                if pin + PREFETCH_AHEAD < n_pins {
-                    prefetch_fanin_arcs(graph, PinId::from_index(pin + PREFETCH_AHEAD));
-                }
+            .for_each(|(pin, fold)| {
                 let pin = PinId::from_index(pin);
-                folded_net_input(graph, clock, is_entry_pin, |pin| is_data[pin.index()], pin)
-                    .map_or([NO_ARC; 2], |(driver, arc)| [driver.0, arc])
-            })
-            .collect();
+                if is_data[pin.index()] || !is_entry_pin(pin) {
+                    *fold = [NO_ARC; 2];
+                }
+            });
         let folded = |pin: PinId| match folds[pin.index()] {
             [_, NO_ARC] => None,
             [driver, arc] => Some((PinId(driver), arc)),
@@ -435,24 +517,7 @@ impl NetworkShape {
         // entry still reads only earlier levels' entries.
         level_start.dedup();
         mark("numbering");
-        // The start points: every clock node a launch arc of either split starts from
-        // (one that launches into no entry is never read), then the primary inputs'
-        // slot.
-        let launches: Vec<(u32, u8)> = graph
-            .arcs()
-            .par_iter()
-            .with_min_len(4096)
-            .filter_map(|arc| match &arc.kind {
-                ArcKind::Cell(cell) if clock.is_clock_pin(arc.from) => Some((
-                    arc.from.0 * 2 + cell.clock_edge?.index() as u32,
-                    1u8 << cell.split.index(),
-                )),
-                _ => None,
-            })
-            .collect();
-        let (launch_nodes, launch_splits) = start_points(launches);
         let primary_inputs_start = launch_nodes.len() as u32;
-        mark("launches");
         // 3. The sources numbered: entries for net and cell inputs, start points for
         // launches and seeds.
         let (entry_of_pins, launch_nodes_sorted) = (&entry_of, &launch_nodes);
@@ -471,6 +536,7 @@ impl NetworkShape {
         drop(n_inputs);
         mark("inputs");
         tracing::debug!(
+            prelude = ?found,
             steps = ?marks,
             entries = n_entries,
             inputs = n_all_inputs,

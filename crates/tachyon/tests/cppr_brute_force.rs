@@ -192,3 +192,25 @@ fn clock_trees_read_only_the_clock_networks_values() {
         graph.arcs().len()
     );
 }
+
+/// The structure's prelude found on the graph's rows alone (before its levels, as the
+/// GPU backend's first update starts it), finished once the graph is levelized, equals
+/// the structure built in one go.
+#[test]
+fn structure_prelude_found_before_the_levels_equals_one_build() {
+    use tachyon::cppr::CpprStructure;
+    let mut designs = sequential_tau_designs("structure_prelude_found_before_the_levels");
+    designs.push(("gen300", default_design()));
+    for (name, mut timer) in designs {
+        let (graph, _) = timer.timing().unwrap();
+        let mut awaiting = graph.clone();
+        awaiting.finalize_adjacency();
+        assert!(!awaiting.is_finalized(), "{name}");
+        let prelude = CpprStructure::prelude(&awaiting);
+        awaiting.finalize_levels();
+        let finished = CpprStructure::finish(&awaiting, prelude);
+        let built = CpprStructure::build(graph);
+        assert!(built.clock_pins().len() > 1, "{name}");
+        assert_eq!(format!("{finished:?}"), format!("{built:?}"), "{name}");
+    }
+}

@@ -660,9 +660,10 @@ mod on_gpu {
     /// the host's levelization is left out. The GPU levelizes the graph it uploads, as
     /// always; the host brings those levels back (3 M pins, 12 MB at 1M gates) and
     /// adopts them ([`TimingGraph::adopt_levels`]: the same lists the host would find)
-    /// while it still lays out the RC trees, and the CPPR structure, which walks the
-    /// levels, starts then (instead of after the flat arrays). When the GPU finds a
-    /// loop, the host levelizes (breaking it: the rows change) and [`run`] uploads the
+    /// while it still lays out the RC trees. The CPPR structure's part that reads the
+    /// rows alone ([`CpprStructure::prelude`]) starts after the flat arrays, the part
+    /// that walks the levels ([`CpprStructure::finish`]) once they are adopted. When
+    /// the GPU finds a loop, the host levelizes (breaking it: the rows change) and [`run`] uploads the
     /// graph it leaves.
     pub(in crate::timer) fn run_levelizing(
         timer: &Timer,
@@ -712,6 +713,9 @@ mod on_gpu {
         let flat_and_graph = || {
             let (data, flat, flatten) =
                 prepare_arrays_by(graph, host_values, FlatTiming::build_without_levels);
+            // What the structure needs of the rows alone starts now, beside the graph's
+            // copy (the flat arrays, before it, are on the critical path).
+            let prelude = cppr.then(|| scope.spawn(|| CpprStructure::prelude(graph)));
             let uploaded = GpuTiming::upload_graph(gpu, graph, &flat);
             let graph_ms = ms(started);
             let adopted = uploaded.map(|timing| {
@@ -720,10 +724,9 @@ mod on_gpu {
                     .map(|(level_start, level_pins)| graph.adopt_levels(&level_start, &level_pins));
                 (timing, adopted)
             });
-            let structure = matches!(adopted, Ok((_, Ok(true))))
-                .then_some(cppr)
-                .filter(|&cppr| cppr)
-                .map(|_| scope.spawn(|| CpprStructure::build(graph)));
+            let structure = prelude
+                .filter(|_| matches!(adopted, Ok((_, Ok(true)))))
+                .map(|prelude| scope.spawn(|| CpprStructure::finish(graph, joined(prelude))));
             (
                 (data, flat, flatten),
                 adopted,
@@ -753,7 +756,7 @@ mod on_gpu {
             levels_ms,
             trees_ms,
             trees_uploaded_ms = ms(started) - joined.as_secs_f64() * 1e3,
-            "gpu upload: flat arrays without levels, then the graph copied (validated, levelized on the GPU), its levels brought back and adopted (the CPPR structure started), while the host lays out the RC trees; then the trees copied"
+            "gpu upload: flat arrays without levels, then the graph copied (validated, levelized on the GPU), its levels brought back and adopted (the CPPR structure, its prelude started after the flat arrays, finished from there), while the host lays out the RC trees; then the trees copied"
         );
         record(
             "levelize",
