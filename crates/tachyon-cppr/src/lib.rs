@@ -104,7 +104,8 @@ impl KeptPreparations {
                     .enumerate()
                     .all(|(item, kept)| same_bits(*kept, value(item)))
         };
-        if same(&self.arrivals, pins.len(), &arrival_at) && same(&self.delays, arcs.len(), &delay_at)
+        if same(&self.arrivals, pins.len(), &arrival_at)
+            && same(&self.delays, arcs.len(), &delay_at)
         {
             return;
         }
@@ -429,10 +430,17 @@ pub(crate) fn slacks_by<'s, E>(
             false => None,
         };
         if let Some(kept) = kept {
-            return Some(PreparedSplit::from_kept(data, shape, split, host_values, kept));
+            return Some(PreparedSplit::from_kept(
+                data,
+                shape,
+                split,
+                host_values,
+                kept,
+            ));
         }
         let tree = structure.trees[split.index()].clone();
-        let prepared = PreparedSplit::new(graph, data, clock, shape, split, host_values, only, tree);
+        let prepared =
+            PreparedSplit::new(graph, data, clock, shape, split, host_values, only, tree);
         if keeps {
             if let Some(prepared) = &prepared {
                 kept_preparations(structure).splits[split.index()] = Some(prepared.to_kept());

@@ -222,7 +222,10 @@ fn a_kept_structure_rebuilds_its_clock_trees_when_the_clock_changes() {
             }
         }
         let mut differed = 0;
-        for (run, values) in [data, data, &changed, &changed, data].into_iter().enumerate() {
+        for (run, values) in [data, data, &changed, &changed, data]
+            .into_iter()
+            .enumerate()
+        {
             let reused = post_cppr_slacks_with(graph, values, &kept);
             let fresh = post_cppr_slacks_with(graph, values, &CpprStructure::build(graph));
             assert_eq!(reused.len(), fresh.len());
