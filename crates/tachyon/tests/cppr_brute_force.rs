@@ -47,6 +47,27 @@ fn sequential_tau_designs(test: &str) -> Vec<(&'static str, Timer)> {
         .collect()
 }
 
+/// The default design, then the sequential TAU designs (when `../shared` is there).
+fn default_and_sequential_tau_designs(test: &str) -> Vec<(&'static str, Timer)> {
+    let mut designs = vec![("gen300", default_design())];
+    designs.extend(sequential_tau_designs(test));
+    designs
+}
+
+/// The two slack lists are the same bits.
+fn assert_same_bits(name: &str, a: &[[f64; 2]], b: &[[f64; 2]]) {
+    assert_eq!(a.len(), b.len(), "{name}");
+    for (test, (a, b)) in a.iter().zip(b).enumerate() {
+        for transition in 0..2 {
+            assert_eq!(
+                a[transition].to_bits(),
+                b[transition].to_bits(),
+                "{name}: test {test} transition {transition}"
+            );
+        }
+    }
+}
+
 #[test]
 fn depth_grouping_matches_brute_force_on_the_default_design() {
     let mut timer = default_design();
@@ -63,24 +84,12 @@ fn depth_grouping_matches_brute_force_on_the_default_design() {
 /// designs.
 #[test]
 fn flat_combining_equals_the_host_combining_bit_for_bit() {
-    let mut designs = vec![("gen300", default_design())];
-    designs.extend(sequential_tau_designs(
-        "flat_combining_equals_the_host_combining",
-    ));
+    let designs = default_and_sequential_tau_designs("flat_combining_equals_the_host_combining");
     for (name, mut timer) in designs {
         let (graph, data) = timer.timing().unwrap();
         let host = tachyon::cppr::post_cppr_slacks(graph, data);
         let flat = tachyon::cppr::post_cppr_slacks_combined_flat(graph, data);
-        assert_eq!(host.len(), flat.len());
-        for (test, (host, flat)) in host.iter().zip(&flat).enumerate() {
-            for transition in 0..2 {
-                assert_eq!(
-                    host[transition].to_bits(),
-                    flat[transition].to_bits(),
-                    "{name}: test {test} transition {transition}"
-                );
-            }
-        }
+        assert_same_bits(name, &host, &flat);
         println!("{name}: {} tests combined alike", host.len());
     }
 }
@@ -200,10 +209,9 @@ fn clock_trees_read_only_the_clock_networks_values() {
 #[test]
 fn a_kept_structure_rebuilds_its_clock_trees_when_the_clock_changes() {
     use tachyon::cppr::{post_cppr_slacks_with, CpprStructure};
-    let mut designs = vec![("gen300", default_design())];
-    designs.extend(sequential_tau_designs(
+    let designs = default_and_sequential_tau_designs(
         "a_kept_structure_rebuilds_its_clock_trees_when_the_clock_changes",
-    ));
+    );
     for (name, mut timer) in designs {
         let (graph, data) = timer.timing().unwrap();
         let kept = CpprStructure::build(graph);
@@ -228,16 +236,7 @@ fn a_kept_structure_rebuilds_its_clock_trees_when_the_clock_changes() {
         {
             let reused = post_cppr_slacks_with(graph, values, &kept);
             let fresh = post_cppr_slacks_with(graph, values, &CpprStructure::build(graph));
-            assert_eq!(reused.len(), fresh.len());
-            for (test, (reused, fresh)) in reused.iter().zip(&fresh).enumerate() {
-                for transition in 0..2 {
-                    assert_eq!(
-                        reused[transition].to_bits(),
-                        fresh[transition].to_bits(),
-                        "{name}: run {run} test {test} transition {transition}"
-                    );
-                }
-            }
+            assert_same_bits(&format!("{name} run {run}"), &reused, &fresh);
             if std::ptr::eq(values, &changed) {
                 let before = post_cppr_slacks_with(graph, data, &CpprStructure::build(graph));
                 differed = before.iter().zip(&fresh).filter(|(a, b)| a != b).count();
