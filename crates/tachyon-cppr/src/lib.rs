@@ -40,7 +40,7 @@ mod clock_tree;
 pub mod gpu;
 mod groups;
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -130,6 +130,8 @@ struct SplitFromTree {
     max_depth: u32,
     representative: Vec<u32>,
     distinct: Vec<u32>,
+    /// Each pass's start groups, once a GPU run computed them.
+    start_groups: Arc<OnceLock<Vec<Vec<u32>>>>,
 }
 
 /// The clock trees of incremental CPPR runs ([`apply_cppr_to_tests`]), kept between
@@ -559,6 +561,9 @@ pub(crate) struct PreparedSplit<'a> {
     distinct: Vec<u32>,
     /// Host time so far, ms: clock tree, network values, preparation.
     host_ms: [f64; 3],
+    /// Each pass's start groups (from the tree and the pass depths alone), once
+    /// computed: shared with the split kept for the next run.
+    start_groups: Arc<OnceLock<Vec<Vec<u32>>>>,
 }
 
 impl<'a> PreparedSplit<'a> {
@@ -618,6 +623,7 @@ impl<'a> PreparedSplit<'a> {
                 ms(network_built - tree_built),
                 ms(started.elapsed() - network_built),
             ],
+            start_groups: Arc::default(),
         })
     }
 
@@ -650,6 +656,7 @@ impl<'a> PreparedSplit<'a> {
             representative: kept.representative,
             distinct: kept.distinct,
             host_ms: [0.0, started.elapsed().as_secs_f64() * 1e3, 0.0],
+            start_groups: kept.start_groups,
         }
     }
 
@@ -663,6 +670,7 @@ impl<'a> PreparedSplit<'a> {
             max_depth: self.max_depth,
             representative: self.representative.clone(),
             distinct: self.distinct.clone(),
+            start_groups: Arc::clone(&self.start_groups),
         }
     }
 
@@ -693,6 +701,12 @@ impl<'a> PreparedSplit<'a> {
             entries,
             ms: started.elapsed().as_secs_f64() * 1e3,
         })
+    }
+
+    /// Each pass's start groups (`compute`d on the first call, kept with the split).
+    #[cfg(feature = "gpu")]
+    pub(crate) fn start_groups(&self, compute: impl FnOnce() -> Vec<Vec<u32>>) -> &[Vec<u32>] {
+        self.start_groups.get_or_init(compute)
     }
 
     /// Whether the split's combining can run on the device (`cppr_combine` takes
