@@ -577,7 +577,8 @@ pub fn post_cppr_slacks_with(
                     let mut combined = None;
                     let ran = prepared.run_passes::<GpuError>(
                         &mut |network, tree, wanted, seedings| {
-                            let passes = start_groups(network, tree, seedings);
+                            let passes =
+                                prepared.start_groups(|| start_groups(network, tree, seedings));
                             let split = network.split();
                             let entries_slot = &kept_networks.entries[split.index()];
                             let entries = std::mem::take(&mut *kept(entries_slot));
@@ -586,7 +587,7 @@ pub fn post_cppr_slacks_with(
                             let (ran, post) = run_resident_group_passes(
                                 resident,
                                 wanted,
-                                &passes,
+                                passes,
                                 &mut slot,
                                 entries,
                                 on_device.then_some(plan),

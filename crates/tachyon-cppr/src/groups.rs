@@ -793,6 +793,16 @@ impl<'a> DataNetwork<'a> {
             .filter(|&start| shape.launches_in(start, split, tree))
             .map(|start| shape.launch_nodes[start])
             .collect();
+        DataNetwork::without_values_launching(shape, split, launch_nodes)
+    }
+
+    /// [`DataNetwork::without_values`] whose launch nodes (those of `split`'s clock
+    /// tree, sorted) are known already.
+    pub(crate) fn without_values_launching(
+        shape: &'a NetworkShape,
+        split: Split,
+        launch_nodes: Vec<u32>,
+    ) -> DataNetwork<'a> {
         DataNetwork {
             shape,
             late: split == Split::Late,

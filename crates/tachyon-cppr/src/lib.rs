@@ -40,7 +40,7 @@ mod clock_tree;
 pub mod gpu;
 mod groups;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -63,6 +63,75 @@ pub struct CpprStructure {
     n_pins: u32,
     /// Per split, its clock tree when already built (else built per run).
     trees: [Option<Arc<ClockTree>>; 2],
+    /// What the last run over every test derived from each split's clock tree, for
+    /// the next run while the clock's values stay the same.
+    kept: Mutex<KeptPreparations>,
+}
+
+/// What a run over every test derives from a split's clock tree and the graph alone
+/// (its preparation, less the network's values), kept across runs over one structure
+/// while the values the clock trees read (the clock pins' arrivals and the clock
+/// arcs' delays: [`ClockTree::build_on`]) are the same bits: a re-timing whose edits
+/// left the clock alone (the usual case in an optimization loop, which edits the data
+/// paths) then starts its passes at once instead of after the tree and the
+/// preparation (~7 ms per split at 1M gates).
+#[derive(Debug, Default)]
+struct KeptPreparations {
+    /// The clock arcs ([`ClockNetwork::internal_arcs`]), found on the first run.
+    clock_arcs: Option<Vec<u32>>,
+    /// The clock pins' arrivals ([`ClockNetwork::pins`] order) and the clock arcs'
+    /// delays the kept splits were built from.
+    arrivals: Vec<[f64; 4]>,
+    delays: Vec<[f64; 4]>,
+    splits: [Option<SplitFromTree>; 2],
+}
+
+impl KeptPreparations {
+    /// Forgets the kept splits unless `data`'s clock values are, bit for bit, those
+    /// they were built from (then records these).
+    fn check(&mut self, graph: &TimingGraph, data: &TimingData, clock: &ClockNetwork) {
+        let arcs = self
+            .clock_arcs
+            .get_or_insert_with(|| clock.internal_arcs(graph));
+        let pins = clock.pins();
+        let arrival_at = |item: usize| data.arrival[pins[item].index()];
+        let delay_at = |item: usize| data.arc_delay[arcs[item] as usize];
+        let same = |kept: &[[f64; 4]], len: usize, value: &(dyn Fn(usize) -> [f64; 4] + Sync)| {
+            kept.len() == len
+                && kept
+                    .par_iter()
+                    .with_min_len(1 << 12)
+                    .enumerate()
+                    .all(|(item, kept)| same_bits(*kept, value(item)))
+        };
+        if same(&self.arrivals, pins.len(), &arrival_at)
+            && same(&self.delays, arcs.len(), &delay_at)
+        {
+            return;
+        }
+        self.arrivals = (0..pins.len()).into_par_iter().map(arrival_at).collect();
+        self.delays = (0..arcs.len()).into_par_iter().map(delay_at).collect();
+        self.splits = [None, None];
+    }
+}
+
+fn same_bits(a: [f64; 4], b: [f64; 4]) -> bool {
+    a.map(f64::to_bits) == b.map(f64::to_bits)
+}
+
+/// The part of a [`PreparedSplit`] its clock tree and the graph determine.
+#[derive(Debug, Clone)]
+struct SplitFromTree {
+    tests: Vec<usize>,
+    tree: Arc<ClockTree>,
+    /// The clock nodes that launch in the split ([`DataNetwork::launch_nodes`]).
+    launch_nodes: Vec<u32>,
+    wanted: Vec<u32>,
+    max_depth: u32,
+    representative: Vec<u32>,
+    distinct: Vec<u32>,
+    /// Each pass's start groups, once a GPU run computed them.
+    start_groups: Arc<OnceLock<Vec<Vec<u32>>>>,
 }
 
 /// What [`CpprStructure::prelude`] found before the graph's levels were known.
@@ -126,6 +195,7 @@ impl CpprStructure {
             parts,
             n_pins: graph.n_pins(),
             trees: [None, None],
+            kept: Mutex::default(),
         }
     }
 
@@ -214,6 +284,7 @@ pub fn apply_cppr_to_tests(
         parts,
         n_pins: graph.n_pins(),
         trees: trees.trees.clone(),
+        kept: Mutex::default(),
     };
     let post = cpu_slacks(graph, data, &restricted, Some(tests));
     for &test in tests {
@@ -375,9 +446,35 @@ pub(crate) fn slacks_by<'s, E>(
     let Some((clock, shape)) = &structure.parts else {
         return Ok(post);
     };
+    // A run over every test keeps what it derives from the clock trees for the next
+    // (and reuses the last run's while the clock's values are the same).
+    let keeps = only.is_none();
+    if keeps {
+        kept_preparations(structure).check(graph, data, clock);
+    }
     let prepare = |split: Split| {
+        let kept = match keeps {
+            true => kept_preparations(structure).splits[split.index()].clone(),
+            false => None,
+        };
+        if let Some(kept) = kept {
+            return Some(PreparedSplit::from_kept(
+                data,
+                shape,
+                split,
+                host_values,
+                kept,
+            ));
+        }
         let tree = structure.trees[split.index()].clone();
-        PreparedSplit::new(graph, data, clock, shape, split, host_values, only, tree)
+        let prepared =
+            PreparedSplit::new(graph, data, clock, shape, split, host_values, only, tree);
+        if keeps {
+            if let Some(prepared) = &prepared {
+                kept_preparations(structure).splits[split.index()] = Some(prepared.to_kept());
+            }
+        }
+        prepared
     };
     for (test, values) in schedule(&prepare)? {
         post[test] = values;
@@ -387,6 +484,13 @@ pub(crate) fn slacks_by<'s, E>(
         "cppr slacks"
     );
     Ok(post)
+}
+
+fn kept_preparations(structure: &CpprStructure) -> MutexGuard<'_, KeptPreparations> {
+    match structure.kept.lock() {
+        Ok(kept) => kept,
+        Err(poisoned) => poisoned.into_inner(),
+    }
 }
 
 /// How many CPU passes sweep the network together (`propagate_groups_into`). 1M
@@ -483,6 +587,9 @@ pub(crate) struct PreparedSplit<'a> {
     distinct: Vec<u32>,
     /// Host time so far, ms: clock tree, network values, preparation.
     host_ms: [f64; 3],
+    /// Each pass's start groups (from the tree and the pass depths alone), once
+    /// computed: shared with the split kept for the next run.
+    start_groups: Arc<OnceLock<Vec<Vec<u32>>>>,
 }
 
 impl<'a> PreparedSplit<'a> {
@@ -542,7 +649,55 @@ impl<'a> PreparedSplit<'a> {
                 ms(network_built - tree_built),
                 ms(started.elapsed() - network_built),
             ],
+            start_groups: Arc::default(),
         })
+    }
+
+    /// The split as a run that kept `kept` (built from the same clock values) left
+    /// it: only the network's values, with `host_values`, are filled in again.
+    fn from_kept(
+        data: &TimingData,
+        shape: &'a NetworkShape,
+        split: Split,
+        host_values: bool,
+        kept: SplitFromTree,
+    ) -> PreparedSplit<'a> {
+        let started = Instant::now();
+        let network = match host_values {
+            true => DataNetwork::fill(shape, data, &kept.tree, split),
+            false => DataNetwork::without_values_launching(shape, split, kept.launch_nodes),
+        };
+        tracing::debug!(
+            ?split,
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "cppr split prepared from the last run's clock tree (the clock's values unchanged)"
+        );
+        PreparedSplit {
+            split,
+            tests: kept.tests,
+            tree: kept.tree,
+            network,
+            wanted: kept.wanted,
+            max_depth: kept.max_depth,
+            representative: kept.representative,
+            distinct: kept.distinct,
+            host_ms: [0.0, started.elapsed().as_secs_f64() * 1e3, 0.0],
+            start_groups: kept.start_groups,
+        }
+    }
+
+    /// What the next run may reuse while the clock's values are the same.
+    fn to_kept(&self) -> SplitFromTree {
+        SplitFromTree {
+            tests: self.tests.clone(),
+            tree: Arc::clone(&self.tree),
+            launch_nodes: self.network.launch_nodes().to_vec(),
+            wanted: self.wanted.clone(),
+            max_depth: self.max_depth,
+            representative: self.representative.clone(),
+            distinct: self.distinct.clone(),
+            start_groups: Arc::clone(&self.start_groups),
+        }
     }
 
     /// Runs the passes (`run_passes`) and combines them: the split's (test, slacks)
@@ -572,6 +727,12 @@ impl<'a> PreparedSplit<'a> {
             entries,
             ms: started.elapsed().as_secs_f64() * 1e3,
         })
+    }
+
+    /// Each pass's start groups (`compute`d on the first call, kept with the split).
+    #[cfg(feature = "gpu")]
+    pub(crate) fn start_groups(&self, compute: impl FnOnce() -> Vec<Vec<u32>>) -> &[Vec<u32>] {
+        self.start_groups.get_or_init(compute)
     }
 
     /// Whether the split's combining can run on the device (`cppr_combine` takes

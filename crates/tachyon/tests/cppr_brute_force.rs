@@ -47,6 +47,27 @@ fn sequential_tau_designs(test: &str) -> Vec<(&'static str, Timer)> {
         .collect()
 }
 
+/// The default design, then the sequential TAU designs (when `../shared` is there).
+fn default_and_sequential_tau_designs(test: &str) -> Vec<(&'static str, Timer)> {
+    let mut designs = vec![("gen300", default_design())];
+    designs.extend(sequential_tau_designs(test));
+    designs
+}
+
+/// The two slack lists are the same bits.
+fn assert_same_bits(name: &str, a: &[[f64; 2]], b: &[[f64; 2]]) {
+    assert_eq!(a.len(), b.len(), "{name}");
+    for (test, (a, b)) in a.iter().zip(b).enumerate() {
+        for transition in 0..2 {
+            assert_eq!(
+                a[transition].to_bits(),
+                b[transition].to_bits(),
+                "{name}: test {test} transition {transition}"
+            );
+        }
+    }
+}
+
 #[test]
 fn depth_grouping_matches_brute_force_on_the_default_design() {
     let mut timer = default_design();
@@ -63,24 +84,12 @@ fn depth_grouping_matches_brute_force_on_the_default_design() {
 /// designs.
 #[test]
 fn flat_combining_equals_the_host_combining_bit_for_bit() {
-    let mut designs = vec![("gen300", default_design())];
-    designs.extend(sequential_tau_designs(
-        "flat_combining_equals_the_host_combining",
-    ));
+    let designs = default_and_sequential_tau_designs("flat_combining_equals_the_host_combining");
     for (name, mut timer) in designs {
         let (graph, data) = timer.timing().unwrap();
         let host = tachyon::cppr::post_cppr_slacks(graph, data);
         let flat = tachyon::cppr::post_cppr_slacks_combined_flat(graph, data);
-        assert_eq!(host.len(), flat.len());
-        for (test, (host, flat)) in host.iter().zip(&flat).enumerate() {
-            for transition in 0..2 {
-                assert_eq!(
-                    host[transition].to_bits(),
-                    flat[transition].to_bits(),
-                    "{name}: test {test} transition {transition}"
-                );
-            }
-        }
+        assert_same_bits(name, &host, &flat);
         println!("{name}: {} tests combined alike", host.len());
     }
 }
@@ -212,5 +221,49 @@ fn structure_prelude_found_before_the_levels_equals_one_build() {
         let built = CpprStructure::build(graph);
         assert!(built.clock_pins().len() > 1, "{name}");
         assert_eq!(format!("{finished:?}"), format!("{built:?}"), "{name}");
+    }
+}
+
+/// A CPPR structure kept across runs reuses what its last run derived from the clock
+/// trees only while the clock's values are the same bits: each run gives the bits of
+/// a fresh structure's run, whether the clock pins' arrivals and the clock arcs'
+/// delays stayed, changed, or went back.
+#[test]
+fn a_kept_structure_rebuilds_its_clock_trees_when_the_clock_changes() {
+    use tachyon::cppr::{post_cppr_slacks_with, CpprStructure};
+    let designs = default_and_sequential_tau_designs(
+        "a_kept_structure_rebuilds_its_clock_trees_when_the_clock_changes",
+    );
+    for (name, mut timer) in designs {
+        let (graph, data) = timer.timing().unwrap();
+        let kept = CpprStructure::build(graph);
+        let clock_arcs = kept.clock_arcs(graph);
+        // The clock changed: the late arrival of every other clock pin later (the
+        // spreads and so the credits change), one clock arc's delays larger (the
+        // trees may pick other predecessors).
+        let mut changed = data.clone();
+        for pin in kept.clock_pins().iter().step_by(2) {
+            changed.arrival[pin.index()][2] += 3.0;
+            changed.arrival[pin.index()][3] += 1.5;
+        }
+        if let Some(&arc) = clock_arcs.get(clock_arcs.len() / 2) {
+            for delay in &mut changed.arc_delay[arc as usize] {
+                *delay += 2.0;
+            }
+        }
+        let mut differed = 0;
+        for (run, values) in [data, data, &changed, &changed, data]
+            .into_iter()
+            .enumerate()
+        {
+            let reused = post_cppr_slacks_with(graph, values, &kept);
+            let fresh = post_cppr_slacks_with(graph, values, &CpprStructure::build(graph));
+            assert_same_bits(&format!("{name} run {run}"), &reused, &fresh);
+            if std::ptr::eq(values, &changed) {
+                let before = post_cppr_slacks_with(graph, data, &CpprStructure::build(graph));
+                differed = before.iter().zip(&fresh).filter(|(a, b)| a != b).count();
+            }
+        }
+        println!("{name}: kept structure equals fresh ones over 5 runs ({differed} tests differ after the clock change)");
     }
 }
