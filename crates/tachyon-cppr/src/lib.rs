@@ -63,6 +63,8 @@ pub struct CpprStructure {
     n_pins: u32,
     /// Per split, its clock tree when already built (else built per run).
     trees: [Option<Arc<ClockTree>>; 2],
+    /// The arcs between clock pins ([`CpprStructure::clock_arcs`]), found once.
+    clock_arcs: OnceLock<Vec<u32>>,
     /// What the last run over every test derived from each split's clock tree, for
     /// the next run while the clock's values stay the same.
     kept: Mutex<KeptPreparations>,
@@ -77,8 +79,6 @@ pub struct CpprStructure {
 /// preparation (~7 ms per split at 1M gates).
 #[derive(Debug, Default)]
 struct KeptPreparations {
-    /// The clock arcs ([`ClockNetwork::internal_arcs`]), found on the first run.
-    clock_arcs: Option<Vec<u32>>,
     /// The clock pins' arrivals ([`ClockNetwork::pins`] order) and the clock arcs'
     /// delays the kept splits were built from.
     arrivals: Vec<[f64; 4]>,
@@ -89,11 +89,7 @@ struct KeptPreparations {
 impl KeptPreparations {
     /// Forgets the kept splits unless `data`'s clock values are, bit for bit, those
     /// they were built from (then records these).
-    fn check(&mut self, graph: &TimingGraph, data: &TimingData, clock: &ClockNetwork) {
-        let arcs = self
-            .clock_arcs
-            .get_or_insert_with(|| clock.internal_arcs(graph));
-        let pins = clock.pins();
+    fn check(&mut self, data: &TimingData, pins: &[tachyon_graph::PinId], arcs: &[u32]) {
         let arrival_at = |item: usize| data.arrival[pins[item].index()];
         let delay_at = |item: usize| data.arc_delay[arcs[item] as usize];
         let same = |kept: &[[f64; 4]], len: usize, value: &(dyn Fn(usize) -> [f64; 4] + Sync)| {
@@ -195,6 +191,7 @@ impl CpprStructure {
             parts,
             n_pins: graph.n_pins(),
             trees: [None, None],
+            clock_arcs: OnceLock::new(),
             kept: Mutex::default(),
         }
     }
@@ -203,10 +200,13 @@ impl CpprStructure {
     /// host (those between two clock pins, which the clock trees read; the passes read
     /// the others on the device): the only arc delays `gpu::apply_cppr_with` with
     /// `GpuPasses::Resident` needs in `TimingData::arc_delay`.
-    pub fn clock_arcs(&self, graph: &TimingGraph) -> Vec<u32> {
-        self.parts
-            .as_ref()
-            .map_or_else(Vec::new, |(clock, _)| clock.internal_arcs(graph))
+    /// Found on the first call, then kept with the structure.
+    pub fn clock_arcs(&self, graph: &TimingGraph) -> &[u32] {
+        self.clock_arcs.get_or_init(|| {
+            self.parts
+                .as_ref()
+                .map_or_else(Vec::new, |(clock, _)| clock.internal_arcs(graph))
+        })
     }
 
     /// The clock network's pins (none without a clock): the arrivals a run with the
@@ -284,6 +284,7 @@ pub fn apply_cppr_to_tests(
         parts,
         n_pins: graph.n_pins(),
         trees: trees.trees.clone(),
+        clock_arcs: OnceLock::new(),
         kept: Mutex::default(),
     };
     let post = cpu_slacks(graph, data, &restricted, Some(tests));
@@ -450,7 +451,8 @@ pub(crate) fn slacks_by<'s, E>(
     // (and reuses the last run's while the clock's values are the same).
     let keeps = only.is_none();
     if keeps {
-        kept_preparations(structure).check(graph, data, clock);
+        let arcs = structure.clock_arcs(graph);
+        kept_preparations(structure).check(data, clock.pins(), arcs);
     }
     let prepare = |split: Split| {
         let kept = match keeps {

@@ -341,9 +341,6 @@ mod on_gpu {
         structure: Option<CpprStructure>,
         /// CPPR's network shape and split networks on the GPU, kept with `structure`.
         networks: KeptNetworks,
-        /// The delays of the arcs between clock pins (what CPPR reads of the arc
-        /// delays on the host), kept with `structure`.
-        clock_arcs: Option<Vec<u32>>,
         /// The pins whose arrivals a full update reads on the host (sorted, each once;
         /// with whether CPPR's clock pins are among them), kept with `structure`.
         arrival_pins: Option<(bool, Vec<u32>)>,
@@ -498,9 +495,7 @@ mod on_gpu {
                 let structure = self
                     .structure
                     .get_or_insert_with(|| CpprStructure::build(graph));
-                let clock_arcs = self
-                    .clock_arcs
-                    .get_or_insert_with(|| structure.clock_arcs(graph));
+                let clock_arcs = structure.clock_arcs(graph);
                 // Only the clock arcs' delays are current in `delays` while CPPR runs
                 // (it reads no other on the host); emptied again after.
                 let values = timing.values_at(ForwardArray::ArcDelay, clock_arcs)?;
@@ -537,25 +532,22 @@ mod on_gpu {
             let timing = unlocked(&mut self.timing);
             let on_device = &self.on_device;
             // The host's side of the device's gather (`gather_quads`).
-            let rows_of = |left: bool, host: &[[f64; 4]], which: Option<ForwardArray>| {
-                Ok::<_, TimerError>(match (left, which) {
-                    (true, Some(which)) => timing.values_at(which, pins)?,
-                    (true, None) => timing.required_at(pins)?,
-                    (false, _) => pins.iter().map(|&pin| host[pin as usize]).collect(),
+            let on_host = |values: &[[f64; 4]]| -> Vec<[f64; 4]> {
+                pins.iter().map(|&pin| values[pin as usize]).collect()
+            };
+            let forward = |left: &Option<Vec<[f64; 4]>>, which, host: &[[f64; 4]]| {
+                Ok::<_, TimerError>(match left {
+                    Some(_) => timing.values_at(which, pins)?,
+                    None => on_host(host),
                 })
             };
             let mut rows = TimingData::for_download(0);
-            rows.arrival = rows_of(
-                on_device.arrival.is_some(),
-                &data.arrival,
-                Some(ForwardArray::Arrival),
-            )?;
-            rows.slew = rows_of(
-                on_device.slew.is_some(),
-                &data.slew,
-                Some(ForwardArray::Slew),
-            )?;
-            rows.required = rows_of(on_device.required.is_some(), &data.required, None)?;
+            rows.arrival = forward(&on_device.arrival, ForwardArray::Arrival, &data.arrival)?;
+            rows.slew = forward(&on_device.slew, ForwardArray::Slew, &data.slew)?;
+            rows.required = match on_device.required {
+                Some(_) => timing.required_at(pins)?,
+                None => on_host(&data.required),
+            };
             Ok(Some(rows))
         }
 
@@ -616,7 +608,6 @@ mod on_gpu {
         let nets = incremental.take_dirty_nets(graph, data);
         if state.timing().apply_edits(graph, incremental, data)? {
             state.structure = None;
-            state.clock_arcs = None;
             state.arrival_pins = None;
             state.networks = KeptNetworks::default();
         }
@@ -822,7 +813,6 @@ mod on_gpu {
             timing,
             structure,
             networks,
-            clock_arcs: None,
             arrival_pins: None,
             on_device: OnDevice::default(),
         };
