@@ -415,6 +415,26 @@ impl FlatGraph {
         }
     }
 
+    /// What the device's copy holds ([`crate::gpu::DevicePathGraph`]): the in-edges,
+    /// the clock trees (without their LCA table) and the level nodes.
+    #[cfg(feature = "gpu")]
+    pub(crate) fn device_arrays(&self) -> (PathGraph<'_>, ClockTrees<'_>, &[u32]) {
+        let graph = PathGraph {
+            nodes_per_split: self.nodes_per_split,
+            edge_start: &self.edge_start,
+            edge_from: &self.edge_from,
+            edge_launch: &self.edge_launch,
+            edge_value: &self.edge_value,
+        };
+        let trees = ClockTrees {
+            parent: &self.tree_parent,
+            depth: &self.tree_depth,
+            credit: &self.tree_credit,
+            lca: ClockLca::EMPTY,
+        };
+        (graph, trees, &self.level_nodes)
+    }
+
     /// The clock tree of each split (None without a clock).
     pub fn trees(&self) -> &[Option<ClockTree>; 2] {
         &self.trees

@@ -609,8 +609,9 @@ fn gpu_search_equals_the_twin_and_the_reference() {
                 assert_eq!(twin.best_edge, on_gpu.best_edge, "seed {seed}");
                 // The candidates' room grown from the endpoints alone, level by level:
                 // the same outcome as with the default room.
-                let grown = crate::gpu::search_paths_with_room(&gpu, &flat.problem(None), Some(1))
-                    .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+                let grown =
+                    crate::gpu::search_paths_with_room(&gpu, &flat.problem(None), None, Some(1))
+                        .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
                 let fields = |outcome: &crate::problem::SearchOutcome| {
                     (
                         outcome.selected.clone(),
@@ -633,6 +634,15 @@ fn gpu_search_equals_the_twin_and_the_reference() {
                 assert!(
                     fields(&on_gpu) == fields(&grown),
                     "seed {seed} k {k}: grown room"
+                );
+                // On the graph uploaded beforehand: the same outcome.
+                let device = crate::gpu::DevicePathGraph::upload(&gpu, flat.graph())
+                    .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+                let on_kept = crate::gpu::search_paths_on(&gpu, &flat.problem(None), Some(&device))
+                    .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+                assert!(
+                    fields(&on_gpu) == fields(&on_kept),
+                    "seed {seed} k {k}: graph uploaded beforehand"
                 );
                 let reference = worst_paths(&graph, &data, &query);
                 if let Err(difference) =

@@ -1015,6 +1015,7 @@ impl Timer {
 
     /// The query whose endpoints a full update collects ([`Timer::want_paths`]): the
     /// TAU path search's (not under SDC constraints), with the timer's CPPR setting.
+    #[cfg(feature = "gpu")]
     fn wanted_path_query(&self) -> Option<tachyon_paths::PathQuery> {
         let wanted = self.wanted_paths?;
         (!self.design.uses_sdc()).then_some(tachyon_paths::PathQuery {
@@ -1929,12 +1930,9 @@ impl Timer {
             only_negative,
             cppr: self.cppr,
         };
-        let kept = self
-            .path_graph
-            .get_or_insert_with(|| gpu_phases::KeptPaths {
-                graph: std::sync::Arc::new(tachyon_paths::flat::FlatGraph::build(graph, data)),
-                endpoints: None,
-            });
+        let kept = self.path_graph.get_or_insert_with(|| {
+            gpu_phases::KeptPaths::new(tachyon_paths::flat::FlatGraph::build(graph, data))
+        });
         let flat = kept.graph.clone();
         let built = started.elapsed();
         let problem = match &kept.endpoints {
@@ -1944,7 +1942,8 @@ impl Timer {
             _ => tachyon_paths::flat::FlatPaths::for_query(flat, graph, data, &query),
         };
         let queried = started.elapsed();
-        let outcome = gpu_phases::search_paths(self.backend.for_design(graph.n_pins()), &problem)?;
+        let outcome =
+            gpu_phases::search_paths(self.backend.for_design(graph.n_pins()), &problem, kept)?;
         let searched = started.elapsed();
         let paths = problem.recover(&outcome);
         let ms = |duration: Duration| duration.as_secs_f64() * 1e3;

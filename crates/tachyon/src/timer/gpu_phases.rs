@@ -30,6 +30,21 @@ use crate::backend::Backend;
 pub(super) struct KeptPaths {
     pub(super) graph: std::sync::Arc<tachyon_paths::flat::FlatGraph>,
     pub(super) endpoints: Option<std::sync::Arc<tachyon_paths::flat::FlatEndpoints>>,
+    /// The graph's copy on the GPU, when it was uploaded beside the update.
+    #[cfg(feature = "gpu")]
+    device: Option<tachyon_paths::gpu::DevicePathGraph>,
+}
+
+impl KeptPaths {
+    /// `graph` alone (its endpoints and device copy made by the search).
+    pub(super) fn new(graph: tachyon_paths::flat::FlatGraph) -> KeptPaths {
+        KeptPaths {
+            graph: std::sync::Arc::new(graph),
+            endpoints: None,
+            #[cfg(feature = "gpu")]
+            device: None,
+        }
+    }
 }
 
 /// What the last full update built for the path queries beside its steps (taken once).
@@ -41,14 +56,16 @@ pub(super) fn take_paths(resident: &mut Resident) -> Option<KeptPaths> {
     }
 }
 
-/// The flat search of `problem` on `backend` (as resolved for the design's size).
+/// The flat search of `problem` (made on `kept`'s graph) on `backend` (as resolved for
+/// the design's size).
 pub(super) fn search_paths(
     backend: &Backend,
     problem: &FlatPaths,
+    kept: &KeptPaths,
 ) -> Result<SearchOutcome, TimerError> {
     match backend {
         Backend::Cpu => Ok(problem.search_cpu(None)),
-        Backend::Gpu(gpu) => search_on_gpu(gpu, problem),
+        Backend::Gpu(gpu) => search_on_gpu(gpu, problem, kept),
     }
 }
 
@@ -309,6 +326,7 @@ mod without_gpu {
     pub(super) fn search_on_gpu(
         gpu: &GpuBackend,
         _: &FlatPaths,
+        _: &super::KeptPaths,
     ) -> Result<SearchOutcome, TimerError> {
         gpu.unreachable()
     }
@@ -327,6 +345,7 @@ mod on_gpu {
     use tachyon_gpu::{GpuContext, GpuError, LayoutError};
     use tachyon_graph::{TimingData, TimingGraph};
     use tachyon_paths::flat::{FlatEndpoints, FlatGraph, FlatPaths};
+    use tachyon_paths::gpu::DevicePathGraph;
     use tachyon_paths::problem::SearchOutcome;
     use tachyon_paths::PathQuery;
 
@@ -890,12 +909,24 @@ mod on_gpu {
             let (tests, required, kept) = std::thread::scope(|scope| {
                 let (trees_sender, trees_receiver) = std::sync::mpsc::sync_channel(1);
                 let network = structure.clock_network();
+                let gpu = self.backend.gpu();
                 let builder = scope.spawn(move || {
                     in_paths_pool(|| {
                         let trees = tachyon_paths::flat::clock_trees(graph, shared, network);
                         // The endpoints read them too (the clock network's nodes only).
                         let _ = trees_sender.send(trees.clone());
-                        FlatGraph::with_trees(graph, shared, trees)
+                        let flat = FlatGraph::with_trees(graph, shared, trees);
+                        // Copied while the host collects the endpoints (the search
+                        // copies it itself if this fails, and reports why).
+                        let started = Instant::now();
+                        let device = DevicePathGraph::upload(gpu, &flat)
+                            .inspect_err(|why| tracing::debug!("path graph not uploaded: {why}"))
+                            .ok();
+                        tracing::debug!(
+                            ms = started.elapsed().as_secs_f64() * 1e3,
+                            "path graph uploaded beside the update"
+                        );
+                        (flat, device)
                     })
                 });
                 let tests = timed(record, "cppr", || {
@@ -926,10 +957,11 @@ mod on_gpu {
                         Ok(timing.download_required_into(&mut results)?)
                     })?;
                 }
-                let flat = timed(record, "paths", || Ok(joined(builder)))?;
+                let (flat, device) = timed(record, "paths", || Ok(joined(builder)))?;
                 let kept = super::KeptPaths {
                     graph: Arc::new(flat),
                     endpoints: Some(Arc::new(endpoints)),
+                    device,
                 };
                 Ok::<_, TimerError>((tests, swept.then_some(results.required), kept))
             })?;
@@ -1064,14 +1096,17 @@ mod on_gpu {
         )?)
     }
 
-    /// The flat path search on the backend's GPU.
+    /// The flat path search on the backend's GPU (on `kept`'s copy of the graph there
+    /// when it has one).
     pub(super) fn search_on_gpu(
         backend: &GpuBackend,
         problem: &FlatPaths,
+        kept: &super::KeptPaths,
     ) -> Result<SearchOutcome, TimerError> {
-        Ok(tachyon_paths::gpu::search_paths(
+        Ok(tachyon_paths::gpu::search_paths_on(
             backend.gpu(),
             &problem.problem(None),
+            kept.device.as_ref(),
         )?)
     }
 }
