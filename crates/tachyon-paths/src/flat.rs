@@ -246,11 +246,12 @@ impl FlatGraph {
             let transition = Transition::BOTH[(clock_node % 2) as usize];
             trees[split.index()]
                 .as_ref()
-                .filter(|tree| tree.node(pin, transition).is_some())
+                // The bit set first: it stays in cache, the per-pin numbers do not.
+                .filter(|tree| tree.is_clock_pin(pin) && tree.node(pin, transition).is_some())
                 .map(|tree| (tree, clock_node, split.index() as u32 * nodes_per_split))
         };
         // Zeroed storage comes from the system untouched: the pass below writes each
-        // entry once, on all threads.
+        // entry once, on all threads (the depths only on the trees).
         let mut tree_parent = vec![0u32; n_nodes];
         let mut tree_depth = vec![0u32; n_nodes];
         let mut tree_credit = vec![0f64; n_nodes];
@@ -263,21 +264,23 @@ impl FlatGraph {
             .enumerate()
             .map(|(chunk, (parents, depths, credits))| {
                 let first = (chunk * PINS_PER_CHUNK) as u32;
+                // Most nodes are off the trees: filled whole (depth 0 as allocated),
+                // then the few tree nodes written.
+                parents.fill(NONE);
+                credits.fill(f64::NAN);
                 let mut on_trees = Vec::new();
-                let entries = parents.iter_mut().zip(depths).zip(credits);
-                for (node, ((parent, depth), credit)) in (first..).zip(entries) {
-                    (*parent, *depth, *credit) = match tree_of(node) {
-                        None => (NONE, 0, f64::NAN),
-                        Some((tree, clock_node, offset)) => {
-                            on_trees.push(node);
-                            let node_depth = tree.depth(clock_node);
-                            let node_parent = match node_depth {
-                                0 => NONE,
-                                up => offset + tree.ancestor(clock_node, up - 1),
-                            };
-                            (node_parent, node_depth, tree.credit(clock_node))
-                        }
+                for (index, node) in (first..first + parents.len() as u32).enumerate() {
+                    let Some((tree, clock_node, offset)) = tree_of(node) else {
+                        continue;
                     };
+                    on_trees.push(node);
+                    let node_depth = tree.depth(clock_node);
+                    parents[index] = match node_depth {
+                        0 => NONE,
+                        up => offset + tree.ancestor(clock_node, up - 1),
+                    };
+                    depths[index] = node_depth;
+                    credits[index] = tree.credit(clock_node);
                 }
                 on_trees
             })
