@@ -982,21 +982,59 @@ mod on_gpu {
         }
     }
 
+    /// The share of the global pool's threads the path graph's pool has.
+    const PATHS_POOL_DIVISOR: usize = 1;
+
+    /// How much lower than the process the path graph's threads run (nice steps).
+    const PATHS_NICE: i32 = 10;
+
     /// Runs `work` in the thread pool the path graph is built in beside an update: a
-    /// pool of its own, as large as the global one (the system shares the cores while
-    /// both run); the global pool when it cannot be made.
+    /// pool of its own (the global one's threads would queue CPPR's host steps behind
+    /// its work), whose threads run at a lower priority, so that the update's steps
+    /// (level by level, many short parallel loops that each wait for their slowest
+    /// thread) get the cores whenever they run and the path graph the rest; the global
+    /// pool when it cannot be made.
     fn in_paths_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
         static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
         let pool = POOL.get_or_init(|| {
             rayon::ThreadPoolBuilder::new()
-                .num_threads(rayon::current_num_threads())
+                .num_threads((rayon::current_num_threads() / PATHS_POOL_DIVISOR).max(1))
                 .thread_name(|index| format!("tachyon-paths-{index}"))
+                .start_handler(|_| lower_priority(PATHS_NICE))
                 .build()
                 .ok()
         });
         match pool {
             Some(pool) => pool.install(work),
             None => work(),
+        }
+    }
+
+    /// Lowers the calling thread's priority by `steps` nice steps (Linux; nothing
+    /// elsewhere, or where it fails: the work then shares the cores evenly).
+    fn lower_priority(steps: i32) {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::process::{getpriority_process, setpriority_process};
+            let thread = Some(rustix::thread::gettid());
+            if let Ok(nice) = getpriority_process(thread) {
+                let _ = setpriority_process(thread, (nice + steps).min(19));
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = steps;
+    }
+
+    #[cfg(all(test, target_os = "linux"))]
+    #[test]
+    fn the_path_pools_threads_run_at_a_lower_priority() {
+        use rustix::process::getpriority_process;
+        let nice = || getpriority_process(Some(rustix::thread::gettid())).unwrap();
+        let here = nice();
+        let there = in_paths_pool(|| rayon::broadcast(|_| nice()));
+        assert!(!there.is_empty());
+        for nice in there {
+            assert_eq!(nice, (here + PATHS_NICE).min(19));
         }
     }
 
