@@ -982,23 +982,22 @@ mod on_gpu {
         }
     }
 
-    /// The share of the global pool's threads the path graph's pool has.
-    const PATHS_POOL_DIVISOR: usize = 1;
-
     /// How much lower than the process the path graph's threads run (nice steps).
     const PATHS_NICE: i32 = 10;
 
     /// Runs `work` in the thread pool the path graph is built in beside an update: a
     /// pool of its own (the global one's threads would queue CPPR's host steps behind
-    /// its work), whose threads run at a lower priority, so that the update's steps
-    /// (level by level, many short parallel loops that each wait for their slowest
-    /// thread) get the cores whenever they run and the path graph the rest; the global
-    /// pool when it cannot be made.
+    /// its work), as large as the global one, whose threads run at a lower priority, so
+    /// that the update's steps (level by level, many short parallel loops that each
+    /// wait for their slowest thread) get the cores whenever they run and the path
+    /// graph the rest; the global pool when it cannot be made. H100, 1M gates, one
+    /// call, 4 rounds (CPPR + propagate + paths phases, mean ms): ref 349; this pool at
+    /// nice 0: 328; at nice +10: 296; half as many threads: 321 (nice 0), 304 (+10).
     fn in_paths_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
         static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
         let pool = POOL.get_or_init(|| {
             rayon::ThreadPoolBuilder::new()
-                .num_threads((rayon::current_num_threads() / PATHS_POOL_DIVISOR).max(1))
+                .num_threads(rayon::current_num_threads())
                 .thread_name(|index| format!("tachyon-paths-{index}"))
                 .start_handler(|_| lower_priority(PATHS_NICE))
                 .build()
