@@ -131,6 +131,10 @@ pub fn run(
         return check_cpu(&mut timer, args.runs);
     }
     if args.skip_ops {
+        if args.paths.is_some() {
+            // The path graph is then built beside the update's last steps.
+            timer.want_paths(Some(tachyon::WantedPaths::default()));
+        }
         crate::report::update_timing(&mut timer, progress)?;
         let wns = timer.worst_negative_slack(Split::Late)?;
         let tns = timer.total_negative_slack(Split::Late)?;

@@ -216,6 +216,12 @@ impl CpprStructure {
     pub fn clock_pins(&self) -> &[tachyon_graph::PinId] {
         self.parts.as_ref().map_or(&[], |(clock, _)| clock.pins())
     }
+
+    /// The clock network (None without a clock): what a clock tree of either split
+    /// is built on ([`ClockTree::build_on`]), for other readers of the clock trees.
+    pub fn clock_network(&self) -> Option<&Arc<ClockNetwork>> {
+        self.parts.as_ref().map(|(clock, _)| clock)
+    }
 }
 
 /// Fills `tests[..].credit` and `tests[..].slack` with the exact post-CPPR values.
@@ -314,15 +320,7 @@ fn store_test(result: &mut tachyon_graph::TestResult, before: [f64; 2], after: [
 /// (each test reads its data pin's arrival, scattered over the pins).
 pub(crate) fn store(graph: &TimingGraph, data: &mut TimingData, post: &[[f64; 2]]) {
     let started = Instant::now();
-    let before: Vec<[f64; 2]> = (0..post.len())
-        .into_par_iter()
-        .with_min_len(1024)
-        .map(|test_index| {
-            Transition::BOTH.map(|transition| {
-                tachyon_gba::slack_before_cppr(graph, data, test_index, transition)
-            })
-        })
-        .collect();
+    let before = slacks_before_cppr(graph, data, post.len());
     data.tests
         .par_iter_mut()
         .zip(before.par_iter().zip(post))
@@ -332,6 +330,40 @@ pub(crate) fn store(graph: &TimingGraph, data: &mut TimingData, post: &[[f64; 2]
         store_ms = started.elapsed().as_secs_f64() * 1e3,
         "cppr slacks stored"
     );
+}
+
+/// `data.tests` with the post-CPPR slacks `post` stored as [`apply_cppr_with`] stores
+/// them, as a new list: for a caller that shares `data` with other readers meanwhile
+/// (`gpu::post_cppr_slacks_with` gives `post` from `&data`).
+pub fn stored_tests(
+    graph: &TimingGraph,
+    data: &TimingData,
+    post: &[[f64; 2]],
+) -> Vec<tachyon_graph::TestResult> {
+    let before = slacks_before_cppr(graph, data, post.len());
+    data.tests
+        .par_iter()
+        .zip(before.par_iter().zip(post))
+        .with_min_len(1024)
+        .map(|(result, (before, after))| {
+            let mut result = *result;
+            store_test(&mut result, *before, *after);
+            result
+        })
+        .collect()
+}
+
+/// The pre-CPPR slack of the first `n_tests` tests per data transition.
+fn slacks_before_cppr(graph: &TimingGraph, data: &TimingData, n_tests: usize) -> Vec<[f64; 2]> {
+    (0..n_tests)
+        .into_par_iter()
+        .with_min_len(1024)
+        .map(|test_index| {
+            Transition::BOTH.map(|transition| {
+                tachyon_gba::slack_before_cppr(graph, data, test_index, transition)
+            })
+        })
+        .collect()
 }
 
 /// The exact post-CPPR slack of every test per data transition (`+inf` where no path

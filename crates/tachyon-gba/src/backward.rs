@@ -1,7 +1,7 @@
 //! Phase 4: required times, seeded by output assertions and tests, run backward.
 
 use rayon::prelude::*;
-use tachyon_graph::{TestKind, TimingData, TimingGraph, NO_VALUE};
+use tachyon_graph::{TestKind, TestResult, TimingData, TimingGraph, NO_VALUE};
 use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::propagate::backward_pin;
 use tachyon_kernels::seeds;
@@ -312,7 +312,12 @@ impl SeedLayout {
 
 /// What each test's result gives the seeds ([`tachyon_kernels::seeds::seed_pin`]).
 pub fn seed_inputs(data: &TimingData) -> Vec<seeds::TestSeedInputs> {
-    data.tests
+    test_seed_inputs(&data.tests)
+}
+
+/// [`seed_inputs`] of the tests' results `tests`.
+pub fn test_seed_inputs(tests: &[TestResult]) -> Vec<seeds::TestSeedInputs> {
+    tests
         .par_iter()
         .with_min_len(1 << 12)
         .map(|result| seeds::TestSeedInputs {

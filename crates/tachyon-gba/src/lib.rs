@@ -29,7 +29,7 @@ mod tests_eval;
 
 pub use backward::{
     propagate_required, propagate_required_flat, required_seed_list, required_seeds, seed_inputs,
-    SeedLayout,
+    test_seed_inputs, SeedLayout,
 };
 pub use compare::{compare, Differences};
 pub use flat::{FlatParasitics, FlatTiming, NetsParasitics, NetsRcValues};

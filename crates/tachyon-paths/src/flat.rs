@@ -23,8 +23,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
-use tachyon_cppr::ClockTree;
-use tachyon_graph::{PinId, TimingData, TimingGraph};
+use tachyon_cppr::{ClockNetwork, ClockTree};
+use tachyon_graph::{PinId, TestResult, TimingData, TimingGraph};
 use tachyon_kernels::path_search::{
     self, compacted_parent, key_value, lca, ordered_key, Candidate, ClockLca, ClockTrees,
     Endpoints, Forest, PathGraph, SearchInputs, INPUT_START, NONE,
@@ -62,11 +62,20 @@ pub struct FlatGraph {
 impl FlatGraph {
     /// Flattens `graph` and its finished timing `data` (both splits; in parallel).
     pub fn build(graph: &TimingGraph, data: &TimingData) -> FlatGraph {
+        FlatGraph::with_trees(graph, data, clock_trees(graph, data, None))
+    }
+
+    /// [`FlatGraph::build`] with the clock trees built already ([`clock_trees`] of the
+    /// same `graph` and `data`). It reads only `data`'s arrivals, slews and arc delays
+    /// (never the tests or required times).
+    pub fn with_trees(
+        graph: &TimingGraph,
+        data: &TimingData,
+        trees: [Option<ClockTree>; 2],
+    ) -> FlatGraph {
         let started = Instant::now();
         let mut marks = Vec::new();
         let mut mark = |step: &'static str| marks.push((step, started.elapsed()));
-        let trees = build_trees(graph, data, None);
-        mark("clock trees");
         let n_pins = graph.n_pins() as usize;
         let nodes_per_split = (2 * n_pins) as u32;
         let n_nodes = 2 * nodes_per_split as usize;
@@ -237,11 +246,12 @@ impl FlatGraph {
             let transition = Transition::BOTH[(clock_node % 2) as usize];
             trees[split.index()]
                 .as_ref()
-                .filter(|tree| tree.node(pin, transition).is_some())
+                // The bit set first: it stays in cache, the per-pin numbers do not.
+                .filter(|tree| tree.is_clock_pin(pin) && tree.node(pin, transition).is_some())
                 .map(|tree| (tree, clock_node, split.index() as u32 * nodes_per_split))
         };
         // Zeroed storage comes from the system untouched: the pass below writes each
-        // entry once, on all threads.
+        // entry once, on all threads (the depths only on the trees).
         let mut tree_parent = vec![0u32; n_nodes];
         let mut tree_depth = vec![0u32; n_nodes];
         let mut tree_credit = vec![0f64; n_nodes];
@@ -254,21 +264,23 @@ impl FlatGraph {
             .enumerate()
             .map(|(chunk, (parents, depths, credits))| {
                 let first = (chunk * PINS_PER_CHUNK) as u32;
+                // Most nodes are off the trees: filled whole (depth 0 as allocated),
+                // then the few tree nodes written.
+                parents.fill(NONE);
+                credits.fill(f64::NAN);
                 let mut on_trees = Vec::new();
-                let entries = parents.iter_mut().zip(depths).zip(credits);
-                for (node, ((parent, depth), credit)) in (first..).zip(entries) {
-                    (*parent, *depth, *credit) = match tree_of(node) {
-                        None => (NONE, 0, f64::NAN),
-                        Some((tree, clock_node, offset)) => {
-                            on_trees.push(node);
-                            let node_depth = tree.depth(clock_node);
-                            let node_parent = match node_depth {
-                                0 => NONE,
-                                up => offset + tree.ancestor(clock_node, up - 1),
-                            };
-                            (node_parent, node_depth, tree.credit(clock_node))
-                        }
+                for (index, node) in (first..first + parents.len() as u32).enumerate() {
+                    let Some((tree, clock_node, offset)) = tree_of(node) else {
+                        continue;
                     };
+                    on_trees.push(node);
+                    let node_depth = tree.depth(clock_node);
+                    parents[index] = match node_depth {
+                        0 => NONE,
+                        up => offset + tree.ancestor(clock_node, up - 1),
+                    };
+                    depths[index] = node_depth;
+                    credits[index] = tree.credit(clock_node);
                 }
                 on_trees
             })
@@ -406,6 +418,31 @@ impl FlatGraph {
         }
     }
 
+    /// What the device's copy holds ([`crate::gpu::DevicePathGraph`]): the in-edges,
+    /// the clock trees (without their LCA table) and the level nodes.
+    #[cfg(feature = "gpu")]
+    pub(crate) fn device_arrays(&self) -> (PathGraph<'_>, ClockTrees<'_>, &[u32]) {
+        let graph = PathGraph {
+            nodes_per_split: self.nodes_per_split,
+            edge_start: &self.edge_start,
+            edge_from: &self.edge_from,
+            edge_launch: &self.edge_launch,
+            edge_value: &self.edge_value,
+        };
+        let trees = ClockTrees {
+            parent: &self.tree_parent,
+            depth: &self.tree_depth,
+            credit: &self.tree_credit,
+            lca: ClockLca::EMPTY,
+        };
+        (graph, trees, &self.level_nodes)
+    }
+
+    /// The clock tree of each split (None without a clock).
+    pub fn trees(&self) -> &[Option<ClockTree>; 2] {
+        &self.trees
+    }
+
     /// Nodes (both splits).
     pub fn n_nodes(&self) -> usize {
         self.edge_start.len() - 1
@@ -437,15 +474,118 @@ pub struct ClockLcaTable {
     pub positions: u32,
 }
 
+/// The clock tree of each split of `graph` from its finished timing `data` (None
+/// without a clock), what [`FlatGraph::with_trees`] and [`FlatEndpoints::collect`] read:
+/// built on `network` when given (the clock's network, e.g. the CPPR structure's),
+/// else on the network found here. Reads only the clock pins' arrivals and the clock
+/// arcs' delays.
+pub fn clock_trees(
+    graph: &TimingGraph,
+    data: &TimingData,
+    network: Option<&Arc<ClockNetwork>>,
+) -> [Option<ClockTree>; 2] {
+    let started = Instant::now();
+    let trees = build_trees(graph, data, None, network);
+    tracing::debug!(
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        network_given = network.is_some(),
+        "path search: clock trees built"
+    );
+    trees
+}
+
+/// The endpoints of one query, flattened (the same list as the reference search, with
+/// the engine's slack as a bound): what a search adds to a [`FlatGraph`]. They do not
+/// depend on the query's `k`.
+pub struct FlatEndpoints {
+    query: PathQuery,
+    node: Vec<u32>,
+    required: Vec<f64>,
+    bound: Vec<f64>,
+    capture: Vec<u32>,
+    launches: Vec<u32>,
+    kind: Vec<PathKind>,
+}
+
+impl FlatEndpoints {
+    /// The endpoints of `query` in `graph`, from the clock trees `trees`
+    /// ([`clock_trees`]), the arrivals `arrival` and the tests' results `tests` (after
+    /// CPPR when the query counts it) of its finished timing.
+    pub fn collect(
+        graph: &TimingGraph,
+        trees: &[Option<ClockTree>; 2],
+        arrival: &[[f64; 4]],
+        tests: &[TestResult],
+        query: &PathQuery,
+    ) -> FlatEndpoints {
+        let nodes_per_split = 2 * graph.n_pins();
+        let (specs, endpoints) = collect_endpoints(graph, arrival, tests, trees, query);
+        // Each endpoint array filled in place, on all threads.
+        let per_endpoint = |value: fn(&ForestSpec, &Endpoint, u32, &PathQuery) -> u32| {
+            let mut out = Vec::with_capacity(endpoints.len());
+            out.par_extend(endpoints.par_iter().map(|endpoint| {
+                let spec = &specs[endpoint.forest];
+                let offset = spec.split.index() as u32 * nodes_per_split;
+                value(spec, endpoint, offset, query)
+            }));
+            out
+        };
+        let node = per_endpoint(|spec, endpoint, offset, _| {
+            offset + spec.endpoint.0 * 2 + endpoint.transition.index() as u32
+        });
+        let capture = per_endpoint(|spec, _, offset, query| {
+            spec.capture
+                .filter(|_| query.cppr)
+                .map_or(NONE, |capture| offset + capture)
+        });
+        let launches = per_endpoint(|spec, _, _, _| u32::from(spec.launches));
+        FlatEndpoints {
+            query: PathQuery { k: 0, ..*query },
+            node,
+            required: endpoints
+                .par_iter()
+                .map(|endpoint| endpoint.required)
+                .collect(),
+            bound: endpoints
+                .par_iter()
+                .map(|endpoint| endpoint.lower_bound)
+                .collect(),
+            capture,
+            launches,
+            kind: endpoints.par_iter().map(|endpoint| endpoint.kind).collect(),
+        }
+    }
+
+    /// Whether these are the endpoints of `query` (whatever its `k`).
+    pub fn serve(&self, query: &PathQuery) -> bool {
+        PathQuery { k: 0, ..*query } == self.query
+    }
+
+    /// How many (endpoint, transition) pairs.
+    pub fn len(&self) -> usize {
+        self.node.len()
+    }
+
+    /// Whether the query has no endpoint.
+    pub fn is_empty(&self) -> bool {
+        self.node.is_empty()
+    }
+}
+
+impl std::fmt::Debug for FlatEndpoints {
+    /// The query and the size only.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlatEndpoints")
+            .field("query", &self.query)
+            .field("endpoints", &self.len())
+            .finish()
+    }
+}
+
 /// The flattened problem of one query: the shared graph and the query's endpoints.
 pub struct FlatPaths {
     graph: Arc<FlatGraph>,
-    endpoint_node: Vec<u32>,
-    endpoint_required: Vec<f64>,
-    endpoint_bound: Vec<f64>,
-    endpoint_capture: Vec<u32>,
-    endpoint_launches: Vec<u32>,
-    endpoint_kind: Vec<PathKind>,
+    endpoints: Arc<FlatEndpoints>,
     k: usize,
     threshold_cap: f64,
 }
@@ -464,47 +604,29 @@ impl FlatPaths {
         data: &TimingData,
         query: &PathQuery,
     ) -> FlatPaths {
-        let (specs, endpoints) = collect_endpoints(graph, data, &flat.trees, query);
-        // Each endpoint array filled in place, on all threads.
-        let per_endpoint = |value: fn(&ForestSpec, &Endpoint, u32, &PathQuery) -> u32| {
-            let mut out = Vec::with_capacity(endpoints.len());
-            out.par_extend(endpoints.par_iter().map(|endpoint| {
-                let spec = &specs[endpoint.forest];
-                let offset = spec.split.index() as u32 * flat.nodes_per_split;
-                value(spec, endpoint, offset, query)
-            }));
-            out
+        let endpoints =
+            FlatEndpoints::collect(graph, &flat.trees, &data.arrival, &data.tests, query);
+        FlatPaths::with_endpoints(flat, Arc::new(endpoints), query.k)
+    }
+
+    /// The problem of the `k` worst paths to `endpoints` (collected from the timing
+    /// `flat` was built from) on `flat`.
+    pub fn with_endpoints(
+        flat: Arc<FlatGraph>,
+        endpoints: Arc<FlatEndpoints>,
+        k: usize,
+    ) -> FlatPaths {
+        let threshold_cap = if endpoints.query.only_negative {
+            // The largest value below 0: only negative slacks pass `<=`.
+            -f64::from_bits(1)
+        } else {
+            f64::INFINITY
         };
-        let endpoint_node = per_endpoint(|spec, endpoint, offset, _| {
-            offset + spec.endpoint.0 * 2 + endpoint.transition.index() as u32
-        });
-        let endpoint_capture = per_endpoint(|spec, _, offset, query| {
-            spec.capture
-                .filter(|_| query.cppr)
-                .map_or(NONE, |capture| offset + capture)
-        });
-        let endpoint_launches = per_endpoint(|spec, _, _, _| u32::from(spec.launches));
         FlatPaths {
-            graph: Arc::clone(&flat),
-            endpoint_node,
-            endpoint_required: endpoints
-                .par_iter()
-                .map(|endpoint| endpoint.required)
-                .collect(),
-            endpoint_bound: endpoints
-                .par_iter()
-                .map(|endpoint| endpoint.lower_bound)
-                .collect(),
-            endpoint_capture,
-            endpoint_launches,
-            endpoint_kind: endpoints.par_iter().map(|endpoint| endpoint.kind).collect(),
-            k: query.k,
-            threshold_cap: if query.only_negative {
-                // The largest value below 0: only negative slacks pass `<=`.
-                -f64::from_bits(1)
-            } else {
-                f64::INFINITY
-            },
+            graph: flat,
+            endpoints,
+            k,
+            threshold_cap,
         }
     }
 
@@ -533,11 +655,11 @@ impl FlatPaths {
             tree_nodes: &flat.tree_nodes,
             tree_max_depth: flat.tree_max_depth,
             endpoints: Endpoints {
-                node: &self.endpoint_node,
-                required: &self.endpoint_required,
-                bound: &self.endpoint_bound,
-                capture: &self.endpoint_capture,
-                launches: &self.endpoint_launches,
+                node: &self.endpoints.node,
+                required: &self.endpoints.required,
+                bound: &self.endpoints.bound,
+                capture: &self.endpoints.capture,
+                launches: &self.endpoints.launches,
             },
             level_offsets: &flat.level_offsets,
             level_nodes: &flat.level_nodes,
@@ -592,7 +714,7 @@ impl FlatPaths {
             trees: problem.trees,
             endpoints: problem.endpoints,
         };
-        let n_endpoints = self.endpoint_node.len();
+        let n_endpoints = self.endpoints.node.len();
         let mut pool: Vec<Candidate> = (0..n_endpoints)
             .into_par_iter()
             .with_min_len(MIN_PARALLEL)
@@ -672,7 +794,7 @@ impl FlatPaths {
         deviations.reverse();
         let endpoint = outcome.endpoint[candidate as usize] as usize;
         let flat = &*self.graph;
-        let mut node = self.endpoint_node[endpoint];
+        let mut node = self.endpoints.node[endpoint];
         let split = if node < flat.nodes_per_split {
             Split::Early
         } else {
@@ -710,7 +832,7 @@ impl FlatPaths {
         TimingPath {
             slack,
             split,
-            kind: self.endpoint_kind[endpoint],
+            kind: self.endpoints.kind[endpoint],
             pins,
         }
     }

@@ -31,9 +31,11 @@ use tachyon_gpu::abi::{
 };
 use tachyon_gpu::{DeviceBuffer, GpuContext, GpuError, LaunchShape};
 use tachyon_kernels::path_search::{
-    key_value, lca as lca_steps, ordered_key, NONE, RADIX_BINS, RADIX_BITS, SCAN_CHUNK,
+    key_value, lca as lca_steps, ordered_key, ClockTrees, PathGraph, NONE, RADIX_BINS, RADIX_BITS,
+    SCAN_CHUNK,
 };
 
+use crate::flat::FlatGraph;
 use crate::problem::{pick_bin, select_at_most, PathProblem, SearchOutcome};
 
 /// Bytes of device memory per candidate (five `u32`, one `f64`, one `u64` key, plus a
@@ -74,18 +76,30 @@ pub fn search_paths(
     gpu: &Arc<GpuContext>,
     problem: &PathProblem<'_>,
 ) -> Result<SearchOutcome, GpuError> {
-    search_paths_with_room(gpu, problem, None)
+    search_paths_with_room(gpu, problem, None, None)
 }
 
-/// [`search_paths`] with the candidates' room starting at `initial_room` (at least the
-/// endpoints) instead of the default (tests grow it from the smallest).
+/// [`search_paths`] on the problem's path graph uploaded beforehand (`graph`, from the
+/// [`FlatGraph`] the problem was made on): the `upload` step copies only the endpoints.
+/// A graph on another GPU is not used (the problem's graph is uploaded as without it).
+pub fn search_paths_on(
+    gpu: &Arc<GpuContext>,
+    problem: &PathProblem<'_>,
+    graph: Option<&DevicePathGraph>,
+) -> Result<SearchOutcome, GpuError> {
+    search_paths_with_room(gpu, problem, graph, None)
+}
+
+/// [`search_paths_on`] with the candidates' room starting at `initial_room` (at least
+/// the endpoints) instead of the default (tests grow it from the smallest).
 pub(crate) fn search_paths_with_room(
     gpu: &Arc<GpuContext>,
     problem: &PathProblem<'_>,
+    graph: Option<&DevicePathGraph>,
     initial_room: Option<usize>,
 ) -> Result<SearchOutcome, GpuError> {
     let mut phases = Phases::new();
-    let uploaded = Uploaded::upload(gpu, problem)?;
+    let uploaded = Uploaded::upload(gpu, problem, graph)?;
     phases.done(gpu, "upload")?;
     let lca = uploaded.lca(gpu, problem)?;
     phases.done(gpu, "lca")?;
@@ -104,8 +118,11 @@ pub(crate) fn search_paths_with_room(
     })
 }
 
-/// The problem on the device, with the forest's arrays.
-struct Uploaded {
+/// A path graph on the device: the arrays of a [`FlatGraph`] (in-edges, clock trees,
+/// levels) that every search on it reads, whatever its endpoints. Uploaded once
+/// ([`DevicePathGraph::upload`]), e.g. beside other work, for [`search_paths_on`].
+pub struct DevicePathGraph {
+    gpu: Arc<GpuContext>,
     nodes_per_split: u32,
     edge_start: DeviceBuffer<u32>,
     edge_from: DeviceBuffer<u32>,
@@ -114,12 +131,77 @@ struct Uploaded {
     tree_parent: DeviceBuffer<u32>,
     tree_depth: DeviceBuffer<u32>,
     tree_credit: DeviceBuffer<f64>,
+    level_nodes: DeviceBuffer<u32>,
+}
+
+impl std::fmt::Debug for DevicePathGraph {
+    /// Sizes only.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DevicePathGraph")
+            .field("nodes", &self.edge_start.len().saturating_sub(1))
+            .field("edges", &self.edge_from.len())
+            .finish()
+    }
+}
+
+impl DevicePathGraph {
+    /// `flat`'s arrays copied to `gpu`.
+    pub fn upload(gpu: &Arc<GpuContext>, flat: &FlatGraph) -> Result<DevicePathGraph, GpuError> {
+        let (graph, trees, level_nodes) = flat.device_arrays();
+        DevicePathGraph::upload_arrays(gpu, graph, trees, level_nodes)
+    }
+
+    fn upload_arrays(
+        gpu: &Arc<GpuContext>,
+        graph: PathGraph<'_>,
+        trees: ClockTrees<'_>,
+        level_nodes: &[u32],
+    ) -> Result<DevicePathGraph, GpuError> {
+        const DURING: &str = "uploading the path graph";
+        let n_nodes = graph.edge_start.len().saturating_sub(1);
+        if n_nodes >= u32::MAX as usize - 2 || graph.edge_from.len() >= u32::MAX as usize {
+            return Err(gpu.out_of_room("indexing the path graph", u64::MAX));
+        }
+        Ok(DevicePathGraph {
+            gpu: Arc::clone(gpu),
+            nodes_per_split: graph.nodes_per_split,
+            edge_start: gpu.upload(DURING, graph.edge_start)?,
+            edge_from: gpu.upload(DURING, graph.edge_from)?,
+            edge_launch: gpu.upload(DURING, graph.edge_launch)?,
+            edge_value: gpu.upload(DURING, graph.edge_value)?,
+            tree_parent: gpu.upload(DURING, trees.parent)?,
+            tree_depth: gpu.upload(DURING, trees.depth)?,
+            tree_credit: gpu.upload(DURING, trees.credit)?,
+            level_nodes: gpu.upload(DURING, level_nodes)?,
+        })
+    }
+}
+
+/// The path graph a search reads: uploaded by the search, or beforehand.
+enum SearchGraph<'g> {
+    Uploaded(Box<DevicePathGraph>),
+    Kept(&'g DevicePathGraph),
+}
+
+impl std::ops::Deref for SearchGraph<'_> {
+    type Target = DevicePathGraph;
+
+    fn deref(&self) -> &DevicePathGraph {
+        match self {
+            SearchGraph::Uploaded(graph) => graph,
+            SearchGraph::Kept(graph) => graph,
+        }
+    }
+}
+
+/// The problem on the device, with the forest's arrays.
+struct Uploaded<'g> {
+    graph: SearchGraph<'g>,
     endpoint_node: DeviceBuffer<u32>,
     endpoint_required: DeviceBuffer<f64>,
     endpoint_bound: DeviceBuffer<f64>,
     endpoint_capture: DeviceBuffer<u32>,
     endpoint_launches: DeviceBuffer<u32>,
-    level_nodes: DeviceBuffer<u32>,
     /// The forest: per node the most critical arrival, its first in-edge, its start.
     arrival: DeviceBuffer<f64>,
     best_edge: DeviceBuffer<u32>,
@@ -128,30 +210,31 @@ struct Uploaded {
     no_table: DeviceBuffer<u64>,
 }
 
-impl Uploaded {
-    /// Step 1: the problem copied to `gpu`.
-    fn upload(gpu: &Arc<GpuContext>, problem: &PathProblem<'_>) -> Result<Uploaded, GpuError> {
+impl<'g> Uploaded<'g> {
+    /// Step 1: the problem copied to `gpu` (its graph only when `kept` is not there).
+    fn upload(
+        gpu: &Arc<GpuContext>,
+        problem: &PathProblem<'_>,
+        kept: Option<&'g DevicePathGraph>,
+    ) -> Result<Uploaded<'g>, GpuError> {
         const DURING: &str = "uploading the path problem";
-        let graph = problem.graph;
+        let graph = match kept {
+            Some(kept) if Arc::ptr_eq(&kept.gpu, gpu) => SearchGraph::Kept(kept),
+            _ => SearchGraph::Uploaded(Box::new(DevicePathGraph::upload_arrays(
+                gpu,
+                problem.graph,
+                problem.trees,
+                problem.level_nodes,
+            )?)),
+        };
         let n_nodes = graph.edge_start.len().saturating_sub(1);
-        if n_nodes >= u32::MAX as usize - 2 || graph.edge_from.len() >= u32::MAX as usize {
-            return Err(gpu.out_of_room("indexing the path graph", u64::MAX));
-        }
         Ok(Uploaded {
-            nodes_per_split: graph.nodes_per_split,
-            edge_start: gpu.upload(DURING, graph.edge_start)?,
-            edge_from: gpu.upload(DURING, graph.edge_from)?,
-            edge_launch: gpu.upload(DURING, graph.edge_launch)?,
-            edge_value: gpu.upload(DURING, graph.edge_value)?,
-            tree_parent: gpu.upload(DURING, problem.trees.parent)?,
-            tree_depth: gpu.upload(DURING, problem.trees.depth)?,
-            tree_credit: gpu.upload(DURING, problem.trees.credit)?,
+            graph,
             endpoint_node: gpu.upload(DURING, problem.endpoints.node)?,
             endpoint_required: gpu.upload(DURING, problem.endpoints.required)?,
             endpoint_bound: gpu.upload(DURING, problem.endpoints.bound)?,
             endpoint_capture: gpu.upload(DURING, problem.endpoints.capture)?,
             endpoint_launches: gpu.upload(DURING, problem.endpoints.launches)?,
-            level_nodes: gpu.upload(DURING, problem.level_nodes)?,
             arrival: gpu.allocate(DURING, n_nodes)?,
             best_edge: gpu.allocate(DURING, n_nodes)?,
             start: gpu.allocate(DURING, n_nodes)?,
@@ -161,11 +244,11 @@ impl Uploaded {
 
     fn graph(&self) -> PathGraphArrays<'_> {
         PathGraphArrays {
-            nodes_per_split: self.nodes_per_split,
-            edge_start: self.edge_start.view(),
-            edge_from: self.edge_from.view(),
-            edge_launch: self.edge_launch.view(),
-            edge_value: self.edge_value.view(),
+            nodes_per_split: self.graph.nodes_per_split,
+            edge_start: self.graph.edge_start.view(),
+            edge_from: self.graph.edge_from.view(),
+            edge_launch: self.graph.edge_launch.view(),
+            edge_value: self.graph.edge_value.view(),
         }
     }
 
@@ -183,7 +266,13 @@ impl Uploaded {
         if !uses_lca || problem.tree_nodes.is_empty() {
             return Ok(None);
         }
-        DeviceLca::build(gpu, problem, &self.tree_parent, &self.tree_depth).map(Some)
+        DeviceLca::build(
+            gpu,
+            problem,
+            &self.graph.tree_parent,
+            &self.graph.tree_depth,
+        )
+        .map(Some)
     }
 
     /// Step 3: the forest, level by level.
@@ -196,7 +285,7 @@ impl Uploaded {
             gpu.launch(
                 shape(end - first),
                 PathsForestLevelArgs {
-                    level_nodes: self.level_nodes.view().slice(first..end),
+                    level_nodes: self.graph.level_nodes.view().slice(first..end),
                     graph: self.graph(),
                     arrival: self.arrival.cells(),
                     best_edge: self.best_edge.cells(),
@@ -209,15 +298,15 @@ impl Uploaded {
 
     /// What the candidate kernels read.
     fn search_arrays<'a>(&'a self, lca: Option<&'a DeviceLca>) -> SearchArrays<'a> {
-        let empty = self.tree_parent.view().slice(0..0);
+        let empty = self.graph.tree_parent.view().slice(0..0);
         SearchArrays {
             graph: self.graph(),
             arrival: self.arrival.view(),
             best_edge: self.best_edge.view(),
             start: self.start.view(),
-            tree_parent: self.tree_parent.view(),
-            tree_depth: self.tree_depth.view(),
-            tree_credit: self.tree_credit.view(),
+            tree_parent: self.graph.tree_parent.view(),
+            tree_depth: self.graph.tree_depth.view(),
+            tree_credit: self.graph.tree_credit.view(),
             endpoint_node: self.endpoint_node.view(),
             endpoint_required: self.endpoint_required.view(),
             endpoint_bound: self.endpoint_bound.view(),
@@ -439,7 +528,7 @@ impl Candidates {
         &mut self,
         gpu: &GpuContext,
         problem: &PathProblem<'_>,
-        uploaded: &Uploaded,
+        uploaded: &Uploaded<'_>,
         threshold: f64,
         levels: u32,
     ) -> Result<SearchOutcome, GpuError> {

@@ -2,10 +2,11 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::sync::Arc;
 
 use rayon::prelude::*;
-use tachyon_cppr::ClockTree;
-use tachyon_graph::{PinKind, TimingData, TimingGraph};
+use tachyon_cppr::{ClockNetwork, ClockTree};
+use tachyon_graph::{PinKind, TestResult, TimingData, TimingGraph};
 use tachyon_kernels::condition::condition_index;
 use tachyon_kernels::{Split, Transition};
 
@@ -107,12 +108,12 @@ pub(crate) fn prepare<'a>(
     data: &'a TimingData,
     query: &PathQuery,
 ) -> Search<'a> {
-    let trees = build_trees(graph, data, query.split);
+    let trees = build_trees(graph, data, query.split, None);
     let mut topological_position = vec![0u32; graph.n_pins() as usize];
     for (position, pin) in graph.topological_order().iter().enumerate() {
         topological_position[pin.index()] = position as u32;
     }
-    let (specs, endpoints) = collect_endpoints(graph, data, &trees, query);
+    let (specs, endpoints) = collect_endpoints(graph, &data.arrival, &data.tests, &trees, query);
     Search {
         graph,
         data,
@@ -128,27 +129,33 @@ pub(crate) fn prepare<'a>(
     }
 }
 
-/// The clock tree of each split (only `split` when given), when the design has a clock.
+/// The clock tree of each split (only `split` when given), when the design has a clock,
+/// built on `network` (the clock's network, [`ClockNetwork::build`]) when given, else
+/// on the network found here (once, for both splits).
 pub(crate) fn build_trees(
     graph: &TimingGraph,
     data: &TimingData,
     split: Option<Split>,
+    network: Option<&Arc<ClockNetwork>>,
 ) -> [Option<ClockTree>; 2] {
     let splits: Vec<Split> = match split {
         Some(split) => vec![split],
         None => Split::BOTH.to_vec(),
     };
-    let clock = graph.assertions().clock;
-    let trees_built: Vec<(Split, Option<ClockTree>)> = splits
-        .par_iter()
-        .map(|&split| {
-            let tree = clock.map(|clock| ClockTree::build(graph, data, clock.source, split));
-            (split, tree)
-        })
-        .collect();
     let mut trees: [Option<ClockTree>; 2] = [None, None];
+    let Some(clock) = graph.assertions().clock else {
+        return trees;
+    };
+    let network = match network {
+        Some(network) => Arc::clone(network),
+        None => Arc::new(ClockNetwork::build(graph, clock.source)),
+    };
+    let trees_built: Vec<(Split, ClockTree)> = splits
+        .par_iter()
+        .map(|&split| (split, ClockTree::build_on(graph, data, &network, split)))
+        .collect();
     for (split, tree) in trees_built {
-        trees[split.index()] = tree;
+        trees[split.index()] = Some(tree);
     }
     trees
 }
@@ -160,7 +167,8 @@ pub(crate) fn build_trees(
 /// order of first use, and the sort is stable.
 pub(crate) fn collect_endpoints(
     graph: &TimingGraph,
-    data: &TimingData,
+    arrival: &[[f64; 4]],
+    tests: &[TestResult],
     trees: &[Option<ClockTree>; 2],
     query: &PathQuery,
 ) -> (Vec<ForestSpec>, Vec<Endpoint>) {
@@ -193,7 +201,7 @@ pub(crate) fn collect_endpoints(
                         let required = required[condition];
                         // The engine's arrival covers every path, so its slack bounds ours.
                         let lower_bound =
-                            endpoint_slack(split, required, data.arrival[pin.index()][condition]);
+                            endpoint_slack(split, required, arrival[pin.index()][condition]);
                         if lower_bound.is_nan() {
                             return None;
                         }
@@ -241,7 +249,7 @@ pub(crate) fn collect_endpoints(
                     .into_iter()
                     .filter(move |_| wanted)
                     .filter_map(move |transition| {
-                        let result = &data.tests[test_index];
+                        let result = &tests[test_index];
                         let required = result.required_before_cppr[transition.index()];
                         // The engine's post-CPPR test slack is exactly the best path's.
                         let lower_bound = result.slack[transition.index()];

@@ -509,6 +509,58 @@ fn flat_search_twin_equals_the_reference() {
     }
 }
 
+/// What a timer builds beside its update (the clock trees on a clock network found
+/// beforehand, the graph from those trees, the endpoints from arrivals and tests given
+/// apart) makes the problem `FlatPaths::build` makes: the same outcome bit for bit.
+#[test]
+fn graph_and_endpoints_built_apart_equal_one_build() {
+    use crate::flat::{clock_trees, FlatEndpoints, FlatGraph, FlatPaths};
+    for seed in 0..20 {
+        let (graph, data) = random_design(seed);
+        let network = graph
+            .assertions()
+            .clock
+            .map(|clock| Shared::new(tachyon_cppr::ClockNetwork::build(&graph, clock.source)));
+        let queries = [
+            PathQuery::top(7),
+            PathQuery {
+                only_negative: true,
+                ..PathQuery::top(7)
+            },
+            PathQuery {
+                split: Some(Split::Late),
+                ..PathQuery::top(7)
+            },
+        ];
+        for query in queries {
+            let whole = FlatPaths::build(&graph, &data, &query);
+            let trees = clock_trees(&graph, &data, network.as_ref());
+            let endpoints =
+                FlatEndpoints::collect(&graph, &trees, &data.arrival, &data.tests, &query);
+            assert!(endpoints.serve(&PathQuery { k: 99, ..query }));
+            assert!(!endpoints.serve(&PathQuery {
+                cppr: !query.cppr,
+                ..query
+            }));
+            let flat = Shared::new(FlatGraph::with_trees(&graph, &data, trees));
+            let apart = FlatPaths::with_endpoints(flat, Shared::new(endpoints), query.k);
+            let (expected, found) = (whole.search_cpu(None), apart.search_cpu(None));
+            assert_eq!(expected.selected, found.selected, "seed {seed}, {query:?}");
+            let bits = |slacks: &[f64]| slacks.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&expected.selected_slack),
+                bits(&found.selected_slack),
+                "seed {seed}, {query:?}"
+            );
+            assert_eq!(
+                whole.recover(&expected),
+                apart.recover(&found),
+                "seed {seed}, {query:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn flat_search_with_a_level_limit_returns_paths_of_few_deviations() {
     let (graph, data) = random_design(3);
@@ -557,8 +609,9 @@ fn gpu_search_equals_the_twin_and_the_reference() {
                 assert_eq!(twin.best_edge, on_gpu.best_edge, "seed {seed}");
                 // The candidates' room grown from the endpoints alone, level by level:
                 // the same outcome as with the default room.
-                let grown = crate::gpu::search_paths_with_room(&gpu, &flat.problem(None), Some(1))
-                    .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+                let grown =
+                    crate::gpu::search_paths_with_room(&gpu, &flat.problem(None), None, Some(1))
+                        .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
                 let fields = |outcome: &crate::problem::SearchOutcome| {
                     (
                         outcome.selected.clone(),
@@ -581,6 +634,15 @@ fn gpu_search_equals_the_twin_and_the_reference() {
                 assert!(
                     fields(&on_gpu) == fields(&grown),
                     "seed {seed} k {k}: grown room"
+                );
+                // On the graph uploaded beforehand: the same outcome.
+                let device = crate::gpu::DevicePathGraph::upload(&gpu, flat.graph())
+                    .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+                let on_kept = crate::gpu::search_paths_on(&gpu, &flat.problem(None), Some(&device))
+                    .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+                assert!(
+                    fields(&on_gpu) == fields(&on_kept),
+                    "seed {seed} k {k}: graph uploaded beforehand"
                 );
                 let reference = worst_paths(&graph, &data, &query);
                 if let Err(difference) =

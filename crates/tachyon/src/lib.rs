@@ -42,5 +42,5 @@ pub use tachyon_link::TimingGroupPolicy;
 pub use timer::{
     default_writer_options, read_checked, BackendComparison, CpprWork, DesignInput, EndpointCounts,
     InputError, OpsSummary, PathSelection, PhaseTiming, PinInfo, Retime, SdcTiming, SelectedPaths,
-    Timer, TimerError, UpdateStats, SDC_PATHS_NOTE,
+    Timer, TimerError, UpdateStats, WantedPaths, SDC_PATHS_NOTE,
 };

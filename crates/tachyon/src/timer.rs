@@ -241,8 +241,11 @@ pub struct Timer {
     /// The clock source whose reach to the flip-flops was last checked.
     checked_clock: Option<String>,
     /// The flattened graph of the path search, built by the first path query after a
-    /// timing update and shared by the next ones.
-    path_graph: Option<std::sync::Arc<tachyon_paths::flat::FlatGraph>>,
+    /// timing update (or beside the update, [`Timer::want_paths`]) and shared by the
+    /// next ones.
+    path_graph: Option<gpu_phases::KeptPaths>,
+    /// The paths the caller will ask for after the next full update.
+    wanted_paths: Option<WantedPaths>,
     /// How updates after edits re-time.
     retime: Retime,
     /// What the last update re-timed.
@@ -365,6 +368,7 @@ impl Timer {
             warned: std::collections::HashSet::new(),
             checked_clock: None,
             path_graph: None,
+            wanted_paths: None,
             retime: Retime::default(),
             stats: UpdateStats::default(),
             history: Vec::new(),
@@ -999,6 +1003,30 @@ impl Timer {
         loaded
     }
 
+    /// Says which paths the caller will ask for ([`Timer::worst_paths`]) after the next
+    /// full update (None, the default: none or unknown). A full update on the GPU
+    /// backend then builds the path graph from the forward values beside CPPR and the
+    /// backward step, and collects those paths' endpoints beside the backward sweep;
+    /// both are kept for the path queries until an edit or another update drops them.
+    /// The paths found are the same either way.
+    pub fn want_paths(&mut self, wanted: Option<WantedPaths>) {
+        self.wanted_paths = wanted;
+    }
+
+    /// The query whose endpoints a full update collects ([`Timer::want_paths`]): the
+    /// TAU path search's (not under SDC constraints), with the timer's CPPR setting.
+    #[cfg(feature = "gpu")]
+    fn wanted_path_query(&self) -> Option<tachyon_paths::PathQuery> {
+        let wanted = self.wanted_paths?;
+        (!self.design.uses_sdc()).then_some(tachyon_paths::PathQuery {
+            k: 0,
+            split: wanted.split,
+            endpoint: None,
+            only_negative: wanted.only_negative,
+            cppr: self.cppr,
+        })
+    }
+
     /// Enables or disables CPPR (enabled by default).
     pub fn set_cppr(&mut self, enabled: bool) {
         if self.cppr != enabled {
@@ -1122,7 +1150,7 @@ impl Timer {
         }
         self.warn_about_design(&graph, &data);
         self.timing = Some((graph, data));
-        self.path_graph = None;
+        self.path_graph = self.resident.as_mut().and_then(gpu_phases::take_paths);
         Ok(())
     }
 
@@ -1848,6 +1876,16 @@ fn format_value(value: Option<f64>, missing: f64) -> String {
     }
 }
 
+/// The paths a caller will ask for after the next full update ([`Timer::want_paths`]):
+/// those of [`Timer::worst_paths`] with these arguments (any `k`, any endpoint).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WantedPaths {
+    /// Only this split; both when None.
+    pub split: Option<Split>,
+    /// Only paths with negative slack.
+    pub only_negative: bool,
+}
+
 impl Timer {
     /// The `k` paths of smallest slack (post-CPPR when CPPR is on), smallest first:
     /// of `split` only when given, ending at pin `endpoint` only when given, negative
@@ -1892,16 +1930,20 @@ impl Timer {
             only_negative,
             cppr: self.cppr,
         };
-        let flat = self
-            .path_graph
-            .get_or_insert_with(|| {
-                std::sync::Arc::new(tachyon_paths::flat::FlatGraph::build(graph, data))
-            })
-            .clone();
+        let kept = self.path_graph.get_or_insert_with(|| {
+            gpu_phases::KeptPaths::new(tachyon_paths::flat::FlatGraph::build(graph, data))
+        });
+        let flat = kept.graph.clone();
         let built = started.elapsed();
-        let problem = tachyon_paths::flat::FlatPaths::for_query(flat, graph, data, &query);
+        let problem = match &kept.endpoints {
+            Some(endpoints) if endpoints.serve(&query) => {
+                tachyon_paths::flat::FlatPaths::with_endpoints(flat, endpoints.clone(), k)
+            }
+            _ => tachyon_paths::flat::FlatPaths::for_query(flat, graph, data, &query),
+        };
         let queried = started.elapsed();
-        let outcome = gpu_phases::search_paths(self.backend.for_design(graph.n_pins()), &problem)?;
+        let outcome =
+            gpu_phases::search_paths(self.backend.for_design(graph.n_pins()), &problem, kept)?;
         let searched = started.elapsed();
         let paths = problem.recover(&outcome);
         let ms = |duration: Duration| duration.as_secs_f64() * 1e3;

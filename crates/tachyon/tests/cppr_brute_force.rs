@@ -94,6 +94,31 @@ fn flat_combining_equals_the_host_combining_bit_for_bit() {
     }
 }
 
+/// `stored_tests` (CPPR's results as a new list, for an update that shares the timing
+/// data meanwhile) gives the tests `apply_cppr_with` stores, bit for bit.
+#[test]
+fn stored_tests_equal_the_tests_cppr_stores() {
+    let designs = default_and_sequential_tau_designs("stored_tests_equal_the_tests_cppr_stores");
+    for (name, mut timer) in designs {
+        let (graph, data) = timer.timing().unwrap();
+        let post = tachyon::cppr::post_cppr_slacks(graph, data);
+        let stored = tachyon::cppr::stored_tests(graph, data, &post);
+        let bits = |tests: &[tachyon::graph::TestResult]| -> Vec<u64> {
+            tests
+                .iter()
+                .flat_map(|test| {
+                    [test.required_before_cppr, test.credit, test.slack]
+                        .into_iter()
+                        .flatten()
+                        .map(f64::to_bits)
+                })
+                .collect()
+        };
+        assert_eq!(bits(&stored), bits(&data.tests), "{name}");
+        println!("{name}: {} tests stored alike", stored.len());
+    }
+}
+
 #[test]
 fn depth_grouping_matches_brute_force() {
     for (name, mut timer) in sequential_tau_designs("depth_grouping_matches_brute_force") {

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use tachyon::cppr::gpu::GpuPasses;
 use tachyon::cppr::CpprStructure;
-use tachyon::{Backend, BackendConfig, Device, Split, Timer, Transition};
+use tachyon::{Backend, BackendConfig, Device, Split, Timer, Transition, WantedPaths};
 use tachyon_testkit::{gpu_or_skip, tau2015_benchmarks, tau2015_file, GeneratedDesign};
 
 /// The CPPR passes shared among every GPU of the machine (each given its network by the
@@ -77,7 +77,8 @@ fn compare_retime_full(tau2015: &Path, backend: &Backend) {
     let mut cpu = Timer::new();
     cpu.load_tau2015(tau2015).unwrap();
     compare_point_queries(tau2015, &mut timer, &mut cpu);
-    assert_values_equal(&tau2015.display().to_string(), &mut timer, &mut cpu);
+    let what = format!("{}: retime_full over the resident state", tau2015.display());
+    assert_values_equal(&what, &mut timer, &mut cpu);
 }
 
 /// After `retime_full` over the resident state, point queries (a sample of pins'
@@ -187,12 +188,13 @@ fn compare_retime_full_sdc(backend: &Backend) {
             bits(cpu.total_negative_slack(split))
         );
     }
-    assert_values_equal("gen300 with SDC", &mut timer, &mut cpu);
+    let what = "gen300 with SDC: retime_full over the resident state";
+    assert_values_equal(what, &mut timer, &mut cpu);
 }
 
-/// Every value of `timer` after `retime_full` over the resident state (read whole:
-/// what was left on the device comes back) equals `cpu`'s bit for bit (the RC pass's
-/// values stay on the device: not compared here, `compare` does).
+/// Every value of `timer` (read whole: what a full update over the resident state left
+/// on the device comes back) equals `cpu`'s bit for bit (the RC pass's values stay on
+/// the device: not compared here, `compare` does).
 fn assert_values_equal(what: &str, timer: &mut Timer, cpu: &mut Timer) {
     let (_, cpu_data) = cpu.timing().unwrap();
     let mut expected = cpu_data.clone();
@@ -202,12 +204,49 @@ fn assert_values_equal(what: &str, timer: &mut Timer, cpu: &mut Timer) {
     let (_, data) = timer.timing().unwrap();
     let differences = tachyon::gba::compare(&expected, data);
     println!(
-        "{what}: retime_full over the resident state: {} values compared, {} differ",
+        "{what}: {} values compared, {} differ",
         differences.compared,
         differences.total()
     );
     assert!(differences.compared > 0, "{what}");
     assert_eq!(differences.total(), 0, "{what}: {differences:?}");
+}
+
+/// With `Timer::want_paths`, the GPU's first update builds the path graph beside CPPR
+/// and the backward step and collects the wanted endpoints beside the sweep: every
+/// value is the CPU backend's, and every path list (the wanted query's, from the kept
+/// endpoints, and others') that of a GPU timer without it.
+fn compare_paths_built_beside(tau2015: &Path, backend: &Backend) {
+    let name = tau2015.display().to_string();
+    let mut beside = Timer::with_backend(backend.clone());
+    beside.load_tau2015(tau2015).unwrap();
+    beside.want_paths(Some(WantedPaths::default()));
+    beside.update_timing().unwrap();
+    assert!(beside.last_update_on_gpu(), "{name}");
+    let built_beside = beside
+        .phase_timings()
+        .iter()
+        .any(|entry| entry.phase == "paths");
+    assert!(
+        built_beside,
+        "{name}: no path graph built beside the update"
+    );
+    let mut plain = Timer::with_backend(backend.clone());
+    plain.load_tau2015(tau2015).unwrap();
+    let mut n_paths = 0;
+    for (split, only_negative) in [(None, false), (Some(Split::Late), false), (None, true)] {
+        let found = beside.worst_paths(200, split, None, only_negative).unwrap();
+        let expected = plain.worst_paths(200, split, None, only_negative).unwrap();
+        assert_eq!(
+            found, expected,
+            "{name}: {split:?}, negative only {only_negative}"
+        );
+        n_paths += found.len();
+    }
+    let mut cpu = Timer::new();
+    cpu.load_tau2015(tau2015).unwrap();
+    let what = format!("{name}: paths built beside the update ({n_paths} paths alike)");
+    assert_values_equal(&what, &mut beside, &mut cpu);
 }
 
 /// The time the timer spent laying out and uploading the design to the GPU.
@@ -231,6 +270,7 @@ fn gpu_results_equal_cpu_results_bit_for_bit() {
     compare_cppr(generated.tau2015(), &backend);
     compare_retime_full(generated.tau2015(), &backend);
     compare_retime_full_sdc(&backend);
+    compare_paths_built_beside(generated.tau2015(), &backend);
     let Some(shared) = tachyon_testkit::shared_dir("gpu_equals_cpu") else {
         return;
     };
@@ -238,5 +278,6 @@ fn gpu_results_equal_cpu_results_bit_for_bit() {
         compare(&tau2015_file(&folder), &backend);
         compare_cppr(&tau2015_file(&folder), &backend);
         compare_retime_full(&tau2015_file(&folder), &backend);
+        compare_paths_built_beside(&tau2015_file(&folder), &backend);
     }
 }

@@ -34,11 +34,11 @@ pub use seeds::DeviceSeeds;
 use std::sync::Arc;
 
 use tachyon_gpu::{GpuContext, GpuError};
-use tachyon_graph::{TimingData, TimingGraph};
+use tachyon_graph::{TestResult, TimingData, TimingGraph};
 
 use crate::flat::{FlatParasitics, FlatTiming, NetsParasitics};
 use crate::{
-    primary_input_values, required_seed_list, seed_inputs, BackwardOutcome, ForwardArrays,
+    primary_input_values, required_seed_list, test_seed_inputs, BackwardOutcome, ForwardArrays,
     ForwardOutcome, HostValueChanges, Incremental, SeedLayout,
 };
 
@@ -405,6 +405,31 @@ impl GpuTiming {
         graph: &TimingGraph,
         data: &TimingData,
     ) -> Result<(), GpuError> {
+        self.sweep_required_by(graph, &data.tests, Some(data))
+            .map(|_| ())
+    }
+
+    /// [`GpuTiming::sweep_required`] from the tests' results alone (`tests`, credits
+    /// filled), for a caller whose other values are borrowed elsewhere meanwhile: the
+    /// device computes the seeds from its own arrivals and the graph's [`SeedLayout`].
+    /// False, sweeping nothing, when that layout does not fit (the seeds then come from
+    /// the host, which needs the arrivals: call [`GpuTiming::sweep_required`]).
+    pub fn sweep_required_from_tests(
+        &mut self,
+        graph: &TimingGraph,
+        tests: &[TestResult],
+    ) -> Result<bool, GpuError> {
+        self.sweep_required_by(graph, tests, None)
+    }
+
+    /// The sweep from `tests` (the device's seeds) or, where the seed layout does not
+    /// fit, from `data`'s host seed list; false when that is needed and `data` is None.
+    fn sweep_required_by(
+        &mut self,
+        graph: &TimingGraph,
+        tests: &[TestResult],
+        data: Option<&TimingData>,
+    ) -> Result<bool, GpuError> {
         let started = std::time::Instant::now();
         if self.seeds.is_none() {
             if let Some(layout) = SeedLayout::build(graph) {
@@ -415,17 +440,18 @@ impl GpuTiming {
             }
         }
         let layout_ms = started.elapsed().as_secs_f64() * 1e3;
-        let n_seeded = match &self.seeds {
-            Some(layout) => {
+        let n_seeded = match (&self.seeds, data) {
+            (Some(layout), _) => {
                 self.device
-                    .run_backward_seeded(layout, &seed_inputs(data))?;
+                    .run_backward_seeded(layout, &test_seed_inputs(tests))?;
                 layout.len()
             }
-            None => {
+            (None, Some(data)) => {
                 let seeds = required_seed_list(graph, data);
                 self.device.run_backward(&seeds)?;
                 seeds.len()
             }
+            (None, None) => return Ok(false),
         };
         let seeds_ms = started.elapsed().as_secs_f64() * 1e3;
         self.device.gpu().synchronize()?;
@@ -436,7 +462,7 @@ impl GpuTiming {
             swept_ms = started.elapsed().as_secs_f64() * 1e3,
             "gpu backward: seeds, sweep done"
         );
-        Ok(())
+        Ok(true)
     }
 
     /// The required times of the last backward sweep into `data` (written in place when
