@@ -127,8 +127,14 @@ struct SplitFromTree {
     representative: Vec<u32>,
     distinct: Vec<u32>,
     /// Each pass's start groups, once a GPU run computed them.
-    start_groups: Arc<OnceLock<Vec<Vec<u32>>>>,
+    start_groups: StartGroups,
+    /// The combining's layout, once a run built it.
+    combine_layout: Arc<OnceLock<Arc<CombineLayout>>>,
 }
+
+/// Each pass's start groups of a split, computed once and kept with the split (shared
+/// by the runs that reuse it: a GPU keeps them uploaded while it holds the same one).
+pub(crate) type StartGroups = Arc<OnceLock<Vec<Vec<u32>>>>;
 
 /// What [`CpprStructure::prelude`] found before the graph's levels were known.
 #[derive(Debug)]
@@ -364,9 +370,8 @@ pub fn post_cppr_slacks_with(
 pub fn post_cppr_slacks_combined_flat(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 2]> {
     let structure = CpprStructure::build(graph);
     let slacks =
-        slacks_by::<std::convert::Infallible>(graph, data, &structure, true, None, |prepare| {
+        slacks_by::<std::convert::Infallible>(graph, data, &structure, true, None, |prepare, post| {
             let mut arrivals = Vec::new();
-            let mut results = Vec::new();
             for split in Split::BOTH {
                 let Some(prepared) = prepare(split) else {
                     continue;
@@ -377,14 +382,11 @@ pub fn post_cppr_slacks_combined_flat(graph: &TimingGraph, data: &TimingData) ->
                     },
                 )?;
                 match prepared.combine_plan(data, graph) {
-                    Some(plan) => {
-                        let post = prepared.combine_flat(&plan, &ran);
-                        results.extend(prepared.tests.iter().copied().zip(post));
-                    }
-                    None => results.extend(prepared.combine(graph, data, &ran)),
+                    Some(plan) => prepared.write_in_order(&prepared.combine_flat(&plan, &ran), post),
+                    None => write_slacks(post, prepared.combine(graph, data, &ran)),
                 }
             }
-            Ok(results)
+            Ok(())
         });
     match slacks {
         Ok(slacks) => slacks,
@@ -401,21 +403,21 @@ fn cpu_slacks(
     only: Option<&[usize]>,
 ) -> Vec<[f64; 2]> {
     let slacks =
-        slacks_by::<std::convert::Infallible>(graph, data, structure, true, only, |prepare| {
+        slacks_by::<std::convert::Infallible>(graph, data, structure, true, only, |prepare, post| {
             let mut arrivals = Vec::new();
-            let mut results = Vec::new();
             for split in Split::BOTH {
                 if let Some(prepared) = prepare(split) {
-                    results.extend(prepared.finish::<std::convert::Infallible>(
+                    let results = prepared.finish::<std::convert::Infallible>(
                         graph,
                         data,
                         &mut |network, tree, wanted, seedings| {
                             Ok(cpu_passes(network, tree, wanted, seedings, &mut arrivals))
                         },
-                    )?);
+                    )?;
+                    write_slacks(post, results);
                 }
             }
-            Ok(results)
+            Ok(())
         });
     match slacks {
         Ok(slacks) => slacks,
@@ -435,7 +437,8 @@ pub(crate) fn slacks_by<'s, E>(
     only: Option<&[usize]>,
     schedule: impl FnOnce(
         &(dyn Fn(Split) -> Option<PreparedSplit<'s>> + Sync),
-    ) -> Result<Vec<(usize, [f64; 2])>, E>,
+        &mut [[f64; 2]],
+    ) -> Result<(), E>,
 ) -> Result<Vec<[f64; 2]>, E> {
     assert_eq!(
         structure.n_pins,
@@ -478,14 +481,19 @@ pub(crate) fn slacks_by<'s, E>(
         }
         prepared
     };
-    for (test, values) in schedule(&prepare)? {
-        post[test] = values;
-    }
+    schedule(&prepare, &mut post)?;
     tracing::debug!(
         slacks_ms = started.elapsed().as_secs_f64() * 1e3,
         "cppr slacks"
     );
     Ok(post)
+}
+
+/// Writes (test, slacks) pairs into `post` (every test's).
+fn write_slacks(post: &mut [[f64; 2]], results: Vec<(usize, [f64; 2])>) {
+    for (test, values) in results {
+        post[test] = values;
+    }
 }
 
 fn kept_preparations(structure: &CpprStructure) -> MutexGuard<'_, KeptPreparations> {
@@ -591,7 +599,10 @@ pub(crate) struct PreparedSplit<'a> {
     host_ms: [f64; 3],
     /// Each pass's start groups (from the tree and the pass depths alone), once
     /// computed: shared with the split kept for the next run.
-    start_groups: Arc<OnceLock<Vec<Vec<u32>>>>,
+    start_groups: StartGroups,
+    /// The part of the combining's plan the tree, the tests and the pass depths alone
+    /// decide, once built: shared with the split kept for the next run.
+    combine_layout: Arc<OnceLock<Arc<CombineLayout>>>,
 }
 
 impl<'a> PreparedSplit<'a> {
@@ -652,6 +663,7 @@ impl<'a> PreparedSplit<'a> {
                 ms(started.elapsed() - network_built),
             ],
             start_groups: Arc::default(),
+            combine_layout: Arc::default(),
         })
     }
 
@@ -685,6 +697,7 @@ impl<'a> PreparedSplit<'a> {
             distinct: kept.distinct,
             host_ms: [0.0, started.elapsed().as_secs_f64() * 1e3, 0.0],
             start_groups: kept.start_groups,
+            combine_layout: kept.combine_layout,
         }
     }
 
@@ -699,6 +712,7 @@ impl<'a> PreparedSplit<'a> {
             representative: self.representative.clone(),
             distinct: self.distinct.clone(),
             start_groups: Arc::clone(&self.start_groups),
+            combine_layout: Arc::clone(&self.combine_layout),
         }
     }
 
@@ -737,6 +751,13 @@ impl<'a> PreparedSplit<'a> {
         self.start_groups.get_or_init(compute)
     }
 
+    /// The cell [`PreparedSplit::start_groups`] fills (the same one while the split is
+    /// reused across runs).
+    #[cfg(feature = "gpu")]
+    pub(crate) fn start_groups_cell(&self) -> &StartGroups {
+        &self.start_groups
+    }
+
     /// Whether the split's combining can run on the device (`cppr_combine` takes
     /// clock trees up to `MAX_COMBINE_DEPTH` deep).
     #[cfg(feature = "gpu")]
@@ -746,6 +767,8 @@ impl<'a> PreparedSplit<'a> {
 
     /// The arrays the split's combining reads besides the passes' entries; None when
     /// its clock tree is deeper than `combine_position` takes (the host combines it).
+    /// Only the required times are gathered per run: the rest ([`CombineLayout`]) is
+    /// built by the first run and kept with the split.
     pub(crate) fn combine_plan(
         &self,
         data: &TimingData,
@@ -760,6 +783,20 @@ impl<'a> PreparedSplit<'a> {
             .with_min_len(1 << 12)
             .map(|&test| data.tests[test].required_before_cppr)
             .collect();
+        let layout = self
+            .combine_layout
+            .get_or_init(|| Arc::new(self.combine_layout(graph)));
+        Some(CombinePlan {
+            late: self.split == Split::Late,
+            max_depth: self.max_depth,
+            required,
+            layout: Arc::clone(layout),
+        })
+    }
+
+    /// The part of [`PreparedSplit::combine_plan`] that the clock tree, the tests and
+    /// the pass depths decide.
+    fn combine_layout(&self, graph: &TimingGraph) -> CombineLayout {
         let capture = self
             .tests
             .par_iter()
@@ -781,20 +818,18 @@ impl<'a> PreparedSplit<'a> {
                 }
             })
             .collect();
-        Some(CombinePlan {
-            late: self.split == Split::Late,
-            max_depth: self.max_depth,
-            required,
+        CombineLayout {
             capture,
             tree: self.tree.slot_arrays(),
             pass_at,
-        })
+        }
     }
 
     /// The CPU twin of the GPU's `cppr_combine`: each test's post-CPPR slacks from
     /// `plan` and the passes' entries, by `combine_position`.
     pub(crate) fn combine_flat(&self, plan: &CombinePlan, ran: &RanPasses) -> Vec<[f64; 2]> {
-        let tree = plan.tree.view();
+        let layout = &plan.layout;
+        let tree = layout.tree.view();
         (0..self.tests.len())
             .into_par_iter()
             .map(|position| {
@@ -802,19 +837,21 @@ impl<'a> PreparedSplit<'a> {
                     plan.late,
                     plan.max_depth,
                     plan.required[position],
-                    plan.capture[position],
+                    layout.capture[position],
                     &tree,
-                    &plan.pass_at,
+                    &layout.pass_at,
                     |pass| ran.entries.pass(pass)[position],
                 )
             })
             .collect()
     }
 
-    /// The split's (test, slacks) pairs from its tests' slacks in order.
-    #[cfg(feature = "gpu")]
-    pub(crate) fn with_tests(&self, post: Vec<[f64; 2]>) -> Vec<(usize, [f64; 2])> {
-        self.tests.iter().copied().zip(post).collect()
+    /// Writes the split's tests' slacks (`slacks`, in the order of its tests) into
+    /// `post` (every test's).
+    pub(crate) fn write_in_order(&self, slacks: &[[f64; 2]], post: &mut [[f64; 2]]) {
+        for (&test, &values) in self.tests.iter().zip(slacks) {
+            post[test] = values;
+        }
     }
 
     /// Combines the passes of [`PreparedSplit::run_passes`]: the split's (test,
@@ -894,6 +931,15 @@ pub(crate) struct CombinePlan {
     pub(crate) max_depth: u32,
     /// Per test position, its pre-CPPR required times.
     pub(crate) required: Vec<[f64; 2]>,
+    /// The rest, kept with the split across runs (a GPU keeps it uploaded while it
+    /// holds the same one).
+    pub(crate) layout: Arc<CombineLayout>,
+}
+
+/// The arrays of a [`CombinePlan`] that a split's clock tree, tests and pass depths
+/// decide (the same across runs that reuse the split).
+#[derive(Debug)]
+pub(crate) struct CombineLayout {
     /// Per test position, its capture node's slot in `tree` (`NONE`: not in the tree).
     pub(crate) capture: Vec<u32>,
     pub(crate) tree: clock_tree::SlotArrays,

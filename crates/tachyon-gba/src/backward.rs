@@ -312,13 +312,29 @@ impl SeedLayout {
 
 /// What each test's result gives the seeds ([`tachyon_kernels::seeds::seed_pin`]).
 pub fn seed_inputs(data: &TimingData) -> Vec<seeds::TestSeedInputs> {
-    data.tests
-        .par_iter()
+    let mut inputs = Vec::new();
+    seed_inputs_into(data, &mut inputs);
+    inputs
+}
+
+/// [`seed_inputs`] written into `inputs` (in place when it has the length already: an
+/// array kept across updates has its pages mapped).
+pub fn seed_inputs_into(data: &TimingData, inputs: &mut Vec<seeds::TestSeedInputs>) {
+    let empty = seeds::TestSeedInputs {
+        required: [f64::NAN; 2],
+        credit: [f64::NAN; 2],
+        slack: [f64::NAN; 2],
+    };
+    inputs.resize(data.tests.len(), empty);
+    inputs
+        .par_iter_mut()
+        .zip(&data.tests)
         .with_min_len(1 << 12)
-        .map(|result| seeds::TestSeedInputs {
-            required: result.required_before_cppr,
-            credit: result.credit,
-            slack: result.slack,
-        })
-        .collect()
+        .for_each(|(input, result)| {
+            *input = seeds::TestSeedInputs {
+                required: result.required_before_cppr,
+                credit: result.credit,
+                slack: result.slack,
+            }
+        });
 }
