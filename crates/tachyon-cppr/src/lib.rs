@@ -317,23 +317,23 @@ fn store_test(result: &mut tachyon_graph::TestResult, before: [f64; 2], after: [
 }
 
 /// Writes post-CPPR slacks and the credits they imply into `data.tests`, in parallel
-/// (each test reads its data pin's arrival, scattered over the pins).
+/// (each test reads its data pin's arrival, scattered over the pins, and its own
+/// required times before it is written: no array of the slacks before CPPR, whose
+/// fresh pages cost more than the work at 5M gates).
 pub(crate) fn store(graph: &TimingGraph, data: &mut TimingData, post: &[[f64; 2]]) {
     let started = Instant::now();
-    let before: Vec<[f64; 2]> = (0..post.len())
-        .into_par_iter()
-        .with_min_len(1024)
-        .map(|test_index| {
-            Transition::BOTH.map(|transition| {
-                tachyon_gba::slack_before_cppr(graph, data, test_index, transition)
-            })
-        })
-        .collect();
+    let arrival = &data.arrival;
     data.tests
         .par_iter_mut()
-        .zip(before.par_iter().zip(post))
+        .zip(post)
+        .enumerate()
         .with_min_len(1024)
-        .for_each(|(result, (before, after))| store_test(result, *before, *after));
+        .for_each(|(test_index, (result, after))| {
+            let before = Transition::BOTH.map(|transition| {
+                tachyon_gba::slack_before_cppr_of(graph, arrival, result, test_index, transition)
+            });
+            store_test(result, before, *after);
+        });
     tracing::debug!(
         store_ms = started.elapsed().as_secs_f64() * 1e3,
         "cppr slacks stored"
@@ -368,9 +368,19 @@ pub fn post_cppr_slacks_with(
 /// give the same bits).
 #[doc(hidden)]
 pub fn post_cppr_slacks_combined_flat(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 2]> {
-    let structure = CpprStructure::build(graph);
+    post_cppr_slacks_combined_flat_with(graph, data, &CpprStructure::build(graph))
+}
+
+/// [`post_cppr_slacks_combined_flat`] on a structure kept across runs (which keeps
+/// each split's combining layout as a resident GPU run does), for tests.
+#[doc(hidden)]
+pub fn post_cppr_slacks_combined_flat_with(
+    graph: &TimingGraph,
+    data: &TimingData,
+    structure: &CpprStructure,
+) -> Vec<[f64; 2]> {
     let slacks =
-        slacks_by::<std::convert::Infallible>(graph, data, &structure, true, None, |prepare, post| {
+        slacks_by::<std::convert::Infallible>(graph, data, structure, true, None, |prepare, post| {
             let mut arrivals = Vec::new();
             for split in Split::BOTH {
                 let Some(prepared) = prepare(split) else {

@@ -42,6 +42,7 @@ pub use incremental::{
 pub use parasitics::{compute_parasitics, net_load};
 pub use tests_eval::{
     evaluate_tests, evaluate_tests_flat, finish_tests_without_cppr, slack_before_cppr,
+    slack_before_cppr_of,
 };
 
 use tachyon_graph::{TimingData, TimingGraph};
