@@ -729,8 +729,7 @@ fn both_splits<'s>(
         }
         None => (None, prepare(Split::Late)),
     };
-    let finish = |prepared: &PreparedSplit<'_>, ran: SplitRan, post: &mut [[f64; 2]]| match ran
-    {
+    let finish = |prepared: &PreparedSplit<'_>, ran: SplitRan, post: &mut [[f64; 2]]| match ran {
         SplitRan::Entries(ran) => {
             for (test, values) in prepared.combine(graph, data, &ran) {
                 post[test] = values;

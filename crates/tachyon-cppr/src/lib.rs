@@ -379,8 +379,13 @@ pub fn post_cppr_slacks_combined_flat_with(
     data: &TimingData,
     structure: &CpprStructure,
 ) -> Vec<[f64; 2]> {
-    let slacks =
-        slacks_by::<std::convert::Infallible>(graph, data, structure, true, None, |prepare, post| {
+    let slacks = slacks_by::<std::convert::Infallible>(
+        graph,
+        data,
+        structure,
+        true,
+        None,
+        |prepare, post| {
             let mut arrivals = Vec::new();
             for split in Split::BOTH {
                 let Some(prepared) = prepare(split) else {
@@ -392,12 +397,15 @@ pub fn post_cppr_slacks_combined_flat_with(
                     },
                 )?;
                 match prepared.combine_plan(data, graph) {
-                    Some(plan) => prepared.write_in_order(&prepared.combine_flat(&plan, &ran), post),
+                    Some(plan) => {
+                        prepared.write_in_order(&prepared.combine_flat(&plan, &ran), post)
+                    }
                     None => write_slacks(post, prepared.combine(graph, data, &ran)),
                 }
             }
             Ok(())
-        });
+        },
+    );
     match slacks {
         Ok(slacks) => slacks,
         Err(never) => match never {},
@@ -412,8 +420,13 @@ fn cpu_slacks(
     structure: &CpprStructure,
     only: Option<&[usize]>,
 ) -> Vec<[f64; 2]> {
-    let slacks =
-        slacks_by::<std::convert::Infallible>(graph, data, structure, true, only, |prepare, post| {
+    let slacks = slacks_by::<std::convert::Infallible>(
+        graph,
+        data,
+        structure,
+        true,
+        only,
+        |prepare, post| {
             let mut arrivals = Vec::new();
             for split in Split::BOTH {
                 if let Some(prepared) = prepare(split) {
@@ -428,7 +441,8 @@ fn cpu_slacks(
                 }
             }
             Ok(())
-        });
+        },
+    );
     match slacks {
         Ok(slacks) => slacks,
         Err(never) => match never {},

@@ -29,8 +29,7 @@ mod tests_eval;
 
 pub use backward::{
     propagate_required, propagate_required_flat, required_seed_list, required_seeds, seed_inputs,
-    seed_inputs_into,
-    SeedLayout,
+    seed_inputs_into, SeedLayout,
 };
 pub use compare::{compare, Differences};
 pub use flat::{FlatParasitics, FlatTiming, NetsParasitics, NetsRcValues};

@@ -440,8 +440,7 @@ impl GpuTiming {
         let n_seeded = match &self.seeds {
             Some(layout) => {
                 seed_inputs_into(data, &mut self.seed_inputs);
-                self.device
-                    .run_backward_seeded(layout, &self.seed_inputs)?;
+                self.device.run_backward_seeded(layout, &self.seed_inputs)?;
                 layout.len()
             }
             None => {

@@ -410,11 +410,13 @@ mod on_gpu {
             rest = tail;
             offset = end;
         }
-        parts.into_par_iter().for_each(|(part, offset, items, values)| {
-            for (&item, &value) in items.iter().zip(values) {
-                part[item as usize - offset] = value;
-            }
-        });
+        parts
+            .into_par_iter()
+            .for_each(|(part, offset, items, values)| {
+                for (&item, &value) in items.iter().zip(values) {
+                    part[item as usize - offset] = value;
+                }
+            });
         host
     }
 
