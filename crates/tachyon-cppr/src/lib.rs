@@ -379,37 +379,16 @@ pub fn post_cppr_slacks_combined_flat_with(
     data: &TimingData,
     structure: &CpprStructure,
 ) -> Vec<[f64; 2]> {
-    let slacks = slacks_by::<std::convert::Infallible>(
+    cpu_slacks_by(
         graph,
         data,
         structure,
-        true,
         None,
-        |prepare, post| {
-            let mut arrivals = Vec::new();
-            for split in Split::BOTH {
-                let Some(prepared) = prepare(split) else {
-                    continue;
-                };
-                let ran = prepared.run_passes::<std::convert::Infallible>(
-                    &mut |network, tree, wanted, seedings| {
-                        Ok(cpu_passes(network, tree, wanted, seedings, &mut arrivals))
-                    },
-                )?;
-                match prepared.combine_plan(data, graph) {
-                    Some(plan) => {
-                        prepared.write_in_order(&prepared.combine_flat(&plan, &ran), post)
-                    }
-                    None => write_slacks(post, prepared.combine(graph, data, &ran)),
-                }
-            }
-            Ok(())
+        |prepared, ran, post| match prepared.combine_plan(data, graph) {
+            Some(plan) => prepared.write_in_order(&prepared.combine_flat(&plan, &ran), post),
+            None => write_slacks(post, prepared.combine(graph, data, &ran)),
         },
-    );
-    match slacks {
-        Ok(slacks) => slacks,
-        Err(never) => match never {},
-    }
+    )
 }
 
 /// The post-CPPR slacks of every test (or of `only`: the others stay `+inf`) with the
@@ -419,6 +398,20 @@ fn cpu_slacks(
     data: &TimingData,
     structure: &CpprStructure,
     only: Option<&[usize]>,
+) -> Vec<[f64; 2]> {
+    cpu_slacks_by(graph, data, structure, only, |prepared, ran, post| {
+        write_slacks(post, prepared.combine(graph, data, &ran));
+    })
+}
+
+/// [`slacks_by`] with each split's passes on the CPU, one split after the other (their
+/// passes sharing one arrivals buffer), each combined into `post` by `combine`.
+fn cpu_slacks_by(
+    graph: &TimingGraph,
+    data: &TimingData,
+    structure: &CpprStructure,
+    only: Option<&[usize]>,
+    combine: impl Fn(&PreparedSplit<'_>, RanPasses, &mut [[f64; 2]]),
 ) -> Vec<[f64; 2]> {
     let slacks = slacks_by::<std::convert::Infallible>(
         graph,
@@ -430,14 +423,12 @@ fn cpu_slacks(
             let mut arrivals = Vec::new();
             for split in Split::BOTH {
                 if let Some(prepared) = prepare(split) {
-                    let results = prepared.finish::<std::convert::Infallible>(
-                        graph,
-                        data,
+                    let ran = prepared.run_passes::<std::convert::Infallible>(
                         &mut |network, tree, wanted, seedings| {
                             Ok(cpu_passes(network, tree, wanted, seedings, &mut arrivals))
                         },
                     )?;
-                    write_slacks(post, results);
+                    combine(&prepared, ran, post);
                 }
             }
             Ok(())
@@ -451,8 +442,10 @@ fn cpu_slacks(
 
 /// The post-CPPR slacks of every test, the passes scheduled and run by `schedule`: it
 /// gets the preparation of a split (`None` when the split has no tests; with
-/// `host_values`, the host copies the split's values into its network) and returns
-/// each prepared split's (test, slacks) pairs ([`PreparedSplit::finish`]).
+/// `host_values`, the host copies the split's values into its network) and writes
+/// each prepared split's tests' slacks into the array of every test's it is given
+/// (in place: at 5M gates, lists of (test, slacks) pairs cost more in fresh pages
+/// than the work).
 pub(crate) fn slacks_by<'s, E>(
     graph: &TimingGraph,
     data: &TimingData,
@@ -738,18 +731,6 @@ impl<'a> PreparedSplit<'a> {
             start_groups: Arc::clone(&self.start_groups),
             combine_layout: Arc::clone(&self.combine_layout),
         }
-    }
-
-    /// Runs the passes (`run_passes`) and combines them: the split's (test, slacks)
-    /// pairs.
-    pub(crate) fn finish<E>(
-        &self,
-        graph: &TimingGraph,
-        data: &TimingData,
-        run_passes: &mut RunPasses<'_, E>,
-    ) -> Result<Vec<(usize, [f64; 2])>, E> {
-        let ran = self.run_passes(run_passes)?;
-        Ok(self.combine(graph, data, &ran))
     }
 
     /// The split's passes (`run_passes`), one per seeding: the first seeded by the
