@@ -22,7 +22,10 @@ use tachyon_kernels::cppr::{
 use tachyon_kernels::Split;
 
 use crate::groups::{DataNetwork, Seeding};
-use crate::{ClockTree, CombinePlan, CpprStructure, PassEntries, PreparedSplit, RanPasses};
+use crate::{
+    ClockTree, CombineLayout, CombinePlan, CpprStructure, PassEntries, PreparedSplit, RanPasses,
+    StartGroups,
+};
 
 /// Threads per block of the per-entry launches.
 const THREADS_PER_BLOCK: u32 = 128;
@@ -180,6 +183,9 @@ struct DeviceGroupNetwork {
     out: DeviceBuffer<EntryGroups>,
     /// The level launches, captured on the first run.
     levels: Replay,
+    /// The start groups `start_group` holds when a split's kept ones (they are not
+    /// written again while the same split is run again).
+    seeded: Option<StartGroups>,
     /// The combining's buffers of the last run (`combine`).
     combining: CombineBuffers,
 }
@@ -243,6 +249,7 @@ impl DeviceGroupNetwork {
             arrivals: gpu.allocate(UPLOADING, n_entries * width)?,
             out: gpu.allocate(UPLOADING, wanted.len() * width)?,
             levels: Replay::default(),
+            seeded: None,
             combining: CombineBuffers::default(),
         })
     }
@@ -288,31 +295,59 @@ impl DeviceGroupNetwork {
     /// Runs the passes `passes` (at most `width`: one sweep) and leaves their wanted
     /// entries on the device (in `out`, pass after pass), where [`Self::combine`] reads
     /// them.
-    fn run_kept(&mut self, passes: &[&[u32]]) -> Result<(), GpuError> {
+    /// `seeded_by` is the cell the passes' start groups came from, when the split keeps
+    /// them: while it is the one of the last run here they are on the device already.
+    fn run_kept(
+        &mut self,
+        passes: &[&[u32]],
+        seeded_by: Option<&StartGroups>,
+    ) -> Result<(), GpuError> {
         assert!(passes.len() <= self.width, "one sweep of passes");
-        let mut groups = vec![NO_GROUP; self.n_starts as usize * self.width];
-        self.queue_sweep(passes, &mut groups)
+        let seeded = match (seeded_by, &self.seeded) {
+            (Some(cell), Some(uploaded)) => Arc::ptr_eq(cell, uploaded),
+            _ => false,
+        };
+        if !seeded {
+            self.seeded = None;
+            let mut groups = vec![NO_GROUP; self.n_starts as usize * self.width];
+            self.seed(passes, &mut groups)?;
+            self.seeded = seeded_by.cloned();
+        }
+        self.queue_passes(passes.len())
     }
 
     /// Queues one sweep: the passes `sweep` (at most `width`) seeded through `groups`
     /// (`width` passes' start groups, reused across sweeps), the replayed level
     /// launches and the gathering of their wanted entries into `out`, pass after pass.
     fn queue_sweep(&mut self, sweep: &[&[u32]], groups: &mut [u32]) -> Result<(), GpuError> {
+        self.seeded = None;
+        self.seed(sweep, groups)?;
+        self.queue_passes(sweep.len())
+    }
+
+    /// Writes the start groups of the passes `sweep` (at most `width`) to the device
+    /// through `groups` (`width` passes' start groups), the unused passes unseeded.
+    fn seed(&mut self, sweep: &[&[u32]], groups: &mut [u32]) -> Result<(), GpuError> {
         let n_starts = self.n_starts as usize;
         for (pass, start_group) in sweep.iter().enumerate() {
             check_length("start_group", n_starts, start_group.len())?;
             groups[pass * n_starts..(pass + 1) * n_starts].copy_from_slice(start_group);
         }
         groups[sweep.len() * n_starts..].fill(NO_GROUP);
-        self.gpu.write(&self.start_group, 0, groups)?;
+        self.gpu.write(&self.start_group, 0, groups)
+    }
+
+    /// Queues the replayed level launches of `n_passes` seeded passes and the
+    /// gathering of their wanted entries into `out`, pass after pass.
+    fn queue_passes(&mut self, n_passes: usize) -> Result<(), GpuError> {
         let mut levels = std::mem::take(&mut self.levels);
         let ran = self.gpu.run_replayed(&mut levels, || self.launch_levels());
         self.levels = levels;
         ran?;
         self.gpu.launch(
-            per_item(self.wanted.len() * sweep.len()),
+            per_item(self.wanted.len() * n_passes),
             CpprGatherArgs {
-                n_passes: sweep.len() as u32,
+                n_passes: n_passes as u32,
                 n_entries: self.n_entries as u32,
                 wanted: self.wanted.view(),
                 arrivals: self.arrivals.view(),
@@ -327,10 +362,11 @@ impl DeviceGroupNetwork {
     fn combine(&mut self, plan: &CombinePlan, n_passes: usize) -> Result<Vec<[f64; 2]>, GpuError> {
         const COMBINING: &str = "combining the CPPR passes";
         let n_tests = self.wanted.len();
+        let layout = &plan.layout;
         check_length("required", n_tests, plan.required.len())?;
-        check_length("capture", n_tests, plan.capture.len())?;
-        check_length("pass_at", plan.max_depth as usize, plan.pass_at.len())?;
-        let passes = plan.pass_at.iter().map(|&[_, pass]| pass);
+        check_length("capture", n_tests, layout.capture.len())?;
+        check_length("pass_at", plan.max_depth as usize, layout.pass_at.len())?;
+        let passes = layout.pass_at.iter().map(|&[_, pass]| pass);
         if let Some((position, pass)) = passes
             .enumerate()
             .find(|&(_, pass)| pass != NONE && pass as usize >= n_passes)
@@ -343,17 +379,46 @@ impl DeviceGroupNetwork {
             }));
         }
         let gpu = &self.gpu;
-        let tree = &plan.tree;
         // Into the buffers of the last run where the lengths are the same (one
-        // allocation per array and run cost more than the copies).
+        // allocation per array and run cost more than the copies); the layout only
+        // when it is not the one uploaded last (a split reused across runs keeps it).
         let buffers = &mut self.combining;
-        let required = put(gpu, &mut buffers.required, &plan.required)?;
-        let capture = put(gpu, &mut buffers.capture, &plan.capture)?;
-        let node = put(gpu, &mut buffers.node, &tree.node)?;
-        let parent = put(gpu, &mut buffers.parent, &tree.parent)?;
-        let depth = put(gpu, &mut buffers.depth, &tree.depth)?;
-        let spread = put(gpu, &mut buffers.spread, &tree.spread)?;
-        let pass_at = put(gpu, &mut buffers.pass_at, &plan.pass_at)?;
+        put(gpu, &mut buffers.required, &plan.required)?;
+        if !buffers
+            .layout
+            .as_ref()
+            .is_some_and(|uploaded| Arc::ptr_eq(uploaded, layout))
+        {
+            buffers.layout = None;
+            let tree = &layout.tree;
+            put(gpu, &mut buffers.capture, &layout.capture)?;
+            put(gpu, &mut buffers.node, &tree.node)?;
+            put(gpu, &mut buffers.parent, &tree.parent)?;
+            put(gpu, &mut buffers.depth, &tree.depth)?;
+            put(gpu, &mut buffers.spread, &tree.spread)?;
+            put(gpu, &mut buffers.pass_at, &layout.pass_at)?;
+            buffers.layout = Some(Arc::clone(layout));
+        }
+        let (
+            Some(required),
+            Some(capture),
+            Some(node),
+            Some(parent),
+            Some(depth),
+            Some(spread),
+            Some(pass_at),
+        ) = (
+            &buffers.required,
+            &buffers.capture,
+            &buffers.node,
+            &buffers.parent,
+            &buffers.depth,
+            &buffers.spread,
+            &buffers.pass_at,
+        )
+        else {
+            unreachable!("uploaded above or with the layout")
+        };
         if buffers
             .post
             .as_ref()
@@ -433,21 +498,23 @@ struct CombineBuffers {
     spread: Option<DeviceBuffer<f64>>,
     pass_at: Option<DeviceBuffer<[u32; 2]>>,
     post: Option<DeviceBuffer<[f64; 2]>>,
+    /// The layout whose arrays `capture` to `pass_at` hold (held, so that its address
+    /// names it while it is here).
+    layout: Option<Arc<CombineLayout>>,
 }
 
 /// `data` copied into `slot`'s buffer (a new one when absent or of another length).
-fn put<'b, T: tachyon_gpu::abi::DeviceCopy>(
+fn put<T: tachyon_gpu::abi::DeviceCopy>(
     gpu: &GpuContext,
-    slot: &'b mut Option<DeviceBuffer<T>>,
+    slot: &mut Option<DeviceBuffer<T>>,
     data: &[T],
-) -> Result<&'b DeviceBuffer<T>, GpuError> {
+) -> Result<(), GpuError> {
     match slot {
-        Some(buffer) if buffer.len() == data.len() => gpu.write(buffer, 0, data)?,
-        _ => *slot = Some(gpu.upload("combining the CPPR passes", data)?),
-    }
-    match slot {
-        Some(buffer) => Ok(buffer),
-        None => unreachable!("filled above"),
+        Some(buffer) if buffer.len() == data.len() => gpu.write(buffer, 0, data),
+        _ => {
+            *slot = Some(gpu.upload("combining the CPPR passes", data)?);
+            Ok(())
+        }
     }
 }
 
@@ -521,7 +588,7 @@ pub fn post_cppr_slacks_with(
         structure,
         host_values,
         None,
-        |prepare| match gpus {
+        |prepare, post| match gpus {
             GpuPasses::Shared(gpus) => {
                 let run = |prepared: &PreparedSplit<'_>| {
                     prepared
@@ -538,11 +605,12 @@ pub fn post_cppr_slacks_with(
                     prepare,
                     &run,
                     &drop_entries,
+                    post,
                 )
             }
             GpuPasses::Resident(values, kept_networks) => {
                 let Some(shape) = structure.shape() else {
-                    return Ok(Vec::new());
+                    return Ok(());
                 };
                 // The shape goes to the GPU (unless kept from an earlier run) while the
                 // host prepares the early split.
@@ -587,7 +655,7 @@ pub fn post_cppr_slacks_with(
                             let (ran, post) = run_resident_group_passes(
                                 resident,
                                 wanted,
-                                passes,
+                                (passes, prepared.start_groups_cell()),
                                 &mut slot,
                                 entries,
                                 on_device.then_some(plan),
@@ -614,7 +682,7 @@ pub fn post_cppr_slacks_with(
                         );
                     }
                     Ok(match combined {
-                        Some(post) => SplitRan::Combined(prepared.with_tests(post)),
+                        Some(post) => SplitRan::Combined(post),
                         None => SplitRan::Entries(ran),
                     })
                 };
@@ -622,24 +690,26 @@ pub fn post_cppr_slacks_with(
                 let recycle = |split: Split, entries: PassEntries| {
                     *kept(&kept_networks.entries[split.index()]) = entries.into_entries();
                 };
-                both_splits(graph, data, early, prepare, &run, &recycle)
+                both_splits(graph, data, early, prepare, &run, &recycle, post)
             }
         },
     )
 }
 
 /// A split's passes as the GPUs ran them: their entries at the tests, for the host to
-/// combine, or already combined on the device (the split's (test, slacks) pairs).
+/// combine, or already combined on the device (the slacks of the split's tests, in
+/// their order).
 enum SplitRan {
     Entries(RanPasses),
-    Combined(Vec<(usize, [f64; 2])>),
+    Combined(Vec<[f64; 2]>),
 }
 
 /// Runs a prepared split's passes on the GPUs.
 type GpuRun<'r> = dyn Fn(&PreparedSplit<'_>) -> Result<SplitRan, GpuError> + Sync + 'r;
 
 /// Both splits' passes: the early split's (`early`, prepared already) while the host
-/// prepares the late split, then the late split's.
+/// prepares the late split, then the late split's; their tests' slacks written into
+/// `post` (every test's).
 fn both_splits<'s>(
     graph: &TimingGraph,
     data: &TimingData,
@@ -647,7 +717,8 @@ fn both_splits<'s>(
     prepare: &(dyn Fn(Split) -> Option<PreparedSplit<'s>> + Sync),
     run: &GpuRun<'_>,
     recycle: &(dyn Fn(Split, PassEntries) + Sync),
-) -> Result<Vec<(usize, [f64; 2])>, GpuError> {
+    post: &mut [[f64; 2]],
+) -> Result<(), GpuError> {
     // The early split's passes run while the host prepares the late split, and the
     // late split's while the host combines the early split's (when the device did
     // not).
@@ -658,23 +729,25 @@ fn both_splits<'s>(
         }
         None => (None, prepare(Split::Late)),
     };
-    let finish = |prepared: &PreparedSplit<'_>, ran: SplitRan| match ran {
+    let finish = |prepared: &PreparedSplit<'_>, ran: SplitRan, post: &mut [[f64; 2]]| match ran {
         SplitRan::Entries(ran) => {
-            let results = prepared.combine(graph, data, &ran);
+            for (test, values) in prepared.combine(graph, data, &ran) {
+                post[test] = values;
+            }
             recycle(prepared.split, ran.entries);
-            results
         }
-        SplitRan::Combined(results) => results,
+        SplitRan::Combined(slacks) => prepared.write_in_order(&slacks, post),
     };
-    let combine_early = || match (&early, early_ran) {
-        (Some(early), Some(ran)) => finish(early, ran),
-        _ => Vec::new(),
+    let combine_early = |post: &mut [[f64; 2]]| {
+        if let (Some(early), Some(ran)) = (&early, early_ran) {
+            finish(early, ran, post);
+        }
     };
-    let (mut results, late_ran) = rayon::join(combine_early, || late.as_ref().map(run));
+    let ((), late_ran) = rayon::join(|| combine_early(post), || late.as_ref().map(run));
     if let (Some(late), Some(ran)) = (&late, late_ran) {
-        results.extend(finish(late, ran?));
+        finish(late, ran?, post);
     }
-    Ok(results)
+    Ok(())
 }
 
 /// The start groups of one pass per seeding (in parallel: at 5M gates each is a few
@@ -872,7 +945,7 @@ type ResidentRan = (PassEntries, Option<Vec<[f64; 2]>>);
 fn run_resident_group_passes(
     (timing, shape, split): (ForwardValues<'_>, &DeviceGroupShape, Split),
     wanted: &[u32],
-    passes: &[Vec<u32>],
+    (passes, seeded_by): (&[Vec<u32>], &StartGroups),
     kept: &mut Option<DeviceGroupNetwork>,
     mut entries: Vec<EntryGroups>,
     plan: Option<&(dyn Fn() -> Option<CombinePlan> + Sync)>,
@@ -953,17 +1026,21 @@ fn run_resident_group_passes(
     // Combined on the device when the passes fit one sweep (their entries stay there).
     let post = match plan {
         Some(plan) if groups.len() <= network.width => {
-            network.run_kept(&groups)?;
+            network.run_kept(&groups, Some(seeded_by))?;
             // The launches are queued: the host builds the plan meanwhile.
             let planned = std::time::Instant::now();
             let Some(plan) = plan() else {
                 unreachable!("a split that combines on the device has a plan")
             };
+            let plan_ms = planned.elapsed().as_secs_f64() * 1e3;
+            let post = network.combine(&plan, groups.len())?;
             tracing::debug!(
-                plan_ms = planned.elapsed().as_secs_f64() * 1e3,
-                "cppr combining planned"
+                queued_ms = (planned - started).as_secs_f64() * 1e3,
+                plan_ms,
+                combined_ms = planned.elapsed().as_secs_f64() * 1e3,
+                "cppr combining planned, passes combined and brought back"
             );
-            Some(network.combine(&plan, groups.len())?)
+            Some(post)
         }
         _ => {
             network.run_into(&groups, &mut entries)?;

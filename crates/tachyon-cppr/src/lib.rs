@@ -127,8 +127,14 @@ struct SplitFromTree {
     representative: Vec<u32>,
     distinct: Vec<u32>,
     /// Each pass's start groups, once a GPU run computed them.
-    start_groups: Arc<OnceLock<Vec<Vec<u32>>>>,
+    start_groups: StartGroups,
+    /// The combining's layout, once a run built it.
+    combine_layout: Arc<OnceLock<Arc<CombineLayout>>>,
 }
+
+/// Each pass's start groups of a split, computed once and kept with the split (shared
+/// by the runs that reuse it: a GPU keeps them uploaded while it holds the same one).
+pub(crate) type StartGroups = Arc<OnceLock<Vec<Vec<u32>>>>;
 
 /// What [`CpprStructure::prelude`] found before the graph's levels were known.
 #[derive(Debug)]
@@ -317,15 +323,21 @@ fn store_test(result: &mut tachyon_graph::TestResult, before: [f64; 2], after: [
 }
 
 /// Writes post-CPPR slacks and the credits they imply into `data.tests`, in parallel
-/// (each test reads its data pin's arrival, scattered over the pins).
+/// (each test reads its data pin's arrival, scattered over the pins, and its own
+/// required times before it is written: no array of the slacks before CPPR, whose
+/// fresh pages cost more than the work at 5M gates).
 pub(crate) fn store(graph: &TimingGraph, data: &mut TimingData, post: &[[f64; 2]]) {
     let started = Instant::now();
-    let before = slacks_before_cppr(graph, data, post.len());
+    let arrival = &data.arrival;
     data.tests
         .par_iter_mut()
-        .zip(before.par_iter().zip(post))
+        .zip(post)
+        .enumerate()
         .with_min_len(1024)
-        .for_each(|(result, (before, after))| store_test(result, *before, *after));
+        .for_each(|(test_index, (result, after))| {
+            let before = slacks_before_cppr(graph, arrival, result, test_index);
+            store_test(result, before, *after);
+        });
     tracing::debug!(
         store_ms = started.elapsed().as_secs_f64() * 1e3,
         "cppr slacks stored"
@@ -340,30 +352,30 @@ pub fn stored_tests(
     data: &TimingData,
     post: &[[f64; 2]],
 ) -> Vec<tachyon_graph::TestResult> {
-    let before = slacks_before_cppr(graph, data, post.len());
     data.tests
         .par_iter()
-        .zip(before.par_iter().zip(post))
+        .zip(post)
+        .enumerate()
         .with_min_len(1024)
-        .map(|(result, (before, after))| {
-            let mut result = *result;
-            store_test(&mut result, *before, *after);
-            result
+        .map(|(test_index, (result, after))| {
+            let mut stored = *result;
+            let before = slacks_before_cppr(graph, &data.arrival, result, test_index);
+            store_test(&mut stored, before, *after);
+            stored
         })
         .collect()
 }
 
-/// The pre-CPPR slack of the first `n_tests` tests per data transition.
-fn slacks_before_cppr(graph: &TimingGraph, data: &TimingData, n_tests: usize) -> Vec<[f64; 2]> {
-    (0..n_tests)
-        .into_par_iter()
-        .with_min_len(1024)
-        .map(|test_index| {
-            Transition::BOTH.map(|transition| {
-                tachyon_gba::slack_before_cppr(graph, data, test_index, transition)
-            })
-        })
-        .collect()
+/// Test `test_index`'s pre-CPPR slack per data transition, from its result `result`.
+fn slacks_before_cppr(
+    graph: &TimingGraph,
+    arrival: &[[f64; 4]],
+    result: &tachyon_graph::TestResult,
+    test_index: usize,
+) -> [f64; 2] {
+    Transition::BOTH.map(|transition| {
+        tachyon_gba::slack_before_cppr_of(graph, arrival, result, test_index, transition)
+    })
 }
 
 /// The exact post-CPPR slack of every test per data transition (`+inf` where no path
@@ -394,34 +406,27 @@ pub fn post_cppr_slacks_with(
 /// give the same bits).
 #[doc(hidden)]
 pub fn post_cppr_slacks_combined_flat(graph: &TimingGraph, data: &TimingData) -> Vec<[f64; 2]> {
-    let structure = CpprStructure::build(graph);
-    let slacks =
-        slacks_by::<std::convert::Infallible>(graph, data, &structure, true, None, |prepare| {
-            let mut arrivals = Vec::new();
-            let mut results = Vec::new();
-            for split in Split::BOTH {
-                let Some(prepared) = prepare(split) else {
-                    continue;
-                };
-                let ran = prepared.run_passes::<std::convert::Infallible>(
-                    &mut |network, tree, wanted, seedings| {
-                        Ok(cpu_passes(network, tree, wanted, seedings, &mut arrivals))
-                    },
-                )?;
-                match prepared.combine_plan(data, graph) {
-                    Some(plan) => {
-                        let post = prepared.combine_flat(&plan, &ran);
-                        results.extend(prepared.tests.iter().copied().zip(post));
-                    }
-                    None => results.extend(prepared.combine(graph, data, &ran)),
-                }
-            }
-            Ok(results)
-        });
-    match slacks {
-        Ok(slacks) => slacks,
-        Err(never) => match never {},
-    }
+    post_cppr_slacks_combined_flat_with(graph, data, &CpprStructure::build(graph))
+}
+
+/// [`post_cppr_slacks_combined_flat`] on a structure kept across runs (which keeps
+/// each split's combining layout as a resident GPU run does), for tests.
+#[doc(hidden)]
+pub fn post_cppr_slacks_combined_flat_with(
+    graph: &TimingGraph,
+    data: &TimingData,
+    structure: &CpprStructure,
+) -> Vec<[f64; 2]> {
+    cpu_slacks_by(
+        graph,
+        data,
+        structure,
+        None,
+        |prepared, ran, post| match prepared.combine_plan(data, graph) {
+            Some(plan) => prepared.write_in_order(&prepared.combine_flat(&plan, &ran), post),
+            None => write_slacks(post, prepared.combine(graph, data, &ran)),
+        },
+    )
 }
 
 /// The post-CPPR slacks of every test (or of `only`: the others stay `+inf`) with the
@@ -432,23 +437,41 @@ fn cpu_slacks(
     structure: &CpprStructure,
     only: Option<&[usize]>,
 ) -> Vec<[f64; 2]> {
-    let slacks =
-        slacks_by::<std::convert::Infallible>(graph, data, structure, true, only, |prepare| {
+    cpu_slacks_by(graph, data, structure, only, |prepared, ran, post| {
+        write_slacks(post, prepared.combine(graph, data, &ran));
+    })
+}
+
+/// [`slacks_by`] with each split's passes on the CPU, one split after the other (their
+/// passes sharing one arrivals buffer), each combined into `post` by `combine`.
+fn cpu_slacks_by(
+    graph: &TimingGraph,
+    data: &TimingData,
+    structure: &CpprStructure,
+    only: Option<&[usize]>,
+    combine: impl Fn(&PreparedSplit<'_>, RanPasses, &mut [[f64; 2]]),
+) -> Vec<[f64; 2]> {
+    let slacks = slacks_by::<std::convert::Infallible>(
+        graph,
+        data,
+        structure,
+        true,
+        only,
+        |prepare, post| {
             let mut arrivals = Vec::new();
-            let mut results = Vec::new();
             for split in Split::BOTH {
                 if let Some(prepared) = prepare(split) {
-                    results.extend(prepared.finish::<std::convert::Infallible>(
-                        graph,
-                        data,
+                    let ran = prepared.run_passes::<std::convert::Infallible>(
                         &mut |network, tree, wanted, seedings| {
                             Ok(cpu_passes(network, tree, wanted, seedings, &mut arrivals))
                         },
-                    )?);
+                    )?;
+                    combine(&prepared, ran, post);
                 }
             }
-            Ok(results)
-        });
+            Ok(())
+        },
+    );
     match slacks {
         Ok(slacks) => slacks,
         Err(never) => match never {},
@@ -457,8 +480,10 @@ fn cpu_slacks(
 
 /// The post-CPPR slacks of every test, the passes scheduled and run by `schedule`: it
 /// gets the preparation of a split (`None` when the split has no tests; with
-/// `host_values`, the host copies the split's values into its network) and returns
-/// each prepared split's (test, slacks) pairs ([`PreparedSplit::finish`]).
+/// `host_values`, the host copies the split's values into its network) and writes
+/// each prepared split's tests' slacks into the array of every test's it is given
+/// (in place: at 5M gates, lists of (test, slacks) pairs cost more in fresh pages
+/// than the work).
 pub(crate) fn slacks_by<'s, E>(
     graph: &TimingGraph,
     data: &TimingData,
@@ -467,7 +492,8 @@ pub(crate) fn slacks_by<'s, E>(
     only: Option<&[usize]>,
     schedule: impl FnOnce(
         &(dyn Fn(Split) -> Option<PreparedSplit<'s>> + Sync),
-    ) -> Result<Vec<(usize, [f64; 2])>, E>,
+        &mut [[f64; 2]],
+    ) -> Result<(), E>,
 ) -> Result<Vec<[f64; 2]>, E> {
     assert_eq!(
         structure.n_pins,
@@ -510,14 +536,19 @@ pub(crate) fn slacks_by<'s, E>(
         }
         prepared
     };
-    for (test, values) in schedule(&prepare)? {
-        post[test] = values;
-    }
+    schedule(&prepare, &mut post)?;
     tracing::debug!(
         slacks_ms = started.elapsed().as_secs_f64() * 1e3,
         "cppr slacks"
     );
     Ok(post)
+}
+
+/// Writes (test, slacks) pairs into `post` (every test's).
+fn write_slacks(post: &mut [[f64; 2]], results: Vec<(usize, [f64; 2])>) {
+    for (test, values) in results {
+        post[test] = values;
+    }
 }
 
 fn kept_preparations(structure: &CpprStructure) -> MutexGuard<'_, KeptPreparations> {
@@ -623,7 +654,10 @@ pub(crate) struct PreparedSplit<'a> {
     host_ms: [f64; 3],
     /// Each pass's start groups (from the tree and the pass depths alone), once
     /// computed: shared with the split kept for the next run.
-    start_groups: Arc<OnceLock<Vec<Vec<u32>>>>,
+    start_groups: StartGroups,
+    /// The part of the combining's plan the tree, the tests and the pass depths alone
+    /// decide, once built: shared with the split kept for the next run.
+    combine_layout: Arc<OnceLock<Arc<CombineLayout>>>,
 }
 
 impl<'a> PreparedSplit<'a> {
@@ -684,6 +718,7 @@ impl<'a> PreparedSplit<'a> {
                 ms(started.elapsed() - network_built),
             ],
             start_groups: Arc::default(),
+            combine_layout: Arc::default(),
         })
     }
 
@@ -717,6 +752,7 @@ impl<'a> PreparedSplit<'a> {
             distinct: kept.distinct,
             host_ms: [0.0, started.elapsed().as_secs_f64() * 1e3, 0.0],
             start_groups: kept.start_groups,
+            combine_layout: kept.combine_layout,
         }
     }
 
@@ -731,19 +767,8 @@ impl<'a> PreparedSplit<'a> {
             representative: self.representative.clone(),
             distinct: self.distinct.clone(),
             start_groups: Arc::clone(&self.start_groups),
+            combine_layout: Arc::clone(&self.combine_layout),
         }
-    }
-
-    /// Runs the passes (`run_passes`) and combines them: the split's (test, slacks)
-    /// pairs.
-    pub(crate) fn finish<E>(
-        &self,
-        graph: &TimingGraph,
-        data: &TimingData,
-        run_passes: &mut RunPasses<'_, E>,
-    ) -> Result<Vec<(usize, [f64; 2])>, E> {
-        let ran = self.run_passes(run_passes)?;
-        Ok(self.combine(graph, data, &ran))
     }
 
     /// The split's passes (`run_passes`), one per seeding: the first seeded by the
@@ -769,6 +794,13 @@ impl<'a> PreparedSplit<'a> {
         self.start_groups.get_or_init(compute)
     }
 
+    /// The cell [`PreparedSplit::start_groups`] fills (the same one while the split is
+    /// reused across runs).
+    #[cfg(feature = "gpu")]
+    pub(crate) fn start_groups_cell(&self) -> &StartGroups {
+        &self.start_groups
+    }
+
     /// Whether the split's combining can run on the device (`cppr_combine` takes
     /// clock trees up to `MAX_COMBINE_DEPTH` deep).
     #[cfg(feature = "gpu")]
@@ -778,6 +810,8 @@ impl<'a> PreparedSplit<'a> {
 
     /// The arrays the split's combining reads besides the passes' entries; None when
     /// its clock tree is deeper than `combine_position` takes (the host combines it).
+    /// Only the required times are gathered per run: the rest ([`CombineLayout`]) is
+    /// built by the first run and kept with the split.
     pub(crate) fn combine_plan(
         &self,
         data: &TimingData,
@@ -792,6 +826,20 @@ impl<'a> PreparedSplit<'a> {
             .with_min_len(1 << 12)
             .map(|&test| data.tests[test].required_before_cppr)
             .collect();
+        let layout = self
+            .combine_layout
+            .get_or_init(|| Arc::new(self.combine_layout(graph)));
+        Some(CombinePlan {
+            late: self.split == Split::Late,
+            max_depth: self.max_depth,
+            required,
+            layout: Arc::clone(layout),
+        })
+    }
+
+    /// The part of [`PreparedSplit::combine_plan`] that the clock tree, the tests and
+    /// the pass depths decide.
+    fn combine_layout(&self, graph: &TimingGraph) -> CombineLayout {
         let capture = self
             .tests
             .par_iter()
@@ -813,20 +861,18 @@ impl<'a> PreparedSplit<'a> {
                 }
             })
             .collect();
-        Some(CombinePlan {
-            late: self.split == Split::Late,
-            max_depth: self.max_depth,
-            required,
+        CombineLayout {
             capture,
             tree: self.tree.slot_arrays(),
             pass_at,
-        })
+        }
     }
 
     /// The CPU twin of the GPU's `cppr_combine`: each test's post-CPPR slacks from
     /// `plan` and the passes' entries, by `combine_position`.
     pub(crate) fn combine_flat(&self, plan: &CombinePlan, ran: &RanPasses) -> Vec<[f64; 2]> {
-        let tree = plan.tree.view();
+        let layout = &plan.layout;
+        let tree = layout.tree.view();
         (0..self.tests.len())
             .into_par_iter()
             .map(|position| {
@@ -834,19 +880,21 @@ impl<'a> PreparedSplit<'a> {
                     plan.late,
                     plan.max_depth,
                     plan.required[position],
-                    plan.capture[position],
+                    layout.capture[position],
                     &tree,
-                    &plan.pass_at,
+                    &layout.pass_at,
                     |pass| ran.entries.pass(pass)[position],
                 )
             })
             .collect()
     }
 
-    /// The split's (test, slacks) pairs from its tests' slacks in order.
-    #[cfg(feature = "gpu")]
-    pub(crate) fn with_tests(&self, post: Vec<[f64; 2]>) -> Vec<(usize, [f64; 2])> {
-        self.tests.iter().copied().zip(post).collect()
+    /// Writes the split's tests' slacks (`slacks`, in the order of its tests) into
+    /// `post` (every test's).
+    pub(crate) fn write_in_order(&self, slacks: &[[f64; 2]], post: &mut [[f64; 2]]) {
+        for (&test, &values) in self.tests.iter().zip(slacks) {
+            post[test] = values;
+        }
     }
 
     /// Combines the passes of [`PreparedSplit::run_passes`]: the split's (test,
@@ -926,6 +974,15 @@ pub(crate) struct CombinePlan {
     pub(crate) max_depth: u32,
     /// Per test position, its pre-CPPR required times.
     pub(crate) required: Vec<[f64; 2]>,
+    /// The rest, kept with the split across runs (a GPU keeps it uploaded while it
+    /// holds the same one).
+    pub(crate) layout: Arc<CombineLayout>,
+}
+
+/// The arrays of a [`CombinePlan`] that a split's clock tree, tests and pass depths
+/// decide (the same across runs that reuse the split).
+#[derive(Debug)]
+pub(crate) struct CombineLayout {
     /// Per test position, its capture node's slot in `tree` (`NONE`: not in the tree).
     pub(crate) capture: Vec<u32>,
     pub(crate) tree: clock_tree::SlotArrays,

@@ -312,18 +312,29 @@ impl SeedLayout {
 
 /// What each test's result gives the seeds ([`tachyon_kernels::seeds::seed_pin`]).
 pub fn seed_inputs(data: &TimingData) -> Vec<seeds::TestSeedInputs> {
-    test_seed_inputs(&data.tests)
+    let mut inputs = Vec::new();
+    test_seed_inputs_into(&data.tests, &mut inputs);
+    inputs
 }
 
-/// [`seed_inputs`] of the tests' results `tests`.
-pub fn test_seed_inputs(tests: &[TestResult]) -> Vec<seeds::TestSeedInputs> {
-    tests
-        .par_iter()
+/// [`seed_inputs`] of the tests' results `tests`, written into `inputs` (in place when
+/// it has the length already: an array kept across updates has its pages mapped).
+pub fn test_seed_inputs_into(tests: &[TestResult], inputs: &mut Vec<seeds::TestSeedInputs>) {
+    let empty = seeds::TestSeedInputs {
+        required: [f64::NAN; 2],
+        credit: [f64::NAN; 2],
+        slack: [f64::NAN; 2],
+    };
+    inputs.resize(tests.len(), empty);
+    inputs
+        .par_iter_mut()
+        .zip(tests)
         .with_min_len(1 << 12)
-        .map(|result| seeds::TestSeedInputs {
-            required: result.required_before_cppr,
-            credit: result.credit,
-            slack: result.slack,
-        })
-        .collect()
+        .for_each(|(input, result)| {
+            *input = seeds::TestSeedInputs {
+                required: result.required_before_cppr,
+                credit: result.credit,
+                slack: result.slack,
+            }
+        });
 }

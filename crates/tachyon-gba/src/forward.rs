@@ -127,25 +127,29 @@ pub fn primary_input_values(
     graph: &TimingGraph,
     flat: &FlatTiming,
 ) -> Vec<(u32, [f64; 4], [f64; 4])> {
-    let mut position = tachyon_graph::filled(graph.n_pins() as usize, u32::MAX);
+    // Positions by pin in a map of the primary inputs, not an array over every pin:
+    // a full update over the resident state calls this each time, and at 5M gates a
+    // fresh 61 MB array cost several ms before the GPU could start.
+    let mut position: std::collections::HashMap<u32, usize> =
+        std::collections::HashMap::with_capacity(flat.primary_inputs.len());
     let mut values: Vec<(u32, [f64; 4], [f64; 4])> = flat
         .primary_inputs
         .iter()
         .enumerate()
         .map(|(index, &pin)| {
-            position[pin as usize] = index as u32;
+            position.insert(pin, index);
             (pin, [NO_VALUE; 4], [NO_VALUE; 4])
         })
         .collect();
     let assertions = graph.assertions();
     for &(pin, arrival) in &assertions.arrival {
-        if let Some(entry) = values.get_mut(position[pin.index()] as usize) {
-            entry.1 = arrival;
+        if let Some(&index) = position.get(&pin.0) {
+            values[index].1 = arrival;
         }
     }
     for &(pin, slew) in &assertions.slew {
-        if let Some(entry) = values.get_mut(position[pin.index()] as usize) {
-            entry.2 = slew;
+        if let Some(&index) = position.get(&pin.0) {
+            values[index].2 = slew;
         }
     }
     values

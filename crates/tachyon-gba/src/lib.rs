@@ -29,7 +29,7 @@ mod tests_eval;
 
 pub use backward::{
     propagate_required, propagate_required_flat, required_seed_list, required_seeds, seed_inputs,
-    test_seed_inputs, SeedLayout,
+    test_seed_inputs_into, SeedLayout,
 };
 pub use compare::{compare, Differences};
 pub use flat::{FlatParasitics, FlatTiming, NetsParasitics, NetsRcValues};
@@ -41,6 +41,7 @@ pub use incremental::{
 pub use parasitics::{compute_parasitics, net_load};
 pub use tests_eval::{
     evaluate_tests, evaluate_tests_flat, finish_tests_without_cppr, slack_before_cppr,
+    slack_before_cppr_of,
 };
 
 use tachyon_graph::{TimingData, TimingGraph};

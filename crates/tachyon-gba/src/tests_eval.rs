@@ -64,10 +64,28 @@ pub fn slack_before_cppr(
     test_index: usize,
     data_transition: Transition,
 ) -> f64 {
+    slack_before_cppr_of(
+        graph,
+        &data.arrival,
+        &data.tests[test_index],
+        test_index,
+        data_transition,
+    )
+}
+
+/// [`slack_before_cppr`] from the arrivals and the test's result (`result`, that of
+/// test `test_index`): for callers that write other fields of the results meanwhile.
+pub fn slack_before_cppr_of(
+    graph: &TimingGraph,
+    arrival: &[[f64; 4]],
+    result: &tachyon_graph::TestResult,
+    test_index: usize,
+    data_transition: Transition,
+) -> f64 {
     let test = &graph.tests()[test_index];
-    let required = data.tests[test_index].required_before_cppr[data_transition.index()];
+    let required = result.required_before_cppr[data_transition.index()];
     let split = test.kind.split();
-    let arrival = data.arrival[test.data.index()][condition_index(split, data_transition)];
+    let arrival = arrival[test.data.index()][condition_index(split, data_transition)];
     slack(split, required, arrival)
 }
 

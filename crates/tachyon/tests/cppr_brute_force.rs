@@ -255,13 +255,18 @@ fn structure_prelude_found_before_the_levels_equals_one_build() {
 /// delays stayed, changed, or went back.
 #[test]
 fn a_kept_structure_rebuilds_its_clock_trees_when_the_clock_changes() {
-    use tachyon::cppr::{post_cppr_slacks_with, CpprStructure};
+    use tachyon::cppr::{
+        post_cppr_slacks_combined_flat_with, post_cppr_slacks_with, CpprStructure,
+    };
     let designs = default_and_sequential_tau_designs(
         "a_kept_structure_rebuilds_its_clock_trees_when_the_clock_changes",
     );
     for (name, mut timer) in designs {
         let (graph, data) = timer.timing().unwrap();
         let kept = CpprStructure::build(graph);
+        // Kept too by the flat combining (as the resident GPU path combines), which
+        // reuses each split's combining layout while the clock is the same.
+        let kept_flat = CpprStructure::build(graph);
         let clock_arcs = kept.clock_arcs(graph);
         // The clock changed: the late arrival of every other clock pin later (the
         // spreads and so the credits change), one clock arc's delays larger (the
@@ -284,6 +289,8 @@ fn a_kept_structure_rebuilds_its_clock_trees_when_the_clock_changes() {
             let reused = post_cppr_slacks_with(graph, values, &kept);
             let fresh = post_cppr_slacks_with(graph, values, &CpprStructure::build(graph));
             assert_same_bits(&format!("{name} run {run}"), &reused, &fresh);
+            let reused_flat = post_cppr_slacks_combined_flat_with(graph, values, &kept_flat);
+            assert_same_bits(&format!("{name} run {run}, flat"), &reused_flat, &fresh);
             if std::ptr::eq(values, &changed) {
                 let before = post_cppr_slacks_with(graph, data, &CpprStructure::build(graph));
                 differed = before.iter().zip(&fresh).filter(|(a, b)| a != b).count();

@@ -784,7 +784,13 @@ impl DeviceTiming {
             false => (reuse.arrival, reuse.slew, reuse.arc_delay),
         };
         let test_required = if self.tests_evaluated {
-            Some(gpu.download(&self.test_required, 0..self.test_required.len())?)
+            Some(match reuse.test_required {
+                Some(mut kept) if kept.len() == self.test_required.len() => {
+                    gpu.download_into(&self.test_required, &mut kept)?;
+                    kept
+                }
+                _ => gpu.download(&self.test_required, 0..self.test_required.len())?,
+            })
         } else {
             None
         };
@@ -875,6 +881,17 @@ impl DeviceTiming {
             return Ok(Vec::new());
         }
         let out = self.gpu.allocate::<[f64; 4]>(DURING, index.len())?;
+        self.gather_into(index, values, &out)?;
+        self.gpu.download(&out, 0..index.len())
+    }
+
+    /// Queues the gathering of the values of `values` at `index` into `out` (as long).
+    fn gather_into(
+        &self,
+        index: &DeviceBuffer<u32>,
+        values: &DeviceBuffer<[f64; 4]>,
+        out: &DeviceBuffer<[f64; 4]>,
+    ) -> Result<(), GpuError> {
         self.gpu.launch(
             per_item(index.len()),
             GatherQuadsArgs {
@@ -882,8 +899,7 @@ impl DeviceTiming {
                 values: values.view(),
                 out: out.cells(),
             },
-        )?;
-        self.gpu.download(&out, 0..index.len())
+        )
     }
 
     /// After [`DeviceTiming::run_forward`] (the values before it in `kept`): the pins
@@ -1050,6 +1066,27 @@ impl DeviceTiming {
     /// gathered on the device and downloaded (waits for the forward levels).
     pub fn values_at(&self, which: ForwardArray, index: &[u32]) -> Result<Vec<[f64; 4]>, GpuError> {
         self.listed("listed pins or arcs", index, self.values_of(which))
+    }
+
+    /// [`DeviceTiming::values_at`] into `into` (written in place when it is as long as
+    /// `index` already: an array kept across updates has its pages mapped).
+    pub fn values_at_into(
+        &self,
+        which: ForwardArray,
+        index: &[u32],
+        into: &mut Vec<[f64; 4]>,
+    ) -> Result<(), GpuError> {
+        const DURING: &str = "bringing back the values of listed items";
+        let values = self.values_of(which);
+        if index.is_empty() || into.len() != index.len() {
+            *into = self.listed("listed pins or arcs", index, values)?;
+            return Ok(());
+        }
+        check_indices("listed pins or arcs", index, values.len())?;
+        let index = self.gpu.upload(DURING, index)?;
+        let gathered = self.gpu.allocate::<[f64; 4]>(DURING, index.len())?;
+        self.gather_into(&index, values, &gathered)?;
+        self.gpu.download_into(&gathered, into)
     }
 
     /// The required times of `pins` (each in range), gathered on the device and

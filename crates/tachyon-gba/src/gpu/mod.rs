@@ -38,7 +38,7 @@ use tachyon_graph::{TestResult, TimingData, TimingGraph};
 
 use crate::flat::{FlatParasitics, FlatTiming, NetsParasitics};
 use crate::{
-    primary_input_values, required_seed_list, test_seed_inputs, BackwardOutcome, ForwardArrays,
+    primary_input_values, required_seed_list, test_seed_inputs_into, BackwardOutcome, ForwardArrays,
     ForwardOutcome, HostValueChanges, Incremental, SeedLayout,
 };
 
@@ -52,6 +52,11 @@ pub struct GpuTiming {
     /// The graph's [`SeedLayout`] on the device, uploaded by the first
     /// [`GpuTiming::required`] and dropped by an edit.
     seeds: Option<DeviceSeeds>,
+    /// Host arrays an update fills and the next reuses (their pages mapped already:
+    /// at 5M gates fresh memory for them cost more than the copies): the tests'
+    /// results going up to the seeds, and their required times coming back.
+    seed_inputs: Vec<tachyon_kernels::seeds::TestSeedInputs>,
+    test_required: Option<Vec<[f64; 2]>>,
 }
 
 impl std::fmt::Debug for GpuTiming {
@@ -80,6 +85,8 @@ impl GpuTiming {
             device,
             host_values: HostValueChanges::default(),
             seeds: None,
+            seed_inputs: Vec::new(),
+            test_required: None,
         })
     }
 
@@ -158,6 +165,17 @@ impl GpuTiming {
         self.device.values_at(which, index)
     }
 
+    /// [`GpuTiming::values_at`] into `into` (in place when it has the length already:
+    /// an array kept across updates).
+    pub fn values_at_into(
+        &self,
+        which: ForwardArray,
+        index: &[u32],
+        into: &mut Vec<[f64; 4]>,
+    ) -> Result<(), GpuError> {
+        self.device.values_at_into(which, index, into)
+    }
+
     /// The required times of `pins` (each in range) after the last backward sweep.
     pub fn required_at(&self, pins: &[u32]) -> Result<Vec<[f64; 4]>, GpuError> {
         self.device.required_at(pins)
@@ -193,7 +211,10 @@ impl GpuTiming {
         let wire_wanted = data.wire_delay.len() == graph.n_pins() as usize;
         // The arrays `data` holds from an earlier update are written in place (or
         // left as they were when the values stay on the device).
-        let mut reuse = ForwardResults::default();
+        let mut reuse = ForwardResults {
+            test_required: self.test_required.take(),
+            ..ForwardResults::default()
+        };
         if values {
             reuse.arrival = std::mem::take(&mut data.arrival);
             reuse.slew = std::mem::take(&mut data.slew);
@@ -213,11 +234,12 @@ impl GpuTiming {
             data.slew = results.slew;
             data.arc_delay = results.arc_delay;
         }
-        if let (Some(test_required), Some(_)) = (results.test_required, clock) {
+        if let (Some(test_required), Some(_)) = (&results.test_required, clock) {
             for (result, required) in data.tests.iter_mut().zip(test_required) {
-                result.required_before_cppr = required;
+                result.required_before_cppr = *required;
             }
         }
+        self.test_required = results.test_required;
         tracing::debug!(
             queued_ms,
             swept_ms,
@@ -442,8 +464,8 @@ impl GpuTiming {
         let layout_ms = started.elapsed().as_secs_f64() * 1e3;
         let n_seeded = match (&self.seeds, data) {
             (Some(layout), _) => {
-                self.device
-                    .run_backward_seeded(layout, &test_seed_inputs(tests))?;
+                test_seed_inputs_into(tests, &mut self.seed_inputs);
+                self.device.run_backward_seeded(layout, &self.seed_inputs)?;
                 layout.len()
             }
             (None, Some(data)) => {
