@@ -38,6 +38,37 @@ impl Interner {
     pub(crate) fn get(&self, name: &str) -> Option<u32> {
         self.ids.get(name, |id| &self.names[id as usize])
     }
+
+    /// The ids of `names` (a million instances' cells), interned as [`Interner::intern`]
+    /// one by one would (new names numbered in first-seen order), on all threads: each
+    /// chunk lists the names it meets that are not interned yet (a few distinct cells),
+    /// those are interned chunk by chunk in order, then every name is looked up.
+    pub(crate) fn intern_all(&mut self, names: &[&str]) -> Vec<u32> {
+        const CHUNK: usize = 1 << 14;
+        let new_names: Vec<Vec<&str>> = names
+            .par_chunks(CHUNK)
+            .map(|chunk| {
+                let mut seen: FastSet<&str> = FastSet::default();
+                chunk
+                    .iter()
+                    .filter(|&&name| self.get(name).is_none() && seen.insert(name))
+                    .copied()
+                    .collect()
+            })
+            .collect();
+        for name in new_names.iter().flatten() {
+            self.intern(name);
+        }
+        let this = &*self;
+        names
+            .par_iter()
+            .with_min_len(4096)
+            .map(|&name| {
+                this.get(name)
+                    .unwrap_or_else(|| unreachable!("every name was interned above"))
+            })
+            .collect()
+    }
 }
 
 /// A primary port.
@@ -374,6 +405,9 @@ impl Design {
         top: Option<&str>,
         sources: &[Source<'_>],
     ) -> Result<(), LinkError> {
+        let started = std::time::Instant::now();
+        let mut marks = Vec::new();
+        let mut mark = |step: &'static str| marks.push((step, started.elapsed()));
         let places = Places::new(sources);
         let module = netlist
             .top(top)
@@ -382,6 +416,7 @@ impl Design {
         let flattened = crate::hierarchy::flatten(netlist, module, places)?;
         let flat_module = flattened.as_ref().map(|flat| flat.module());
         let module = flat_module.as_ref().unwrap_or(module);
+        mark("flattened");
         // Everything is built beside the current netlist and swapped in at the end, so
         // that an error leaves the design as it was.
         let mut ports: Vec<Port> = Vec::new();
@@ -405,7 +440,11 @@ impl Design {
         };
         // The nets: declared wires and ports, in name order, plus any connected net
         // not declared (rare, so they are merged in only when there are some).
-        let mut net_names: Vec<&str> = wires.iter().map(|wire| &**wire).collect();
+        let mut net_names: Vec<&str> = wires
+            .par_iter()
+            .with_min_len(4096)
+            .map(|wire| &**wire)
+            .collect();
         net_names.extend(ports.iter().map(|port| port.name.as_str()));
         net_names.extend(assigned_names(&assigned));
         let new_nets = |net_names: &mut Vec<&str>| {
@@ -421,16 +460,19 @@ impl Design {
                     .collect(),
             )
         };
+        mark("ports and wires");
         let mut cells = self.cells.clone();
         let mut pin_names = self.pin_names.clone();
         let (mut nets, cell_ids) = rayon::join(
             || new_nets(&mut net_names),
             || -> Vec<u32> {
-                module
+                let names: Vec<&str> = module
                     .instances
-                    .iter()
-                    .map(|instance| cells.intern(instance.cell))
-                    .collect()
+                    .par_iter()
+                    .with_min_len(4096)
+                    .map(|instance| instance.cell)
+                    .collect();
+                cells.intern_all(&names)
             },
         );
         // Per interned cell, its pins (None: no library has the cell, or none is
@@ -457,6 +499,7 @@ impl Design {
                 })
             })
             .collect();
+        mark("nets and cells");
         let checks = InstanceChecks {
             cell_names: &cells.names,
             cell_pins: &cell_pins,
@@ -471,6 +514,7 @@ impl Design {
             .map(|_| Instance::default())
             .collect();
         let mut undeclared: Vec<Cow<'_, str>> = Vec::new();
+        mark("instances allocated");
         // The second pass finds every pin and net: a third is never needed.
         for pass in 0.. {
             let outcomes: Vec<Result<ChunkMisses<'_>, LinkError>> = instances
@@ -492,6 +536,7 @@ impl Design {
                 unknown_pins.extend(misses.pins);
                 missing_nets.extend(misses.nets);
             }
+            mark("instances resolved");
             if unknown_pins.is_empty() && missing_nets.is_empty() {
                 break;
             }
@@ -521,15 +566,18 @@ impl Design {
         }
         // Name order; a repeated instance name is an error at its second place.
         instances.par_sort_by(|a, b| tachyon_graph::name_order(&a.name, &b.name));
+        mark("instances sorted");
         if let Some(pair) = instances
             .par_windows(2)
             .find_first(|pair| pair[0].name == pair[1].name)
         {
             return Err(repeated_instance(module, &pair[0].name, places));
         }
+        mark("names distinct");
         let aliases = join_assigned_nets(&assigned, &mut nets, &mut instances, &mut ports);
         self.design_name = module.name.to_string();
         self.instances = Slots::from_sorted(instances);
+        mark("instances indexed");
         self.nets = nets;
         self.net_aliases = aliases;
         self.lazy_buses = lazy_buses;
@@ -537,6 +585,8 @@ impl Design {
         self.port_index = port_index;
         self.cells = cells;
         self.pin_names = pin_names;
+        mark("swapped in");
+        tracing::debug!(steps = ?marks, "netlist linked");
         Ok(())
     }
 
@@ -562,8 +612,12 @@ impl Design {
         spef: &tachyon_spef::Spef<'_>,
         source: Option<Source<'_>>,
     ) -> Result<(), LinkError> {
+        let started = std::time::Instant::now();
+        let mut marks = Vec::new();
+        let mut mark = |step: &'static str| marks.push((step, started.elapsed()));
         let units = spef.header.units;
         let resolver = PinResolver::new(self);
+        mark("resolver");
         let located =
             |net: &tachyon_spef::DNet<'_>, error: LinkError| spef_net_error(source, net, error);
         // Validation and conversion are independent per net: run them in parallel, then
@@ -649,7 +703,9 @@ impl Design {
                 (converted, None)
             })
             .collect();
+        mark("converted");
         drop(resolver);
+        mark("resolver dropped");
         // The first error in file order; nothing has changed yet.
         let mut nets = Vec::with_capacity(spef.nets.len());
         for (chunk, error) in converted {
@@ -658,6 +714,7 @@ impl Design {
             }
             nets.extend(chunk);
         }
+        mark("gathered");
         // A net described twice (or two names of nets an `assign` joined).
         let mut seen = vec![0u64; self.nets.slots.len().div_ceil(64)];
         for &(index, slot, _, _) in &nets {
@@ -672,6 +729,7 @@ impl Design {
             }
             seen[word] |= bit;
         }
+        mark("once each");
         // An RC tree without a driver: an error when its net has one in the design (the
         // tree would be dropped and the net timed without wire delay), else a warning.
         let driverless: Vec<(usize, u32)> = nets
@@ -706,9 +764,12 @@ impl Design {
                 "*R_NET (reduced) parasitics are not supported: those nets keep what they had"
             );
         }
+        mark("drivers");
         for (_, slot, parasitics, _) in nets {
             self.nets.slots[slot as usize].parasitics = Some(parasitics);
         }
+        mark("stored");
+        tracing::debug!(steps = ?marks, nets = spef.nets.len(), "parasitics annotated");
         Ok(())
     }
 
