@@ -97,20 +97,43 @@ impl Timer {
         let text = OnceLock::new();
         std::thread::scope(|scope| {
             let parsing = scope.spawn(|| {
-                let started = std::time::Instant::now();
-                let read = read_checked(spef)?;
-                let text: &str = text.get_or_init(|| read);
-                tracing::debug!(
-                    file,
-                    bytes = text.len(),
-                    ms = started.elapsed().as_secs_f64() * 1e3,
-                    "spef read beside"
-                );
-                parse_beside(&file, text).map(|(parsed, time)| (text, parsed, time))
+                beside(|| {
+                    let started = std::time::Instant::now();
+                    let read = read_checked(spef)?;
+                    let text: &str = text.get_or_init(|| read);
+                    tracing::debug!(
+                        file,
+                        bytes = text.len(),
+                        ms = started.elapsed().as_secs_f64() * 1e3,
+                        "spef read beside"
+                    );
+                    parse_spef_timed(&file, text).map(|(parsed, time)| (text, parsed, time))
+                })
             });
             let mut parsing = Some(parsing);
+            // The first `.timing` after the SPEF, read and parsed meanwhile too (its
+            // assertions are set in its turn).
+            let timing = inputs
+                .iter()
+                .enumerate()
+                .skip(early + 1)
+                .find_map(|(index, input)| match input {
+                    DesignInput::Timing(path) => Some((index, path.as_path())),
+                    _ => None,
+                });
+            let mut timing_parsing = timing.map(|(index, path)| {
+                (index, path, scope.spawn(|| super::parse_timing_file(path)))
+            });
             for (index, input) in inputs.iter().enumerate() {
                 starting(input);
+                if let Some((_, path, parsing)) = timing_parsing.take_if(|(at, ..)| *at == index) {
+                    parsing
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                        .and_then(|assertions| self.set_timing(path, assertions))
+                        .map_err(failed(input))?;
+                    continue;
+                }
                 let read = match parsing.take_if(|_| index == early) {
                     Some(parsing) => parsing
                         .join()
@@ -142,23 +165,23 @@ impl Timer {
     }
 }
 
-/// Parses the SPEF beside the inputs before it ([`Timer::read_inputs`]) on a pool of its
-/// own with half as many threads as the current one: the netlist's parse and link, which
-/// the whole load waits for, keep most of the cores (on 16 cores at 1M, sharing one pool
-/// made the Verilog parse take 0.28-0.37 s instead of 0.11 s alone; the SPEF parse,
-/// 0.19 s alone, still ends before the netlist is linked).
-fn parse_beside<'a>(
-    file: &str,
-    text: &'a str,
-) -> Result<(tachyon_spef::Spef<'a>, std::time::Duration), TimerError> {
+/// Runs `read` (the SPEF's read and parse beside the inputs before it:
+/// [`Timer::read_inputs`]) on a pool of its own with half as many threads as the
+/// current one: the netlist's read, parse and link, which the whole load waits for,
+/// keep most of the cores. On 16 cores at 1M, sharing one pool made the Verilog parse
+/// take 0.28-0.37 s instead of 0.11 s alone, and the SPEF parse (0.19 s alone) still
+/// ends about when the netlist is linked. Parsing the SPEF only after the netlist's
+/// parse, on the shared pool, was slower: the link's parallel steps, submitted from
+/// outside the pool, waited behind the SPEF's queued blocks.
+fn beside<T: Send>(read: impl FnOnce() -> T + Send) -> T {
     let threads = (rayon::current_num_threads() / 2).max(1);
     match rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|index| format!("spef-{index}"))
         .build()
     {
-        Ok(pool) => pool.install(|| parse_spef_timed(file, text)),
-        Err(_) => parse_spef_timed(file, text),
+        Ok(pool) => pool.install(read),
+        Err(_) => read(),
     }
 }
 
