@@ -3,6 +3,7 @@
 //! built straight from them (`build.rs`).
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc as Shared;
 
 use rayon::prelude::*;
@@ -715,25 +716,39 @@ impl Design {
             nets.extend(chunk);
         }
         mark("gathered");
-        // A net described twice (or two names of nets an `assign` joined).
-        let mut seen = vec![0u64; self.nets.slots.len().div_ceil(64)];
-        for &(index, slot, _, _) in &nets {
+        // A net described twice (or two names of nets an `assign` joined): looked for on
+        // all threads, then, when there is one, the first in file order one by one.
+        let words = self.nets.slots.len().div_ceil(64);
+        let seen_anywhere: Vec<AtomicU64> = (0..words)
+            .into_par_iter()
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        let repeated = nets.par_iter().with_min_len(4096).any(|&(_, slot, _, _)| {
             let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
-            if seen[word] & bit != 0 {
-                let net = &spef.nets[index];
-                let first = nets
-                    .iter()
-                    .find(|&&(_, other, _, _)| other == slot)
-                    .map_or(index, |&(first, _, _, _)| first);
-                return Err(duplicate_net(source, spef, first, net));
+            seen_anywhere[word].fetch_or(bit, Ordering::Relaxed) & bit != 0
+        });
+        drop(seen_anywhere);
+        if repeated {
+            let mut seen = vec![0u64; words];
+            for &(index, slot, _, _) in &nets {
+                let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
+                if seen[word] & bit != 0 {
+                    let net = &spef.nets[index];
+                    let first = nets
+                        .iter()
+                        .find(|&&(_, other, _, _)| other == slot)
+                        .map_or(index, |&(first, _, _, _)| first);
+                    return Err(duplicate_net(source, spef, first, net));
+                }
+                seen[word] |= bit;
             }
-            seen[word] |= bit;
         }
         mark("once each");
         // An RC tree without a driver: an error when its net has one in the design (the
         // tree would be dropped and the net timed without wire delay), else a warning.
         let driverless: Vec<(usize, u32)> = nets
-            .iter()
+            .par_iter()
+            .with_min_len(4096)
             .filter(|&&(_, _, _, has_driver)| !has_driver)
             .map(|&(index, slot, _, _)| (index, slot))
             .collect();
@@ -765,9 +780,24 @@ impl Design {
             );
         }
         mark("drivers");
-        for (_, slot, parasitics, _) in nets {
-            self.nets.slots[slot as usize].parasitics = Some(parasitics);
-        }
+        // Stored on all threads: the nets by slot, each chunk of slots taking its run.
+        nets.par_sort_unstable_by_key(|&(_, slot, _, _)| slot);
+        const SLOTS_PER_CHUNK: usize = 1 << 14;
+        self.nets
+            .slots
+            .par_chunks_mut(SLOTS_PER_CHUNK)
+            .enumerate()
+            .for_each(|(chunk, slots)| {
+                let (first, end) = (chunk * SLOTS_PER_CHUNK, chunk * SLOTS_PER_CHUNK + slots.len());
+                let from = nets.partition_point(|&(_, slot, _, _)| (slot as usize) < first);
+                for (_, slot, parasitics, _) in nets[from..]
+                    .iter()
+                    .take_while(|&&(_, slot, _, _)| (slot as usize) < end)
+                {
+                    slots[*slot as usize - first].parasitics = Some(parasitics.clone());
+                }
+            });
+        nets.into_par_iter().with_min_len(4096).for_each(drop);
         mark("stored");
         tracing::debug!(steps = ?marks, nets = spef.nets.len(), "parasitics annotated");
         Ok(())

@@ -72,9 +72,12 @@ impl Timer {
     /// Reads `inputs` in order, as [`Timer::read_input`] on each would, and stops at
     /// the first that fails (each read is all or nothing, as alone). Meanwhile the first
     /// SPEF that comes after another input is read and parsed on another thread (the
-    /// nets in parallel, as always), so that it overlaps the libraries and the netlist
-    /// (whose parse is sequential) and their linking; its nets are annotated when its
-    /// turn comes. Its errors, and everything else, are those of the reads one by one.
+    /// nets in parallel, on a pool of half the threads: `beside`), so that it overlaps
+    /// the libraries and the netlist and their linking; its nets are annotated when its
+    /// turn comes, and dropped while the next input is read. The first `.timing` after
+    /// it is read and parsed on a thread of its own from the start, and its assertions
+    /// set in its turn. Their errors, and everything else, are those of the reads one by
+    /// one.
     /// When the files parsed at once would not fit in memory together, they are read
     /// one by one. `starting` is called as each input's turn comes.
     pub fn read_inputs(
