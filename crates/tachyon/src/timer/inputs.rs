@@ -124,9 +124,8 @@ impl Timer {
                     DesignInput::Timing(path) => Some((index, path.as_path())),
                     _ => None,
                 });
-            let mut timing_parsing = timing.map(|(index, path)| {
-                (index, path, scope.spawn(|| super::parse_timing_file(path)))
-            });
+            let mut timing_parsing = timing
+                .map(|(index, path)| (index, path, scope.spawn(|| super::parse_timing_file(path))));
             for (index, input) in inputs.iter().enumerate() {
                 starting(input);
                 if let Some((_, path, parsing)) = timing_parsing.take_if(|(at, ..)| *at == index) {
