@@ -72,7 +72,7 @@ impl Timer {
     /// Reads `inputs` in order, as [`Timer::read_input`] on each would, and stops at
     /// the first that fails (each read is all or nothing, as alone). Meanwhile the first
     /// SPEF that comes after another input is read and parsed on another thread (the
-    /// nets in parallel, on a pool of half the threads: `beside`), so that it overlaps
+    /// nets in parallel, on a pool of half the threads from 8 threads on: `beside`), so that it overlaps
     /// the libraries and the netlist and their linking; its nets are annotated when its
     /// turn comes, and dropped while the next input is read. The first `.timing` after
     /// it is read and parsed on a thread of its own from the start, and its assertions
@@ -167,6 +167,9 @@ impl Timer {
     }
 }
 
+/// The fewest threads of the current pool for which the SPEF gets a pool of its own.
+const OWN_POOL_MIN: usize = 8;
+
 /// Runs `read` (the SPEF's read and parse beside the inputs before it:
 /// [`Timer::read_inputs`]) on a pool of its own with half as many threads as the
 /// current one: the netlist's read, parse and link, which the whole load waits for,
@@ -174,11 +177,16 @@ impl Timer {
 /// take 0.28-0.37 s instead of 0.11 s alone, and the SPEF parse (0.19 s alone) still
 /// ends about when the netlist is linked. Parsing the SPEF only after the netlist's
 /// parse, on the shared pool, was slower: the link's parallel steps, submitted from
-/// outside the pool, waited behind the SPEF's queued blocks.
+/// outside the pool, waited behind the SPEF's queued blocks. Under [`OWN_POOL_MIN`]
+/// threads the SPEF shares the current pool, as it did before (measured on 16 cores
+/// only; half of a few cores would leave the SPEF's parse alone at the end).
 fn beside<T: Send>(read: impl FnOnce() -> T + Send) -> T {
-    let threads = (rayon::current_num_threads() / 2).max(1);
+    let threads = rayon::current_num_threads();
+    if threads < OWN_POOL_MIN {
+        return read();
+    }
     match rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
+        .num_threads(threads / 2)
         .thread_name(|index| format!("spef-{index}"))
         .build()
     {
