@@ -909,13 +909,8 @@ impl Timer {
             ms = started.elapsed().as_secs_f64() * 1e3,
             "top module found"
         );
-        let linked = self.try_change_design(|design| {
-            tracing::debug!(
-                ms = started.elapsed().as_secs_f64() * 1e3,
-                "design unshared"
-            );
-            design.set_netlist_from(&netlist, top, sources)
-        });
+        let linked =
+            self.try_change_design(|design| design.set_netlist_from(&netlist, top, sources));
         let dropping = Instant::now();
         drop_netlist(netlist);
         tracing::debug!(
