@@ -11,6 +11,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
+use rayon::prelude::*;
 use tachyon_verilog::{Bit, Connections, Module, Netlist, PortDirection};
 
 use crate::design::{assign_bits, declared_wire_bits, AssignedBit, BusRanges, Places};
@@ -80,9 +81,11 @@ pub(crate) fn flatten<'n>(
             })
             .collect(),
     };
+    // On all threads: a flat netlist has a million instances to look up.
     let hierarchical = top
         .instances
-        .iter()
+        .par_iter()
+        .with_min_len(4096)
         .any(|instance| modules.get(instance.cell).is_some());
     if !hierarchical {
         return Ok(None);

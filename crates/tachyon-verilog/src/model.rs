@@ -207,6 +207,15 @@ impl<'a> Module<'a> {
 
     /// The declared wires at bit level, in source order and MSB-first within a bus.
     pub fn wire_bits(&self) -> Vec<Cow<'a, str>> {
+        if self.wires.iter().all(|wire| wire.range.is_none()) {
+            // Scalars only (a flat netlist's million wires): one bit each, on all threads.
+            return self
+                .wires
+                .par_iter()
+                .with_min_len(4096)
+                .map(|wire| Cow::Borrowed(wire.name))
+                .collect();
+        }
         let mut bits = Vec::with_capacity(self.wires.len());
         for wire in &self.wires {
             push_declared_bits(wire.name, wire.range, &mut |bit| bits.push(bit));

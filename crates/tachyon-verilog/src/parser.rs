@@ -302,9 +302,9 @@ impl<'a> Parser<'a, '_> {
     ) -> Option<Items<'a>> {
         use rayon::prelude::*;
         let start = self.position;
-        // The body's end, as far as a byte search can tell.
-        let end = self.text[start..]
-            .find("endmodule")
+        // The body's end, as far as a byte search can tell (memchr's vectorized search:
+        // `str::find` took 1.3 instructions a byte, callgrind, on the calling thread).
+        let end = memchr::memmem::find(&self.bytes[start..], b"endmodule")
             .map_or(self.text.len(), |at| start + at);
         if end - start < PARALLEL_BODY_MIN.min(self.piece.saturating_mul(4)) {
             return None;

@@ -811,7 +811,14 @@ impl Timer {
     /// changes nothing; link errors name the instance's file, line and column.
     pub fn read_verilog(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
         let path = path.as_ref();
+        let started = Instant::now();
         let text = read_checked(path)?;
+        tracing::debug!(
+            file = %path.display(),
+            bytes = text.len(),
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "verilog read"
+        );
         let name = path.display().to_string();
         let started = Instant::now();
         let netlist = {
@@ -902,9 +909,18 @@ impl Timer {
                 return Ok(());
             }
         }
+        tracing::debug!(
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "top module found"
+        );
         let linked =
             self.try_change_design(|design| design.set_netlist_from(&netlist, top, sources));
+        let dropping = Instant::now();
         drop_netlist(netlist);
+        tracing::debug!(
+            ms = dropping.elapsed().as_secs_f64() * 1e3,
+            "parsed netlist dropped"
+        );
         linked?;
         self.linked_top = Some(self.design.design_name().to_string());
         self.black_boxes_reported = false;
@@ -920,18 +936,26 @@ impl Timer {
         let text = read_checked(path)?;
         let file = path.display().to_string();
         let (spef, parse_time) = parse_spef_timed(&file, &text)?;
-        self.annotate_spef(&file, &text, spef, parse_time)
+        let nets = self.annotate_spef(&file, &text, spef, parse_time)?;
+        let dropping = Instant::now();
+        drop_in_parallel(nets);
+        tracing::debug!(
+            ms = dropping.elapsed().as_secs_f64() * 1e3,
+            "parsed parasitics dropped"
+        );
+        Ok(())
     }
 
     /// The second half of [`Timer::read_spef`]: gives the nets of `spef` (parsed from
-    /// `text` in `parse_time`) their parasitics.
-    fn annotate_spef(
+    /// `text` in `parse_time`) their parasitics, and hands back its parsed nets for the
+    /// caller to drop (`drop_in_parallel`; a load drops them beside its next read).
+    fn annotate_spef<'t>(
         &mut self,
         file: &str,
         text: &str,
-        spef: tachyon_spef::Spef<'_>,
+        spef: tachyon_spef::Spef<'t>,
         parse_time: Duration,
-    ) -> Result<(), TimerError> {
+    ) -> Result<Vec<tachyon_spef::DNet<'t>>, TimerError> {
         self.record_duration("parse", parse_time);
         let started = Instant::now();
         if spef.nets.is_empty() && spef.r_nets.is_empty() {
@@ -947,10 +971,14 @@ impl Timer {
         self.apply_edit(EditTarget::Parasitics(nets), |design| {
             design.annotate_from(&spef, source)
         })?;
-        drop_in_parallel(spef.nets);
         self.record("link", started);
         // A SPEF cut short at a net boundary parses: say how many nets it left bare.
+        let counting = Instant::now();
         let (bare, first) = self.design.nets_without_parasitics();
+        tracing::debug!(
+            ms = counting.elapsed().as_secs_f64() * 1e3,
+            "nets without parasitics counted"
+        );
         if bare > 0 {
             tracing::warn!(
                 file,
@@ -959,19 +987,33 @@ impl Timer {
                 "nets with pins but no parasitics in any SPEF read: they are timed without wire delay"
             );
         }
-        Ok(())
+        Ok(spef.nets)
     }
 
     /// Reads TAU `.timing` assertions, replacing those read before. With a netlist
     /// loaded, a pin it lacks is an error at its line, and nothing changes.
     pub fn read_timing(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
         let path = path.as_ref();
-        let text = read_checked(path)?;
-        let assertions = tachyon_sdc::parse_timing_located(&path.display().to_string(), &text)?;
+        let assertions = parse_timing_file(path)?;
+        self.set_timing(path, assertions)
+    }
+
+    /// The second half of [`Timer::read_timing`]: sets the assertions parsed from `path`.
+    fn set_timing(
+        &mut self,
+        path: &Path,
+        assertions: Vec<(tachyon_sdc::Assertion, tachyon_source::Location)>,
+    ) -> Result<(), TimerError> {
         if assertions.is_empty() {
             tracing::warn!(file = %path.display(), "the .timing file has no assertions");
         }
-        self.try_change_design(|design| design.set_located_assertions(assertions))
+        let started = Instant::now();
+        self.try_change_design(|design| design.set_located_assertions(assertions))?;
+        tracing::debug!(
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "timing assertions set"
+        );
+        Ok(())
     }
 
     /// Reads an SDC as TAU 2015 assertions (the TAU conventions, as a `.timing` file):
@@ -1975,6 +2017,21 @@ impl Timer {
     }
 }
 
+/// Reads and parses a TAU `.timing` file (the first half of [`Timer::read_timing`]).
+pub(crate) fn parse_timing_file(
+    path: &Path,
+) -> Result<Vec<(tachyon_sdc::Assertion, tachyon_source::Location)>, TimerError> {
+    let started = Instant::now();
+    let text = read_checked(path)?;
+    let assertions = tachyon_sdc::parse_timing_located(&path.display().to_string(), &text)?;
+    tracing::debug!(
+        file = %path.display(),
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        "timing assertions read and parsed"
+    );
+    Ok(assertions)
+}
+
 /// Parses SPEF `text` (of `file`), and how long that took.
 pub(crate) fn parse_spef_timed<'a>(
     file: &str,
@@ -1995,7 +2052,7 @@ fn drop_netlist(netlist: tachyon_verilog::Netlist<'_>) {
 
 /// Drops a large parsed model's items from all threads: a million nets or instances
 /// each own a few small allocations, which one thread frees one after the other.
-fn drop_in_parallel<T: Send>(items: Vec<T>) {
+pub(crate) fn drop_in_parallel<T: Send>(items: Vec<T>) {
     use rayon::prelude::*;
     items.into_par_iter().with_min_len(4096).for_each(drop);
 }

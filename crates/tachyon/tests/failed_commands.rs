@@ -292,6 +292,33 @@ fn the_first_failing_input_is_the_error() {
         failed.error
     );
 
+    // The `.timing` (parsed beside the SPEF) fails on its own: its error, as a read
+    // alone gives it; after a SPEF that fails: the SPEF's.
+    let bad_timing = scratch_file("bad.timing", "clock clk 100 50\nat in1 1 1 x 2\n");
+    let with_timing = |spef: PathBuf| {
+        let mut inputs = inputs(tiny("tiny.v"), spef);
+        inputs[4] = DesignInput::Timing(bad_timing.clone());
+        inputs
+    };
+    let alone = {
+        let mut timer = Timer::new();
+        for input in &with_timing(tiny("tiny.spef"))[..4] {
+            timer.read_input(input).expect("tiny reads");
+        }
+        timer.read_timing(&bad_timing).unwrap_err().to_string()
+    };
+    let mut timer = Timer::new();
+    let failed = timer
+        .read_inputs(&with_timing(tiny("tiny.spef")), |_| {})
+        .unwrap_err();
+    assert_eq!(failed.input, DesignInput::Timing(bad_timing.clone()));
+    assert_eq!(failed.error.to_string(), alone);
+    assert!(alone.contains("bad.timing:2:"), "{alone}");
+    let failed = Timer::new()
+        .read_inputs(&with_timing(robustness("second_net_bad.spef")), |_| {})
+        .unwrap_err();
+    assert!(matches!(failed.input, DesignInput::Spef(_)), "{failed:?}");
+
     // A SPEF that does not exist, after a netlist that fails: the netlist's error.
     let mut timer = Timer::new();
     let failed = timer
