@@ -2,6 +2,7 @@
 //! adjacency and topological levels.
 
 use std::sync::Arc as Shared;
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
@@ -545,32 +546,49 @@ impl TimingGraph {
             }
         }
         self.loops.clear();
-        self.build_adjacency();
+        let (fanin, fanout, targets) = self.build_adjacency();
+        let ms = |took: std::time::Duration| took.as_secs_f64() * 1e3;
         tracing::debug!(
-            ms = started.elapsed().as_secs_f64() * 1e3,
-            "graph adjacency built"
+            ms = ms(started.elapsed()),
+            fanin_ms = ms(fanin),
+            fanout_ms = ms(fanout),
+            targets_ms = ms(targets),
+            "graph adjacency built (the fan-out targets after the fan-out, beside the fan-in)"
         );
     }
 
-    /// The fan-in and fan-out rows of the enabled arcs, and the fan-out targets.
-    fn build_adjacency(&mut self) {
+    /// The fan-in and fan-out rows of the enabled arcs, and the fan-out targets (those
+    /// beside the fan-in, once the fan-out is there); how long the fan-in, the fan-out
+    /// and the targets took.
+    fn build_adjacency(&mut self) -> (Duration, Duration, Duration) {
         let n_pins = self.pins.len();
         let (arcs, enabled) = (&self.arcs, &self.arc_enabled);
-        let (fanin, fanout) = rayon::join(
-            || Csr::build(n_pins, arcs, enabled, |arc| arc.to),
-            || Csr::build(n_pins, arcs, enabled, |arc| arc.from),
+        let timed = |build: &dyn Fn() -> Csr| {
+            let started = Instant::now();
+            (build(), started.elapsed())
+        };
+        let ((fanin, fanin_took), ((fanout, fanout_took), (fanout_to, targets_took))) = rayon::join(
+            || timed(&|| Csr::build(n_pins, arcs, enabled, |arc| arc.to)),
+            || {
+                let fanout = timed(&|| Csr::build(n_pins, arcs, enabled, |arc| arc.from));
+                let started = Instant::now();
+                // Each fan-out arc's target, in fan-out order: sweeps over the
+                // fan-out read these in sequence instead of the arcs themselves, a
+                // cache miss each.
+                let fanout_to: Vec<PinId> = fanout
+                    .0
+                    .arcs()
+                    .par_iter()
+                    .with_min_len(1 << 14)
+                    .map(|arc| arcs[arc.index()].to)
+                    .collect();
+                (fanout, (fanout_to, started.elapsed()))
+            },
         );
-        // Each fan-out arc's target, in fan-out order: sweeps over the fan-out read
-        // these in sequence instead of the arcs themselves, a cache miss each.
-        let fanout_to: Vec<PinId> = fanout
-            .arcs()
-            .par_iter()
-            .with_min_len(1 << 14)
-            .map(|arc| self.arcs[arc.index()].to)
-            .collect();
         self.fanin = fanin;
         self.fanout = fanout;
         self.fanout_to = fanout_to;
+        (fanin_took, fanout_took, targets_took)
     }
 
     /// The second half of [`TimingGraph::finalize`], after
