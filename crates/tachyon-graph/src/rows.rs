@@ -44,6 +44,10 @@ pub fn row_starts(n: usize, count: impl Fn(usize) -> u32 + Sync) -> Vec<u32> {
 /// Keys per bucket of [`group_rows`]: the rows one work item fills.
 const KEYS_PER_BUCKET: usize = 4096;
 
+/// A part's pairs sorted by bucket, and where each bucket's run starts among them
+/// (one more entry than buckets).
+type ByBucket<V> = (Vec<(u32, V)>, Vec<u32>);
+
 /// `(key, value)` pairs grouped into rows by key, `n_keys` rows: `(starts, values)`,
 /// where row `k` is `values[starts[k]..starts[k + 1]]`, its values in the order the
 /// pairs come in `parts`, part after part (what one pass in that order, counting then
@@ -67,7 +71,7 @@ pub fn group_rows<V: Copy + Send + Sync>(
         key as usize / KEYS_PER_BUCKET
     };
     // Each part by bucket, with where each bucket's run starts in it.
-    let parts: Vec<(Vec<(u32, V)>, Vec<u32>)> = parts
+    let parts: Vec<ByBucket<V>> = parts
         .into_par_iter()
         .map(|part| {
             let mut bounds = vec![0u32; n_buckets + 1];
@@ -88,7 +92,7 @@ pub fn group_rows<V: Copy + Send + Sync>(
         })
         .collect();
     /// The run of a part's pairs in `bucket`.
-    fn run<V>((part, bounds): &(Vec<(u32, V)>, Vec<u32>), bucket: usize) -> &[(u32, V)] {
+    fn run<V>((part, bounds): &ByBucket<V>, bucket: usize) -> &[(u32, V)] {
         &part[bounds[bucket] as usize..bounds[bucket + 1] as usize]
     }
     let bucket_sizes: Vec<usize> = (0..n_buckets)
