@@ -21,6 +21,7 @@ mod name_compare;
 mod name_index;
 mod prefetch;
 mod rc_tree;
+mod rows;
 mod timing;
 
 pub use edit::{Journal, LoopClosed, NEW_ROW_ROOM, ROW_ROOM};
@@ -38,6 +39,7 @@ pub use rc_tree::{
     flatten_rc_tree, flatten_rc_tree_into, flatten_rc_tree_with, FlattenReport, FlattenScratch,
     RcNetwork, RcNetworks, RcTreeRoom,
 };
+pub use rows::{group_rows, row_starts};
 pub use timing::{
     edit_room, filled, filled_with_room, keep_edit_room, TestResult, TimingData, NO_VALUE,
 };

@@ -7,10 +7,11 @@
 //! then the net arcs net by net.
 
 use std::cmp::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
 
 use rayon::prelude::*;
 use tachyon_graph::{
-    edit_room, flatten_rc_tree_into, Arc, ArcKind, Assertions, CellArc, Clock, FastMap,
+    edit_room, flatten_rc_tree_into, group_rows, Arc, ArcKind, Assertions, CellArc, Clock, FastMap,
     FlattenScratch, Net, NetId, Pin, PinId, PinKind, RcArena, RcNetworks, RcSpan, RcTreeRoom, Test,
     TestKind, TimingGraph,
 };
@@ -33,12 +34,14 @@ pub(crate) struct CellBinding {
 }
 
 impl CellBinding {
-    /// How many of its items are arcs (the rest are tests).
-    fn n_arcs(&self) -> usize {
-        self.items
+    /// How many of its items are arcs and how many are tests.
+    fn n_arcs_and_tests(&self) -> (usize, usize) {
+        let n_arcs = self
+            .items
             .iter()
             .filter(|item| matches!(item, BoundItem::Arc { .. }))
-            .count()
+            .count();
+        (n_arcs, self.items.len() - n_arcs)
     }
 
     /// The index of the pin with interned name `pin`.
@@ -77,19 +80,31 @@ impl BoundInstances {
     }
 }
 
-/// The graph's pins: the ports', the instances' (in name order), and where each
-/// instance's pins start among them.
+/// The graph's pins: the ports', then the instances' (in name order), and where each
+/// instance's pins start among the instances'.
 struct GraphPins {
-    ports: Vec<PinId>,
-    instances: Vec<PinId>,
-    /// Per instance slot, its first pin's position in `instances`.
+    /// The ids [`TimingGraph::add_pins`] gave: the ports' first, then the instances'.
+    ids: Vec<PinId>,
+    n_ports: usize,
+    /// Per instance slot, its first pin's position among the instances' pins.
     instance_start: Vec<u32>,
 }
 
 impl GraphPins {
+    /// The pin of port `port`.
+    fn port(&self, port: usize) -> PinId {
+        self.ids[port]
+    }
+
+    /// The `n` pins of the instance in `slot`.
+    fn instance_pins(&self, slot: u32, n: usize) -> &[PinId] {
+        let start = self.n_ports + self.instance_start[slot as usize] as usize;
+        &self.ids[start..start + n]
+    }
+
     /// Pin `position` of the instance in `slot`.
     fn instance_pin(&self, slot: u32, position: usize) -> PinId {
-        self.instances[self.instance_start[slot as usize] as usize + position]
+        self.ids[self.n_ports + self.instance_start[slot as usize] as usize + position]
     }
 }
 
@@ -117,7 +132,8 @@ impl Design {
     /// Builds the timing graph of the current state without finalizing it (the caller
     /// runs [`TimingGraph::finalize`], e.g. to time levelization on its own): the cells
     /// bound, the pins, the cell arcs and tests, the nets' connections, the nets with
-    /// their RC trees and net arcs, the assertions.
+    /// their RC trees and net arcs, the assertions (the TAU ones resolved beside the
+    /// connections and nets: they read only the pins' names).
     pub fn build_unfinalized_graph(&self) -> Result<TimingGraph, LinkError> {
         let _span = tracing::info_span!("link").entered();
         let started = std::time::Instant::now();
@@ -127,20 +143,32 @@ impl Design {
         let instances = self.bind_instances();
         mark("bindings");
         let net_order = self.nets.in_name_order(|net| net.alive);
+        mark("net order");
         // (The arcs come as one vector below, with their own room.)
         graph.reserve(self.ports.len() + instances.n_pins, net_order.len(), 0);
-        let pins = self.add_pins(&mut graph, &instances);
+        let pins = self.add_pins(&mut graph, &instances, &mut mark);
         mark("pins");
         self.add_cell_arcs_and_tests(&mut graph, &instances, &pins);
         mark("cell arcs");
-        let connections = self.connections(&instances, &pins)?;
-        mark("connections");
-        let mut nets = self.nets_of(&graph, &net_order, &connections, &mut mark)?;
-        drop(connections);
+        let resolve_assertions = || {
+            let resolving = std::time::Instant::now();
+            let assertions = (!self.uses_sdc).then(|| self.graph_assertions(&graph));
+            (assertions, resolving.elapsed())
+        };
+        let (nets, (assertions, assertions_took)) = rayon::join(
+            || {
+                let connections = self.connections(&instances, &pins)?;
+                mark("connections");
+                self.nets_of(&graph, &net_order, &connections, &mut mark)
+            },
+            resolve_assertions,
+        );
+        // Errors in the order of a serial build: the connections' and nets' first.
+        let mut nets = nets?;
         mark("nets");
         let pin_of_key = |key: &PinKey| -> Option<PinId> {
             match key {
-                PinKey::Port(port) => Some(pins.ports[*port as usize]),
+                PinKey::Port(port) => Some(pins.port(*port as usize)),
                 PinKey::Instance { instance, pin } => {
                     let state = &self.instances.slots[*instance as usize];
                     if !state.alive || instances.bindings[state.cell as usize].is_none() {
@@ -156,13 +184,12 @@ impl Design {
         mark("rc trees");
         graph.add_nets_with_arcs(nets, rc);
         mark("net arcs");
-        if self.uses_sdc {
-            self.apply_sdc_to_graph(&mut graph)?;
-        } else {
-            graph.set_assertions(self.graph_assertions(&graph)?);
+        match assertions {
+            Some(assertions) => graph.set_assertions(assertions?),
+            None => self.apply_sdc_to_graph(&mut graph)?,
         }
         mark("assertions");
-        tracing::debug!(steps = ?marks, "graph built");
+        tracing::debug!(steps = ?marks, ?assertions_took, "graph built (assertions resolved beside the connections and nets)");
         Ok(graph)
     }
 
@@ -180,13 +207,6 @@ impl Design {
         let order = self
             .instances
             .in_name_order(|instance| instance.alive && bindings[instance.cell as usize].is_some());
-        let n_pins = order
-            .iter()
-            .filter_map(|&slot| {
-                bindings[self.instances.slots[slot as usize].cell as usize].as_ref()
-            })
-            .map(|binding| binding.pins.len())
-            .sum();
         let cell_of: Vec<u32> = self
             .instances
             .slots
@@ -194,6 +214,12 @@ impl Design {
             .with_min_len(1 << 14)
             .map(|slot| slot.cell)
             .collect();
+        let n_pins = order
+            .par_iter()
+            .with_min_len(1 << 14)
+            .filter_map(|&slot| bindings[cell_of[slot as usize] as usize].as_ref())
+            .map(|binding| binding.pins.len())
+            .sum();
         BoundInstances {
             bindings,
             cell_of,
@@ -206,8 +232,15 @@ impl Design {
     /// in name order, each instance's in its cell's order. The pins are written in
     /// place, chunk by chunk of instances, into one vector that the graph adopts
     /// (collecting per-chunk vectors and appending them copied every pin once more, into
-    /// fresh memory). The placeholder fill faults the memory in on all threads.
-    fn add_pins(&self, graph: &mut TimingGraph, instances: &BoundInstances) -> GraphPins {
+    /// fresh memory). The placeholder fill faults the memory in on all threads; where
+    /// each instance's pins start is written from all threads too (one thread took
+    /// about as long as all of them writing the pins).
+    fn add_pins(
+        &self,
+        graph: &mut TimingGraph,
+        instances: &BoundInstances,
+        mark: &mut impl FnMut(&'static str),
+    ) -> GraphPins {
         let mut load: FastMap<&str, f64> = FastMap::default();
         for assertion in &self.assertions {
             if let Assertion::Load { pin, capacitance } = assertion {
@@ -240,27 +273,44 @@ impl Design {
                 capacitance: [capacitance; 4],
             };
         }
-        let mut chunk_places =
-            Vec::with_capacity(instances.order.len().div_ceil(INSTANCES_PER_CHUNK));
-        for chunk in instances.order.chunks(INSTANCES_PER_CHUNK) {
-            let n_pins: usize = chunk
-                .iter()
-                .map(|&slot| instances.binding_of(slot).pins.len())
-                .sum();
+        // Per chunk of instances, its pins and where they start among the instances'.
+        let chunk_pins: Vec<usize> = instances
+            .order
+            .par_chunks(INSTANCES_PER_CHUNK)
+            .map(|chunk| {
+                chunk
+                    .iter()
+                    .map(|&slot| instances.binding_of(slot).pins.len())
+                    .sum()
+            })
+            .collect();
+        let mut chunk_places = Vec::with_capacity(chunk_pins.len());
+        let mut chunk_start = 0;
+        for &n_pins in &chunk_pins {
             let (places, tail) = rest.split_at_mut(n_pins);
-            chunk_places.push(places);
+            chunk_places.push((chunk_start as u32, places));
             rest = tail;
+            chunk_start += n_pins;
         }
+        let instance_start: Vec<AtomicU32> = (0..self.instances.slots.len())
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(|_| AtomicU32::new(0))
+            .collect();
+        mark("pins: placed");
         instances
             .order
             .par_chunks(INSTANCES_PER_CHUNK)
             .zip(chunk_places)
-            .for_each(|(chunk, places)| {
+            .for_each(|(chunk, (mut start, places))| {
                 let mut places = places.iter_mut();
                 for &slot in chunk {
                     let instance = &self.instances.slots[slot as usize];
+                    let binding = instances.binding_of(slot);
+                    instance_start[slot as usize].store(start, AtomicOrdering::Relaxed);
+                    start += binding.pins.len() as u32;
                     for (&(pin_name, kind, capacitance), place) in
-                        instances.binding_of(slot).pins.iter().zip(places.by_ref())
+                        binding.pins.iter().zip(places.by_ref())
                     {
                         let pin_name = &self.pin_names.names[pin_name as usize];
                         let mut name =
@@ -277,19 +327,17 @@ impl Design {
                     }
                 }
             });
-        let mut instance_pins = graph.add_pins(all_pins);
-        let ports = instance_pins.drain(..self.ports.len()).collect();
-        // Each instance's first pin among the instance pins.
-        let mut instance_start: Vec<u32> = vec![0; self.instances.slots.len()];
-        let mut position = 0u32;
-        for &slot in &instances.order {
-            instance_start[slot as usize] = position;
-            position += instances.binding_of(slot).pins.len() as u32;
-        }
+        mark("pins: named");
+        let ids = graph.add_pins(all_pins);
+        mark("pins: indexed");
         GraphPins {
-            ports,
-            instances: instance_pins,
-            instance_start,
+            ids,
+            n_ports: self.ports.len(),
+            instance_start: instance_start
+                .into_par_iter()
+                .with_min_len(1 << 14)
+                .map(AtomicU32::into_inner)
+                .collect(),
         }
     }
 
@@ -302,18 +350,24 @@ impl Design {
         instances: &BoundInstances,
         pins: &GraphPins,
     ) {
+        // Per cell, its arcs and tests; then per chunk of instances.
+        let cell_items: Vec<(usize, usize)> = instances
+            .bindings
+            .iter()
+            .map(|binding| {
+                binding
+                    .as_ref()
+                    .map_or((0, 0), CellBinding::n_arcs_and_tests)
+            })
+            .collect();
         let chunk_items: Vec<(usize, usize)> = instances
             .order
-            .chunks(INSTANCES_PER_CHUNK)
+            .par_chunks(INSTANCES_PER_CHUNK)
             .map(|chunk| {
-                let (mut n_arcs, mut n_tests) = (0, 0);
-                for &slot in chunk {
-                    let binding = instances.binding_of(slot);
-                    let binding_arcs = binding.n_arcs();
-                    n_arcs += binding_arcs;
-                    n_tests += binding.items.len() - binding_arcs;
-                }
-                (n_arcs, n_tests)
+                chunk.iter().fold((0, 0), |(n_arcs, n_tests), &slot| {
+                    let (arcs, tests) = cell_items[instances.cell_of[slot as usize] as usize];
+                    (n_arcs + arcs, n_tests + tests)
+                })
             })
             .collect();
         let arc_placeholder = Arc {
@@ -339,7 +393,13 @@ impl Design {
                 .with_min_len(1 << 14)
                 .map(|_| arc_placeholder.clone()),
         );
-        let mut tests: Vec<Test> = vec![test_placeholder; n_tests];
+        let mut tests: Vec<Test> = Vec::with_capacity(n_tests);
+        tests.par_extend(
+            (0..n_tests)
+                .into_par_iter()
+                .with_min_len(1 << 14)
+                .map(|_| test_placeholder.clone()),
+        );
         let mut chunk_places = Vec::with_capacity(chunk_items.len());
         let (mut arcs_rest, mut tests_rest) = (&mut arcs[..], &mut tests[..]);
         for &(n_arcs, n_tests) in &chunk_items {
@@ -357,8 +417,7 @@ impl Design {
                     (arc_places.iter_mut(), test_places.iter_mut());
                 for &slot in chunk {
                     let binding = instances.binding_of(slot);
-                    let start = pins.instance_start[slot as usize] as usize;
-                    let pins = &pins.instances[start..start + binding.pins.len()];
+                    let pins = pins.instance_pins(slot, binding.pins.len());
                     for item in &binding.items {
                         match item {
                             BoundItem::Arc { from, to, arc } => {
@@ -386,50 +445,57 @@ impl Design {
     }
 
     /// The pins each net slot connects, grouped by net (CSR over the net slots); a
-    /// connection to a pin its cell lacks is an error naming it.
+    /// connection to a pin its cell lacks is an error naming it. On all threads: the
+    /// connections listed per chunk of instances, then grouped by net in the order of
+    /// one pass (one thread took 26 ms at 1M gates here, 91 ms on the H100).
     fn connections(
         &self,
         instances: &BoundInstances,
         pins: &GraphPins,
     ) -> Result<NetConnections, LinkError> {
         // Connections as (net slot, pin), then grouped by net.
-        let mut connected: Vec<(u32, PinId)> = Vec::with_capacity(instances.n_pins);
+        let mut port_connections: Vec<(u32, PinId)> = Vec::new();
         for (index, port) in self.ports.iter().enumerate() {
             // A repeated port name is one pin with one connection: its first port (the
             // index keeps the first of each name; comparing each port with all before
             // it was quadratic, 18 s for one 65,536-bit port).
             let first = self.port_index(&port.name) == Some(index as u32);
             if let (Some(net), true) = (port.net, first) {
-                connected.push((net, pins.ports[index]));
+                port_connections.push((net, pins.port(index)));
             }
         }
-        for &slot in &instances.order {
-            let instance = &self.instances.slots[slot as usize];
-            let binding = instances.binding_of(slot);
-            for &(pin, net) in &instance.connections {
-                let Some(position) = binding.pin_position(pin) else {
-                    // Every connection names a pin of its cell: report which does not.
-                    let name = format!("{}:{}", instance.name, self.pin_names.names[pin as usize]);
-                    self.require_pin(&name)?;
-                    continue;
-                };
-                connected.push((net, pins.instance_pin(slot, position)));
-            }
-        }
-        let n_slots = self.nets.slots.len();
-        let mut row_start = vec![0u32; n_slots + 1];
-        for &(net, _) in &connected {
-            row_start[net as usize + 1] += 1;
-        }
-        for net in 0..n_slots {
-            row_start[net + 1] += row_start[net];
-        }
-        let mut fill = row_start.clone();
-        let mut row_pins = vec![PinId(0); connected.len()];
-        for &(net, pin) in &connected {
-            row_pins[fill[net as usize] as usize] = pin;
-            fill[net as usize] += 1;
-        }
+        // Each chunk stops at its first connection to a pin its cell lacks; the first
+        // chunk in order that did gives the error, the one a pass in order meets first.
+        let chunk_connections: Vec<Result<Vec<(u32, PinId)>, LinkError>> = instances
+            .order
+            .par_chunks(INSTANCES_PER_CHUNK)
+            .map(|chunk| {
+                let mut connected = Vec::new();
+                for &slot in chunk {
+                    let instance = &self.instances.slots[slot as usize];
+                    let binding = instances.binding_of(slot);
+                    for &(pin, net) in &instance.connections {
+                        let Some(position) = binding.pin_position(pin) else {
+                            // Every connection names a pin of its cell: report which
+                            // does not.
+                            let name =
+                                format!("{}:{}", instance.name, self.pin_names.names[pin as usize]);
+                            self.require_pin(&name)?;
+                            continue;
+                        };
+                        connected.push((net, pins.instance_pin(slot, position)));
+                    }
+                }
+                Ok(connected)
+            })
+            .collect();
+        // (Not collected into a `Result` in parallel: that keeps whichever error came
+        // first in time.)
+        let chunk_connections: Vec<Vec<(u32, PinId)>> =
+            chunk_connections.into_iter().collect::<Result<_, _>>()?;
+        let mut parts = chunk_connections;
+        parts.insert(0, port_connections);
+        let (row_start, row_pins) = group_rows(self.nets.slots.len(), parts, PinId(0));
         Ok(NetConnections {
             row_start,
             row_pins,
@@ -752,38 +818,46 @@ impl Design {
         Some(binding)
     }
 
+    /// The TAU assertions with their pins resolved, in parallel (a lookup is a few cache
+    /// misses; 18,000 of them one after the other took 30 ms on the H100 at 1M gates),
+    /// then listed in order: the first pin that is missing, in order, is the error.
     fn graph_assertions(&self, graph: &TimingGraph) -> Result<Assertions, LinkError> {
-        let mut assertions = Assertions::default();
-        for (index, assertion) in self.assertions.iter().enumerate() {
-            // A pin the design lacks (edits may have removed it) is reported where the
-            // assertion was read, when known.
-            let pin = |name: &str| {
-                graph.pin_by_name(name).ok_or_else(|| {
-                    let location = self.assertion_locations.get(index).and_then(Option::as_ref);
-                    match self.check_assertion(assertion, location) {
-                        Err(error) => error,
-                        Ok(()) => LinkError::UnknownPin(name.to_string()),
-                    }
-                })
+        // A pin the design lacks (edits may have removed it) is reported where the
+        // assertion was read, when known.
+        let pin = |index: usize, assertion: &Assertion| {
+            let name = match assertion {
+                Assertion::Load { .. } => return Ok(None),
+                _ => assertion.pin(),
             };
+            let found = graph.pin_by_name(name).ok_or_else(|| {
+                let location = self.assertion_locations.get(index).and_then(Option::as_ref);
+                match self.check_assertion(assertion, location) {
+                    Err(error) => error,
+                    Ok(()) => LinkError::UnknownPin(name.to_string()),
+                }
+            });
+            found.map(Some)
+        };
+        let pins: Vec<Result<Option<PinId>, LinkError>> = self
+            .assertions
+            .par_iter()
+            .enumerate()
+            .with_min_len(1 << 10)
+            .map(|(index, assertion)| pin(index, assertion))
+            .collect();
+        let mut assertions = Assertions::default();
+        for (assertion, pin) in self.assertions.iter().zip(pins) {
+            let Some(pin) = pin? else { continue };
             match assertion {
-                Assertion::Clock {
-                    pin: name, period, ..
-                } => {
+                Assertion::Clock { period, .. } => {
                     assertions.clock = Some(Clock {
-                        source: pin(name)?,
+                        source: pin,
                         period: *period,
                     });
                 }
-                Assertion::ArrivalTime { pin: name, values } => {
-                    assertions.arrival.push((pin(name)?, *values))
-                }
-                Assertion::Slew { pin: name, values } => {
-                    assertions.slew.push((pin(name)?, *values))
-                }
-                Assertion::RequiredTime { pin: name, values } => {
-                    assertions.required.push((pin(name)?, *values))
-                }
+                Assertion::ArrivalTime { values, .. } => assertions.arrival.push((pin, *values)),
+                Assertion::Slew { values, .. } => assertions.slew.push((pin, *values)),
+                Assertion::RequiredTime { values, .. } => assertions.required.push((pin, *values)),
                 Assertion::Load { .. } => {}
             }
         }

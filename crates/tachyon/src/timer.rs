@@ -1098,6 +1098,7 @@ impl Timer {
             ))
             .into());
         }
+        let checking = Instant::now();
         if !self.black_boxes_reported {
             self.black_boxes_reported = true;
             let black_boxes = self.design.black_boxes();
@@ -1121,6 +1122,10 @@ impl Timer {
             ),
             crate::memory::update_bytes(&size),
         )?;
+        tracing::debug!(
+            ms = checking.elapsed().as_secs_f64() * 1e3,
+            "design checked before the graph build (black boxes, size, memory)"
+        );
         let started = Instant::now();
         let follow = self.retime == Retime::Incremental && !self.design.uses_sdc();
         if let (true, Some(design)) = (follow, std::sync::Arc::get_mut(&mut self.design)) {
