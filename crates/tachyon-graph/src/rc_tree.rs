@@ -111,6 +111,101 @@ impl RcNetworks {
         self.pin_nodes.extend_from_slice(&other.pin_nodes);
     }
 
+    /// The networks of `parts`, one after the other: what [`RcNetworks::append`] of each
+    /// in turn gives, copied in parallel (each part into its own place; one thread
+    /// appending a million nets' parts took tens of milliseconds).
+    pub fn concat(parts: &[RcNetworks]) -> RcNetworks {
+        use rayon::prelude::*;
+        // Per part, where it starts: (networks, nodes, resistors, pin entries).
+        let mut starts = Vec::with_capacity(parts.len() + 1);
+        let mut at = [0usize; 4];
+        starts.push(at);
+        for part in parts {
+            at[0] += part.len();
+            at[1] += part.ground.len();
+            at[2] += part.ends.len();
+            at[3] += part.pin_nodes.len();
+            starts.push(at);
+        }
+        let [n_nets, n_nodes, n_resistors, n_pins] = at;
+        let mut all = RcNetworks {
+            nets: crate::filled(n_nets, NetId(0)),
+            node_offsets: crate::filled(n_nets + 1, 0),
+            resistor_offsets: crate::filled(n_nets + 1, 0),
+            ground: crate::filled(n_nodes, 0.0),
+            ends: crate::filled(n_resistors, [0, 0]),
+            ohms: crate::filled(n_resistors, 0.0),
+            roots: crate::filled(n_nets, 0),
+            pin_offsets: crate::filled(n_nets + 1, 0),
+            pin_nodes: crate::filled(n_pins, (PinId(0), 0)),
+        };
+        /// Cuts `values` into the parts' places (`count` of part `i` is
+        /// `starts[i + 1][what] - starts[i][what]`).
+        fn cut<'a, T>(mut values: &'a mut [T], starts: &[[usize; 4]], what: usize) -> Vec<&'a mut [T]> {
+            let mut places = Vec::with_capacity(starts.len());
+            for pair in starts.windows(2) {
+                let (place, rest) = values.split_at_mut(pair[1][what] - pair[0][what]);
+                places.push(place);
+                values = rest;
+            }
+            places
+        }
+        let nets = cut(&mut all.nets, &starts, 0);
+        let node_offsets = cut(&mut all.node_offsets[1..], &starts, 0);
+        let resistor_offsets = cut(&mut all.resistor_offsets[1..], &starts, 0);
+        let roots = cut(&mut all.roots, &starts, 0);
+        let pin_offsets = cut(&mut all.pin_offsets[1..], &starts, 0);
+        let ground = cut(&mut all.ground, &starts, 1);
+        let ends = cut(&mut all.ends, &starts, 2);
+        let ohms = cut(&mut all.ohms, &starts, 2);
+        let pin_nodes = cut(&mut all.pin_nodes, &starts, 3);
+        let shift = |to: &mut [u32], from: &[u32], by: usize| {
+            for (to, &from) in to.iter_mut().zip(&from[1..]) {
+                *to = from + by as u32;
+            }
+        };
+        parts
+            .par_iter()
+            .zip(&starts[..parts.len()])
+            .zip(nets)
+            .zip(node_offsets)
+            .zip(resistor_offsets)
+            .zip(roots)
+            .zip(pin_offsets)
+            .zip(ground)
+            .zip(ends)
+            .zip(ohms)
+            .zip(pin_nodes)
+            .for_each(
+                |(
+                    (
+                        (
+                            (
+                                (((((part, start), nets), node_offsets), resistor_offsets), roots),
+                                pin_offsets,
+                            ),
+                            ground,
+                        ),
+                        ends,
+                    ),
+                    ohms,
+                ),
+                 pin_nodes,
+                )| {
+                    nets.copy_from_slice(&part.nets);
+                    shift(node_offsets, &part.node_offsets, start[1]);
+                    shift(resistor_offsets, &part.resistor_offsets, start[2]);
+                    roots.copy_from_slice(&part.roots);
+                    shift(pin_offsets, &part.pin_offsets, start[3]);
+                    ground.copy_from_slice(&part.ground);
+                    ends.copy_from_slice(&part.ends);
+                    ohms.copy_from_slice(&part.ohms);
+                    pin_nodes.copy_from_slice(&part.pin_nodes);
+                },
+            );
+        all
+    }
+
     /// Flattens network `index` on the host, as the link does.
     pub fn flatten(&self, index: usize) -> (RcTree, FlattenReport) {
         let nodes = self.node_offsets[index] as usize..self.node_offsets[index + 1] as usize;
@@ -301,6 +396,22 @@ pub fn flatten_rc_tree_into(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn concat_equals_appending_in_turn() {
+        let mut first = RcNetworks::new();
+        first.push(NetId(3), &[1.0, 2.0], &[(0, 1, 0.5)], 0, &[(PinId(1), 0), (PinId(2), 1)]);
+        first.push(NetId(4), &[3.0], &[], 0, &[(PinId(5), 0)]);
+        let mut second = RcNetworks::new();
+        second.push(NetId(9), &[4.0, 5.0, 6.0], &[(0, 2, 1.5), (2, 1, 2.5)], 2, &[(PinId(7), 2)]);
+        let parts = [first.clone(), RcNetworks::new(), second.clone()];
+        let mut appended = RcNetworks::new();
+        for part in &parts {
+            appended.append(part);
+        }
+        assert_eq!(RcNetworks::concat(&parts), appended);
+        assert_eq!(RcNetworks::concat(&[]), RcNetworks::new());
+    }
 
     #[test]
     fn flattens_in_bfs_order_from_the_root() {

@@ -970,10 +970,6 @@ impl Design {
                 networks
             })
             .collect();
-        let mut networks = RcNetworks::new();
-        for chunk in &chunks {
-            networks.append(chunk);
-        }
-        networks
+        RcNetworks::concat(&chunks)
     }
 }

@@ -329,6 +329,73 @@ fn design_networks_flatten_to_the_graphs_trees() {
     );
 }
 
+/// The design's networks, flattened and laid out for the RC pass by the kernels' CPU
+/// twins (`flatten_rc_networks`, then `lay_out_rc_networks`) and, on a GPU, by the
+/// kernels, give bit for bit the trees that `FlatParasitics::build` lays out from the
+/// graph (the layout the GPU's RC pass reads today).
+fn assert_networks_lay_out_as_the_host(timer: &mut Timer, what: &str) {
+    use tachyon::gba::gpu::{
+        flatten_networks_on_cpu, lay_out_networks_on_cpu, DeviceRcLayout, DeviceRcNetworks,
+        RcNetworkBatch, RcNetworkPins,
+    };
+    use tachyon::gpu::{GpuConfig, GpuContext};
+    use tachyon::graph::NetId;
+    timer.timing().unwrap();
+    let design = std::sync::Arc::clone(timer.design());
+    let (graph, _) = timer.timing().unwrap();
+    let all: Vec<NetId> = (0..graph.nets().len() as u32).map(NetId).collect();
+    let networks = design.rc_networks(graph, &all);
+    let batch = RcNetworkBatch::from_networks(&networks).expect("a valid batch");
+    let pins = RcNetworkPins::from_networks(&networks, &batch, graph.n_pins() as usize)
+        .expect("valid pin entries");
+    let pin_cap: Vec<[f64; 4]> = graph.pins().iter().map(|pin| pin.capacitance).collect();
+    let host = FlatParasitics::build(graph);
+    assert_eq!(host.net_offsets.len(), networks.len() + 1, "{what}: trees");
+    let flattened = flatten_networks_on_cpu(&batch);
+    let twin = lay_out_networks_on_cpu(&batch, &flattened, &pins, &pin_cap, &host.net_offsets)
+        .expect("the graph's offsets fit the placed nodes");
+    let bits = |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(twin.parent, host.parent, "{what}: parents");
+    assert_eq!(bits(&twin.res), bits(&host.res), "{what}: resistances");
+    assert_eq!(bits(&twin.cap), bits(&host.cap), "{what}: caps");
+    let Some(gpu) = tachyon_testkit::gpu_or_skip(
+        "networks_lay_out_as_the_host",
+        GpuContext::open(0, &GpuConfig::default()),
+    ) else {
+        return;
+    };
+    let on_gpu = DeviceRcNetworks::upload(&gpu, &batch).unwrap();
+    on_gpu.launch().unwrap();
+    let layout = DeviceRcLayout::upload(&on_gpu, &pins, &pin_cap, &host.net_offsets).unwrap();
+    layout.launch(&on_gpu).unwrap();
+    let laid_out = layout.download().expect("laid out on the GPU");
+    assert_eq!(laid_out.parent, twin.parent, "{what}: GPU parents");
+    assert_eq!(bits(&laid_out.res), bits(&twin.res), "{what}: GPU resistances");
+    assert_eq!(bits(&laid_out.cap), bits(&twin.cap), "{what}: GPU caps");
+}
+
+/// [`assert_networks_lay_out_as_the_host`] on generated designs and every TAU 2015
+/// design.
+#[test]
+fn networks_lay_out_as_the_host_layout() {
+    for (gates, seed) in [(3000, 5), (2000, 11)] {
+        let (mut timer, _design) = generated_timer("networks-layout", gates, seed);
+        assert_networks_lay_out_as_the_host(&mut timer, &format!("generated {gates}/{seed}"));
+    }
+    let Some(shared) = tachyon_testkit::shared_dir("networks_lay_out_as_the_host_layout") else {
+        return;
+    };
+    let benchmarks = tachyon_testkit::tau2015_benchmarks(&shared);
+    assert!(!benchmarks.is_empty(), "no TAU 2015 benchmarks");
+    for folder in benchmarks {
+        let mut timer = Timer::new();
+        timer
+            .load_tau2015(&tachyon_testkit::tau2015_file(&folder))
+            .unwrap();
+        assert_networks_lay_out_as_the_host(&mut timer, &folder.display().to_string());
+    }
+}
+
 /// Times, on a generated design (TACHYON_BENCH_GATES gates, 100k by default), what
 /// flattening the RC trees on the GPU instead of the host would cost: the networks
 /// gathered by pin id, the batch, the kernel's CPU twin, and on the GPU the upload, the

@@ -26,8 +26,9 @@ pub use device::{
 };
 pub use layout::{ParasiticsLayout, RcNetBatch, RcNetsOutput, TimingLayout, MAX_NETS};
 pub use rc::{
-    flatten_networks, flatten_networks_on_cpu, rc_nets, DeviceRcNets, DeviceRcNetworks,
-    FlattenedNetworks, RcLaunch, RcNetworkBatch,
+    flatten_networks, flatten_networks_on_cpu, lay_out_networks_on_cpu, rc_nets, DeviceRcLayout,
+    DeviceRcNets, DeviceRcNetworks, FlattenedNetworks, LaidOutNetworks, RcLaunch,
+    RcNetworkBatch, RcNetworkPins,
 };
 pub use seeds::DeviceSeeds;
 
