@@ -141,7 +141,11 @@ impl RcNetworks {
         };
         /// Cuts `values` into the parts' places (`count` of part `i` is
         /// `starts[i + 1][what] - starts[i][what]`).
-        fn cut<'a, T>(mut values: &'a mut [T], starts: &[[usize; 4]], what: usize) -> Vec<&'a mut [T]> {
+        fn cut<'a, T>(
+            mut values: &'a mut [T],
+            starts: &[[usize; 4]],
+            what: usize,
+        ) -> Vec<&'a mut [T]> {
             let mut places = Vec::with_capacity(starts.len());
             for pair in starts.windows(2) {
                 let (place, rest) = values.split_at_mut(pair[1][what] - pair[0][what]);
@@ -150,15 +154,44 @@ impl RcNetworks {
             }
             places
         }
-        let nets = cut(&mut all.nets, &starts, 0);
-        let node_offsets = cut(&mut all.node_offsets[1..], &starts, 0);
-        let resistor_offsets = cut(&mut all.resistor_offsets[1..], &starts, 0);
-        let roots = cut(&mut all.roots, &starts, 0);
-        let pin_offsets = cut(&mut all.pin_offsets[1..], &starts, 0);
-        let ground = cut(&mut all.ground, &starts, 1);
-        let ends = cut(&mut all.ends, &starts, 2);
-        let ohms = cut(&mut all.ohms, &starts, 2);
-        let pin_nodes = cut(&mut all.pin_nodes, &starts, 3);
+        let places: Vec<_> = cut(&mut all.nets, &starts, 0)
+            .into_iter()
+            .zip(cut(&mut all.node_offsets[1..], &starts, 0))
+            .zip(cut(&mut all.resistor_offsets[1..], &starts, 0))
+            .zip(cut(&mut all.roots, &starts, 0))
+            .zip(cut(&mut all.pin_offsets[1..], &starts, 0))
+            .zip(cut(&mut all.ground, &starts, 1))
+            .zip(cut(&mut all.ends, &starts, 2))
+            .zip(cut(&mut all.ohms, &starts, 2))
+            .zip(cut(&mut all.pin_nodes, &starts, 3))
+            .map(
+                |(
+                    (
+                        (
+                            (
+                                ((((nets, node_offsets), resistor_offsets), roots), pin_offsets),
+                                ground,
+                            ),
+                            ends,
+                        ),
+                        ohms,
+                    ),
+                    pin_nodes,
+                )| {
+                    (
+                        nets,
+                        node_offsets,
+                        resistor_offsets,
+                        roots,
+                        pin_offsets,
+                        ground,
+                        ends,
+                        ohms,
+                        pin_nodes,
+                    )
+                },
+            )
+            .collect();
         let shift = |to: &mut [u32], from: &[u32], by: usize| {
             for (to, &from) in to.iter_mut().zip(&from[1..]) {
                 *to = from + by as u32;
@@ -167,42 +200,29 @@ impl RcNetworks {
         parts
             .par_iter()
             .zip(&starts[..parts.len()])
-            .zip(nets)
-            .zip(node_offsets)
-            .zip(resistor_offsets)
-            .zip(roots)
-            .zip(pin_offsets)
-            .zip(ground)
-            .zip(ends)
-            .zip(ohms)
-            .zip(pin_nodes)
-            .for_each(
-                |(
-                    (
-                        (
-                            (
-                                (((((part, start), nets), node_offsets), resistor_offsets), roots),
-                                pin_offsets,
-                            ),
-                            ground,
-                        ),
-                        ends,
-                    ),
+            .zip(places)
+            .for_each(|((part, start), place)| {
+                let (
+                    nets,
+                    node_offsets,
+                    resistor_offsets,
+                    roots,
+                    pin_offsets,
+                    ground,
+                    ends,
                     ohms,
-                ),
-                 pin_nodes,
-                )| {
-                    nets.copy_from_slice(&part.nets);
-                    shift(node_offsets, &part.node_offsets, start[1]);
-                    shift(resistor_offsets, &part.resistor_offsets, start[2]);
-                    roots.copy_from_slice(&part.roots);
-                    shift(pin_offsets, &part.pin_offsets, start[3]);
-                    ground.copy_from_slice(&part.ground);
-                    ends.copy_from_slice(&part.ends);
-                    ohms.copy_from_slice(&part.ohms);
-                    pin_nodes.copy_from_slice(&part.pin_nodes);
-                },
-            );
+                    pin_nodes,
+                ) = place;
+                nets.copy_from_slice(&part.nets);
+                shift(node_offsets, &part.node_offsets, start[1]);
+                shift(resistor_offsets, &part.resistor_offsets, start[2]);
+                roots.copy_from_slice(&part.roots);
+                shift(pin_offsets, &part.pin_offsets, start[3]);
+                ground.copy_from_slice(&part.ground);
+                ends.copy_from_slice(&part.ends);
+                ohms.copy_from_slice(&part.ohms);
+                pin_nodes.copy_from_slice(&part.pin_nodes);
+            });
         all
     }
 
@@ -400,10 +420,22 @@ mod tests {
     #[test]
     fn concat_equals_appending_in_turn() {
         let mut first = RcNetworks::new();
-        first.push(NetId(3), &[1.0, 2.0], &[(0, 1, 0.5)], 0, &[(PinId(1), 0), (PinId(2), 1)]);
+        first.push(
+            NetId(3),
+            &[1.0, 2.0],
+            &[(0, 1, 0.5)],
+            0,
+            &[(PinId(1), 0), (PinId(2), 1)],
+        );
         first.push(NetId(4), &[3.0], &[], 0, &[(PinId(5), 0)]);
         let mut second = RcNetworks::new();
-        second.push(NetId(9), &[4.0, 5.0, 6.0], &[(0, 2, 1.5), (2, 1, 2.5)], 2, &[(PinId(7), 2)]);
+        second.push(
+            NetId(9),
+            &[4.0, 5.0, 6.0],
+            &[(0, 2, 1.5), (2, 1, 2.5)],
+            2,
+            &[(PinId(7), 2)],
+        );
         let parts = [first.clone(), RcNetworks::new(), second.clone()];
         let mut appended = RcNetworks::new();
         for part in &parts {

@@ -24,9 +24,9 @@ use core::marker::PhantomData;
 use core::ops::Range;
 
 use crate::cppr::{EntryGroups, GroupInput, ShapeInput, Top2};
-use crate::N_CONDITIONS;
 use crate::propagate::{ArcDescriptor, TableDescriptor, TestDescriptor};
 use crate::seeds::TestSeedInputs;
+use crate::N_CONDITIONS;
 
 /// Plain data that may be copied between host and device memory as bytes.
 ///

@@ -20,9 +20,10 @@ use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::launch::{
     BackwardLevelArgs, ChangedWordsArgs, CpprCombineArgs, CpprFillArgs, CpprGatherArgs,
-    CpprLevelArgs, EvaluateTestsArgs, FillArgs, FlattenRcNetworksArgs, ForwardLevelArgs, LayOutRcNetworksArgs,
-    GatherParasiticsArgs, GatherQuadsArgs, LevelSweep, LevelizeExcludeArgs, LevelizeFrontierArgs,
-    LevelizeSourcesArgs, LevelizeWaitsArgs, RcNetsArgs, RequiredSeedsArgs, ScatterQuadsArgs,
+    CpprLevelArgs, EvaluateTestsArgs, FillArgs, FlattenRcNetworksArgs, ForwardLevelArgs,
+    GatherParasiticsArgs, GatherQuadsArgs, LayOutRcNetworksArgs, LevelSweep, LevelizeExcludeArgs,
+    LevelizeFrontierArgs, LevelizeSourcesArgs, LevelizeWaitsArgs, RcNetsArgs, RequiredSeedsArgs,
+    ScatterQuadsArgs,
 };
 use crate::{changes, cppr, levelize, propagate, rc, rc_flatten, seeds, Split, N_CONDITIONS};
 

@@ -351,6 +351,28 @@ fn assert_networks_lay_out_as_the_host(timer: &mut Timer, what: &str) {
     let pin_cap: Vec<[f64; 4]> = graph.pins().iter().map(|pin| pin.capacitance).collect();
     let host = FlatParasitics::build(graph);
     assert_eq!(host.net_offsets.len(), networks.len() + 1, "{what}: trees");
+    // The rest of the layout, made without the nodes, is the same.
+    let indices = FlatParasitics::build_indices(graph);
+    assert!(indices.parent.is_empty() && indices.res.is_empty() && indices.cap.is_empty());
+    assert_eq!(indices.net_offsets, host.net_offsets, "{what}: offsets");
+    assert_eq!(indices.net_root, host.net_root, "{what}: roots");
+    assert_eq!(indices.pin_source, host.pin_source, "{what}: pin sources");
+    let lumped_bits = |values: &[[f64; 4]]| {
+        values
+            .iter()
+            .flat_map(|quad| quad.map(f64::to_bits))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        lumped_bits(&indices.net_lumped),
+        lumped_bits(&host.net_lumped),
+        "{what}: lumped loads"
+    );
+    // Taken by value, the networks give the same batch and pin entries.
+    let (taken, taken_pins) =
+        RcNetworkBatch::take_networks(networks.clone(), graph.n_pins() as usize).unwrap();
+    assert_eq!(format!("{taken:?}"), format!("{batch:?}"));
+    assert_eq!(format!("{taken_pins:?}"), format!("{pins:?}"));
     let flattened = flatten_networks_on_cpu(&batch);
     let twin = lay_out_networks_on_cpu(&batch, &flattened, &pins, &pin_cap, &host.net_offsets)
         .expect("the graph's offsets fit the placed nodes");
@@ -370,7 +392,11 @@ fn assert_networks_lay_out_as_the_host(timer: &mut Timer, what: &str) {
     layout.launch(&on_gpu).unwrap();
     let laid_out = layout.download().expect("laid out on the GPU");
     assert_eq!(laid_out.parent, twin.parent, "{what}: GPU parents");
-    assert_eq!(bits(&laid_out.res), bits(&twin.res), "{what}: GPU resistances");
+    assert_eq!(
+        bits(&laid_out.res),
+        bits(&twin.res),
+        "{what}: GPU resistances"
+    );
     assert_eq!(bits(&laid_out.cap), bits(&twin.cap), "{what}: GPU caps");
 }
 
@@ -445,6 +471,57 @@ fn bench_design_networks() {
         networks.ends.len(),
         rayon::current_num_threads()
     );
+    // What the first upload's RC layout costs each way on the host: the whole layout
+    // from the graph's trees, or its indices beside the networks taken by value and the
+    // pins' caps (then the twins of the two kernels, for the CPU's share).
+    use tachyon::gba::gpu::{lay_out_networks_on_cpu, DeviceRcLayout};
+    let build_ms = median_ms(&mut || {
+        std::hint::black_box(tachyon::gba::FlatParasitics::build(graph));
+    });
+    let indices_ms = median_ms(&mut || {
+        std::hint::black_box(tachyon::gba::FlatParasitics::build_indices(graph));
+    });
+    let take_ms = median_ms(&mut || {
+        let networks = design.rc_networks(graph, &all);
+        std::hint::black_box(
+            RcNetworkBatch::take_networks(networks, graph.n_pins() as usize).unwrap(),
+        );
+    });
+    let pin_cap = || -> Vec<[f64; 4]> {
+        use rayon::prelude::*;
+        graph.pins().par_iter().map(|pin| pin.capacitance).collect()
+    };
+    let caps_ms = median_ms(&mut || {
+        std::hint::black_box(pin_cap());
+    });
+    let raw_ms = median_ms(&mut || {
+        let (indices, taken) = rayon::join(
+            || tachyon::gba::FlatParasitics::build_indices(graph),
+            || {
+                rayon::join(
+                    || {
+                        let networks = design.rc_networks(graph, &all);
+                        RcNetworkBatch::take_networks(networks, graph.n_pins() as usize).unwrap()
+                    },
+                    pin_cap,
+                )
+            },
+        );
+        std::hint::black_box((indices, taken));
+    });
+    let (batch, pins) =
+        RcNetworkBatch::take_networks(networks.clone(), graph.n_pins() as usize).unwrap();
+    let pin_caps = pin_cap();
+    let offsets = tachyon::gba::FlatParasitics::build_indices(graph).net_offsets;
+    let flattened = flatten_networks_on_cpu(&batch);
+    let layout_twin_ms = median_ms(&mut || {
+        std::hint::black_box(
+            lay_out_networks_on_cpu(&batch, &flattened, &pins, &pin_caps, &offsets).unwrap(),
+        );
+    });
+    println!(
+        "host layout: FlatParasitics::build {build_ms:.1} ms; raw path: build_indices {indices_ms:.1} ms, networks gathered and taken {take_ms:.1} ms, pin caps {caps_ms:.1} ms, all three joined {raw_ms:.1} ms; layout twin {layout_twin_ms:.1} ms"
+    );
     let opened = GpuContext::open(0, &GpuConfig::default());
     let Some(gpu) = tachyon_testkit::gpu_or_skip("bench_design_networks", opened) else {
         return;
@@ -470,5 +547,46 @@ fn bench_design_networks() {
     println!(
         "networks on {}: upload {upload_ms:.1} ms, kernel {kernel_ms:.2} ms, download {download_ms:.1} ms",
         gpu.name()
+    );
+    let mut layout = None;
+    let layout_upload_ms = median_ms(&mut || {
+        layout = Some(DeviceRcLayout::upload(&uploaded, &pins, &pin_caps, &offsets).unwrap());
+    });
+    let layout = layout.unwrap();
+    layout.time(&uploaded, 2).unwrap();
+    let mut layout_kernel = layout.time(&uploaded, 9).unwrap();
+    layout_kernel.sort_by(f64::total_cmp);
+    assert_eq!(
+        layout.download().unwrap(),
+        lay_out_networks_on_cpu(&batch, &flattened, &pins, &pin_caps, &offsets).unwrap()
+    );
+    // The whole device side of the first upload, as `GpuTiming::upload_raw_parasitics`
+    // runs it (without the indices' upload): networks up, flattened, placed counts
+    // checked, layout inputs up, laid out, synchronized.
+    let device_ms = median_ms(&mut || {
+        let networks = DeviceRcNetworks::upload(&gpu, &batch).unwrap();
+        networks.launch().unwrap();
+        std::hint::black_box(networks.placed().unwrap());
+        let layout = DeviceRcLayout::upload(&networks, &pins, &pin_caps, &offsets).unwrap();
+        layout.launch(&networks).unwrap();
+        gpu.synchronize().unwrap();
+    });
+    // Against what the host layout's upload costs (the trees' arrays).
+    let host_layout = tachyon::gba::FlatParasitics::build(graph);
+    let host_upload_ms = median_ms(&mut || {
+        let batch = tachyon::gba::gpu::RcNetBatch::new(
+            host_layout.net_offsets.clone(),
+            host_layout.parent.clone(),
+            host_layout.res.clone(),
+            host_layout.cap.clone(),
+        )
+        .unwrap();
+        std::hint::black_box(tachyon::gba::gpu::DeviceRcNets::upload(&gpu, &batch).unwrap());
+        gpu.synchronize().unwrap();
+    });
+    println!(
+        "layout on {}: inputs upload {layout_upload_ms:.1} ms, kernel {:.2} ms; raw path on the device end to end {device_ms:.1} ms; host layout's trees uploaded {host_upload_ms:.1} ms (with their batch copy)",
+        gpu.name(),
+        layout_kernel[4]
     );
 }

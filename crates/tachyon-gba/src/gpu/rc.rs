@@ -202,22 +202,25 @@ impl RcNetworkBatch {
         }
         // In parallel: a million nets' resistors took one thread 10-20 ms.
         use rayon::prelude::*;
-        let bad_end = (0..n_nets).into_par_iter().with_min_len(4096).find_map_first(|net| {
-            let n_nodes = node_offsets[net + 1] - node_offsets[net];
-            let resistors = resistor_offsets[net] as usize..resistor_offsets[net + 1] as usize;
-            ends[resistors.clone()]
-                .iter()
-                .enumerate()
-                .find_map(|(at, pair)| {
-                    let &node = pair.iter().find(|&&node| node >= n_nodes)?;
-                    Some(LayoutError::IndexOutOfRange {
-                        array: "resistor ends (local to their net)",
-                        position: resistors.start + at,
-                        value: node,
-                        limit: n_nodes as usize,
+        let bad_end = (0..n_nets)
+            .into_par_iter()
+            .with_min_len(4096)
+            .find_map_first(|net| {
+                let n_nodes = node_offsets[net + 1] - node_offsets[net];
+                let resistors = resistor_offsets[net] as usize..resistor_offsets[net + 1] as usize;
+                ends[resistors.clone()]
+                    .iter()
+                    .enumerate()
+                    .find_map(|(at, pair)| {
+                        let &node = pair.iter().find(|&&node| node >= n_nodes)?;
+                        Some(LayoutError::IndexOutOfRange {
+                            array: "resistor ends (local to their net)",
+                            position: resistors.start + at,
+                            value: node,
+                            limit: n_nodes as usize,
+                        })
                     })
-                })
-        });
+            });
         if let Some(error) = bad_end {
             return Err(error);
         }
@@ -434,6 +437,11 @@ impl DeviceRcNetworks {
     pub fn time(&self, runs: usize) -> Result<Vec<f64>, GpuError> {
         (0..runs).map(|_| self.gpu.time(|| self.launch())).collect()
     }
+
+    /// Per net, the nodes the last launch placed (waits for it).
+    pub fn placed(&self) -> Result<Vec<u32>, GpuError> {
+        self.gpu.download(&self.placed, 0..self.n_nets)
+    }
 }
 
 /// Flattens `batch` on `gpu`: upload, launch, download.
@@ -565,20 +573,23 @@ impl RcNetworkPins {
         check_length("pin_offsets", n_nets + 1, self.pin_offsets.len())?;
         check_starts("pin_offsets", &self.pin_offsets, self.pins.len())?;
         tachyon_gpu::check::check_indices("network pins", &self.pins, n_pins)?;
-        let bad_node = (0..n_nets).into_par_iter().with_min_len(4096).find_map_first(|net| {
-            let n_nodes = batch.node_offsets[net + 1] - batch.node_offsets[net];
-            let entries = self.pin_offsets[net] as usize..self.pin_offsets[net + 1] as usize;
-            self.pin_nodes[entries.clone()]
-                .iter()
-                .enumerate()
-                .find(|&(_, &node)| node >= n_nodes)
-                .map(|(at, &node)| LayoutError::IndexOutOfRange {
-                    array: "pin nodes (local to their net)",
-                    position: entries.start + at,
-                    value: node,
-                    limit: n_nodes as usize,
-                })
-        });
+        let bad_node = (0..n_nets)
+            .into_par_iter()
+            .with_min_len(4096)
+            .find_map_first(|net| {
+                let n_nodes = batch.node_offsets[net + 1] - batch.node_offsets[net];
+                let entries = self.pin_offsets[net] as usize..self.pin_offsets[net + 1] as usize;
+                self.pin_nodes[entries.clone()]
+                    .iter()
+                    .enumerate()
+                    .find(|&(_, &node)| node >= n_nodes)
+                    .map(|(at, &node)| LayoutError::IndexOutOfRange {
+                        array: "pin nodes (local to their net)",
+                        position: entries.start + at,
+                        value: node,
+                        limit: n_nodes as usize,
+                    })
+            });
         bad_node.map_or(Ok(()), Err)
     }
 }
@@ -765,6 +776,35 @@ impl DeviceRcLayout {
                 out_cap: self.cap.cells(),
             },
         )
+    }
+
+    /// The layout as the RC pass's batch (`rc_nets`), with room for its results: the
+    /// output offsets are the batch's net offsets.
+    pub fn into_rc_nets(self) -> Result<DeviceRcNets, GpuError> {
+        const DURING: &str = "the RC layout made on the GPU";
+        let n_nets = self.out_offsets.len().saturating_sub(1);
+        if n_nets > super::layout::MAX_NETS {
+            return Err(LayoutError::TooLarge {
+                what: "nets",
+                count: n_nets,
+                limit: super::layout::MAX_NETS,
+            }
+            .into());
+        }
+        let n_values = self.n_out * N_CONDITIONS;
+        let gpu = &self.gpu;
+        Ok(DeviceRcNets {
+            gpu: Arc::clone(gpu),
+            n_nets: n_nets as u32,
+            n_nodes: self.n_out as u32,
+            load: gpu.allocate(DURING, n_values)?,
+            delay: gpu.allocate(DURING, n_values)?,
+            impulse: gpu.allocate(DURING, n_values)?,
+            net_offsets: self.out_offsets,
+            parent: self.parent,
+            res: self.res,
+            cap: self.cap,
+        })
     }
 
     /// Copies the layout of the last launch back (waits for it).
