@@ -416,7 +416,7 @@ fn networks_lay_out_as_the_host_layout() {
     for folder in benchmarks {
         let mut timer = Timer::new();
         timer
-            .load_tau2015(&tachyon_testkit::tau2015_file(&folder))
+            .load_tau2015(tachyon_testkit::tau2015_file(&folder))
             .unwrap();
         assert_networks_lay_out_as_the_host(&mut timer, &folder.display().to_string());
     }
