@@ -154,43 +154,41 @@ impl RcNetworks {
             }
             places
         }
-        let places: Vec<_> = cut(&mut all.nets, &starts, 0)
-            .into_iter()
-            .zip(cut(&mut all.node_offsets[1..], &starts, 0))
-            .zip(cut(&mut all.resistor_offsets[1..], &starts, 0))
-            .zip(cut(&mut all.roots, &starts, 0))
-            .zip(cut(&mut all.pin_offsets[1..], &starts, 0))
-            .zip(cut(&mut all.ground, &starts, 1))
-            .zip(cut(&mut all.ends, &starts, 2))
-            .zip(cut(&mut all.ohms, &starts, 2))
-            .zip(cut(&mut all.pin_nodes, &starts, 3))
-            .map(
-                |(
-                    (
-                        (
-                            (
-                                ((((nets, node_offsets), resistor_offsets), roots), pin_offsets),
-                                ground,
-                            ),
-                            ends,
-                        ),
-                        ohms,
-                    ),
-                    pin_nodes,
-                )| {
-                    (
-                        nets,
-                        node_offsets,
-                        resistor_offsets,
-                        roots,
-                        pin_offsets,
-                        ground,
-                        ends,
-                        ohms,
-                        pin_nodes,
-                    )
-                },
-            )
+        /// One part's place in every array of the result.
+        struct Place<'a> {
+            nets: &'a mut [NetId],
+            node_offsets: &'a mut [u32],
+            resistor_offsets: &'a mut [u32],
+            roots: &'a mut [u32],
+            pin_offsets: &'a mut [u32],
+            ground: &'a mut [f64],
+            ends: &'a mut [[u32; 2]],
+            ohms: &'a mut [f64],
+            pin_nodes: &'a mut [(PinId, u32)],
+        }
+        let mut nets = cut(&mut all.nets, &starts, 0).into_iter();
+        let mut node_offsets = cut(&mut all.node_offsets[1..], &starts, 0).into_iter();
+        let mut resistor_offsets = cut(&mut all.resistor_offsets[1..], &starts, 0).into_iter();
+        let mut roots = cut(&mut all.roots, &starts, 0).into_iter();
+        let mut pin_offsets = cut(&mut all.pin_offsets[1..], &starts, 0).into_iter();
+        let mut ground = cut(&mut all.ground, &starts, 1).into_iter();
+        let mut ends = cut(&mut all.ends, &starts, 2).into_iter();
+        let mut ohms = cut(&mut all.ohms, &starts, 2).into_iter();
+        let mut pin_nodes = cut(&mut all.pin_nodes, &starts, 3).into_iter();
+        let places: Vec<Place<'_>> = (0..parts.len())
+            .filter_map(|_| {
+                Some(Place {
+                    nets: nets.next()?,
+                    node_offsets: node_offsets.next()?,
+                    resistor_offsets: resistor_offsets.next()?,
+                    roots: roots.next()?,
+                    pin_offsets: pin_offsets.next()?,
+                    ground: ground.next()?,
+                    ends: ends.next()?,
+                    ohms: ohms.next()?,
+                    pin_nodes: pin_nodes.next()?,
+                })
+            })
             .collect();
         let shift = |to: &mut [u32], from: &[u32], by: usize| {
             for (to, &from) in to.iter_mut().zip(&from[1..]) {
@@ -202,26 +200,15 @@ impl RcNetworks {
             .zip(&starts[..parts.len()])
             .zip(places)
             .for_each(|((part, start), place)| {
-                let (
-                    nets,
-                    node_offsets,
-                    resistor_offsets,
-                    roots,
-                    pin_offsets,
-                    ground,
-                    ends,
-                    ohms,
-                    pin_nodes,
-                ) = place;
-                nets.copy_from_slice(&part.nets);
-                shift(node_offsets, &part.node_offsets, start[1]);
-                shift(resistor_offsets, &part.resistor_offsets, start[2]);
-                roots.copy_from_slice(&part.roots);
-                shift(pin_offsets, &part.pin_offsets, start[3]);
-                ground.copy_from_slice(&part.ground);
-                ends.copy_from_slice(&part.ends);
-                ohms.copy_from_slice(&part.ohms);
-                pin_nodes.copy_from_slice(&part.pin_nodes);
+                place.nets.copy_from_slice(&part.nets);
+                shift(place.node_offsets, &part.node_offsets, start[1]);
+                shift(place.resistor_offsets, &part.resistor_offsets, start[2]);
+                place.roots.copy_from_slice(&part.roots);
+                shift(place.pin_offsets, &part.pin_offsets, start[3]);
+                place.ground.copy_from_slice(&part.ground);
+                place.ends.copy_from_slice(&part.ends);
+                place.ohms.copy_from_slice(&part.ohms);
+                place.pin_nodes.copy_from_slice(&part.pin_nodes);
             });
         all
     }
