@@ -444,6 +444,17 @@ impl FlatParasitics {
     /// stores: the same caps added in the same order, and each pin's value taken from
     /// the sink entry that `compute_parasitics` writes last.
     pub fn build(graph: &TimingGraph) -> FlatParasitics {
+        FlatParasitics::build_with(graph, true)
+    }
+
+    /// [`FlatParasitics::build`] without the trees' nodes (`parent`, `res` and `cap` left
+    /// empty): the offsets, roots, lumped loads and pin sources, for a GPU that lays the
+    /// nodes out itself from the raw networks (`gpu::DeviceRcLayout`).
+    pub fn build_indices(graph: &TimingGraph) -> FlatParasitics {
+        FlatParasitics::build_with(graph, false)
+    }
+
+    fn build_with(graph: &TimingGraph, lay_out_nodes: bool) -> FlatParasitics {
         let _span = tracing::info_span!("flatten_rc").entered();
         let started = std::time::Instant::now();
         let nets = graph.nets();
@@ -497,13 +508,15 @@ impl FlatParasitics {
                 }
             });
         let n_nodes = *net_offsets.last().unwrap_or(&0) as usize;
+        // Without the nodes, every chunk takes none of them.
+        let n_laid_out = |n_nodes: usize| if lay_out_nodes { n_nodes } else { 0 };
         let offsets_done = started.elapsed();
         let mut flat = FlatParasitics {
             // Filled in parallel: zeroed allocations are zeroed on one thread when the
             // allocator reuses memory (the previous update's), 5-34 ms at 1M gates.
-            parent: tachyon_graph::filled(n_nodes, 0),
-            res: tachyon_graph::filled(n_nodes, 0.0),
-            cap: tachyon_graph::filled(n_nodes * 4, 0.0),
+            parent: tachyon_graph::filled(n_laid_out(n_nodes), 0),
+            res: tachyon_graph::filled(n_laid_out(n_nodes), 0.0),
+            cap: tachyon_graph::filled(n_laid_out(n_nodes) * 4, 0.0),
             pin_source: tachyon_graph::filled(graph.n_pins() as usize, NONE),
             net_lumped: tachyon_graph::filled(nets.len(), [0.0; 4]),
             net_offsets,
@@ -525,9 +538,10 @@ impl FlatParasitics {
                 .iter()
                 .map(|&(_, n_nodes)| n_nodes as usize)
                 .sum();
-            let (chunk_parent, rest_parent) = parent.split_at_mut(n_chunk_nodes);
-            let (chunk_res, rest_res) = res.split_at_mut(n_chunk_nodes);
-            let (chunk_cap, rest_cap) = cap.split_at_mut(n_chunk_nodes * 4);
+            let n_chunk_laid_out = n_laid_out(n_chunk_nodes);
+            let (chunk_parent, rest_parent) = parent.split_at_mut(n_chunk_laid_out);
+            let (chunk_res, rest_res) = res.split_at_mut(n_chunk_laid_out);
+            let (chunk_cap, rest_cap) = cap.split_at_mut(n_chunk_laid_out * 4);
             let (chunk_lumped, rest_lumped) = lumped.split_at_mut(chunk_nets.len());
             chunks.push((
                 chunk_index * NETS_PER_CHUNK,
@@ -555,13 +569,18 @@ impl FlatParasitics {
                         index + NETS_AHEAD,
                     );
                     let n_nodes = n_nodes_of(net);
+                    let nodes = lay_out_nodes.then(|| {
+                        (
+                            &mut parent[local..local + n_nodes],
+                            &mut res[local..local + n_nodes],
+                            &mut cap[local * 4..(local + n_nodes) * 4],
+                        )
+                    });
                     fill_net(
                         graph,
                         net,
                         (first_node + local) as u32,
-                        &mut parent[local..local + n_nodes],
-                        &mut res[local..local + n_nodes],
-                        &mut cap[local * 4..(local + n_nodes) * 4],
+                        nodes,
                         lumped,
                         &mut sources,
                         &mut net_sources,
@@ -618,18 +637,18 @@ impl FlatParasitics {
     }
 }
 
-/// Fills one net's nodes (`base` is its first batch node) or lumped load, and appends
-/// `(sink pin, source node)` for each sink entry in order, by the rules the CPU pass
-/// follows ([`lumped_load`], [`tree_pin_caps`], [`sink_sources`]), so both store the
-/// same values.
-#[allow(clippy::too_many_arguments)]
+/// The parent, resistance and cap (by condition) slices of a net's batch nodes.
+type NetNodes<'a> = (&'a mut [u32], &'a mut [f64], &'a mut [f64]);
+
+/// Fills one net's nodes (`base` is its first batch node; not when `nodes` is None) or
+/// lumped load, and appends `(sink pin, source node)` for each sink entry in order, by
+/// the rules the CPU pass follows ([`lumped_load`], [`tree_pin_caps`],
+/// [`sink_sources`]), so both store the same values.
 fn fill_net(
     graph: &TimingGraph,
     net: &Net,
     base: u32,
-    parent: &mut [u32],
-    res: &mut [f64],
-    cap: &mut [f64],
+    nodes: Option<NetNodes<'_>>,
     lumped: &mut [f64; 4],
     sources: &mut Vec<(u32, u32)>,
     net_sources: &mut Vec<u32>,
@@ -639,14 +658,16 @@ fn fill_net(
         sources.extend(net.sinks.iter().map(|sink| (sink.0, NONE)));
         return;
     };
-    parent.copy_from_slice(tree.parent);
-    res.copy_from_slice(tree.resistance);
-    for (node, &ground) in tree.ground_capacitance.iter().enumerate() {
-        cap[node * 4..node * 4 + 4].copy_from_slice(&[ground; 4]);
-    }
-    for (node, pin_capacitance) in tree_pin_caps(graph, net, &tree) {
-        for (condition, pin_capacitance) in pin_capacitance.iter().enumerate() {
-            cap[node * 4 + condition] += pin_capacitance;
+    if let Some((parent, res, cap)) = nodes {
+        parent.copy_from_slice(tree.parent);
+        res.copy_from_slice(tree.resistance);
+        for (node, &ground) in tree.ground_capacitance.iter().enumerate() {
+            cap[node * 4..node * 4 + 4].copy_from_slice(&[ground; 4]);
+        }
+        for (node, pin_capacitance) in tree_pin_caps(graph, net, &tree) {
+            for (condition, pin_capacitance) in pin_capacitance.iter().enumerate() {
+                cap[node * 4 + condition] += pin_capacitance;
+            }
         }
     }
     sink_sources(net, &tree, net_sources);
@@ -760,9 +781,11 @@ impl NetsParasitics {
                         graph,
                         &graph_nets[net as usize],
                         first,
-                        &mut parent[local..local + n_nodes],
-                        &mut res[local..local + n_nodes],
-                        &mut cap[local * 4..(local + n_nodes) * 4],
+                        Some((
+                            &mut parent[local..local + n_nodes],
+                            &mut res[local..local + n_nodes],
+                            &mut cap[local * 4..(local + n_nodes) * 4],
+                        )),
                         lumped,
                         &mut sources,
                         &mut net_sources,

@@ -111,6 +111,108 @@ impl RcNetworks {
         self.pin_nodes.extend_from_slice(&other.pin_nodes);
     }
 
+    /// The networks of `parts`, one after the other: what [`RcNetworks::append`] of each
+    /// in turn gives, copied in parallel (each part into its own place; one thread
+    /// appending a million nets' parts took tens of milliseconds).
+    pub fn concat(parts: &[RcNetworks]) -> RcNetworks {
+        use rayon::prelude::*;
+        // Per part, where it starts: (networks, nodes, resistors, pin entries).
+        let mut starts = Vec::with_capacity(parts.len() + 1);
+        let mut at = [0usize; 4];
+        starts.push(at);
+        for part in parts {
+            at[0] += part.len();
+            at[1] += part.ground.len();
+            at[2] += part.ends.len();
+            at[3] += part.pin_nodes.len();
+            starts.push(at);
+        }
+        let [n_nets, n_nodes, n_resistors, n_pins] = at;
+        let mut all = RcNetworks {
+            nets: crate::filled(n_nets, NetId(0)),
+            node_offsets: crate::filled(n_nets + 1, 0),
+            resistor_offsets: crate::filled(n_nets + 1, 0),
+            ground: crate::filled(n_nodes, 0.0),
+            ends: crate::filled(n_resistors, [0, 0]),
+            ohms: crate::filled(n_resistors, 0.0),
+            roots: crate::filled(n_nets, 0),
+            pin_offsets: crate::filled(n_nets + 1, 0),
+            pin_nodes: crate::filled(n_pins, (PinId(0), 0)),
+        };
+        /// Cuts `values` into the parts' places (`count` of part `i` is
+        /// `starts[i + 1][what] - starts[i][what]`).
+        fn cut<'a, T>(
+            mut values: &'a mut [T],
+            starts: &[[usize; 4]],
+            what: usize,
+        ) -> Vec<&'a mut [T]> {
+            let mut places = Vec::with_capacity(starts.len());
+            for pair in starts.windows(2) {
+                let (place, rest) = values.split_at_mut(pair[1][what] - pair[0][what]);
+                places.push(place);
+                values = rest;
+            }
+            places
+        }
+        /// One part's place in every array of the result.
+        struct Place<'a> {
+            nets: &'a mut [NetId],
+            node_offsets: &'a mut [u32],
+            resistor_offsets: &'a mut [u32],
+            roots: &'a mut [u32],
+            pin_offsets: &'a mut [u32],
+            ground: &'a mut [f64],
+            ends: &'a mut [[u32; 2]],
+            ohms: &'a mut [f64],
+            pin_nodes: &'a mut [(PinId, u32)],
+        }
+        let mut nets = cut(&mut all.nets, &starts, 0).into_iter();
+        let mut node_offsets = cut(&mut all.node_offsets[1..], &starts, 0).into_iter();
+        let mut resistor_offsets = cut(&mut all.resistor_offsets[1..], &starts, 0).into_iter();
+        let mut roots = cut(&mut all.roots, &starts, 0).into_iter();
+        let mut pin_offsets = cut(&mut all.pin_offsets[1..], &starts, 0).into_iter();
+        let mut ground = cut(&mut all.ground, &starts, 1).into_iter();
+        let mut ends = cut(&mut all.ends, &starts, 2).into_iter();
+        let mut ohms = cut(&mut all.ohms, &starts, 2).into_iter();
+        let mut pin_nodes = cut(&mut all.pin_nodes, &starts, 3).into_iter();
+        let places: Vec<Place<'_>> = (0..parts.len())
+            .filter_map(|_| {
+                Some(Place {
+                    nets: nets.next()?,
+                    node_offsets: node_offsets.next()?,
+                    resistor_offsets: resistor_offsets.next()?,
+                    roots: roots.next()?,
+                    pin_offsets: pin_offsets.next()?,
+                    ground: ground.next()?,
+                    ends: ends.next()?,
+                    ohms: ohms.next()?,
+                    pin_nodes: pin_nodes.next()?,
+                })
+            })
+            .collect();
+        let shift = |to: &mut [u32], from: &[u32], by: usize| {
+            for (to, &from) in to.iter_mut().zip(&from[1..]) {
+                *to = from + by as u32;
+            }
+        };
+        parts
+            .par_iter()
+            .zip(&starts[..parts.len()])
+            .zip(places)
+            .for_each(|((part, start), place)| {
+                place.nets.copy_from_slice(&part.nets);
+                shift(place.node_offsets, &part.node_offsets, start[1]);
+                shift(place.resistor_offsets, &part.resistor_offsets, start[2]);
+                place.roots.copy_from_slice(&part.roots);
+                shift(place.pin_offsets, &part.pin_offsets, start[3]);
+                place.ground.copy_from_slice(&part.ground);
+                place.ends.copy_from_slice(&part.ends);
+                place.ohms.copy_from_slice(&part.ohms);
+                place.pin_nodes.copy_from_slice(&part.pin_nodes);
+            });
+        all
+    }
+
     /// Flattens network `index` on the host, as the link does.
     pub fn flatten(&self, index: usize) -> (RcTree, FlattenReport) {
         let nodes = self.node_offsets[index] as usize..self.node_offsets[index + 1] as usize;
@@ -301,6 +403,34 @@ pub fn flatten_rc_tree_into(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn concat_equals_appending_in_turn() {
+        let mut first = RcNetworks::new();
+        first.push(
+            NetId(3),
+            &[1.0, 2.0],
+            &[(0, 1, 0.5)],
+            0,
+            &[(PinId(1), 0), (PinId(2), 1)],
+        );
+        first.push(NetId(4), &[3.0], &[], 0, &[(PinId(5), 0)]);
+        let mut second = RcNetworks::new();
+        second.push(
+            NetId(9),
+            &[4.0, 5.0, 6.0],
+            &[(0, 2, 1.5), (2, 1, 2.5)],
+            2,
+            &[(PinId(7), 2)],
+        );
+        let parts = [first.clone(), RcNetworks::new(), second.clone()];
+        let mut appended = RcNetworks::new();
+        for part in &parts {
+            appended.append(part);
+        }
+        assert_eq!(RcNetworks::concat(&parts), appended);
+        assert_eq!(RcNetworks::concat(&[]), RcNetworks::new());
+    }
 
     #[test]
     fn flattens_in_bfs_order_from_the_root() {

@@ -26,6 +26,7 @@ use core::ops::Range;
 use crate::cppr::{EntryGroups, GroupInput, ShapeInput, Top2};
 use crate::propagate::{ArcDescriptor, TableDescriptor, TestDescriptor};
 use crate::seeds::TestSeedInputs;
+use crate::N_CONDITIONS;
 
 /// Plain data that may be copied between host and device memory as bytes.
 ///
@@ -350,6 +351,7 @@ macro_rules! kernels {
 kernels! {
     RcNets: rc_nets(RcNetsArgs),
     FlattenRcNetworks: flatten_rc_networks(FlattenRcNetworksArgs),
+    LayOutRcNetworks: lay_out_rc_networks(LayOutRcNetworksArgs),
     GatherParasitics: gather_parasitics(GatherParasiticsArgs),
     ForwardLevel: forward_level(ForwardLevelArgs),
     EvaluateTests: evaluate_tests(EvaluateTestsArgs),
@@ -432,6 +434,31 @@ arguments! {
         pub ground_out: DeviceCells<'a, f64>,
         /// Per net, the nodes placed.
         pub placed: DeviceCells<'a, u32>,
+    }
+
+    /// After `flatten_rc_networks`: laying its trees out for `rc_nets`
+    /// ([`crate::rc_flatten::lay_out_net`]), a thread per net. Net `i` reads the nodes
+    /// `node_offsets[i]..node_offsets[i + 1]` of the flattened arrays (of which the first
+    /// `placed[i]` hold its tree) and its pin entries `pin_offsets[i]..pin_offsets[i + 1]`
+    /// (the driver first, nodes local to the net), and writes the nodes
+    /// `out_offsets[i]..out_offsets[i + 1]` (`placed[i]` of them) of the layout.
+    pub struct LayOutRcNetworksArgs<'a> {
+        pub node_offsets: DeviceSlice<'a, u32>,
+        pub placed: DeviceSlice<'a, u32>,
+        pub parent: DeviceSlice<'a, u32>,
+        pub res: DeviceSlice<'a, f64>,
+        pub ground: DeviceSlice<'a, f64>,
+        pub new_index: DeviceSlice<'a, u32>,
+        pub pin_offsets: DeviceSlice<'a, u32>,
+        pub pins: DeviceSlice<'a, u32>,
+        pub pin_nodes: DeviceSlice<'a, u32>,
+        /// Per pin of the graph, its caps by condition.
+        pub pin_cap: DeviceSlice<'a, [f64; N_CONDITIONS]>,
+        pub out_offsets: DeviceSlice<'a, u32>,
+        /// The layout `rc_nets` reads: per node, caps interleaved by condition.
+        pub out_parent: DeviceCells<'a, u32>,
+        pub out_res: DeviceCells<'a, f64>,
+        pub out_cap: DeviceCells<'a, f64>,
     }
 
     /// After `rc_nets`: thread `i` writes the wire delay and impulse of pin `i` and the

@@ -21,8 +21,9 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use crate::launch::{
     BackwardLevelArgs, ChangedWordsArgs, CpprCombineArgs, CpprFillArgs, CpprGatherArgs,
     CpprLevelArgs, EvaluateTestsArgs, FillArgs, FlattenRcNetworksArgs, ForwardLevelArgs,
-    GatherParasiticsArgs, GatherQuadsArgs, LevelSweep, LevelizeExcludeArgs, LevelizeFrontierArgs,
-    LevelizeSourcesArgs, LevelizeWaitsArgs, RcNetsArgs, RequiredSeedsArgs, ScatterQuadsArgs,
+    GatherParasiticsArgs, GatherQuadsArgs, LayOutRcNetworksArgs, LevelSweep, LevelizeExcludeArgs,
+    LevelizeFrontierArgs, LevelizeSourcesArgs, LevelizeWaitsArgs, RcNetsArgs, RequiredSeedsArgs,
+    ScatterQuadsArgs,
 };
 use crate::{changes, cppr, levelize, propagate, rc, rc_flatten, seeds, Split, N_CONDITIONS};
 
@@ -224,6 +225,74 @@ pub unsafe extern "ptx-kernel" fn flatten_rc_networks(args: FlattenRcNetworksArg
             },
         );
         placed[net].set(count);
+        net += stride;
+    }
+}
+
+/// Lays the flattened networks out for `rc_nets`, a thread per net (a grid-stride loop
+/// over the nets); see [`LayOutRcNetworksArgs`] for the layout and
+/// [`rc_flatten::lay_out_net`] for the one implementation.
+///
+/// # Safety
+///
+/// Thread `t` alone writes the output ranges of its nets (the host checked that the
+/// offsets are ascending and each net's output range holds its placed nodes).
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn lay_out_rc_networks(args: LayOutRcNetworksArgs<'static>) {
+    let (first, stride) = global_thread_index_and_count();
+    // SAFETY: the module's contract and the function's.
+    let (node_offsets, placed, parent, res, ground, new_index) = unsafe {
+        (
+            args.node_offsets.get(),
+            args.placed.get(),
+            args.parent.get(),
+            args.res.get(),
+            args.ground.get(),
+            args.new_index.get(),
+        )
+    };
+    // SAFETY: as above.
+    let (pin_offsets, pins, pin_nodes, pin_cap, out_offsets) = unsafe {
+        (
+            args.pin_offsets.get(),
+            args.pins.get(),
+            args.pin_nodes.get(),
+            args.pin_cap.get(),
+            args.out_offsets.get(),
+        )
+    };
+    // SAFETY: as above.
+    let (out_parent, out_res, out_cap) = unsafe {
+        (
+            args.out_parent.cells(),
+            args.out_res.cells(),
+            args.out_cap.cells(),
+        )
+    };
+    let n_nets = placed.len();
+    let mut net = first;
+    while net < n_nets {
+        let start = node_offsets[net] as usize;
+        let tree = start..start + placed[net] as usize;
+        let nodes = start..node_offsets[net + 1] as usize;
+        let entries = pin_offsets[net] as usize..pin_offsets[net + 1] as usize;
+        let out = out_offsets[net] as usize..out_offsets[net + 1] as usize;
+        rc_flatten::lay_out_net(
+            rc_flatten::FlattenedNet {
+                parent: &parent[tree.clone()],
+                res: &res[tree.clone()],
+                ground: &ground[tree],
+                new_index: &new_index[nodes],
+            },
+            &pins[entries.clone()],
+            &pin_nodes[entries],
+            |pin| pin_cap[pin as usize],
+            rc_flatten::NetLayout {
+                parent: &out_parent[out.clone()],
+                res: &out_res[out.clone()],
+                cap: &out_cap[out.start * N_CONDITIONS..out.end * N_CONDITIONS],
+            },
+        );
         net += stride;
     }
 }

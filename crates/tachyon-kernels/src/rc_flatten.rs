@@ -13,6 +13,8 @@
 
 use core::cell::Cell;
 
+use crate::N_CONDITIONS;
+
 /// "Not placed" in `new_index`.
 pub const UNPLACED: u32 = u32::MAX;
 
@@ -118,6 +120,66 @@ pub fn flatten_net(
         ground[place].set(ground_capacitance[order[place].get() as usize]);
     }
     placed as u32
+}
+
+/// One net flattened by [`flatten_net`] (its first `placed` nodes), as the layout
+/// step reads it.
+#[derive(Clone, Copy)]
+pub struct FlattenedNet<'a> {
+    /// The tree: `placed` entries each.
+    pub parent: &'a [u32],
+    pub res: &'a [f64],
+    pub ground: &'a [f64],
+    /// Per original node, its place ([`UNPLACED`]: none).
+    pub new_index: &'a [u32],
+}
+
+/// Where [`lay_out_net`] writes one net: `placed` nodes, and `placed *`
+/// [`N_CONDITIONS`] caps interleaved by condition.
+#[derive(Clone, Copy)]
+pub struct NetLayout<'a> {
+    pub parent: &'a [Cell<u32>],
+    pub res: &'a [Cell<f64>],
+    pub cap: &'a [Cell<f64>],
+}
+
+/// Lays out one flattened net for the RC passes ([`crate::rc`]): the tree copied, and per
+/// node its caps by condition: its ground cap, plus the caps of the net's pins but the
+/// driver, added in the order of `pins` at the place `new_index` gave their node (a pin
+/// whose node was not placed adds nothing). `pins` and `pin_nodes` are the net's pin
+/// entries with their original nodes, the driver first (every entry of the driver's pin
+/// is skipped); `pin_cap(pin)` is a pin's caps. These are the additions, in the same
+/// order, that the host's layout of the graph's trees makes, so both give the same bits.
+#[inline]
+pub fn lay_out_net(
+    tree: FlattenedNet<'_>,
+    pins: &[u32],
+    pin_nodes: &[u32],
+    pin_cap: impl Fn(u32) -> [f64; N_CONDITIONS],
+    out: NetLayout<'_>,
+) {
+    let placed = out.parent.len();
+    for node in 0..placed {
+        out.parent[node].set(tree.parent[node]);
+        out.res[node].set(tree.res[node]);
+        for condition in 0..N_CONDITIONS {
+            out.cap[node * N_CONDITIONS + condition].set(tree.ground[node]);
+        }
+    }
+    let Some(&driver) = pins.first() else {
+        return;
+    };
+    for (&pin, &node) in pins.iter().zip(pin_nodes) {
+        let place = tree.new_index[node as usize];
+        if pin == driver || place == UNPLACED {
+            continue;
+        }
+        let caps = pin_cap(pin);
+        for (condition, &pin_capacitance) in caps.iter().enumerate() {
+            let slot = &out.cap[place as usize * N_CONDITIONS + condition];
+            slot.set(slot.get() + pin_capacitance);
+        }
+    }
 }
 
 #[cfg(test)]

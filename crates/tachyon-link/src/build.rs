@@ -1044,10 +1044,6 @@ impl Design {
                 networks
             })
             .collect();
-        let mut networks = RcNetworks::new();
-        for chunk in &chunks {
-            networks.append(chunk);
-        }
-        networks
+        RcNetworks::concat(&chunks)
     }
 }

@@ -329,6 +329,99 @@ fn design_networks_flatten_to_the_graphs_trees() {
     );
 }
 
+/// The design's networks, flattened and laid out for the RC pass by the kernels' CPU
+/// twins (`flatten_rc_networks`, then `lay_out_rc_networks`) and, on a GPU, by the
+/// kernels, give bit for bit the trees that `FlatParasitics::build` lays out from the
+/// graph (the layout the GPU's RC pass reads today).
+fn assert_networks_lay_out_as_the_host(timer: &mut Timer, what: &str) {
+    use tachyon::gba::gpu::{
+        flatten_networks_on_cpu, lay_out_networks_on_cpu, DeviceRcLayout, DeviceRcNetworks,
+        RcNetworkBatch, RcNetworkPins,
+    };
+    use tachyon::gpu::{GpuConfig, GpuContext};
+    use tachyon::graph::NetId;
+    timer.timing().unwrap();
+    let design = std::sync::Arc::clone(timer.design());
+    let (graph, _) = timer.timing().unwrap();
+    let all: Vec<NetId> = (0..graph.nets().len() as u32).map(NetId).collect();
+    let networks = design.rc_networks(graph, &all);
+    let batch = RcNetworkBatch::from_networks(&networks).expect("a valid batch");
+    let pins = RcNetworkPins::from_networks(&networks, &batch, graph.n_pins() as usize)
+        .expect("valid pin entries");
+    let pin_cap: Vec<[f64; 4]> = graph.pins().iter().map(|pin| pin.capacitance).collect();
+    let host = FlatParasitics::build(graph);
+    assert_eq!(host.net_offsets.len(), networks.len() + 1, "{what}: trees");
+    // The rest of the layout, made without the nodes, is the same.
+    let indices = FlatParasitics::build_indices(graph);
+    assert!(indices.parent.is_empty() && indices.res.is_empty() && indices.cap.is_empty());
+    assert_eq!(indices.net_offsets, host.net_offsets, "{what}: offsets");
+    assert_eq!(indices.net_root, host.net_root, "{what}: roots");
+    assert_eq!(indices.pin_source, host.pin_source, "{what}: pin sources");
+    let lumped_bits = |values: &[[f64; 4]]| {
+        values
+            .iter()
+            .flat_map(|quad| quad.map(f64::to_bits))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        lumped_bits(&indices.net_lumped),
+        lumped_bits(&host.net_lumped),
+        "{what}: lumped loads"
+    );
+    // Taken by value, the networks give the same batch and pin entries.
+    let (taken, taken_pins) =
+        RcNetworkBatch::take_networks(networks.clone(), graph.n_pins() as usize).unwrap();
+    assert_eq!(format!("{taken:?}"), format!("{batch:?}"));
+    assert_eq!(format!("{taken_pins:?}"), format!("{pins:?}"));
+    let flattened = flatten_networks_on_cpu(&batch);
+    let twin = lay_out_networks_on_cpu(&batch, &flattened, &pins, &pin_cap, &host.net_offsets)
+        .expect("the graph's offsets fit the placed nodes");
+    let bits = |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(twin.parent, host.parent, "{what}: parents");
+    assert_eq!(bits(&twin.res), bits(&host.res), "{what}: resistances");
+    assert_eq!(bits(&twin.cap), bits(&host.cap), "{what}: caps");
+    let Some(gpu) = tachyon_testkit::gpu_or_skip(
+        "networks_lay_out_as_the_host",
+        GpuContext::open(0, &GpuConfig::default()),
+    ) else {
+        return;
+    };
+    let on_gpu = DeviceRcNetworks::upload(&gpu, &batch).unwrap();
+    on_gpu.launch().unwrap();
+    let layout = DeviceRcLayout::upload(&on_gpu, &pins, &pin_cap, &host.net_offsets).unwrap();
+    layout.launch(&on_gpu).unwrap();
+    let laid_out = layout.download().expect("laid out on the GPU");
+    assert_eq!(laid_out.parent, twin.parent, "{what}: GPU parents");
+    assert_eq!(
+        bits(&laid_out.res),
+        bits(&twin.res),
+        "{what}: GPU resistances"
+    );
+    assert_eq!(bits(&laid_out.cap), bits(&twin.cap), "{what}: GPU caps");
+}
+
+/// [`assert_networks_lay_out_as_the_host`] on generated designs and every TAU 2015
+/// design.
+#[test]
+fn networks_lay_out_as_the_host_layout() {
+    for (gates, seed) in [(3000, 5), (2000, 11)] {
+        let (mut timer, _design) = generated_timer("networks-layout", gates, seed);
+        assert_networks_lay_out_as_the_host(&mut timer, &format!("generated {gates}/{seed}"));
+    }
+    let Some(shared) = tachyon_testkit::shared_dir("networks_lay_out_as_the_host_layout") else {
+        return;
+    };
+    let benchmarks = tachyon_testkit::tau2015_benchmarks(&shared);
+    assert!(!benchmarks.is_empty(), "no TAU 2015 benchmarks");
+    for folder in benchmarks {
+        let mut timer = Timer::new();
+        timer
+            .load_tau2015(tachyon_testkit::tau2015_file(&folder))
+            .unwrap();
+        assert_networks_lay_out_as_the_host(&mut timer, &folder.display().to_string());
+    }
+}
+
 /// Times, on a generated design (TACHYON_BENCH_GATES gates, 100k by default), what
 /// flattening the RC trees on the GPU instead of the host would cost: the networks
 /// gathered by pin id, the batch, the kernel's CPU twin, and on the GPU the upload, the
@@ -378,6 +471,57 @@ fn bench_design_networks() {
         networks.ends.len(),
         rayon::current_num_threads()
     );
+    // What the first upload's RC layout costs each way on the host: the whole layout
+    // from the graph's trees, or its indices beside the networks taken by value and the
+    // pins' caps (then the twins of the two kernels, for the CPU's share).
+    use tachyon::gba::gpu::{lay_out_networks_on_cpu, DeviceRcLayout};
+    let build_ms = median_ms(&mut || {
+        std::hint::black_box(tachyon::gba::FlatParasitics::build(graph));
+    });
+    let indices_ms = median_ms(&mut || {
+        std::hint::black_box(tachyon::gba::FlatParasitics::build_indices(graph));
+    });
+    let take_ms = median_ms(&mut || {
+        let networks = design.rc_networks(graph, &all);
+        std::hint::black_box(
+            RcNetworkBatch::take_networks(networks, graph.n_pins() as usize).unwrap(),
+        );
+    });
+    let pin_cap = || -> Vec<[f64; 4]> {
+        use rayon::prelude::*;
+        graph.pins().par_iter().map(|pin| pin.capacitance).collect()
+    };
+    let caps_ms = median_ms(&mut || {
+        std::hint::black_box(pin_cap());
+    });
+    let raw_ms = median_ms(&mut || {
+        let (indices, taken) = rayon::join(
+            || tachyon::gba::FlatParasitics::build_indices(graph),
+            || {
+                rayon::join(
+                    || {
+                        let networks = design.rc_networks(graph, &all);
+                        RcNetworkBatch::take_networks(networks, graph.n_pins() as usize).unwrap()
+                    },
+                    pin_cap,
+                )
+            },
+        );
+        std::hint::black_box((indices, taken));
+    });
+    let (batch, pins) =
+        RcNetworkBatch::take_networks(networks.clone(), graph.n_pins() as usize).unwrap();
+    let pin_caps = pin_cap();
+    let offsets = tachyon::gba::FlatParasitics::build_indices(graph).net_offsets;
+    let flattened = flatten_networks_on_cpu(&batch);
+    let layout_twin_ms = median_ms(&mut || {
+        std::hint::black_box(
+            lay_out_networks_on_cpu(&batch, &flattened, &pins, &pin_caps, &offsets).unwrap(),
+        );
+    });
+    println!(
+        "host layout: FlatParasitics::build {build_ms:.1} ms; raw path: build_indices {indices_ms:.1} ms, networks gathered and taken {take_ms:.1} ms, pin caps {caps_ms:.1} ms, all three joined {raw_ms:.1} ms; layout twin {layout_twin_ms:.1} ms"
+    );
     let opened = GpuContext::open(0, &GpuConfig::default());
     let Some(gpu) = tachyon_testkit::gpu_or_skip("bench_design_networks", opened) else {
         return;
@@ -403,5 +547,46 @@ fn bench_design_networks() {
     println!(
         "networks on {}: upload {upload_ms:.1} ms, kernel {kernel_ms:.2} ms, download {download_ms:.1} ms",
         gpu.name()
+    );
+    let mut layout = None;
+    let layout_upload_ms = median_ms(&mut || {
+        layout = Some(DeviceRcLayout::upload(&uploaded, &pins, &pin_caps, &offsets).unwrap());
+    });
+    let layout = layout.unwrap();
+    layout.time(&uploaded, 2).unwrap();
+    let mut layout_kernel = layout.time(&uploaded, 9).unwrap();
+    layout_kernel.sort_by(f64::total_cmp);
+    assert_eq!(
+        layout.download().unwrap(),
+        lay_out_networks_on_cpu(&batch, &flattened, &pins, &pin_caps, &offsets).unwrap()
+    );
+    // The whole device side of the first upload, as `GpuTiming::upload_raw_parasitics`
+    // runs it (without the indices' upload): networks up, flattened, placed counts
+    // checked, layout inputs up, laid out, synchronized.
+    let device_ms = median_ms(&mut || {
+        let networks = DeviceRcNetworks::upload(&gpu, &batch).unwrap();
+        networks.launch().unwrap();
+        std::hint::black_box(networks.placed().unwrap());
+        let layout = DeviceRcLayout::upload(&networks, &pins, &pin_caps, &offsets).unwrap();
+        layout.launch(&networks).unwrap();
+        gpu.synchronize().unwrap();
+    });
+    // Against what the host layout's upload costs (the trees' arrays).
+    let host_layout = tachyon::gba::FlatParasitics::build(graph);
+    let host_upload_ms = median_ms(&mut || {
+        let batch = tachyon::gba::gpu::RcNetBatch::new(
+            host_layout.net_offsets.clone(),
+            host_layout.parent.clone(),
+            host_layout.res.clone(),
+            host_layout.cap.clone(),
+        )
+        .unwrap();
+        std::hint::black_box(tachyon::gba::gpu::DeviceRcNets::upload(&gpu, &batch).unwrap());
+        gpu.synchronize().unwrap();
+    });
+    println!(
+        "layout on {}: inputs upload {layout_upload_ms:.1} ms, kernel {:.2} ms; raw path on the device end to end {device_ms:.1} ms; host layout's trees uploaded {host_upload_ms:.1} ms (with their batch copy)",
+        gpu.name(),
+        layout_kernel[4]
     );
 }

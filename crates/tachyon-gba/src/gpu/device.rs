@@ -404,6 +404,25 @@ impl DeviceTiming {
         Ok(())
     }
 
+    /// [`DeviceTiming::upload_parasitics`] for trees already laid out on this GPU (`rc`,
+    /// e.g. flattened there from the raw networks); `layout.rc` is not read.
+    pub fn adopt_parasitics(
+        &mut self,
+        rc: DeviceRcNets,
+        layout: &ParasiticsLayout<'_>,
+    ) -> Result<(), GpuError> {
+        const DURING: &str = "uploading the parasitics";
+        layout.validate_for(rc.n_nodes() as usize, self.n_pins, self.net_load.len())?;
+        self.parasitics = None;
+        self.parasitics = Some(DeviceParasitics {
+            rc,
+            pin_source: self.gpu.upload(DURING, layout.pin_source)?,
+            net_root: self.gpu.upload(DURING, layout.net_root)?,
+            net_lumped: self.gpu.upload(DURING, layout.net_lumped)?,
+        });
+        Ok(())
+    }
+
     /// The RC values of some nets, computed here (a resident incremental update): their
     /// trees uploaded, the RC pass and the gathers over them, the results scattered to
     /// the nets' and pins' places. Returns them for the host's copy: per net of

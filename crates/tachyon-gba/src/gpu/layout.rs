@@ -160,7 +160,17 @@ pub struct ParasiticsLayout<'a> {
 impl ParasiticsLayout<'_> {
     /// Checks the arrays against the graph's `n_pins` and `n_nets` and the RC nodes.
     pub fn validate(&self, n_pins: usize, n_nets: usize) -> Result<(), LayoutError> {
-        let n_nodes = self.rc.n_nodes() as usize;
+        self.validate_for(self.rc.n_nodes() as usize, n_pins, n_nets)
+    }
+
+    /// [`ParasiticsLayout::validate`] for trees of `n_nodes` nodes wherever they are
+    /// (`rc` is not read: e.g. trees laid out on the device).
+    pub fn validate_for(
+        &self,
+        n_nodes: usize,
+        n_pins: usize,
+        n_nets: usize,
+    ) -> Result<(), LayoutError> {
         if n_nodes >= NONE as usize {
             return Err(LayoutError::TooLarge {
                 what: "RC nodes",

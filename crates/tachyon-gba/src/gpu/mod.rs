@@ -26,14 +26,27 @@ pub use device::{
 };
 pub use layout::{ParasiticsLayout, RcNetBatch, RcNetsOutput, TimingLayout, MAX_NETS};
 pub use rc::{
-    flatten_networks, flatten_networks_on_cpu, rc_nets, DeviceRcNets, DeviceRcNetworks,
-    FlattenedNetworks, RcLaunch, RcNetworkBatch,
+    flatten_networks, flatten_networks_on_cpu, lay_out_networks_on_cpu, rc_nets, DeviceRcLayout,
+    DeviceRcNets, DeviceRcNetworks, FlattenedNetworks, LaidOutNetworks, RcLaunch, RcNetworkBatch,
+    RcNetworkPins,
 };
 pub use seeds::DeviceSeeds;
 
+/// A graph's RC trees as [`GpuTiming::upload_raw_parasitics`] takes them: the raw
+/// networks of the nets with trees in net order (`tachyon_link::Design::rc_networks`)
+/// with their pin entries, each graph pin's caps, and the layout's offsets, roots,
+/// lumped loads and pin sources ([`FlatParasitics::build_indices`]).
+#[derive(Debug, Clone)]
+pub struct RawParasitics {
+    pub indices: FlatParasitics,
+    pub batch: RcNetworkBatch,
+    pub pins: RcNetworkPins,
+    pub pin_cap: Vec<[f64; tachyon_kernels::N_CONDITIONS]>,
+}
+
 use std::sync::Arc;
 
-use tachyon_gpu::{GpuContext, GpuError};
+use tachyon_gpu::{GpuContext, GpuError, LayoutError};
 use tachyon_graph::{TestResult, TimingData, TimingGraph};
 
 use crate::flat::{FlatParasitics, FlatTiming, NetsParasitics};
@@ -111,6 +124,50 @@ impl GpuTiming {
             net_root: &parasitics.net_root,
             net_lumped: &parasitics.net_lumped,
         })
+    }
+
+    /// Uploads the RC trees of the graph as their raw networks, flattened and laid out
+    /// for the RC pass here (the `flatten_rc_networks` and `lay_out_rc_networks`
+    /// kernels) instead of by the host: the same layout as [`FlatParasitics::build`],
+    /// bit for bit. `raw.indices` holds the rest of that layout
+    /// ([`FlatParasitics::build_indices`]); a network whose placed nodes differ from
+    /// its tree's in `raw.indices` is an error (nothing is laid out).
+    pub fn upload_raw_parasitics(&mut self, raw: RawParasitics) -> Result<(), GpuError> {
+        let gpu = Arc::clone(self.device.gpu());
+        let networks = DeviceRcNetworks::upload(&gpu, &raw.batch)?;
+        networks.launch()?;
+        let offsets = &raw.indices.net_offsets;
+        let placed = networks.placed()?;
+        if placed.len() + 1 != offsets.len()
+            || placed
+                .iter()
+                .zip(offsets.windows(2))
+                .any(|(&placed, pair)| placed != pair[1] - pair[0])
+        {
+            return Err(GpuError::Layout(LayoutError::IndexOutOfRange {
+                array: "raw networks (placed nodes against the graph's trees)",
+                position: 0,
+                value: placed.len() as u32,
+                limit: offsets.len().saturating_sub(1),
+            }));
+        }
+        let layout = DeviceRcLayout::upload(&networks, &raw.pins, &raw.pin_cap, offsets)?;
+        layout.launch(&networks)?;
+        let rc = layout.into_rc_nets()?;
+        let no_trees = RcNetBatch::new(vec![0], Vec::new(), Vec::new(), Vec::new())?;
+        self.device.adopt_parasitics(
+            rc,
+            &ParasiticsLayout {
+                rc: &no_trees,
+                pin_source: &raw.indices.pin_source,
+                net_root: &raw.indices.net_root,
+                net_lumped: &raw.indices.net_lumped,
+            },
+        )?;
+        // The networks' working memory goes once the layout is made.
+        gpu.synchronize()?;
+        drop(networks);
+        Ok(())
     }
 
     /// The forward phase's values on the device (CPPR fills its networks from them

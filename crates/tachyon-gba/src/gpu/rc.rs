@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use tachyon_gpu::abi::{FlattenRcNetworksArgs, RcNetsArgs};
+use tachyon_gpu::abi::{FlattenRcNetworksArgs, LayOutRcNetworksArgs, RcNetsArgs};
 use tachyon_gpu::check::{check_length, check_starts};
 use tachyon_gpu::{DeviceBuffer, GpuContext, GpuError, LaunchShape, LayoutError};
 use tachyon_graph::RcNetworks;
@@ -200,19 +200,29 @@ impl RcNetworkBatch {
                 limit: u32::MAX as usize - 1 - n_nets,
             });
         }
-        for net in 0..n_nets {
-            let n_nodes = node_offsets[net + 1] - node_offsets[net];
-            let resistors = resistor_offsets[net] as usize..resistor_offsets[net + 1] as usize;
-            for (at, pair) in ends[resistors.clone()].iter().enumerate() {
-                if let Some(&node) = pair.iter().find(|&&node| node >= n_nodes) {
-                    return Err(LayoutError::IndexOutOfRange {
-                        array: "resistor ends (local to their net)",
-                        position: resistors.start + at,
-                        value: node,
-                        limit: n_nodes as usize,
-                    });
-                }
-            }
+        // In parallel: a million nets' resistors took one thread 10-20 ms.
+        use rayon::prelude::*;
+        let bad_end = (0..n_nets)
+            .into_par_iter()
+            .with_min_len(4096)
+            .find_map_first(|net| {
+                let n_nodes = node_offsets[net + 1] - node_offsets[net];
+                let resistors = resistor_offsets[net] as usize..resistor_offsets[net + 1] as usize;
+                ends[resistors.clone()]
+                    .iter()
+                    .enumerate()
+                    .find_map(|(at, pair)| {
+                        let &node = pair.iter().find(|&&node| node >= n_nodes)?;
+                        Some(LayoutError::IndexOutOfRange {
+                            array: "resistor ends (local to their net)",
+                            position: resistors.start + at,
+                            value: node,
+                            limit: n_nodes as usize,
+                        })
+                    })
+            });
+        if let Some(error) = bad_end {
+            return Err(error);
         }
         Ok(RcNetworkBatch {
             node_offsets,
@@ -235,6 +245,35 @@ impl RcNetworkBatch {
             networks.ohms.clone(),
             networks.roots.clone(),
         )
+    }
+
+    /// Takes `networks` by value (no copy of their nodes and resistors), with their pin
+    /// entries checked against a graph of `n_pins` pins.
+    pub fn take_networks(
+        networks: RcNetworks,
+        n_pins: usize,
+    ) -> Result<(Self, RcNetworkPins), LayoutError> {
+        use rayon::prelude::*;
+        let entries = &networks.pin_nodes;
+        let (pins, pin_nodes) = rayon::join(
+            || entries.par_iter().map(|&(pin, _)| pin.0).collect(),
+            || entries.par_iter().map(|&(_, node)| node).collect(),
+        );
+        let pins = RcNetworkPins {
+            pin_offsets: networks.pin_offsets,
+            pins,
+            pin_nodes,
+        };
+        let batch = RcNetworkBatch::new(
+            networks.node_offsets,
+            networks.resistor_offsets,
+            networks.ground,
+            networks.ends,
+            networks.ohms,
+            networks.roots,
+        )?;
+        pins.check(&batch, n_pins)?;
+        Ok((batch, pins))
     }
 
     pub fn n_nets(&self) -> usize {
@@ -398,6 +437,11 @@ impl DeviceRcNetworks {
     pub fn time(&self, runs: usize) -> Result<Vec<f64>, GpuError> {
         (0..runs).map(|_| self.gpu.time(|| self.launch())).collect()
     }
+
+    /// Per net, the nodes the last launch placed (waits for it).
+    pub fn placed(&self) -> Result<Vec<u32>, GpuError> {
+        self.gpu.download(&self.placed, 0..self.n_nets)
+    }
 }
 
 /// Flattens `batch` on `gpu`: upload, launch, download.
@@ -493,4 +537,291 @@ pub fn flatten_networks_on_cpu(batch: &RcNetworkBatch) -> FlattenedNetworks {
             }
         });
     flattened
+}
+
+/// The pin entries of a batch of networks, for laying their flattened trees out
+/// ([`lay_out_networks_on_cpu`], [`DeviceRcLayout`]): per network its pins (the driver
+/// first) with their nodes, local to the network.
+#[derive(Debug, Clone, Default)]
+pub struct RcNetworkPins {
+    pin_offsets: Vec<u32>,
+    pins: Vec<u32>,
+    pin_nodes: Vec<u32>,
+}
+
+impl RcNetworkPins {
+    /// Takes the pin entries of `networks`, checked against `batch` (the same networks)
+    /// and a graph of `n_pins` pins.
+    pub fn from_networks(
+        networks: &RcNetworks,
+        batch: &RcNetworkBatch,
+        n_pins: usize,
+    ) -> Result<Self, LayoutError> {
+        let pins = RcNetworkPins {
+            pin_offsets: networks.pin_offsets.clone(),
+            pins: networks.pin_nodes.iter().map(|&(pin, _)| pin.0).collect(),
+            pin_nodes: networks.pin_nodes.iter().map(|&(_, node)| node).collect(),
+        };
+        pins.check(batch, n_pins)?;
+        Ok(pins)
+    }
+
+    /// Checks the entries against `batch` and a graph of `n_pins` pins.
+    fn check(&self, batch: &RcNetworkBatch, n_pins: usize) -> Result<(), LayoutError> {
+        use rayon::prelude::*;
+        let n_nets = batch.n_nets();
+        check_length("pin_offsets", n_nets + 1, self.pin_offsets.len())?;
+        check_starts("pin_offsets", &self.pin_offsets, self.pins.len())?;
+        tachyon_gpu::check::check_indices("network pins", &self.pins, n_pins)?;
+        let bad_node = (0..n_nets)
+            .into_par_iter()
+            .with_min_len(4096)
+            .find_map_first(|net| {
+                let n_nodes = batch.node_offsets[net + 1] - batch.node_offsets[net];
+                let entries = self.pin_offsets[net] as usize..self.pin_offsets[net + 1] as usize;
+                self.pin_nodes[entries.clone()]
+                    .iter()
+                    .enumerate()
+                    .find(|&(_, &node)| node >= n_nodes)
+                    .map(|(at, &node)| LayoutError::IndexOutOfRange {
+                        array: "pin nodes (local to their net)",
+                        position: entries.start + at,
+                        value: node,
+                        limit: n_nodes as usize,
+                    })
+            });
+        bad_node.map_or(Ok(()), Err)
+    }
+}
+
+/// Flattened networks laid out for the RC pass (`rc_nets`): per node its parent, its
+/// resistance and its caps interleaved by condition, each network at its output offset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaidOutNetworks {
+    pub parent: Vec<u32>,
+    pub res: Vec<f64>,
+    pub cap: Vec<f64>,
+}
+
+/// Checks that `out_offsets` give each network of `placed` its placed nodes.
+fn check_out_offsets(out_offsets: &[u32], placed: &[u32]) -> Result<(), LayoutError> {
+    check_length("out_offsets", placed.len() + 1, out_offsets.len())?;
+    let n_out = out_offsets.last().copied().unwrap_or(0) as usize;
+    check_starts("out_offsets", out_offsets, n_out)?;
+    for (net, &count) in placed.iter().enumerate() {
+        let room = out_offsets[net + 1] - out_offsets[net];
+        if room != count {
+            return Err(LayoutError::IndexOutOfRange {
+                array: "out_offsets (room of a network's placed nodes)",
+                position: net,
+                value: room,
+                limit: count as usize,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The CPU twin of the `lay_out_rc_networks` kernel: the same function per net
+/// ([`tachyon_kernels::rc_flatten::lay_out_net`]), with rayon over chunks of nets. Net
+/// `i` of `flattened` (as [`flatten_networks_on_cpu`] gives it for `batch`) is written
+/// at `out_offsets[i]..out_offsets[i + 1]`, which must hold its placed nodes; `pin_cap`
+/// holds each graph pin's caps.
+pub fn lay_out_networks_on_cpu(
+    batch: &RcNetworkBatch,
+    flattened: &FlattenedNetworks,
+    pins: &RcNetworkPins,
+    pin_cap: &[[f64; N_CONDITIONS]],
+    out_offsets: &[u32],
+) -> Result<LaidOutNetworks, LayoutError> {
+    use rayon::prelude::*;
+    use std::cell::Cell;
+    use tachyon_kernels::rc_flatten::{lay_out_net, FlattenedNet, NetLayout};
+    check_out_offsets(out_offsets, &flattened.placed)?;
+    tachyon_gpu::check::check_indices("network pins", &pins.pins, pin_cap.len())?;
+    const NETS_PER_CHUNK: usize = 1024;
+    let n_out = out_offsets.last().copied().unwrap_or(0) as usize;
+    let mut laid_out = LaidOutNetworks {
+        parent: tachyon_graph::filled(n_out, 0),
+        res: tachyon_graph::filled(n_out, 0.0),
+        cap: tachyon_graph::filled(n_out * N_CONDITIONS, 0.0),
+    };
+    let mut chunks = Vec::new();
+    let (mut parent, mut res, mut cap) = (
+        &mut laid_out.parent[..],
+        &mut laid_out.res[..],
+        &mut laid_out.cap[..],
+    );
+    let n_nets = flattened.placed.len();
+    for first_net in (0..n_nets).step_by(NETS_PER_CHUNK) {
+        let last_net = (first_net + NETS_PER_CHUNK).min(n_nets);
+        let n = (out_offsets[last_net] - out_offsets[first_net]) as usize;
+        let (chunk_parent, rest_parent) = parent.split_at_mut(n);
+        let (chunk_res, rest_res) = res.split_at_mut(n);
+        let (chunk_cap, rest_cap) = cap.split_at_mut(n * N_CONDITIONS);
+        (parent, res, cap) = (rest_parent, rest_res, rest_cap);
+        chunks.push((first_net..last_net, chunk_parent, chunk_res, chunk_cap));
+    }
+    chunks.into_par_iter().for_each(|(nets, parent, res, cap)| {
+        let base = out_offsets[nets.start] as usize;
+        let (parent, res, cap) = (
+            Cell::from_mut(parent).as_slice_of_cells(),
+            Cell::from_mut(res).as_slice_of_cells(),
+            Cell::from_mut(cap).as_slice_of_cells(),
+        );
+        for net in nets {
+            let start = batch.node_offsets[net] as usize;
+            let tree = start..start + flattened.placed[net] as usize;
+            let nodes = start..batch.node_offsets[net + 1] as usize;
+            let entries = pins.pin_offsets[net] as usize..pins.pin_offsets[net + 1] as usize;
+            let out = out_offsets[net] as usize - base..out_offsets[net + 1] as usize - base;
+            lay_out_net(
+                FlattenedNet {
+                    parent: &flattened.parent[tree.clone()],
+                    res: &flattened.res[tree.clone()],
+                    ground: &flattened.ground[tree],
+                    new_index: &flattened.new_index[nodes],
+                },
+                &pins.pins[entries.clone()],
+                &pins.pin_nodes[entries],
+                |pin| pin_cap[pin as usize],
+                NetLayout {
+                    parent: &parent[out.clone()],
+                    res: &res[out.clone()],
+                    cap: &cap[out.start * N_CONDITIONS..out.end * N_CONDITIONS],
+                },
+            );
+        }
+    });
+    Ok(laid_out)
+}
+
+/// Flattened networks laid out on a GPU (the `lay_out_rc_networks` kernel), from a
+/// [`DeviceRcNetworks`] after its launch: the pin entries, the pins' caps and the output
+/// offsets uploaded, and room for the layout.
+pub struct DeviceRcLayout {
+    gpu: Arc<GpuContext>,
+    n_out: usize,
+    pin_offsets: DeviceBuffer<u32>,
+    pins: DeviceBuffer<u32>,
+    pin_nodes: DeviceBuffer<u32>,
+    pin_cap: DeviceBuffer<[f64; N_CONDITIONS]>,
+    out_offsets: DeviceBuffer<u32>,
+    parent: DeviceBuffer<u32>,
+    res: DeviceBuffer<f64>,
+    cap: DeviceBuffer<f64>,
+}
+
+impl std::fmt::Debug for DeviceRcLayout {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("DeviceRcLayout")
+            .field("n_out", &self.n_out)
+            .finish()
+    }
+}
+
+impl DeviceRcLayout {
+    /// Uploads what laying out `networks`' trees needs: `out_offsets` must give each
+    /// network the nodes the flattening places (as the graph's trees count them: the
+    /// kernel traps otherwise), `pin_cap` every graph pin's caps.
+    pub fn upload(
+        networks: &DeviceRcNetworks,
+        pins: &RcNetworkPins,
+        pin_cap: &[[f64; N_CONDITIONS]],
+        out_offsets: &[u32],
+    ) -> Result<Self, GpuError> {
+        const DURING: &str = "uploading the RC layout's inputs";
+        let gpu = &networks.gpu;
+        check_length("out_offsets", networks.n_nets + 1, out_offsets.len())?;
+        let n_out = out_offsets.last().copied().unwrap_or(0) as usize;
+        check_starts("out_offsets", out_offsets, n_out)?;
+        tachyon_gpu::check::check_indices("network pins", &pins.pins, pin_cap.len())?;
+        Ok(DeviceRcLayout {
+            gpu: Arc::clone(gpu),
+            n_out,
+            pin_offsets: gpu.upload(DURING, &pins.pin_offsets)?,
+            pins: gpu.upload(DURING, &pins.pins)?,
+            pin_nodes: gpu.upload(DURING, &pins.pin_nodes)?,
+            pin_cap: gpu.upload(DURING, pin_cap)?,
+            out_offsets: gpu.upload(DURING, out_offsets)?,
+            parent: gpu.allocate(DURING, n_out)?,
+            res: gpu.allocate(DURING, n_out)?,
+            cap: gpu.allocate(DURING, n_out * N_CONDITIONS)?,
+        })
+    }
+
+    /// Queues the `lay_out_rc_networks` kernel over `networks`' flattened trees (a
+    /// thread per net; returns before it finishes).
+    pub fn launch(&self, networks: &DeviceRcNetworks) -> Result<(), GpuError> {
+        if networks.n_nets == 0 {
+            return Ok(());
+        }
+        self.gpu.launch(
+            super::device::per_item(networks.n_nets),
+            LayOutRcNetworksArgs {
+                node_offsets: networks.node_offsets.view(),
+                placed: networks.placed.view(),
+                parent: networks.parent.view(),
+                res: networks.res.view(),
+                ground: networks.ground_out.view(),
+                new_index: networks.new_index.view(),
+                pin_offsets: self.pin_offsets.view(),
+                pins: self.pins.view(),
+                pin_nodes: self.pin_nodes.view(),
+                pin_cap: self.pin_cap.view(),
+                out_offsets: self.out_offsets.view(),
+                out_parent: self.parent.cells(),
+                out_res: self.res.cells(),
+                out_cap: self.cap.cells(),
+            },
+        )
+    }
+
+    /// The layout as the RC pass's batch (`rc_nets`), with room for its results: the
+    /// output offsets are the batch's net offsets.
+    pub fn into_rc_nets(self) -> Result<DeviceRcNets, GpuError> {
+        const DURING: &str = "the RC layout made on the GPU";
+        let n_nets = self.out_offsets.len().saturating_sub(1);
+        if n_nets > super::layout::MAX_NETS {
+            return Err(LayoutError::TooLarge {
+                what: "nets",
+                count: n_nets,
+                limit: super::layout::MAX_NETS,
+            }
+            .into());
+        }
+        let n_values = self.n_out * N_CONDITIONS;
+        let gpu = &self.gpu;
+        Ok(DeviceRcNets {
+            gpu: Arc::clone(gpu),
+            n_nets: n_nets as u32,
+            n_nodes: self.n_out as u32,
+            load: gpu.allocate(DURING, n_values)?,
+            delay: gpu.allocate(DURING, n_values)?,
+            impulse: gpu.allocate(DURING, n_values)?,
+            net_offsets: self.out_offsets,
+            parent: self.parent,
+            res: self.res,
+            cap: self.cap,
+        })
+    }
+
+    /// Copies the layout of the last launch back (waits for it).
+    pub fn download(&self) -> Result<LaidOutNetworks, GpuError> {
+        let gpu = &self.gpu;
+        Ok(LaidOutNetworks {
+            parent: gpu.download(&self.parent, 0..self.n_out)?,
+            res: gpu.download(&self.res, 0..self.n_out)?,
+            cap: gpu.download(&self.cap, 0..self.n_out * N_CONDITIONS)?,
+        })
+    }
+
+    /// Runs the kernel `runs` times and returns each run's time in milliseconds
+    /// (device events around the launch).
+    pub fn time(&self, networks: &DeviceRcNetworks, runs: usize) -> Result<Vec<f64>, GpuError> {
+        (0..runs)
+            .map(|_| self.gpu.time(|| self.launch(networks)))
+            .collect()
+    }
 }

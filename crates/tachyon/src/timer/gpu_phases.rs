@@ -342,10 +342,11 @@ mod on_gpu {
 
     use tachyon_cppr::gpu::{GpuPasses, KeptNetworks};
     use tachyon_cppr::CpprStructure;
-    use tachyon_gba::gpu::{ForwardArray, GpuTiming};
+    use tachyon_gba::gpu::{ForwardArray, GpuTiming, RawParasitics, RcNetworkBatch};
     use tachyon_gba::{FlatParasitics, FlatTiming, ForwardOutcome, Incremental};
     use tachyon_gpu::{GpuContext, GpuError, LayoutError};
-    use tachyon_graph::{TimingData, TimingGraph};
+    use tachyon_graph::{NetId, TimingData, TimingGraph};
+    use tachyon_link::Design;
     use tachyon_paths::flat::{FlatEndpoints, FlatGraph, FlatPaths};
     use tachyon_paths::gpu::DevicePathGraph;
     use tachyon_paths::problem::SearchOutcome;
@@ -727,6 +728,7 @@ mod on_gpu {
                 scope,
                 timer.main_engine_cppr(),
                 graph,
+                timer.design(),
                 backend.gpu(),
                 host_values,
                 record,
@@ -756,6 +758,7 @@ mod on_gpu {
                 scope,
                 timer.main_engine_cppr(),
                 graph,
+                timer.design(),
                 backend,
                 host_values,
                 record,
@@ -784,6 +787,7 @@ mod on_gpu {
         scope: &'scope Scope<'scope, '_>,
         cppr: bool,
         graph: &'scope TimingGraph,
+        design: &Design,
         backend: &GpuBackend,
         host_values: HostValues,
         record: &mut Record<'_>,
@@ -817,7 +821,7 @@ mod on_gpu {
             )
         };
         let ((prepared, adopted, structure, graph_ms, levels_ms), (parasitics, trees_ms)) =
-            beside_tree_layout(gpu, graph, started, flat_and_graph);
+            beside_tree_layout(gpu, graph, design, started, flat_and_graph);
         let (data, flat, flatten) = prepared;
         record("flatten", flatten);
         let mut timing = match adopted {
@@ -830,7 +834,7 @@ mod on_gpu {
             Err(error) => return Err(error.into()),
         };
         let joined = started.elapsed();
-        timing.upload_parasitics(parasitics)?;
+        parasitics.upload(&mut timing)?;
         tracing::debug!(
             flatten_ms = flatten.as_secs_f64() * 1e3,
             graph_ms,
@@ -1101,6 +1105,7 @@ mod on_gpu {
         scope: &'scope Scope<'scope, '_>,
         cppr: bool,
         graph: &'scope TimingGraph,
+        design: &Design,
         gpu: &Arc<GpuContext>,
         host_values: HostValues,
         record: &mut Record<'_>,
@@ -1114,12 +1119,12 @@ mod on_gpu {
             ((data, flat, flatten), structure, timing, ms(started))
         };
         let ((prepared, structure, timing, graph_ms), (parasitics, trees_ms)) =
-            beside_tree_layout(gpu, graph, started, flat_and_graph);
+            beside_tree_layout(gpu, graph, design, started, flat_and_graph);
         let (data, flat, flatten) = prepared;
         record("flatten", flatten);
         let mut timing = timing?;
         let joined = started.elapsed();
-        timing.upload_parasitics(parasitics)?;
+        parasitics.upload(&mut timing)?;
         tracing::debug!(
             flatten_ms = flatten.as_secs_f64() * 1e3,
             graph_ms,
@@ -1142,11 +1147,15 @@ mod on_gpu {
     fn beside_tree_layout<T: Send>(
         gpu: &GpuContext,
         graph: &TimingGraph,
+        design: &Design,
         started: Instant,
         first: impl FnOnce() -> T + Send,
-    ) -> (T, (FlatParasitics, f64)) {
+    ) -> (T, (TreeLayout, f64)) {
         let lay_out_trees = || {
-            let trees = FlatParasitics::build(graph);
+            let trees = match RcLayoutOn::chosen() {
+                RcLayoutOn::Host => TreeLayout::Host(FlatParasitics::build(graph)),
+                RcLayoutOn::Device => raw_parasitics(graph, design),
+            };
             (trees, started.elapsed().as_secs_f64() * 1e3)
         };
         if gpu.config().sync_steps {
@@ -1154,6 +1163,116 @@ mod on_gpu {
             (first, lay_out_trees())
         } else {
             rayon::join(first, lay_out_trees)
+        }
+    }
+
+    /// Where the first upload's RC layout is made.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum RcLayoutOn {
+        /// The host lays the graph's trees out ([`FlatParasitics::build`]).
+        Host,
+        /// The raw networks go up and the device flattens and lays them out
+        /// ([`GpuTiming::upload_raw_parasitics`]).
+        Device,
+    }
+
+    impl RcLayoutOn {
+        /// `TACHYON_RC_LAYOUT=host|device` (read once). The default is the host: at 1M
+        /// gates (H100, 16 cores) gathering the raw networks from the design took
+        /// 135-200 ms beside the flat arrays, which it slowed from ~31 to ~126 ms on
+        /// the critical path, while the device's part (networks up, both kernels, 28 ms)
+        /// saved nothing against uploading the host's layout (28-34 ms): end to end
+        /// was ~90 ms slower. The device layout pays once the link keeps the networks
+        /// it matches instead of a gather after the build.
+        fn chosen() -> RcLayoutOn {
+            static CHOSEN: std::sync::OnceLock<RcLayoutOn> = std::sync::OnceLock::new();
+            *CHOSEN.get_or_init(|| match std::env::var("TACHYON_RC_LAYOUT").as_deref() {
+                Ok("device") => RcLayoutOn::Device,
+                Ok("host") | Err(_) => RcLayoutOn::Host,
+                Ok(other) => {
+                    tracing::warn!(
+                        value = other,
+                        "TACHYON_RC_LAYOUT is host or device: the host lays the RC trees out"
+                    );
+                    RcLayoutOn::Host
+                }
+            })
+        }
+    }
+
+    /// The first upload's RC trees, as the host laid them out or as raw networks.
+    enum TreeLayout {
+        Host(FlatParasitics),
+        Raw(Box<RawParasitics>),
+    }
+
+    impl TreeLayout {
+        fn upload(self, timing: &mut GpuTiming) -> Result<(), GpuError> {
+            match self {
+                TreeLayout::Host(parasitics) => timing.upload_parasitics(parasitics),
+                TreeLayout::Raw(raw) => {
+                    let started = Instant::now();
+                    timing.upload_raw_parasitics(*raw)?;
+                    tracing::debug!(
+                        ms = started.elapsed().as_secs_f64() * 1e3,
+                        "gpu: raw RC networks uploaded, flattened and laid out on the device"
+                    );
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    /// The raw networks of `graph`'s trees gathered from `design` beside the rest of the
+    /// layout (offsets, roots, lumped loads, pin sources); the host's layout when they do
+    /// not match the graph's trees (a design that did not build this graph).
+    fn raw_parasitics(graph: &TimingGraph, design: &Design) -> TreeLayout {
+        let started = Instant::now();
+        let gather = || {
+            let all: Vec<NetId> = (0..graph.nets().len() as u32).map(NetId).collect();
+            let networks = design.rc_networks(graph, &all);
+            let gathered = started.elapsed();
+            let taken = RcNetworkBatch::take_networks(networks, graph.n_pins() as usize);
+            (taken, gathered)
+        };
+        let pin_caps = || {
+            use rayon::prelude::*;
+            graph
+                .pins()
+                .par_iter()
+                .with_min_len(1 << 14)
+                .map(|pin| pin.capacitance)
+                .collect::<Vec<_>>()
+        };
+        let (indices, ((taken, gathered), pin_cap)) = rayon::join(
+            || FlatParasitics::build_indices(graph),
+            || rayon::join(gather, pin_caps),
+        );
+        let n_trees = indices.net_offsets.len().saturating_sub(1);
+        match taken {
+            Ok((batch, pins)) if batch.n_nets() == n_trees => {
+                tracing::debug!(
+                    nets = n_trees,
+                    nodes = batch.n_nodes(),
+                    gathered_ms = gathered.as_secs_f64() * 1e3,
+                    ms = started.elapsed().as_secs_f64() * 1e3,
+                    "raw RC networks gathered for the GPU, beside the layout's indices"
+                );
+                TreeLayout::Raw(Box::new(RawParasitics {
+                    indices,
+                    batch,
+                    pins,
+                    pin_cap,
+                }))
+            }
+            other => {
+                tracing::warn!(
+                    trees = n_trees,
+                    networks = other.as_ref().map(|(batch, _)| batch.n_nets()).ok(),
+                    "the design's raw RC networks do not match the graph's trees: the host lays them out"
+                );
+                TreeLayout::Host(FlatParasitics::build(graph))
+            }
         }
     }
 
