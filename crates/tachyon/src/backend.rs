@@ -77,6 +77,14 @@ pub struct BackendConfig {
     /// updates whose frontier has at least this many dirty pins and nets run on the GPU
     /// over the resident state, smaller ones on the CPU.
     pub gpu_min_frontier: Option<usize>,
+    /// Over the resident state, CPPR of the tests an incremental update reached runs on
+    /// the host while they are fewer than one in this many tests, else over every test
+    /// on the GPU (`None` or 0: the measured default; for measuring where the two meet).
+    pub cppr_host_factor: Option<usize>,
+    /// The first upload's RC trees go up as raw networks, flattened and laid out on the
+    /// device, instead of laid out on the host (off by default: slower at 1M gates while
+    /// the networks are gathered after the link; docs/PERFORMANCE.md).
+    pub rc_layout_on_device: bool,
     /// The GPU runtime's switches (staging buffers, memory pool, graphs, sync steps).
     #[cfg(feature = "gpu")]
     pub gpu: tachyon_gpu::GpuConfig,
@@ -103,6 +111,10 @@ pub struct GpuBackend {
     min_pins: u32,
     /// The mixed strategy's threshold ([`BackendConfig::gpu_min_frontier`]).
     min_frontier: usize,
+    /// [`BackendConfig::cppr_host_factor`], resolved.
+    cppr_host_factor: usize,
+    /// [`BackendConfig::rc_layout_on_device`].
+    rc_layout_on_device: bool,
 }
 
 /// The GPU backend, which a build without the `gpu` feature cannot make.
@@ -150,6 +162,15 @@ impl Backend {
         }
     }
 
+    /// [`BackendConfig::cppr_host_factor`] of this backend, resolved (the CPU backend
+    /// keeps no resident state: the default).
+    pub(crate) fn cppr_host_factor(&self) -> usize {
+        match self {
+            Backend::Cpu => crate::timer::HOST_CPPR_FACTOR,
+            Backend::Gpu(gpu) => gpu.cppr_host_factor(),
+        }
+    }
+
     /// A short description for logs and reports (`cpu`, or the GPU's name).
     pub fn describe(&self) -> String {
         match self {
@@ -192,6 +213,11 @@ impl GpuBackend {
             gpus,
             min_pins,
             min_frontier: config.gpu_min_frontier.unwrap_or(GPU_MIN_FRONTIER),
+            cppr_host_factor: config
+                .cppr_host_factor
+                .filter(|&factor| factor > 0)
+                .unwrap_or(crate::timer::HOST_CPPR_FACTOR),
+            rc_layout_on_device: config.rc_layout_on_device,
         })
     }
 
@@ -213,6 +239,16 @@ impl GpuBackend {
         self.min_frontier
     }
 
+    /// [`BackendConfig::cppr_host_factor`], resolved.
+    pub(crate) fn cppr_host_factor(&self) -> usize {
+        self.cppr_host_factor
+    }
+
+    /// [`BackendConfig::rc_layout_on_device`].
+    pub(crate) fn rc_layout_on_device(&self) -> bool {
+        self.rc_layout_on_device
+    }
+
     fn describe(&self) -> String {
         self.gpu().name().to_string()
     }
@@ -229,6 +265,10 @@ impl GpuBackend {
     }
 
     fn min_frontier(&self) -> usize {
+        match self.0 {}
+    }
+
+    pub(crate) fn cppr_host_factor(&self) -> usize {
         match self.0 {}
     }
 

@@ -556,6 +556,7 @@ impl Timer {
     /// state whatever the frontier, CPPR over every test there.
     pub(super) fn try_retime_incremental(&mut self, full: bool) -> Result<(), TimerError> {
         let cppr = self.main_engine_cppr();
+        let host_cppr_factor = self.backend.cppr_host_factor();
         let min_frontier = match full {
             true => 0,
             false => self.gpu_min_frontier(),
@@ -628,7 +629,7 @@ impl Timer {
                 // The results before, of the tests that re-run only.
                 let before = match tests {
                     Some(tests)
-                        if resident.is_none() || tests.len() * host_cppr_factor() < n_tests =>
+                        if resident.is_none() || tests.len() * host_cppr_factor < n_tests =>
                     {
                         let before: Vec<_> =
                             tests.iter().map(|&test| (test, data.tests[test])).collect();
@@ -1849,20 +1850,7 @@ fn locate(operation: &Operation, error: TimerError) -> TimerError {
 
 /// Over the resident state on the GPU, CPPR of the tests an update reached runs on the
 /// host while they are fewer than one in this many tests, else over every test on the
-/// GPU. `TACHYON_CPPR_HOST_FACTOR` overrides it (for measuring where the two meet:
-/// `tachyon bench-resident`); the value is read once.
-fn host_cppr_factor() -> usize {
-    static FACTOR: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *FACTOR.get_or_init(|| {
-        std::env::var("TACHYON_CPPR_HOST_FACTOR")
-            .ok()
-            .and_then(|text| text.parse().ok())
-            .filter(|&factor| factor > 0)
-            .unwrap_or(HOST_CPPR_FACTOR)
-    })
-}
-
-/// [`host_cppr_factor`]'s default, measured at 1M gates (H100, 16 cores, `tachyon
+/// GPU ([`crate::BackendConfig::cppr_host_factor`] overrides it). Measured at 1M gates (H100, 16 cores, `tachyon
 /// bench-resident --sizes 10,30,100,300` with the factor at 4, 8, 16, 32 and 64; median
 /// CPPR ms per update): every test on the GPU costs 45-55 ms; the reached tests on the
 /// host ~27 ms after 10 nets changed, 60-66 after 30, ~190 after 100, 534 after 300.
@@ -1872,7 +1860,7 @@ fn host_cppr_factor() -> usize {
 /// ~195; 300: 73 instead of 534 at the old 4), 10 nets too (33 instead of ~27, the one
 /// loss). A share of the tests, as both sides grow with the design (the GPU's with
 /// every test, the host's with the reached tests' cones).
-const HOST_CPPR_FACTOR: usize = 64;
+pub(crate) const HOST_CPPR_FACTOR: usize = 64;
 
 /// The endpoints (primary outputs, then test data pins in test order), each once.
 fn endpoint_pins(graph: &TimingGraph) -> Vec<PinId> {

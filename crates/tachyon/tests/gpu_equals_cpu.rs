@@ -271,6 +271,13 @@ fn gpu_results_equal_cpu_results_bit_for_bit() {
     compare_retime_full(generated.tau2015(), &backend);
     compare_retime_full_sdc(&backend);
     compare_paths_built_beside(generated.tau2015(), &backend);
+    // The RC trees flattened and laid out on the device from the raw networks.
+    let device_rc = BackendConfig {
+        rc_layout_on_device: true,
+        ..BackendConfig::default()
+    };
+    let device_rc = Backend::select(Device::Gpu, &device_rc).unwrap();
+    compare(generated.tau2015(), &device_rc);
     let Some(shared) = tachyon_testkit::shared_dir("gpu_equals_cpu") else {
         return;
     };
@@ -279,5 +286,6 @@ fn gpu_results_equal_cpu_results_bit_for_bit() {
         compare_cppr(&tau2015_file(&folder), &backend);
         compare_retime_full(&tau2015_file(&folder), &backend);
         compare_paths_built_beside(&tau2015_file(&folder), &backend);
+        compare(&tau2015_file(&folder), &device_rc);
     }
 }

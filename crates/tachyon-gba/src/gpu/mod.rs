@@ -51,8 +51,8 @@ use tachyon_graph::{TestResult, TimingData, TimingGraph};
 
 use crate::flat::{FlatParasitics, FlatTiming, NetsParasitics};
 use crate::{
-    primary_input_values, required_seed_list, test_seed_inputs_into, BackwardOutcome, ForwardArrays,
-    ForwardOutcome, HostValueChanges, Incremental, SeedLayout,
+    primary_input_values, required_seed_list, test_seed_inputs_into, BackwardOutcome,
+    ForwardArrays, ForwardOutcome, HostValueChanges, Incremental, SeedLayout,
 };
 
 /// A graph on the GPU, between phases.

@@ -729,7 +729,7 @@ mod on_gpu {
                 timer.main_engine_cppr(),
                 graph,
                 timer.design(),
-                backend.gpu(),
+                backend,
                 host_values,
                 record,
             )?;
@@ -821,7 +821,13 @@ mod on_gpu {
             )
         };
         let ((prepared, adopted, structure, graph_ms, levels_ms), (parasitics, trees_ms)) =
-            beside_tree_layout(gpu, graph, design, started, flat_and_graph);
+            beside_tree_layout(
+                gpu,
+                graph,
+                (design, backend.rc_layout_on_device()),
+                started,
+                flat_and_graph,
+            );
         let (data, flat, flatten) = prepared;
         record("flatten", flatten);
         let mut timing = match adopted {
@@ -1106,11 +1112,12 @@ mod on_gpu {
         cppr: bool,
         graph: &'scope TimingGraph,
         design: &Design,
-        gpu: &Arc<GpuContext>,
+        backend: &GpuBackend,
         host_values: HostValues,
         record: &mut Record<'_>,
     ) -> Result<Uploaded<'scope>, TimerError> {
         let started = Instant::now();
+        let gpu = backend.gpu();
         let ms = |instant: Instant| instant.elapsed().as_secs_f64() * 1e3;
         let flat_and_graph = || {
             let (data, flat, flatten) = prepare_arrays(graph, host_values);
@@ -1118,8 +1125,13 @@ mod on_gpu {
             let timing = GpuTiming::upload_graph(gpu, graph, &flat);
             ((data, flat, flatten), structure, timing, ms(started))
         };
-        let ((prepared, structure, timing, graph_ms), (parasitics, trees_ms)) =
-            beside_tree_layout(gpu, graph, design, started, flat_and_graph);
+        let ((prepared, structure, timing, graph_ms), (parasitics, trees_ms)) = beside_tree_layout(
+            gpu,
+            graph,
+            (design, backend.rc_layout_on_device()),
+            started,
+            flat_and_graph,
+        );
         let (data, flat, flatten) = prepared;
         record("flatten", flatten);
         let mut timing = timing?;
@@ -1147,14 +1159,20 @@ mod on_gpu {
     fn beside_tree_layout<T: Send>(
         gpu: &GpuContext,
         graph: &TimingGraph,
-        design: &Design,
+        (design, on_device): (&Design, bool),
         started: Instant,
         first: impl FnOnce() -> T + Send,
     ) -> (T, (TreeLayout, f64)) {
         let lay_out_trees = || {
-            let trees = match RcLayoutOn::chosen() {
-                RcLayoutOn::Host => TreeLayout::Host(FlatParasitics::build(graph)),
-                RcLayoutOn::Device => raw_parasitics(graph, design),
+            // The host's layout by default: at 1M gates (H100, 16 cores) gathering the
+            // raw networks from the design took 135-200 ms beside the flat arrays, which
+            // it slowed from ~31 to ~126 ms on the critical path, while the device's part
+            // (networks up, both kernels, 28 ms) saved nothing against uploading the
+            // host's layout (28-34 ms). It pays once the link keeps the networks it
+            // matches instead of a gather after the build.
+            let trees = match on_device {
+                false => TreeLayout::Host(FlatParasitics::build(graph)),
+                true => raw_parasitics(graph, design),
             };
             (trees, started.elapsed().as_secs_f64() * 1e3)
         };
@@ -1163,40 +1181,6 @@ mod on_gpu {
             (first, lay_out_trees())
         } else {
             rayon::join(first, lay_out_trees)
-        }
-    }
-
-    /// Where the first upload's RC layout is made.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    enum RcLayoutOn {
-        /// The host lays the graph's trees out ([`FlatParasitics::build`]).
-        Host,
-        /// The raw networks go up and the device flattens and lays them out
-        /// ([`GpuTiming::upload_raw_parasitics`]).
-        Device,
-    }
-
-    impl RcLayoutOn {
-        /// `TACHYON_RC_LAYOUT=host|device` (read once). The default is the host: at 1M
-        /// gates (H100, 16 cores) gathering the raw networks from the design took
-        /// 135-200 ms beside the flat arrays, which it slowed from ~31 to ~126 ms on
-        /// the critical path, while the device's part (networks up, both kernels, 28 ms)
-        /// saved nothing against uploading the host's layout (28-34 ms): end to end
-        /// was ~90 ms slower. The device layout pays once the link keeps the networks
-        /// it matches instead of a gather after the build.
-        fn chosen() -> RcLayoutOn {
-            static CHOSEN: std::sync::OnceLock<RcLayoutOn> = std::sync::OnceLock::new();
-            *CHOSEN.get_or_init(|| match std::env::var("TACHYON_RC_LAYOUT").as_deref() {
-                Ok("device") => RcLayoutOn::Device,
-                Ok("host") | Err(_) => RcLayoutOn::Host,
-                Ok(other) => {
-                    tracing::warn!(
-                        value = other,
-                        "TACHYON_RC_LAYOUT is host or device: the host lays the RC trees out"
-                    );
-                    RcLayoutOn::Host
-                }
-            })
         }
     }
 
