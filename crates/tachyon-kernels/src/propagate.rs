@@ -431,21 +431,27 @@ pub fn backward_pin<V: PinValues + ?Sized>(
                 );
             }
         } else {
-            let split = split_of(flags);
-            for input in Transition::BOTH {
-                for output in Transition::BOTH {
-                    let delay = delays[input.index() * 2 + output.index()];
-                    if delay.is_nan() {
-                        continue;
-                    }
-                    let input_condition = condition_index(split, input);
-                    pin_required[input_condition] = merge(
-                        pin_required[input_condition],
-                        downstream[condition_index(split, output)] - delay,
-                        split == Split::Late,
+            // The split's `[rise, fall]` pairs, indexed by constant transitions (as in
+            // `forward_pin`: no run-time condition index, so no per-thread stack).
+            let late = split_of(flags) == Split::Late;
+            let downstream = split_half(downstream, late);
+            let mut input_required = split_half(pin_required, late);
+            // Input outer, output inner, written out so that the transitions are constants.
+            let mut through = |input: Transition, output: Transition| {
+                let delay = delays[input.index() * 2 + output.index()];
+                if !delay.is_nan() {
+                    input_required[input.index()] = merge(
+                        input_required[input.index()],
+                        downstream[output.index()] - delay,
+                        late,
                     );
                 }
-            }
+            };
+            through(Transition::Rise, Transition::Rise);
+            through(Transition::Rise, Transition::Fall);
+            through(Transition::Fall, Transition::Rise);
+            through(Transition::Fall, Transition::Fall);
+            set_split_half(&mut pin_required, late, input_required);
         }
     }
     pin_required
