@@ -156,6 +156,103 @@ pub fn arc_allows(flags: u32, input: Transition, output: Transition) -> bool {
     unate && edge.is_none_or(|edge| edge == input)
 }
 
+/// The `[rise, fall]` values of one split (late when `late`) out of four conditions.
+#[inline(always)]
+fn split_half(values: [f64; 4], late: bool) -> [f64; 2] {
+    let offset = condition_index(Split::Late, Transition::Rise);
+    if late {
+        [values[offset], values[offset + 1]]
+    } else {
+        [values[0], values[1]]
+    }
+}
+
+/// Writes the `[rise, fall]` values of one split (late when `late`) into four conditions.
+#[inline(always)]
+fn set_split_half(values: &mut [f64; 4], late: bool, half: [f64; 2]) {
+    let offset = condition_index(Split::Late, Transition::Rise);
+    if late {
+        values[offset] = half[0];
+        values[offset + 1] = half[1];
+    } else {
+        values[0] = half[0];
+        values[1] = half[1];
+    }
+}
+
+/// What a cell arc's forward step reads: one split's `[rise, fall]` pairs.
+struct CellArcInputs<'g, 'a> {
+    graph: &'g FlatGraph<'a>,
+    arc: &'g ArcDescriptor,
+    keep_smaller: bool,
+    arrival: [f64; 2],
+    slew: [f64; 2],
+    load: [f64; 2],
+}
+
+/// What a cell arc's forward step writes: the pin's `[rise, fall]` pairs of the arc's
+/// split, and the arc's delays (`[input * 2 + output]`).
+struct CellArcOutputs<'d> {
+    arrival: [f64; 2],
+    slew: [f64; 2],
+    delays: &'d mut [f64; 4],
+}
+
+/// A cell arc's contribution to one output transition, from each input transition the
+/// arc allows (rise first).
+#[inline(always)]
+fn for_output(inputs: &CellArcInputs<'_, '_>, out: &mut CellArcOutputs<'_>, output: Transition) {
+    let delay_table = inputs.arc[3 + output.index()];
+    if delay_table == NONE {
+        return;
+    }
+    for_input(inputs, out, Transition::Rise, output, delay_table);
+    for_input(inputs, out, Transition::Fall, output, delay_table);
+}
+
+/// A cell arc's delay (and output slew) from `input` to `output`, merged into the pin.
+#[inline(always)]
+fn for_input(
+    inputs: &CellArcInputs<'_, '_>,
+    out: &mut CellArcOutputs<'_>,
+    input: Transition,
+    output: Transition,
+    delay_table: u32,
+) {
+    let flags = inputs.arc[2];
+    if !arc_allows(flags, input, output) {
+        return;
+    }
+    let at = inputs.arrival[input.index()];
+    let input_slew = inputs.slew[input.index()];
+    if at.is_nan() || input_slew.is_nan() {
+        return;
+    }
+    let graph = inputs.graph;
+    let output_load = inputs.load[output.index()];
+    let keep_smaller = inputs.keep_smaller;
+    let delay = table_lookup(
+        graph.tables,
+        graph.table_data,
+        delay_table,
+        input_slew,
+        output_load,
+    );
+    out.delays[input.index() * 2 + output.index()] = delay;
+    out.arrival[output.index()] = merge(out.arrival[output.index()], at + delay, keep_smaller);
+    let slew_table = inputs.arc[5 + output.index()];
+    if slew_table != NONE {
+        let output_slew = table_lookup(
+            graph.tables,
+            graph.table_data,
+            slew_table,
+            input_slew,
+            output_load,
+        );
+        out.slew[output.index()] = merge(out.slew[output.index()], output_slew, keep_smaller);
+    }
+}
+
 /// The forward step of a pin that is not a primary input: its arrival and slew from its
 /// fan-in. The delay of each fan-in arc goes to `arc_delay(arc, delays)`, in fan-in
 /// order. `net_load` is per net, `wire_delay` and `wire_impulse` per pin (from the RC
@@ -203,55 +300,48 @@ pub fn forward_pin<V: PinValues + ?Sized>(
                 pin_slew[condition] = merge(pin_slew[condition], sink_slew, keep_smaller);
             }
         } else {
+            // A cell arc reads and writes only its own split's two conditions. They are
+            // taken out as `[rise, fall]` pairs first, so that every index below is a
+            // transition, constant once the transition loops unroll: indexing the
+            // four-condition arrays by `condition_index(split, ..)` (a run-time split)
+            // made the GPU keep them in local memory (stack spills in `forward_level`).
+            // Only comparisons and moves changed; the arithmetic is the same, in the same
+            // order.
             let split = split_of(flags);
-            let keep_smaller = split == Split::Early;
+            let late = split == Split::Late;
+            let keep_smaller = !late;
             let net = graph.pin_net[pin];
             let load = if net == NONE {
-                [0.0; N_CONDITIONS]
+                [0.0; 2]
             } else {
-                net_load[net as usize]
+                split_half(net_load[net as usize], late)
             };
-            for output in Transition::BOTH {
-                let delay_table = arc[3 + output.index()];
-                if delay_table == NONE {
-                    continue;
-                }
-                let slew_table = arc[5 + output.index()];
-                let output_condition = condition_index(split, output);
-                let output_load = load[output_condition];
-                for input in Transition::BOTH {
-                    if !arc_allows(flags, input, output) {
-                        continue;
-                    }
-                    let input_condition = condition_index(split, input);
-                    let at = from_arrival[input_condition];
-                    let input_slew = from_slew[input_condition];
-                    if at.is_nan() || input_slew.is_nan() {
-                        continue;
-                    }
-                    let delay = table_lookup(
-                        graph.tables,
-                        graph.table_data,
-                        delay_table,
-                        input_slew,
-                        output_load,
-                    );
-                    delays[input.index() * 2 + output.index()] = delay;
-                    pin_arrival[output_condition] =
-                        merge(pin_arrival[output_condition], at + delay, keep_smaller);
-                    if slew_table != NONE {
-                        let output_slew = table_lookup(
-                            graph.tables,
-                            graph.table_data,
-                            slew_table,
-                            input_slew,
-                            output_load,
-                        );
-                        pin_slew[output_condition] =
-                            merge(pin_slew[output_condition], output_slew, keep_smaller);
-                    }
-                }
-            }
+            let from_arrival = split_half(from_arrival, late);
+            let from_slew = split_half(from_slew, late);
+            let mut out = CellArcOutputs {
+                arrival: split_half(pin_arrival, late),
+                slew: split_half(pin_slew, late),
+                delays: &mut delays,
+            };
+            let inputs = CellArcInputs {
+                graph,
+                arc: &arc,
+                keep_smaller,
+                arrival: from_arrival,
+                slew: from_slew,
+                load,
+            };
+            // Output transition outer, input inner, as the merges' order requires; written
+            // out rather than looped so that the transitions are constants.
+            for_output(&inputs, &mut out, Transition::Rise);
+            for_output(&inputs, &mut out, Transition::Fall);
+            let CellArcOutputs {
+                arrival: out_arrival,
+                slew: out_slew,
+                ..
+            } = out;
+            set_split_half(&mut pin_arrival, late, out_arrival);
+            set_split_half(&mut pin_slew, late, out_slew);
         }
         arc_delay(arc_index as usize, delays);
     }
@@ -341,21 +431,27 @@ pub fn backward_pin<V: PinValues + ?Sized>(
                 );
             }
         } else {
-            let split = split_of(flags);
-            for input in Transition::BOTH {
-                for output in Transition::BOTH {
-                    let delay = delays[input.index() * 2 + output.index()];
-                    if delay.is_nan() {
-                        continue;
-                    }
-                    let input_condition = condition_index(split, input);
-                    pin_required[input_condition] = merge(
-                        pin_required[input_condition],
-                        downstream[condition_index(split, output)] - delay,
-                        split == Split::Late,
+            // The split's `[rise, fall]` pairs, indexed by constant transitions (as in
+            // `forward_pin`: no run-time condition index, so no per-thread stack).
+            let late = split_of(flags) == Split::Late;
+            let downstream = split_half(downstream, late);
+            let mut input_required = split_half(pin_required, late);
+            // Input outer, output inner, written out so that the transitions are constants.
+            let mut through = |input: Transition, output: Transition| {
+                let delay = delays[input.index() * 2 + output.index()];
+                if !delay.is_nan() {
+                    input_required[input.index()] = merge(
+                        input_required[input.index()],
+                        downstream[output.index()] - delay,
+                        late,
                     );
                 }
-            }
+            };
+            through(Transition::Rise, Transition::Rise);
+            through(Transition::Rise, Transition::Fall);
+            through(Transition::Fall, Transition::Rise);
+            through(Transition::Fall, Transition::Fall);
+            set_split_half(&mut pin_required, late, input_required);
         }
     }
     pin_required
