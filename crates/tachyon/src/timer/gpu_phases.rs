@@ -344,7 +344,7 @@ mod on_gpu {
     use tachyon_cppr::CpprStructure;
     use tachyon_gba::gpu::{ForwardArray, GpuTiming, RawParasitics, RcNetworkBatch};
     use tachyon_gba::{FlatParasitics, FlatTiming, ForwardOutcome, Incremental};
-    use tachyon_gpu::{GpuContext, GpuError, LayoutError};
+    use tachyon_gpu::{GpuError, LayoutError};
     use tachyon_graph::{NetId, TimingData, TimingGraph};
     use tachyon_link::Design;
     use tachyon_paths::flat::{FlatEndpoints, FlatGraph, FlatPaths};
@@ -821,13 +821,7 @@ mod on_gpu {
             )
         };
         let ((prepared, adopted, structure, graph_ms, levels_ms), (parasitics, trees_ms)) =
-            beside_tree_layout(
-                gpu,
-                graph,
-                (design, backend.rc_layout_on_device()),
-                started,
-                flat_and_graph,
-            );
+            beside_tree_layout(backend, graph, design, started, flat_and_graph);
         let (data, flat, flatten) = prepared;
         record("flatten", flatten);
         let mut timing = match adopted {
@@ -1125,13 +1119,8 @@ mod on_gpu {
             let timing = GpuTiming::upload_graph(gpu, graph, &flat);
             ((data, flat, flatten), structure, timing, ms(started))
         };
-        let ((prepared, structure, timing, graph_ms), (parasitics, trees_ms)) = beside_tree_layout(
-            gpu,
-            graph,
-            (design, backend.rc_layout_on_device()),
-            started,
-            flat_and_graph,
-        );
+        let ((prepared, structure, timing, graph_ms), (parasitics, trees_ms)) =
+            beside_tree_layout(backend, graph, design, started, flat_and_graph);
         let (data, flat, flatten) = prepared;
         record("flatten", flatten);
         let mut timing = timing?;
@@ -1157,9 +1146,9 @@ mod on_gpu {
     /// steps, so that the log times each alone); the layout comes with when it was done
     /// (ms since `started`).
     fn beside_tree_layout<T: Send>(
-        gpu: &GpuContext,
+        backend: &GpuBackend,
         graph: &TimingGraph,
-        (design, on_device): (&Design, bool),
+        design: &Design,
         started: Instant,
         first: impl FnOnce() -> T + Send,
     ) -> (T, (TreeLayout, f64)) {
@@ -1170,13 +1159,13 @@ mod on_gpu {
             // (networks up, both kernels, 28 ms) saved nothing against uploading the
             // host's layout (28-34 ms). It pays once the link keeps the networks it
             // matches instead of a gather after the build.
-            let trees = match on_device {
+            let trees = match backend.rc_layout_on_device() {
                 false => TreeLayout::Host(FlatParasitics::build(graph)),
                 true => raw_parasitics(graph, design),
             };
             (trees, started.elapsed().as_secs_f64() * 1e3)
         };
-        if gpu.config().sync_steps {
+        if backend.gpu().config().sync_steps {
             let first = first();
             (first, lay_out_trees())
         } else {
