@@ -199,6 +199,17 @@ impl Top2 {
         }
     }
 
+    /// Offers both of `from`'s arrivals shifted by `delay`, slot 0 then slot 1, with
+    /// their groups (nothing when `delay` is NaN: no arc in this transition).
+    #[inline(always)]
+    fn offer_shifted(&mut self, late: bool, from: &Top2, delay: f64) {
+        if delay.is_nan() {
+            return;
+        }
+        self.insert(late, from.values[0] + delay, from.groups[0]);
+        self.insert(late, from.values[1] + delay, from.groups[1]);
+    }
+
     /// The best arrival whose group is not `group` (NaN if none).
     #[inline]
     pub fn best_except(&self, group: u32) -> f64 {
@@ -229,83 +240,68 @@ pub fn entry_groups(
     start_group: &[u32],
     arrivals_of: impl Fn(usize) -> EntryGroups,
 ) -> EntryGroups {
-    let mut result = [Top2::EMPTY; 2];
+    // One `Top2` per transition, each named, and every transition written out (no
+    // loop over `Transition::BOTH`): indexed by a run-time transition, the result and
+    // the source's groups would live in a per-thread stack on the GPU (local memory).
+    // Each transition's offers come in the same order as in a loop (input by input;
+    // per cell arc input transition outer, then slot), and the offers of one transition
+    // never touch the other's `Top2`, so the results are the same bits.
+    let (mut rise, mut fall) = (Top2::EMPTY, Top2::EMPTY);
     for input in inputs {
         let delays = &input.delays;
         match input.kind {
             INPUT_NET => {
-                let source = arrivals_of(input.source as usize);
-                for transition in Transition::BOTH {
-                    let delay = delays[transition.index()];
-                    if delay.is_nan() {
-                        continue;
-                    }
-                    let from = &source[transition.index()];
-                    for slot in 0..2 {
-                        result[transition.index()].insert(
-                            late,
-                            from.values[slot] + delay,
-                            from.groups[slot],
-                        );
-                    }
-                }
+                let [from_rise, from_fall] = arrivals_of(input.source as usize);
+                rise.offer_shifted(late, &from_rise, delays[0]);
+                fall.offer_shifted(late, &from_fall, delays[1]);
             }
             INPUT_CELL | INPUT_NET_CELL => {
-                let source = arrivals_of(input.source as usize);
-                for from_transition in Transition::BOTH {
-                    let from = &source[from_transition.index()];
-                    // The folded sink's arrivals: the driver's plus the wire delay,
-                    // added first as the sink's own entry would have.
-                    let wire = match input.kind {
-                        INPUT_NET_CELL => delays[FOLDED_NET + from_transition.index()],
-                        _ => 0.0,
+                let [from_rise, from_fall] = arrivals_of(input.source as usize);
+                // The folded sink's arrivals: the driver's plus the wire delay, added
+                // first as the sink's own entry would have.
+                let folded = input.kind == INPUT_NET_CELL;
+                let mut through = |from: &Top2, from_transition: usize| {
+                    let at_input = if folded {
+                        let wire = delays[FOLDED_NET + from_transition];
+                        if wire.is_nan() {
+                            return;
+                        }
+                        Top2 {
+                            values: [from.values[0] + wire, from.values[1] + wire],
+                            groups: from.groups,
+                        }
+                    } else {
+                        *from
                     };
-                    if wire.is_nan() {
-                        continue;
-                    }
-                    for output in Transition::BOTH {
-                        let delay = delays[from_transition.index() * 2 + output.index()];
-                        if delay.is_nan() {
-                            continue;
-                        }
-                        for slot in 0..2 {
-                            let at_input = match input.kind {
-                                INPUT_NET_CELL => from.values[slot] + wire,
-                                _ => from.values[slot],
-                            };
-                            result[output.index()].insert(
-                                late,
-                                at_input + delay,
-                                from.groups[slot],
-                            );
-                        }
-                    }
-                }
+                    rise.offer_shifted(late, &at_input, delays[from_transition * 2]);
+                    fall.offer_shifted(late, &at_input, delays[from_transition * 2 + 1]);
+                };
+                through(&from_rise, 0);
+                through(&from_fall, 1);
             }
             INPUT_LAUNCH => {
                 let Some(group) = start_group_of(start_group, input.source) else {
                     continue;
                 };
                 let clock_arrival = delays[2];
-                for output in Transition::BOTH {
-                    let delay = delays[output.index()];
-                    if !delay.is_nan() {
-                        result[output.index()].insert(late, clock_arrival + delay, group);
-                    }
+                if !delays[0].is_nan() {
+                    rise.insert(late, clock_arrival + delays[0], group);
+                }
+                if !delays[1].is_nan() {
+                    fall.insert(late, clock_arrival + delays[1], group);
                 }
             }
             INPUT_SEED => {
                 let Some(group) = start_group_of(start_group, input.source) else {
                     continue;
                 };
-                for transition in Transition::BOTH {
-                    result[transition.index()].insert(late, delays[transition.index()], group);
-                }
+                rise.insert(late, delays[0], group);
+                fall.insert(late, delays[1], group);
             }
             _ => {}
         }
     }
-    result
+    [rise, fall]
 }
 
 #[inline]
