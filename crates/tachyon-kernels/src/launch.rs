@@ -515,7 +515,9 @@ arguments! {
         pub required: DeviceCells<'a, [f64; 2]>,
     }
 
-    /// The backward step of one level ([`crate::propagate::backward_pin`]).
+    /// The backward step of one level ([`crate::propagate::backward_pin`]); a pin with
+    /// a wide fan-out is walked by its whole block (the launch gives each block
+    /// [`backward_level_shared_bytes`] of dynamic shared memory).
     pub struct BackwardLevelArgs<'a> {
         pub level: LevelSweep<'a>,
         pub arc_delay: DeviceSlice<'a, [f64; 4]>,
@@ -873,6 +875,13 @@ arguments! {
         pub up_in: DeviceSlice<'a, u32>,
         pub up_out: DeviceCells<'a, u32>,
     }
+}
+
+/// The dynamic shared memory a block of `threads_per_block` threads of `backward_level`
+/// needs: a partial required time per thread (`[f64; 4]`), then the count and list of
+/// the block's wide pins (`u32`, one slot per thread).
+pub const fn backward_level_shared_bytes(threads_per_block: u32) -> u32 {
+    threads_per_block * 32 + 4 + threads_per_block * 4
 }
 
 #[cfg(test)]

@@ -443,36 +443,95 @@ pub unsafe extern "ptx-kernel" fn evaluate_tests(args: EvaluateTestsArgs<'static
 /// CSR, reading the required times of its fan-out pins (later levels, final) and
 /// writing its own ([`propagate::backward_pin`]).
 ///
+/// A pin with at least [`propagate::WIDE_FANOUT`] fan-out arcs is walked by the whole
+/// block instead, one after the other: each thread walks one consecutive chunk
+/// ([`propagate::backward_chunk`]) into shared memory, and thread 0 merges the seed and
+/// the chunks in order ([`propagate::merge_required`]): the same bits as one thread's
+/// walk, without one thread holding up its level.
+///
 /// # Safety
 ///
-/// Each pin appears once in the level and its fan-out pins are in later levels.
+/// Each pin appears once in the level and its fan-out pins are in later levels. The
+/// launch gives each block [`crate::launch::backward_level_shared_bytes`] of dynamic
+/// shared memory. Every thread of a block reaches the barriers (no thread returns
+/// early).
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn backward_level(args: BackwardLevelArgs<'static>) {
-    let Some(thread) = level_thread(&args.level) else {
-        return;
+    let index = global_thread_index();
+    // SAFETY: reading the special registers is always allowed.
+    let (thread, block_size) = unsafe {
+        (
+            nvptx::_thread_idx_x() as usize,
+            nvptx::_block_dim_x() as usize,
+        )
     };
+    // The block's shared memory: a partial per thread, then the wide pins' count and list.
+    let partials: *mut [f64; 4] =
+        core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<[f64; 4]>();
+    let wide_count: *mut u32 = partials.wrapping_add(block_size).cast();
+    let wide_pins = wide_count.wrapping_add(1);
     // SAFETY: the module's contract and the function's: `required` is a cell view, each
-    // element written by one thread and read only by threads of earlier levels' launches.
+    // element written by one thread (a wide pin's by thread 0 of its block) and read only
+    // by threads of earlier levels' launches. The shared memory holds `block_size`
+    // partials and `1 + block_size` words (the launch's contract); a thread writes only
+    // its own partial and the list slot the atomic count gave it, and reads others'
+    // after a barrier.
     unsafe {
+        let pins = args.level.pins.get();
         let graph = propagate::FlatGraph {
             fanin_start: &[],
             fanin_arcs: &[],
-            fanout_start: thread.csr_start,
-            fanout_arcs: thread.csr_arcs,
-            arcs: thread.arcs,
+            fanout_start: args.level.csr_start.get(),
+            fanout_arcs: args.level.csr_arcs.get(),
+            arcs: args.level.arcs.get(),
             pin_net: &[],
             tables: &[],
             table_data: &[],
         };
-        let required = args.required.cells();
-        let value = propagate::backward_pin(
-            &graph,
-            args.arc_delay.get(),
-            required,
-            thread.pin,
-            args.seed.get()[thread.pin],
-        );
-        required[thread.pin].set(value);
+        let (arc_delay, seed, required) =
+            (args.arc_delay.get(), args.seed.get(), args.required.cells());
+        let count = AtomicU32::from_ptr(wide_count);
+        if thread == 0 {
+            count.store(0, Ordering::Relaxed);
+        }
+        nvptx::_syncthreads();
+        if index < pins.len() {
+            let pin = pins[index] as usize;
+            if propagate::fanout_of(&graph, pin).len() < propagate::WIDE_FANOUT {
+                let value = propagate::backward_pin(&graph, arc_delay, required, pin, seed[pin]);
+                required[pin].set(value);
+            } else {
+                let slot = count.fetch_add(1, Ordering::Relaxed) as usize;
+                wide_pins.add(slot).write_volatile(pin as u32);
+            }
+        }
+        nvptx::_syncthreads();
+        let n_wide = count.load(Ordering::Relaxed) as usize;
+        for wide in 0..n_wide {
+            let pin = wide_pins.add(wide).read_volatile() as usize;
+            let partial =
+                propagate::backward_chunk(&graph, arc_delay, required, pin, thread, block_size);
+            // Value by value: a volatile copy of the whole array goes through a stack slot.
+            let mine = partials.add(thread).cast::<f64>();
+            let [early_rise, early_fall, late_rise, late_fall] = partial;
+            mine.write_volatile(early_rise);
+            mine.add(1).write_volatile(early_fall);
+            mine.add(2).write_volatile(late_rise);
+            mine.add(3).write_volatile(late_fall);
+            nvptx::_syncthreads();
+            if thread == 0 {
+                let mut value = seed[pin];
+                for chunk in 0..block_size {
+                    let theirs = partials.add(chunk).cast::<f64>();
+                    let partial =
+                        [0, 1, 2, 3].map(|condition| theirs.add(condition).read_volatile());
+                    value = propagate::merge_required(value, partial);
+                }
+                required[pin].set(value);
+            }
+            // The partials are written again for the next wide pin.
+            nvptx::_syncthreads();
+        }
     }
 }
 

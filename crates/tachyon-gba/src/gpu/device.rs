@@ -8,9 +8,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use tachyon_gpu::abi::{
-    BackwardLevelArgs, ChangedWordsArgs, EvaluateTestsArgs, FillArgs, ForwardLevelArgs,
-    GatherParasiticsArgs, GatherQuadsArgs, LevelSweep, LevelizeExcludeArgs, LevelizeFrontierArgs,
-    LevelizeSourcesArgs, LevelizeWaitsArgs, RequiredSeedsArgs, ScatterQuadsArgs,
+    backward_level_shared_bytes, BackwardLevelArgs, ChangedWordsArgs, EvaluateTestsArgs, FillArgs,
+    ForwardLevelArgs, GatherParasiticsArgs, GatherQuadsArgs, LevelSweep, LevelizeExcludeArgs,
+    LevelizeFrontierArgs, LevelizeSourcesArgs, LevelizeWaitsArgs, RequiredSeedsArgs,
+    ScatterQuadsArgs,
 };
 use tachyon_gpu::check::{check_indices, check_indices_or_none, check_length, check_starts};
 use tachyon_gpu::{DeviceBuffer, Event, GpuContext, GpuError, LaunchShape, LayoutError, Replay};
@@ -740,7 +741,10 @@ impl DeviceTiming {
                     },
                 ),
                 Order::Backward => self.gpu.launch(
-                    shape,
+                    LaunchShape {
+                        shared_bytes: backward_level_shared_bytes(shape.threads_per_block),
+                        ..shape
+                    },
                     BackwardLevelArgs {
                         level,
                         arc_delay: self.arc_delay.view(),
