@@ -13,8 +13,9 @@
 //! A network's [`ShapeInput`]s are the same for both splits; [`fill_input`] gives each
 //! the values it adds in one split (on the host, and on the GPU in `cppr_fill`).
 
-use crate::condition::{beats, condition_index};
-use crate::{Split, Transition};
+use crate::condition::beats;
+use crate::propagate::split_half;
+use crate::Split;
 
 /// "No group": an empty [`Top2`] slot, or a launch that a pass does not seed.
 pub const NO_GROUP: u32 = u32::MAX;
@@ -85,7 +86,10 @@ pub fn fill_input(
     slew: impl Fn(usize) -> [f64; 4],
     launch_node: impl Fn(usize) -> u32,
 ) -> GroupInput {
-    let condition = |transition: Transition| condition_index(split, transition);
+    // Each split's `[rise, fall]` pair taken out first and every transition written
+    // out: a run-time condition index would keep these arrays in a per-thread stack on
+    // the GPU. Only moves and NaN tests, no arithmetic.
+    let half = |values: [f64; 4]| split_half(values, split == Split::Late);
     let values = |first: [f64; 4]| GroupInput {
         kind: input.kind,
         source: input.source,
@@ -94,14 +98,15 @@ pub fn fill_input(
     if input.kind == INPUT_SEED {
         // A primary input's arrivals, where it has a slew.
         let pin = input.arcs[0] as usize;
-        let (arrivals, slews) = (arrival(pin), slew(pin));
-        let mut seeds = [f64::NAN; 4];
-        for transition in Transition::BOTH {
-            if !slews[condition(transition)].is_nan() {
-                seeds[transition.index()] = arrivals[condition(transition)];
-            }
-        }
-        return values(seeds);
+        let ([arrival_rise, arrival_fall], [slew_rise, slew_fall]) =
+            (half(arrival(pin)), half(slew(pin)));
+        let seed = |arrival: f64, slew: f64| if slew.is_nan() { f64::NAN } else { arrival };
+        return values([
+            seed(arrival_rise, slew_rise),
+            seed(arrival_fall, slew_fall),
+            f64::NAN,
+            f64::NAN,
+        ]);
     }
     let arc = input.arcs[split.index()];
     if arc == NO_ARC {
@@ -109,33 +114,25 @@ pub fn fill_input(
     }
     let delays = arc_delay(arc as usize);
     match input.kind {
-        INPUT_NET => values([
-            delays[condition(Transition::Rise)],
-            delays[condition(Transition::Fall)],
-            f64::NAN,
-            f64::NAN,
-        ]),
+        INPUT_NET => {
+            let [rise, fall] = half(delays);
+            values([rise, fall, f64::NAN, f64::NAN])
+        }
         INPUT_LAUNCH => {
+            // The launching edge: the node's transition (`pin * 2 + transition`).
             let node = launch_node(input.source as usize) as usize;
-            let edge = if node % 2 == 0 {
-                Transition::Rise
+            let [clock_rise, clock_fall] = half(arrival(node / 2));
+            if node % 2 == 0 {
+                values([delays[0], delays[1], clock_rise, f64::NAN])
             } else {
-                Transition::Fall
-            };
-            let clock_arrival = arrival(node / 2)[condition(edge)];
-            values([
-                delays[edge.index() * 2],
-                delays[edge.index() * 2 + 1],
-                clock_arrival,
-                f64::NAN,
-            ])
+                values([delays[2], delays[3], clock_fall, f64::NAN])
+            }
         }
         INPUT_NET_CELL => {
-            let wire = arc_delay(input.net_arc as usize);
+            let [wire_rise, wire_fall] = half(arc_delay(input.net_arc as usize));
             let mut folded = values(delays);
-            for transition in Transition::BOTH {
-                folded.delays[FOLDED_NET + transition.index()] = wire[condition(transition)];
-            }
+            folded.delays[FOLDED_NET] = wire_rise;
+            folded.delays[FOLDED_NET + 1] = wire_fall;
             folded
         }
         _ => values(delays),

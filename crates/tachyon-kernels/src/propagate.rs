@@ -158,7 +158,7 @@ pub fn arc_allows(flags: u32, input: Transition, output: Transition) -> bool {
 
 /// The `[rise, fall]` values of one split (late when `late`) out of four conditions.
 #[inline(always)]
-fn split_half(values: [f64; 4], late: bool) -> [f64; 2] {
+pub(crate) fn split_half(values: [f64; 4], late: bool) -> [f64; 2] {
     let offset = condition_index(Split::Late, Transition::Rise);
     if late {
         [values[offset], values[offset + 1]]
