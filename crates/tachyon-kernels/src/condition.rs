@@ -66,6 +66,33 @@ pub fn condition_index(split: Split, transition: Transition) -> usize {
     split.index() * 2 + transition.index()
 }
 
+/// `values[condition]`, chosen by comparisons: indexed by a condition known only at run
+/// time, a kernel's per-thread array would live in a stack (local memory) on the GPU.
+#[inline(always)]
+pub fn at_condition(values: [f64; 4], condition: usize) -> f64 {
+    let [early_rise, early_fall, late_rise, late_fall] = values;
+    match condition {
+        0 => early_rise,
+        1 => early_fall,
+        2 => late_rise,
+        _ => late_fall,
+    }
+}
+
+/// `values` with `values[condition]` set to `value`, chosen by comparisons as in
+/// [`at_condition`] (a condition past the last leaves `values` as they are).
+#[inline(always)]
+pub fn with_condition(values: [f64; 4], condition: usize, value: f64) -> [f64; 4] {
+    let [early_rise, early_fall, late_rise, late_fall] = values;
+    let put = |place: usize, old: f64| if place == condition { value } else { old };
+    [
+        put(0, early_rise),
+        put(1, early_fall),
+        put(2, late_rise),
+        put(3, late_fall),
+    ]
+}
+
 /// Whether `candidate` beats `current` when the smaller value wins (`keep_smaller`) or
 /// the larger one: strictly, a NaN `current` ("none yet") is beaten by any number, and
 /// a NaN `candidate` beats nothing. The one comparison behind every "worse of two
@@ -95,6 +122,23 @@ pub fn merge(current: f64, candidate: f64, keep_smaller: bool) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn conditions_chosen_by_comparisons_read_and_write_one_place() {
+        let values = [1.0, -0.0, f64::NAN, 4.0];
+        for condition in 0..N_CONDITIONS {
+            assert_eq!(
+                at_condition(values, condition).to_bits(),
+                values[condition].to_bits()
+            );
+            let mut expected = values;
+            expected[condition] = 9.0;
+            assert_eq!(
+                with_condition(values, condition, 9.0).map(f64::to_bits),
+                expected.map(f64::to_bits)
+            );
+        }
+    }
 
     #[test]
     fn merge_keeps_the_defined_extreme() {

@@ -25,7 +25,7 @@
 
 use core::cell::Cell;
 
-use crate::condition::{condition_index, merge};
+use crate::condition::{at_condition, condition_index, merge};
 use crate::delay::{hold_required_time, nldm_lookup, setup_required_time};
 use crate::lut::Lut;
 use crate::rc;
@@ -372,30 +372,31 @@ pub fn evaluate_test<V: PinValues + ?Sized>(
     } else {
         Transition::Rise
     };
+    // Conditions chosen by comparisons and both data transitions written out: a
+    // run-time index would keep these arrays in a per-thread stack on the GPU.
     let clock_condition = condition_index(clock_split, edge);
-    let clock_arrival = arrival.value(clock as usize)[clock_condition];
-    let clock_slew = slew.value(clock as usize)[clock_condition];
+    let clock_arrival = at_condition(arrival.value(clock as usize), clock_condition);
+    let clock_slew = at_condition(slew.value(clock as usize), clock_condition);
     let data_slews = slew.value(data as usize);
-    let mut required = [f64::NAN; 2];
-    for (data_transition, table) in Transition::BOTH
-        .into_iter()
-        .zip([constraint_rise, constraint_fall])
-    {
+    let required = |data_transition: Transition, table: u32| {
         if table == NONE {
-            continue;
+            return f64::NAN;
         }
-        let data_slew = data_slews[condition_index(data_split, data_transition)];
+        let data_slew = at_condition(data_slews, condition_index(data_split, data_transition));
         if clock_arrival.is_nan() || clock_slew.is_nan() || data_slew.is_nan() {
-            continue;
+            return f64::NAN;
         }
         let constraint = table_lookup(tables, table_data, table, clock_slew, data_slew);
-        required[data_transition.index()] = if hold {
+        if hold {
             hold_required_time(clock_arrival, constraint, 0.0)
         } else {
             setup_required_time(clock_arrival, period, constraint, 0.0)
-        };
-    }
-    required
+        }
+    };
+    [
+        required(Transition::Rise, constraint_rise),
+        required(Transition::Fall, constraint_fall),
+    ]
 }
 
 /// The backward step of a pin: its required time from `seed` (output assertions and

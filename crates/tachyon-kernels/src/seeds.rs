@@ -5,7 +5,7 @@
 //! clock pin's). `merge` is strict, so the order decides ties (`-0.0` against `0.0`)
 //! exactly as `tachyon_gba::required_seeds` does.
 
-use crate::condition::{condition_index, merge};
+use crate::condition::{at_condition, condition_index, merge, with_condition};
 use crate::{Split, Transition};
 
 /// Flag of a term: the data transition is falling (else rising).
@@ -55,6 +55,9 @@ pub fn seed_pin(
     tests: &[TestSeedInputs],
     arrival: [f64; 4],
 ) -> [f64; 4] {
+    // `seeds` and `arrival` are read and written at a term's condition by comparisons
+    // (`at_condition`, `with_condition`): indexed at run time, they would live in a
+    // per-thread stack on the GPU.
     let mut seeds = initial;
     for &term in terms {
         let inputs = &tests[(term >> FLAG_BITS) as usize];
@@ -73,18 +76,21 @@ pub fn seed_pin(
                 (Split::Late, required + inputs.credit[data])
             };
             let condition = condition_index(split, transition(term & DATA_FALL != 0));
-            seeds[condition] = merge(seeds[condition], candidate, !hold);
+            let merged = merge(at_condition(seeds, condition), candidate, !hold);
+            seeds = with_condition(seeds, condition, merged);
         } else {
             // The clock pin takes up the test's slack: setup on its early arrival,
             // hold on its late one.
             let split = if hold { Split::Late } else { Split::Early };
             let condition = condition_index(split, transition(term & CLOCK_FALL != 0));
+            let clock_arrival = at_condition(arrival, condition);
             let candidate = if hold {
-                arrival[condition] + inputs.slack[data]
+                clock_arrival + inputs.slack[data]
             } else {
-                arrival[condition] - inputs.slack[data]
+                clock_arrival - inputs.slack[data]
             };
-            seeds[condition] = merge(seeds[condition], candidate, hold);
+            let merged = merge(at_condition(seeds, condition), candidate, hold);
+            seeds = with_condition(seeds, condition, merged);
         }
     }
     seeds
