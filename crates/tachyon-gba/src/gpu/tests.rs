@@ -160,7 +160,9 @@ fn median(values: &mut [f64]) -> f64 {
 }
 
 /// Times the `rc_nets` kernel and its CPU twin on about a million nets. Run with
-/// `--ignored bench_rc_nets --nocapture` (set TACHYON_BENCH_NETS to change the size).
+/// `--ignored bench_rc_nets --nocapture` (set TACHYON_BENCH_NETS to change the count, and
+/// TACHYON_BENCH_NET_NODES=min,max the nodes per net, 2,100 unless set: a generated
+/// design's nets have about 6 nodes on average).
 #[test]
 #[ignore]
 fn bench_rc_nets() {
@@ -170,7 +172,14 @@ fn bench_rc_nets() {
         .unwrap_or(1 << 20);
     let gpu = gpu_or_skip("bench_rc_nets");
     let mut random = SplitMix64(5);
-    let sizes: Vec<usize> = (0..n_nets).map(|_| random.between(2, 100)).collect();
+    let (fewest, most) = std::env::var("TACHYON_BENCH_NET_NODES")
+        .ok()
+        .and_then(|text| {
+            let (fewest, most) = text.split_once(',')?;
+            Some((fewest.trim().parse().ok()?, most.trim().parse().ok()?))
+        })
+        .unwrap_or((2, 100));
+    let sizes: Vec<usize> = (0..n_nets).map(|_| random.between(fewest, most)).collect();
     let mut sorted_sizes = sizes.clone();
     sorted_sizes.sort_unstable();
     println!(
@@ -205,6 +214,8 @@ fn bench_rc_nets() {
         let shapes = [
             (256, 1, 0),
             (256, 2, 0),
+            (256, 4, 0),
+            (256, 8, 0),
             (32, 2, 100),
             (64, 1, 100),
             (32, 5, 40),
