@@ -29,13 +29,15 @@ pub struct RcLaunch {
     pub shared_nodes_per_net: u32,
 }
 
-/// The default shape is the fastest measured on an H100 (1M nets of 2 to 100 nodes):
-/// 256 threads per multiprocessor, global memory only (docs/PERFORMANCE.md).
+/// The default shape, measured on an H100 (docs/PERFORMANCE.md): global memory only,
+/// four blocks of 256 threads per multiprocessor. On nets of 2 to 10 nodes (a generated
+/// design's average about 6) one block per multiprocessor left 8 warps of 64 active and
+/// took twice as long.
 impl Default for RcLaunch {
     fn default() -> Self {
         RcLaunch {
             threads_per_block: 256,
-            blocks_per_multiprocessor: 1,
+            blocks_per_multiprocessor: 4,
             shared_nodes_per_net: 0,
         }
     }
