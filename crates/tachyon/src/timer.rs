@@ -1171,6 +1171,7 @@ impl Timer {
                 self.gpu_failed = Some(why.to_string());
             }
         })?;
+        let keeping = Instant::now();
         self.cppr_clock = None;
         self.cppr_trees.clear();
         // Built at the first edit (a run that never edits does without it).
@@ -1196,9 +1197,16 @@ impl Timer {
             });
             self.record("search", started);
         }
+        let warning = Instant::now();
         self.warn_about_design(&graph, &data);
         self.timing = Some((graph, data));
         self.path_graph = self.resident.as_mut().and_then(gpu_phases::take_paths);
+        let ms = |instant: Instant| instant.elapsed().as_secs_f64() * 1e3;
+        tracing::debug!(
+            ms = ms(keeping),
+            warnings_ms = ms(warning),
+            "timing updated (the backend's results kept, the design's warnings)"
+        );
         Ok(())
     }
 

@@ -1017,11 +1017,16 @@ mod on_gpu {
                 };
                 Ok::<_, TimerError>((tests, swept.then_some(results.required), kept))
             })?;
+            let moving = Instant::now();
             data.tests = tests;
             match required {
                 Some(required) => data.required = required,
                 None => timed(record, "propagate", || Ok(timing.required(graph, data)?))?,
             }
+            tracing::debug!(
+                ms = moving.elapsed().as_secs_f64() * 1e3,
+                "path graph joined; tests and required times moved into the values"
+            );
             Ok(kept)
         }
 
