@@ -137,8 +137,7 @@ pub fn run(
         }
         crate::report::update_timing(&mut timer, progress)?;
         let summing = Instant::now();
-        let wns = timer.worst_negative_slack(Split::Late)?;
-        let tns = timer.total_negative_slack(Split::Late)?;
+        let (wns, tns) = timer.negative_slack(Split::Late)?;
         writeln!(out, "wns_late {wns:.3}\ntns_late {tns:.3}")?;
         tracing::debug!(
             ms = summing.elapsed().as_secs_f64() * 1e3,

@@ -1595,11 +1595,7 @@ impl Timer {
     /// `split` (no netlist, no library for it, or, with TAU assertions, no endpoint with
     /// a slack), so that "nothing timed" never reads as "no violation".
     pub fn worst_negative_slack(&mut self, split: Split) -> Result<f64, TimerError> {
-        let slacks = self.timed_endpoint_slacks(split)?;
-        if let Some(sta) = &self.sta {
-            return Ok(sta.timing.worst_negative_slack(split));
-        }
-        Ok(slacks.into_iter().fold(0.0, f64::min))
+        Ok(self.negative_slack(split)?.0)
     }
 
     /// The sum of negative endpoint slacks: with SDC constraints as OpenSTA sums them
@@ -1608,10 +1604,21 @@ impl Timer {
     /// and transition. An error when nothing is timed (as for
     /// [`Timer::worst_negative_slack`]).
     pub fn total_negative_slack(&mut self, split: Split) -> Result<f64, TimerError> {
+        Ok(self.negative_slack(split)?.1)
+    }
+
+    /// [`Timer::worst_negative_slack`] and [`Timer::total_negative_slack`] of `split`
+    /// from one pass over the endpoints (at 1M gates each pass scans 3M pins for the
+    /// primary outputs: about 13 ms on 16 cores).
+    pub fn negative_slack(&mut self, split: Split) -> Result<(f64, f64), TimerError> {
         let slacks = self.timed_endpoint_slacks(split)?;
         if let Some(sta) = &self.sta {
-            return Ok(sta.timing.total_negative_slack(split));
+            return Ok((
+                sta.timing.worst_negative_slack(split),
+                sta.timing.total_negative_slack(split),
+            ));
         }
+        let worst = slacks.iter().copied().fold(0.0, f64::min);
         let mut negative: Vec<f64> = slacks.into_iter().filter(|slack| *slack < 0.0).collect();
         // Summed in value order, not endpoint order: the sum's bits then do not depend
         // on pin ids, which differ between an edited graph and a fresh build. Sorted on
@@ -1620,7 +1627,8 @@ impl Timer {
         use rayon::slice::ParallelSliceMut;
         negative.par_sort_unstable_by(f64::total_cmp);
         // A fold from +0.0: `sum()` starts at -0.0, so no violation would print "-0.000".
-        Ok(negative.into_iter().fold(0.0, |total, slack| total + slack))
+        let total = negative.into_iter().fold(0.0, |total, slack| total + slack);
+        Ok((worst, total))
     }
 
     /// The endpoint slacks of `split` with TAU assertions (empty under SDC
