@@ -204,7 +204,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Before any thread starts: with `TACHYON_EXIT=fork` the process forks here.
+    // Before any thread starts: the process forks here (`ending`).
     let ending = match ending::Ending::begin() {
         Ok(ending) => ending,
         Err(error) => {
@@ -249,8 +249,8 @@ fn main() -> ExitCode {
             1
         }
     };
-    // Everything is written: the teardown (GPU context, memory) is left to the
-    // kernel (`ending`).
+    // Everything is written: the parent that waits exits now with `code`, and this
+    // process tears down (GPU context, memory) after it (`ending`).
     ending.end(code)
 }
 
