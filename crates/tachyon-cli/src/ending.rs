@@ -21,7 +21,8 @@
 //! stops the work. What a parent learns from `wait` besides the status (`time`'s CPU
 //! times, `/usr/bin/time`'s peak memory) is the waiting process's alone:
 //! `TACHYON_EXIT=normal` (read by the binary alone) ends the process as before, to
-//! measure those; `--timings` reports the working process's own.
+//! measure those (`--timings` reports the working process's own), and so does a run
+//! under a CUDA profiler. Under valgrind the work is in the child's output file.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -42,14 +43,20 @@ impl Ending {
     /// thread: only the child returns. [`Ending::Normal`] where the fork fails.
     pub fn begin() -> Result<Ending, String> {
         let choice = std::env::var("TACHYON_EXIT").unwrap_or_default();
-        match choice.trim() {
-            "normal" => Ok(Ending::Normal),
-            #[cfg(target_os = "linux")]
-            "" | "fork" => Ok(fork::split().unwrap_or(Ending::Normal)),
-            #[cfg(not(target_os = "linux"))]
-            "" | "fork" => Ok(Ending::Normal),
-            other => Err(format!("TACHYON_EXIT={other}: expected normal or fork")),
+        let fork = match choice.trim() {
+            "normal" => false,
+            "" | "fork" => true,
+            other => return Err(format!("TACHYON_EXIT={other}: expected normal or fork")),
+        };
+        // A CUDA profiler (Nsight Systems or Compute, which inject themselves through
+        // this variable) traces the process it starts, not a child forked without exec.
+        if !fork || std::env::var_os("CUDA_INJECTION64_PATH").is_some() {
+            return Ok(Ending::Normal);
         }
+        #[cfg(target_os = "linux")]
+        return Ok(fork::split().unwrap_or(Ending::Normal));
+        #[cfg(not(target_os = "linux"))]
+        Ok(Ending::Normal)
     }
 
     /// Ends the work with exit status `code`, everything written (the messages on
