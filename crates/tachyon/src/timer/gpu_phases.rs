@@ -998,14 +998,10 @@ mod on_gpu {
                 // (at 1M gates the collection ends ~15 ms after the sweep).
                 let ((swept, swept_in), endpoints) = rayon::join(
                     || {
-                        let swept = timing
-                            .sweep_required_from_tests(graph, &tests)
-                            .and_then(|swept| {
-                                if swept {
-                                    timing.download_required_into(&mut results)?;
-                                }
-                                Ok(swept)
-                            });
+                        let swept = match timing.sweep_required_from_tests(graph, &tests) {
+                            Ok(true) => timing.download_required_into(&mut results).map(|()| true),
+                            other => other,
+                        };
                         (swept, started.elapsed())
                     },
                     || FlatEndpoints::collect(graph, &trees, &shared.arrival, &tests, query),
