@@ -40,6 +40,7 @@ mod bench_edits;
 mod bench_full;
 mod bench_resident;
 mod cones;
+mod ending;
 mod gen;
 mod parse;
 mod paths;
@@ -203,6 +204,14 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Before any thread starts: the process forks here (`ending`).
+    let ending = match ending::Ending::begin() {
+        Ok(ending) => ending,
+        Err(error) => {
+            errln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     init_logging(cli.verbose);
     // With the last line below, what a run costs outside its steps (start, exit).
     tracing::debug!("started");
@@ -213,7 +222,7 @@ fn main() -> ExitCode {
             .build_global()
         {
             errln!("error: cannot set up {threads} worker threads: {error}");
-            return ExitCode::FAILURE;
+            return ending.end(1);
         }
     }
     let progress = progress::Progress::new(cli.quiet);
@@ -230,16 +239,19 @@ fn main() -> ExitCode {
         Command::BenchFull(args) => bench_full::run(args, &cli.backend, progress),
     };
     tracing::debug!("finished: the process exits");
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+    let code = match result {
+        Ok(()) => 0,
         // A reader that stops early (`tachyon parse ... | head -1`) closes the pipe:
         // end quietly, as Unix tools do.
-        Err(error) if is_closed_output(&error) => ExitCode::SUCCESS,
+        Err(error) if is_closed_output(&error) => 0,
         Err(error) => {
             errln!("error: {error:#}");
-            ExitCode::FAILURE
+            1
         }
-    }
+    };
+    // Everything is written: the parent that waits exits now with `code`, and this
+    // process tears down (GPU context, memory) after it (`ending`).
+    ending.end(code)
 }
 
 /// The most worker threads per core: beyond a few per core they only contend (4,000

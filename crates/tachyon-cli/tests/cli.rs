@@ -440,3 +440,68 @@ fn summaries_and_reports_into_a_closed_pipe_do_not_panic() {
     assert!(tau.status.success(), "{:?}", tau.status);
     std::fs::remove_dir_all(&folder).ok();
 }
+
+/// `tachyon` with `TACHYON_EXIT` set to `ending` (None: unset), nothing on stdin.
+fn tachyon_ending(args: &[&str], ending: Option<&str>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tachyon"));
+    command.args(args).stdin(std::process::Stdio::null());
+    match ending {
+        Some(ending) => command.env("TACHYON_EXIT", ending),
+        None => command.env_remove("TACHYON_EXIT"),
+    };
+    command.output().expect("the tachyon binary runs")
+}
+
+/// `text` with each log line's leading timestamp left out.
+fn without_timestamps(text: &[u8]) -> String {
+    String::from_utf8_lossy(text)
+        .lines()
+        .map(|line| match line.split_once(' ') {
+            Some((stamp, rest)) if stamp.ends_with('Z') => rest,
+            _ => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The forked ending (the default on Linux: the parent exits with the child's status
+/// once the child has written everything) gives what a process that exits itself
+/// gives: the same bytes on both outputs and the same status, for a run that succeeds
+/// and for one that fails, before the design is read or after.
+#[test]
+fn the_forked_ending_answers_as_a_normal_exit() {
+    let design = tiny("tiny.tau2015");
+    let missing = tiny("missing.tau2015");
+    let missing_ops = tiny("missing.ops");
+    let runs: [&[&str]; 3] = [
+        &[
+            "--device",
+            "cpu",
+            "tau",
+            &design,
+            "--skip-ops",
+            "--paths",
+            "3",
+        ],
+        &["--device", "cpu", "tau", &missing],
+        &["--device", "cpu", "tau", &design, "--ops", &missing_ops],
+    ];
+    for args in runs {
+        let forked = tachyon_ending(args, None);
+        let normal = tachyon_ending(args, Some("normal"));
+        assert_eq!(forked.status.code(), normal.status.code(), "{args:?}");
+        assert_eq!(forked.stdout, normal.stdout, "{args:?}");
+        assert_eq!(
+            without_timestamps(&forked.stderr),
+            without_timestamps(&normal.stderr),
+            "{args:?}"
+        );
+        assert_eq!(tachyon_ending(args, Some("fork")).stdout, normal.stdout);
+    }
+    let bad = tachyon_ending(&["tau", &design], Some("later"));
+    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&bad.stderr),
+        "error: TACHYON_EXIT=later: expected normal or fork\n"
+    );
+}
