@@ -40,7 +40,6 @@ mod bench_edits;
 mod bench_full;
 mod bench_resident;
 mod cones;
-mod ending;
 mod gen;
 mod parse;
 mod paths;
@@ -52,6 +51,7 @@ mod tau;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
+use tachyon::gpu::ending::Ending;
 
 /// mimalloc instead of the system allocator: parsing a large SPEF makes tens of millions
 /// of small allocations from every rayon thread, where glibc's per-thread arenas grow by
@@ -204,9 +204,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Before any thread starts: the process forks here (`ending`).
-    let ending = match ending::Ending::begin() {
-        Ok(ending) => ending,
+    // Before any thread starts: the process forks here (`tachyon::gpu::ending`).
+    let ending = match forked_ending() {
+        Ok(fork) => Ending::begin(fork),
         Err(error) => {
             errln!("error: {error}");
             return ExitCode::FAILURE;
@@ -250,8 +250,22 @@ fn main() -> ExitCode {
         }
     };
     // Everything is written: the parent that waits exits now with `code`, and this
-    // process tears down (GPU context, memory) after it (`ending`).
+    // process tears down (GPU context, memory) after it (`tachyon::gpu::ending`).
     ending.end(code)
+}
+
+/// Whether the process forks at its start to end sooner (`tachyon::gpu::ending`):
+/// yes unless `TACHYON_EXIT=normal`, or under a CUDA profiler (Nsight Systems and
+/// Compute inject themselves through `CUDA_INJECTION64_PATH` and trace the process they
+/// start, not a child forked without exec).
+fn forked_ending() -> Result<bool, String> {
+    let choice = std::env::var("TACHYON_EXIT").unwrap_or_default();
+    let fork = match choice.trim() {
+        "normal" => false,
+        "" | "fork" => true,
+        other => return Err(format!("TACHYON_EXIT={other}: expected normal or fork")),
+    };
+    Ok(fork && std::env::var_os("CUDA_INJECTION64_PATH").is_none())
 }
 
 /// The most worker threads per core: beyond a few per core they only contend (4,000

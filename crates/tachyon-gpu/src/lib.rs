@@ -15,6 +15,8 @@
 //! - [`GpuContext::run_replayed`]: sequences of launches captured as CUDA graphs.
 //! - [`check`]: the checks engines run on their layouts before any kernel reads them.
 //! - [`GpuConfig`]: the switches for measuring, filled by the binary.
+//! - [`ending`]: how a binary ends its process without waiting for the driver's
+//!   release of the GPU (a fork at its start, as linkers such as mold do).
 //!
 //! The engines own their GPU halves (`tachyon-gba`, `tachyon-cppr`, `tachyon-paths`'
 //! `gpu` modules) on top of this crate. `cudarc` loads the CUDA driver at run time
@@ -22,7 +24,8 @@
 //! [`GpuContext::open`] reports a missing driver or device as an error, never a panic.
 
 // The one crate allowed to use `unsafe` (besides the kernel entry points): raw device
-// memory, transfers and kernel launches. Every block says why it is sound.
+// memory, transfers and kernel launches, and the process calls of [`ending`]. Every
+// block says why it is sound.
 #![allow(unsafe_code)]
 
 mod buffer;
@@ -30,6 +33,7 @@ pub mod check;
 mod config;
 mod context;
 pub mod device;
+pub mod ending;
 mod error;
 mod launch;
 pub mod ptx;

@@ -19,10 +19,12 @@
 //! parent exits with its status or by its signal. Until it says its status the child
 //! dies with its parent (`PR_SET_PDEATHSIG`), so killing the process the shell started
 //! stops the work. What a parent learns from `wait` besides the status (`time`'s CPU
-//! times, `/usr/bin/time`'s peak memory) is the waiting process's alone:
-//! `TACHYON_EXIT=normal` (read by the binary alone) ends the process as before, to
-//! measure those (`--timings` reports the working process's own), and so does a run
-//! under a CUDA profiler. Under valgrind the work is in the child's output file.
+//! times, `/usr/bin/time`'s peak memory) is the waiting process's alone: the binary
+//! asks for [`Ending::Normal`] (`TACHYON_EXIT=normal`, and under a CUDA profiler) to
+//! measure those. Under valgrind the work is in the child's output file.
+//!
+//! It lives in the GPU runtime because the cost it hides is the driver's, and because
+//! this is the crate allowed the system calls (`fork`, `pipe`, `prctl`, `dup2`) it needs.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -38,25 +40,17 @@ pub enum Ending {
 }
 
 impl Ending {
-    /// The ending for this process: [`Ending::Forked`] on Linux unless
-    /// `TACHYON_EXIT=normal`. It forks here, so the process must still have one
-    /// thread: only the child returns. [`Ending::Normal`] where the fork fails.
-    pub fn begin() -> Result<Ending, String> {
-        let choice = std::env::var("TACHYON_EXIT").unwrap_or_default();
-        let fork = match choice.trim() {
-            "normal" => false,
-            "" | "fork" => true,
-            other => return Err(format!("TACHYON_EXIT={other}: expected normal or fork")),
-        };
-        // A CUDA profiler (Nsight Systems or Compute, which inject themselves through
-        // this variable) traces the process it starts, not a child forked without exec.
-        if !fork || std::env::var_os("CUDA_INJECTION64_PATH").is_some() {
-            return Ok(Ending::Normal);
+    /// The ending for this process: with `fork`, [`Ending::Forked`] on Linux (it forks
+    /// here, so the process must still have one thread: only the child returns), else
+    /// and where the fork fails [`Ending::Normal`].
+    pub fn begin(fork: bool) -> Ending {
+        if !fork {
+            return Ending::Normal;
         }
         #[cfg(target_os = "linux")]
-        return Ok(fork::split().unwrap_or(Ending::Normal));
+        return fork::split().unwrap_or(Ending::Normal);
         #[cfg(not(target_os = "linux"))]
-        Ok(Ending::Normal)
+        Ending::Normal
     }
 
     /// Ends the work with exit status `code`, everything written (the messages on
@@ -74,7 +68,6 @@ impl Ending {
 }
 
 #[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
 mod fork {
     use super::Ending;
     use std::io::{Error, ErrorKind};
