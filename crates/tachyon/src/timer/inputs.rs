@@ -2,6 +2,7 @@
 //! read them one by one (and show which one it is reading).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use tachyon_kernels::Split;
@@ -98,6 +99,7 @@ impl Timer {
         };
         let file = spef.display().to_string();
         let text = OnceLock::new();
+        let stop = AtomicBool::new(false);
         std::thread::scope(|scope| {
             let parsing = scope.spawn(|| {
                 beside(|| {
@@ -110,7 +112,17 @@ impl Timer {
                         ms = started.elapsed().as_secs_f64() * 1e3,
                         "spef read beside"
                     );
-                    parse_spef_timed(&file, text).map(|(parsed, time)| (text, parsed, time))
+                    let (parsed, time) = parse_spef_timed(&file, text)?;
+                    // The annotate's design-independent half, while the netlist is
+                    // still being linked (until its turn comes: `stop`).
+                    let preparing = std::time::Instant::now();
+                    let shapes = tachyon_link::SpefShapes::prepare(&parsed, &stop);
+                    tracing::debug!(
+                        file,
+                        ms = preparing.elapsed().as_secs_f64() * 1e3,
+                        "spef nets prepared beside"
+                    );
+                    Ok((text, parsed, time, shapes))
                 })
             });
             let mut parsing = Some(parsing);
@@ -136,20 +148,25 @@ impl Timer {
                         .map_err(failed(input))?;
                     continue;
                 }
+                if index == early {
+                    stop.store(true, Ordering::Relaxed);
+                }
                 let read = match parsing.take_if(|_| index == early) {
                     Some(parsing) => parsing
                         .join()
                         .inspect(|_| tracing::debug!(file, "spef parse joined"))
                         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                        .and_then(|(text, parsed, time)| {
-                            let nets = self.annotate_spef(&file, text, parsed, time)?;
+                        .and_then(|(text, parsed, time, shapes)| {
+                            let nets = self.annotate_spef(&file, text, parsed, shapes, time)?;
                             // Dropped while the next input is read.
                             scope.spawn(|| drop_in_parallel(nets));
                             Ok(())
                         }),
                     None => self.read_input(input),
                 };
-                read.map_err(failed(input))?;
+                // A failed read ends the load: the SPEF's preparing too.
+                read.inspect_err(|_| stop.store(true, Ordering::Relaxed))
+                    .map_err(failed(input))?;
             }
             Ok(())
         })
