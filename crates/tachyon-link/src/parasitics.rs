@@ -87,7 +87,10 @@ impl<'text> NetShape<'text> {
             let name = connection.name;
             let pin = match builder.find(&name) {
                 Some(_) => None,
-                None => builder.node(&mut shape.parasitics.ground_capacitance, name),
+                None => match builder.add(&mut shape.parasitics.ground_capacitance, name) {
+                    (id, true) => Some(id),
+                    (_, false) => None,
+                },
             };
             shape.connection_nodes.push(pin.unwrap_or(ASKED_ONLY));
         }
@@ -125,13 +128,11 @@ impl<'text> NetShape<'text> {
         if let Some(existing) = builder.find(&name) {
             return existing;
         }
-        match builder.node(&mut self.parasitics.ground_capacitance, name) {
-            Some(pin) => {
-                self.other_nodes.push((pin, name));
-                pin
-            }
-            None => self.parasitics.ground_capacitance.len() as u32 - 1,
+        let (id, may_be_pin) = builder.add(&mut self.parasitics.ground_capacitance, name);
+        if may_be_pin {
+            self.other_nodes.push((id, name));
         }
+        id
     }
 
     /// The net's parasitics with its pins asked of the design: `connection_key(i)` for
@@ -259,13 +260,13 @@ impl<'text> NodeIndex<'_, 'text> {
         }
     }
 
-    /// Adds node `name`, not known yet, with no capacitance: its id when it may be a
-    /// pin (not internal), else `None`.
-    fn node(&mut self, capacitance: &mut Vec<f64>, name: tachyon_spef::Name<'text>) -> Option<u32> {
+    /// Adds node `name`, not known yet, with no capacitance: its id, and whether it may
+    /// be a pin (it is none of the net's internal nodes).
+    fn add(&mut self, capacitance: &mut Vec<f64>, name: tachyon_spef::Name<'text>) -> (u32, bool) {
         let id = capacitance.len() as u32;
         capacitance.push(0.0);
-        let pin = (!self.is_internal(&name)).then_some(id);
+        let may_be_pin = !self.is_internal(&name);
         self.insert(name, id);
-        pin
+        (id, may_be_pin)
     }
 }
