@@ -53,11 +53,11 @@ fn name_starts_with(name: &tachyon_spef::Name<'_>, prefix: &str) -> bool {
 /// multipliers, and the nodes that may be pins listed in the order they are asked of
 /// the design ([`NetShape::resolve`]). Made beside the netlist's link when loading.
 pub(crate) struct NetShape<'text> {
-    /// The parasitics, without `pin_nodes`.
+    /// The parasitics, their `pin_nodes` one per `*CONN` entry (each is asked once, in
+    /// order, before any other node): the node it names when that node is new and no
+    /// internal node, else [`ASKED_ONLY`], with a placeholder key (no vector of its own:
+    /// at 1M one more allocation a net cost more than it saved).
     parasitics: NetParasitics,
-    /// Per `*CONN` entry (each is asked once, in order, before any other node): the node
-    /// it names when that node is new and no internal node, else [`ASKED_ONLY`].
-    connection_nodes: Vec<u32>,
     /// The other nodes that may be pins, asked after the connections, in order.
     other_nodes: Vec<(u32, tachyon_spef::Name<'text>)>,
 }
@@ -65,17 +65,19 @@ pub(crate) struct NetShape<'text> {
 /// A connection asked only to check that it names a pin (a repeated or internal node).
 const ASKED_ONLY: u32 = u32::MAX;
 
+/// The key of a connection's pin until the design is asked.
+const PLACEHOLDER: PinKey = PinKey::Port(u32::MAX);
+
 impl<'text> NetShape<'text> {
     /// The design-independent half of converting `net` (it cannot fail).
     pub(crate) fn of(net: &tachyon_spef::DNet<'text>, units: &tachyon_spef::Units) -> Self {
         let n_nodes = net.connections.len() + net.caps.len();
         let mut shape = NetShape {
             parasitics: NetParasitics {
-                pin_nodes: Vec::new(),
+                pin_nodes: Vec::with_capacity(net.connections.len()),
                 ground_capacitance: Vec::with_capacity(n_nodes),
                 resistors: Vec::with_capacity(net.resistors.len()),
             },
-            connection_nodes: Vec::with_capacity(net.connections.len()),
             other_nodes: Vec::new(),
         };
         let mut builder = NodeIndex {
@@ -92,7 +94,8 @@ impl<'text> NetShape<'text> {
                     (_, false) => None,
                 },
             };
-            shape.connection_nodes.push(pin.unwrap_or(ASKED_ONLY));
+            let node = pin.unwrap_or(ASKED_ONLY);
+            shape.parasitics.pin_nodes.push((node, PLACEHOLDER));
         }
         // A coupling capacitor is grounded at each of its ends that belongs to this net;
         // the other net's own SPEF block grounds it at its end.
@@ -145,19 +148,17 @@ impl<'text> NetShape<'text> {
     ) -> Result<NetParasitics, LinkError> {
         let NetShape {
             mut parasitics,
-            connection_nodes,
             other_nodes,
         } = self;
-        let pins = connection_nodes
+        for (index, (_, key)) in parasitics.pin_nodes.iter_mut().enumerate() {
+            *key = connection_key(index)?;
+        }
+        if parasitics
+            .pin_nodes
             .iter()
-            .filter(|&&node| node != ASKED_ONLY)
-            .count();
-        parasitics.pin_nodes.reserve_exact(pins + other_nodes.len());
-        for (index, &node) in connection_nodes.iter().enumerate() {
-            let key = connection_key(index)?;
-            if node != ASKED_ONLY {
-                parasitics.pin_nodes.push((node, key));
-            }
+            .any(|&(node, _)| node == ASKED_ONLY)
+        {
+            parasitics.pin_nodes.retain(|&(node, _)| node != ASKED_ONLY);
         }
         for (node, name) in &other_nodes {
             parasitics.pin_nodes.push((*node, node_key(name)?));
