@@ -109,6 +109,7 @@ impl Timer {
                     tracing::debug!(
                         file,
                         bytes = text.len(),
+                        threads = rayon::current_num_threads(),
                         ms = started.elapsed().as_secs_f64() * 1e3,
                         "spef read beside"
                     );
@@ -197,13 +198,21 @@ const OWN_POOL_MIN: usize = 8;
 /// outside the pool, waited behind the SPEF's queued blocks. Under [`OWN_POOL_MIN`]
 /// threads the SPEF shares the current pool, as it did before (measured on 16 cores
 /// only; half of a few cores would leave the SPEF's parse alone at the end).
+///
+/// `TACHYON_SPEF_THREADS` sets the size of that pool instead (from 8 threads on; for
+/// measuring the split of the cores, which is a guess tuned on one machine).
 fn beside<T: Send>(read: impl FnOnce() -> T + Send) -> T {
     let threads = rayon::current_num_threads();
     if threads < OWN_POOL_MIN {
         return read();
     }
+    let own = std::env::var("TACHYON_SPEF_THREADS")
+        .ok()
+        .and_then(|value| value.parse::<usize>().ok())
+        .filter(|&own| own > 0)
+        .unwrap_or(threads / 2);
     match rayon::ThreadPoolBuilder::new()
-        .num_threads(threads / 2)
+        .num_threads(own)
         .thread_name(|index| format!("spef-{index}"))
         .build()
     {
