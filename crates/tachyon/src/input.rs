@@ -15,7 +15,19 @@ const READ_PIECE: usize = 4 << 20;
 
 /// Reads `path` as text, decompressing it first when it is gzip data.
 pub fn read_text(path: &Path) -> std::io::Result<String> {
-    decode(read_bytes(path)?)
+    let started = std::time::Instant::now();
+    let bytes = read_bytes(path)?;
+    let (n_bytes, read) = (bytes.len(), started.elapsed());
+    let text = decode(bytes)?;
+    if n_bytes as u64 >= PARALLEL_READ_MIN {
+        tracing::debug!(
+            file = %path.display(),
+            read_ms = read.as_secs_f64() * 1e3,
+            decoded_ms = (started.elapsed() - read).as_secs_f64() * 1e3,
+            "large file read, then decoded (decompressed, checked as UTF-8)"
+        );
+    }
+    Ok(text)
 }
 
 /// Reads the whole file. A large one is read in pieces at their offsets by every
