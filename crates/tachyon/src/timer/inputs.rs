@@ -243,21 +243,16 @@ const OWN_POOL_MIN: usize = 8;
 /// outside the pool, waited behind the SPEF's queued blocks. Under [`OWN_POOL_MIN`]
 /// threads the SPEF shares the current pool, as it did before (measured on 16 cores
 /// only; half of a few cores would leave the SPEF's parse alone at the end).
-///
-/// `TACHYON_SPEF_THREADS` sets the size of that pool instead (from 8 threads on; for
-/// measuring the split of the cores, which is a guess tuned on one machine).
+/// Measured again with the annotate's design-independent half made beside (stop 33,
+/// H100, 1M, 5 rounds): a SPEF pool of 12 or 16 threads prepares all of it, but the
+/// link slows by more (`design loaded` 0.57 and 0.54 s against 0.52 s for 8).
 fn beside<T: Send>(read: impl FnOnce() -> T + Send) -> T {
     let threads = rayon::current_num_threads();
     if threads < OWN_POOL_MIN {
         return read();
     }
-    let own = std::env::var("TACHYON_SPEF_THREADS")
-        .ok()
-        .and_then(|value| value.parse::<usize>().ok())
-        .filter(|&own| own > 0)
-        .unwrap_or(threads / 2);
     match rayon::ThreadPoolBuilder::new()
-        .num_threads(own)
+        .num_threads(threads / 2)
         .thread_name(|index| format!("spef-{index}"))
         .build()
     {
