@@ -13,7 +13,7 @@ use tachyon_sdc::Assertion;
 use tachyon_source::{Location, Source};
 
 use crate::library::{BindNotes, CellLibrary, LibraryCell, PinDirection, TimingGroupPolicy};
-use crate::parasitics::{NetParasitics, PinKey};
+use crate::parasitics::{NetParasitics, NetShape, PinKey};
 use crate::LinkError;
 
 /// A small set of strings numbered in first-seen order (cell names, pin names).
@@ -596,7 +596,7 @@ impl Design {
     /// Annotates the nets `spef` describes, replacing their parasitics. A net the
     /// design lacks is an error naming it (see [`Design::annotate_from`]).
     pub fn annotate(&mut self, spef: &tachyon_spef::Spef<'_>) -> Result<(), LinkError> {
-        self.annotate_spef(spef, None)
+        self.annotate_spef(spef, SpefShapes::default(), None)
     }
 
     /// [`Design::annotate`] of a SPEF parsed from `source`: a net or pin the design
@@ -607,12 +607,25 @@ impl Design {
         spef: &tachyon_spef::Spef<'_>,
         source: Source<'_>,
     ) -> Result<(), LinkError> {
-        self.annotate_spef(spef, Some(source))
+        self.annotate_spef(spef, SpefShapes::default(), Some(source))
     }
 
-    fn annotate_spef(
+    /// [`Design::annotate_from`] with the design-independent half of the work made
+    /// before, in part or in full ([`SpefShapes::prepare`] of the same `spef`): the
+    /// same result and the same errors.
+    pub fn annotate_prepared<'text>(
         &mut self,
-        spef: &tachyon_spef::Spef<'_>,
+        spef: &tachyon_spef::Spef<'text>,
+        shapes: SpefShapes<'text>,
+        source: Source<'_>,
+    ) -> Result<(), LinkError> {
+        self.annotate_spef(spef, shapes, Some(source))
+    }
+
+    fn annotate_spef<'text>(
+        &mut self,
+        spef: &tachyon_spef::Spef<'text>,
+        shapes: SpefShapes<'text>,
         source: Option<Source<'_>>,
     ) -> Result<(), LinkError> {
         let started = std::time::Instant::now();
@@ -626,7 +639,6 @@ impl Design {
         // Validation and conversion are independent per net: run them in parallel, then
         // report the first error in file order. The names of a chunk of nets, and of
         // all their connections, are looked up as batches (`NameIndex::get_batch`).
-        const NETS_PER_CHUNK: usize = 64;
         // Per chunk, its nets (index in the file, slot, shared parasitics made here in
         // parallel, whether a node is a driver) up to its first error, if any: one small
         // vector per chunk, in file order.
@@ -634,11 +646,19 @@ impl Design {
             Vec<(usize, u32, Shared<NetParasitics>, bool)>,
             Option<LinkError>,
         );
+        let mut shapes = shapes.chunks;
+        let prepared = shapes.iter().filter(|chunk| chunk.is_some()).count();
+        shapes.resize_with(spef.nets.len().div_ceil(NETS_PER_CHUNK), || None);
         let converted: Vec<Converted> = spef
             .nets
             .par_chunks(NETS_PER_CHUNK)
+            .zip(shapes)
             .enumerate()
-            .map(|(chunk, nets)| {
+            .map(|(chunk, (nets, shapes))| {
+                // The design-independent half, unless made beside the link.
+                let shapes = shapes.unwrap_or_else(|| {
+                    nets.iter().map(|net| NetShape::of(net, &units)).collect()
+                });
                 // Names as the netlist spells them: OpenRCX escapes `.`, `[`, `]` and
                 // other characters of Verilog's escaped names (`a\.b\[1\]` is the
                 // Verilog `\a.b[1] `).
@@ -658,7 +678,9 @@ impl Design {
                 let keys = resolver.keys(&names);
                 let mut first_connection = 0;
                 let mut converted = Vec::with_capacity(nets.len());
-                for (index, (net, slot)) in nets.iter().zip(net_slots).enumerate() {
+                for (index, ((net, slot), shape)) in
+                    nets.iter().zip(net_slots).zip(shapes).enumerate()
+                {
                     let range = first_connection..first_connection + net.connections.len();
                     first_connection = range.end;
                     let Some(slot) = slot.and_then(|slot| self.live_slot(slot)) else {
@@ -691,7 +713,7 @@ impl Design {
                             .key(&name)
                             .unwrap_or_else(|| PinKey::Name((*name).into())))
                     };
-                    match NetParasitics::from_spef(net, &units, connection_key, node_key) {
+                    match shape.resolve(connection_key, node_key) {
                         Ok(parasitics) => {
                             let has_driver = parasitics
                                 .pin_nodes
@@ -710,12 +732,14 @@ impl Design {
         drop(resolver);
         mark("resolver dropped");
         // The first error in file order; nothing has changed yet.
-        let mut nets = Vec::with_capacity(spef.nets.len());
+        // Kept in their chunks (gathering them in one vector was a serial copy of 24 MB
+        // at 1M).
+        let mut nets = Vec::with_capacity(converted.len());
         for (chunk, error) in converted {
             if let Some(error) = error {
                 return Err(error);
             }
-            nets.extend(chunk);
+            nets.push(chunk);
         }
         mark("gathered");
         // A net described twice (or two names of nets an `assign` joined): looked for on
@@ -725,19 +749,23 @@ impl Design {
             .into_par_iter()
             .map(|_| AtomicU64::new(0))
             .collect();
-        let repeated = nets.par_iter().with_min_len(4096).any(|&(_, slot, _, _)| {
-            let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
-            seen_anywhere[word].fetch_or(bit, Ordering::Relaxed) & bit != 0
-        });
+        let repeated =
+            nets.par_iter()
+                .flat_map_iter(|chunk| chunk.iter())
+                .any(|&(_, slot, _, _)| {
+                    let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
+                    seen_anywhere[word].fetch_or(bit, Ordering::Relaxed) & bit != 0
+                });
         drop(seen_anywhere);
         if repeated {
             let mut seen = vec![0u64; words];
-            for &(index, slot, _, _) in &nets {
+            for &(index, slot, _, _) in nets.iter().flatten() {
                 let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
                 if seen[word] & bit != 0 {
                     let net = &spef.nets[index];
                     let first = nets
                         .iter()
+                        .flatten()
                         .find(|&&(_, other, _, _)| other == slot)
                         .map_or(index, |&(first, _, _, _)| first);
                     return Err(duplicate_net(source, spef, first, net));
@@ -750,9 +778,12 @@ impl Design {
         // tree would be dropped and the net timed without wire delay), else a warning.
         let driverless: Vec<(usize, u32)> = nets
             .par_iter()
-            .with_min_len(4096)
-            .filter(|&&(_, _, _, has_driver)| !has_driver)
-            .map(|&(index, slot, _, _)| (index, slot))
+            .flat_map_iter(|chunk| {
+                chunk
+                    .iter()
+                    .filter(|&&(_, _, _, has_driver)| !has_driver)
+                    .map(|&(index, slot, _, _)| (index, slot))
+            })
             .collect();
         if !driverless.is_empty() {
             let drivers = self.drivers_of(driverless.iter().map(|&(_, slot)| slot));
@@ -785,11 +816,16 @@ impl Design {
         // One by one: storing them on all threads (the nets sorted by slot, each chunk of
         // slots taking its run) took 20 ms at 1M on a 16-core lease where this loop had
         // taken 5.5 ms on another.
-        for (_, slot, parasitics, _) in nets {
+        for (_, slot, parasitics, _) in nets.into_iter().flatten() {
             self.nets.slots[slot as usize].parasitics = Some(parasitics);
         }
         mark("stored");
-        tracing::debug!(steps = ?marks, nets = spef.nets.len(), "parasitics annotated");
+        tracing::debug!(
+            steps = ?marks,
+            nets = spef.nets.len(),
+            chunks_prepared_beside = prepared,
+            "parasitics annotated"
+        );
         Ok(())
     }
 
@@ -2088,6 +2124,36 @@ fn connect(connections: &mut Vec<(u32, u32)>, pin: u32, net: u32) {
     {
         Some(entry) => entry.1 = net,
         None => connections.push((pin, net)),
+    }
+}
+
+/// The SPEF's nets are converted in chunks of this many (one batch of name lookups
+/// each).
+const NETS_PER_CHUNK: usize = 64;
+
+/// The design-independent half of annotating a SPEF's nets ([`Design::annotate_prepared`]):
+/// per chunk of nets, their nodes numbered and their values converted, or `None` where
+/// it was not made (the annotate makes it then).
+#[derive(Default)]
+pub struct SpefShapes<'text> {
+    chunks: Vec<Option<Vec<NetShape<'text>>>>,
+}
+
+impl<'text> SpefShapes<'text> {
+    /// Makes the shapes of `spef`'s nets on the current rayon pool, chunk by chunk
+    /// until `stop` is set (the rest are left to the annotate), so that the work can
+    /// fill the time before the design is ready without making it wait.
+    pub fn prepare(spef: &tachyon_spef::Spef<'text>, stop: &std::sync::atomic::AtomicBool) -> Self {
+        let units = spef.header.units;
+        let chunks = spef
+            .nets
+            .par_chunks(NETS_PER_CHUNK)
+            .map(|nets| {
+                (!stop.load(Ordering::Relaxed))
+                    .then(|| nets.iter().map(|net| NetShape::of(net, &units)).collect())
+            })
+            .collect();
+        SpefShapes { chunks }
     }
 }
 

@@ -28,7 +28,7 @@ mod logic;
 mod parasitics;
 mod sdc;
 
-pub use design::{spef_net_names, Design, DesignSize};
+pub use design::{spef_net_names, Design, DesignSize, SpefShapes};
 pub use edit::{InPlaceError, InstanceBefore, Touched};
 pub use library::{
     BindNotes, CellLibrary, LibraryCell, LibraryPin, PinDirection, TimingGroupPolicy,

@@ -47,57 +47,121 @@ fn name_starts_with(name: &tachyon_spef::Name<'_>, prefix: &str) -> bool {
     }
 }
 
-impl NetParasitics {
-    /// Converts a SPEF `*D_NET` with the file's unit multipliers. `connection_key(i)`
-    /// names the pin of `*CONN` entry `i` and fails when it names no pin (every
-    /// connection is asked once, internal or not); `node_key(name)` names the pin of
-    /// any other node that is not one of the net's internal nodes. Nodes are numbered in
-    /// order of first appearance (connections, then capacitors, then resistors).
-    pub(crate) fn from_spef(
-        net: &tachyon_spef::DNet<'_>,
-        units: &tachyon_spef::Units,
-        connection_key: impl Fn(usize) -> Result<PinKey, LinkError>,
-        node_key: impl Fn(&tachyon_spef::Name<'_>) -> Result<PinKey, LinkError>,
-    ) -> Result<NetParasitics, LinkError> {
+/// The half of converting a SPEF `*D_NET` to ps/fF/kOhm that needs no design: its
+/// nodes numbered in order of first appearance (connections, then capacitors, then
+/// resistors), their capacitance and resistors converted with the file's unit
+/// multipliers, and the nodes that may be pins listed in the order they are asked of
+/// the design ([`NetShape::resolve`]). Made beside the netlist's link when loading.
+pub(crate) struct NetShape<'text> {
+    /// The parasitics, their `pin_nodes` one per `*CONN` entry (each is asked once, in
+    /// order, before any other node): the node it names when that node is new and no
+    /// internal node, else [`ASKED_ONLY`], with a placeholder key (no vector of its own:
+    /// at 1M one more allocation a net cost more than it saved).
+    parasitics: NetParasitics,
+    /// The other nodes that may be pins, asked after the connections, in order.
+    other_nodes: Vec<(u32, tachyon_spef::Name<'text>)>,
+}
+
+/// A connection asked only to check that it names a pin (a repeated or internal node).
+const ASKED_ONLY: u32 = u32::MAX;
+
+/// The key of a connection's pin until the design is asked.
+const PLACEHOLDER: PinKey = PinKey::Port(u32::MAX);
+
+impl<'text> NetShape<'text> {
+    /// The design-independent half of converting `net` (it cannot fail).
+    pub(crate) fn of(net: &tachyon_spef::DNet<'text>, units: &tachyon_spef::Units) -> Self {
         let n_nodes = net.connections.len() + net.caps.len();
-        let mut parasitics = NetParasitics {
-            pin_nodes: Vec::with_capacity(net.connections.len()),
-            ground_capacitance: Vec::with_capacity(n_nodes),
-            resistors: Vec::with_capacity(net.resistors.len()),
+        let mut shape = NetShape {
+            parasitics: NetParasitics {
+                pin_nodes: Vec::with_capacity(net.connections.len()),
+                ground_capacitance: Vec::with_capacity(n_nodes),
+                resistors: Vec::with_capacity(net.resistors.len()),
+            },
+            other_nodes: Vec::new(),
         };
         let mut builder = NodeIndex {
             small: Vec::with_capacity(n_nodes.min(SMALL_NET)),
             large: None,
             net: &net.name,
         };
-        for (index, connection) in net.connections.iter().enumerate() {
+        for connection in &net.connections {
             let name = connection.name;
-            if builder.find(&name).is_some() || builder.is_internal(&name) {
-                connection_key(index)?;
-            }
-            builder.node(&mut parasitics, name, || connection_key(index))?;
+            let pin = match builder.find(&name) {
+                Some(_) => None,
+                None => match builder.add(&mut shape.parasitics.ground_capacitance, name) {
+                    (id, true) => Some(id),
+                    (_, false) => None,
+                },
+            };
+            let node = pin.unwrap_or(ASKED_ONLY);
+            shape.parasitics.pin_nodes.push((node, PLACEHOLDER));
         }
         // A coupling capacitor is grounded at each of its ends that belongs to this net;
         // the other net's own SPEF block grounds it at its end.
         for capacitor in &net.caps {
             let value = capacitor.value * units.capacitance_ff;
-            let own = builder.node(&mut parasitics, capacitor.node, || {
-                node_key(&capacitor.node)
-            })?;
-            parasitics.ground_capacitance[own as usize] += value;
+            let own = shape.other_node(&mut builder, capacitor.node);
+            shape.parasitics.ground_capacitance[own as usize] += value;
             if let Some(other) = capacitor.coupled_to {
                 if builder.is_internal(&other) || builder.find(&other).is_some() {
-                    let other = builder.node(&mut parasitics, other, || node_key(&other))?;
-                    parasitics.ground_capacitance[other as usize] += value;
+                    let other = shape.other_node(&mut builder, other);
+                    shape.parasitics.ground_capacitance[other as usize] += value;
                 }
             }
         }
         for resistor in &net.resistors {
-            let from = builder.node(&mut parasitics, resistor.from, || node_key(&resistor.from))?;
-            let to = builder.node(&mut parasitics, resistor.to, || node_key(&resistor.to))?;
-            parasitics
+            let from = shape.other_node(&mut builder, resistor.from);
+            let to = shape.other_node(&mut builder, resistor.to);
+            shape
+                .parasitics
                 .resistors
                 .push((from, to, resistor.value * units.resistance_kohm));
+        }
+        shape
+    }
+
+    /// The id of node `name` (not a connection), noted to be asked if it is new and no
+    /// internal node.
+    fn other_node(
+        &mut self,
+        builder: &mut NodeIndex<'_, 'text>,
+        name: tachyon_spef::Name<'text>,
+    ) -> u32 {
+        if let Some(existing) = builder.find(&name) {
+            return existing;
+        }
+        let (id, may_be_pin) = builder.add(&mut self.parasitics.ground_capacitance, name);
+        if may_be_pin {
+            self.other_nodes.push((id, name));
+        }
+        id
+    }
+
+    /// The net's parasitics with its pins asked of the design: `connection_key(i)` for
+    /// `*CONN` entry `i` (every one, in order), then `node_key` for the other nodes that
+    /// are no internal nodes; the first failing ask is the error.
+    pub(crate) fn resolve(
+        self,
+        connection_key: impl Fn(usize) -> Result<PinKey, LinkError>,
+        node_key: impl Fn(&tachyon_spef::Name<'_>) -> Result<PinKey, LinkError>,
+    ) -> Result<NetParasitics, LinkError> {
+        let NetShape {
+            mut parasitics,
+            other_nodes,
+        } = self;
+        for (index, (_, key)) in parasitics.pin_nodes.iter_mut().enumerate() {
+            *key = connection_key(index)?;
+        }
+        if parasitics
+            .pin_nodes
+            .iter()
+            .any(|&(node, _)| node == ASKED_ONLY)
+        {
+            parasitics.pin_nodes.retain(|&(node, _)| node != ASKED_ONLY);
+        }
+        for (node, name) in &other_nodes {
+            parasitics.pin_nodes.push((*node, node_key(name)?));
         }
         Ok(parasitics)
     }
@@ -197,23 +261,13 @@ impl<'text> NodeIndex<'_, 'text> {
         }
     }
 
-    /// The id of node `name`, added (with no capacitance) if new; `key` names its pin
-    /// when it is new and not internal.
-    fn node(
-        &mut self,
-        parasitics: &mut NetParasitics,
-        name: tachyon_spef::Name<'text>,
-        key: impl FnOnce() -> Result<PinKey, LinkError>,
-    ) -> Result<u32, LinkError> {
-        if let Some(existing) = self.find(&name) {
-            return Ok(existing);
-        }
-        let id = parasitics.ground_capacitance.len() as u32;
-        if !self.is_internal(&name) {
-            parasitics.pin_nodes.push((id, key()?));
-        }
-        parasitics.ground_capacitance.push(0.0);
+    /// Adds node `name`, not known yet, with no capacitance: its id, and whether it may
+    /// be a pin (it is none of the net's internal nodes).
+    fn add(&mut self, capacitance: &mut Vec<f64>, name: tachyon_spef::Name<'text>) -> (u32, bool) {
+        let id = capacitance.len() as u32;
+        capacitance.push(0.0);
+        let may_be_pin = !self.is_internal(&name);
         self.insert(name, id);
-        Ok(id)
+        (id, may_be_pin)
     }
 }

@@ -289,3 +289,97 @@ endmodule";
         .unwrap_err();
     assert!(error.to_string().contains("pin D gets 3 bits"), "{error}");
 }
+
+/// A SPEF of the netlist above: `n1` with an internal node, a coupling capacitor to
+/// `n2` and a repeated connection, then `n2`, whose last connection is `bad`.
+fn prepared_spef(bad: &str) -> String {
+    format!(
+        r#"*SPEF "IEEE 1481-1998"
+*DESIGN "top"
+*DIVIDER /
+*DELIMITER :
+*BUS_DELIMITER [ ]
+*T_UNIT 1 PS
+*C_UNIT 1 FF
+*R_UNIT 1 KOHM
+
+*D_NET n1 3
+*CONN
+*I b1:Z O
+*I r1:D I
+*I b1:Z O
+*CAP
+1 b1:Z 0.5
+2 n1:1 1
+3 r1:D n2:1 0.25
+*RES
+1 b1:Z n1:1 0.5
+2 n1:1 r1:D 0.25
+*END
+
+*D_NET n2 2
+*CONN
+*I r1:Q O
+*I {bad} I
+*CAP
+1 n2:1 1
+2 b2:A 1
+*RES
+1 r1:Q n2:1 0.5
+2 n2:1 b2:A 0.5
+*END
+"#
+    )
+}
+
+#[test]
+fn spef_prepared_beside_annotates_as_read_alone() {
+    use std::sync::atomic::AtomicBool;
+    let annotated = |spef: &str, prepare: Option<bool>| {
+        let mut design = Design::new();
+        design.set_library(None, &library(BUF));
+        design.set_library(None, &library(DFF));
+        design
+            .set_netlist(&tachyon_verilog::parse_netlist("top.v", NETLIST).unwrap())
+            .unwrap();
+        let source = tachyon_source::Source {
+            file: "top.spef",
+            text: spef,
+        };
+        let spef = tachyon_spef::parse_spef("top.spef", spef).unwrap();
+        let annotated = match prepare {
+            None => design.annotate_from(&spef, source),
+            // `true`: stopped before it began, all left to the annotate.
+            Some(stop) => {
+                let shapes = tachyon_link::SpefShapes::prepare(&spef, &AtomicBool::new(stop));
+                design.annotate_prepared(&spef, shapes, source)
+            }
+        };
+        annotated.map(|()| {
+            let graph = design.build_graph().unwrap();
+            let trees: Vec<String> = graph
+                .nets()
+                .iter()
+                .map(|net| format!("{} {:?}", net.name, graph.rc_tree(net)))
+                .collect();
+            trees
+        })
+    };
+    for spef in [
+        prepared_spef("b2:A"),
+        prepared_spef("b2:X"),
+        prepared_spef("nowhere:A"),
+    ] {
+        let alone = annotated(&spef, None).map_err(|error| error.to_string());
+        for stop in [false, true] {
+            let prepared = annotated(&spef, Some(stop)).map_err(|error| error.to_string());
+            assert_eq!(prepared, alone);
+        }
+    }
+    let trees = annotated(&prepared_spef("b2:A"), None).unwrap();
+    assert!(
+        trees.iter().any(|tree| tree.starts_with("n1 Some")),
+        "{trees:?}"
+    );
+    assert!(annotated(&prepared_spef("b2:X"), None).is_err());
+}

@@ -139,6 +139,19 @@ pub struct DNet<'a> {
 }
 
 impl DNet<'_> {
+    /// A net with no name and nothing in it, which allocates nothing: a placeholder
+    /// to be overwritten.
+    pub(crate) fn empty() -> Self {
+        DNet {
+            name: Cow::Borrowed(""),
+            total_cap: 0.0,
+            connections: Vec::new(),
+            caps: Vec::new(),
+            resistors: Vec::new(),
+            offset: 0,
+        }
+    }
+
     /// The number of distinct node names in the net (connections, capacitor nodes and
     /// resistor ends; the far end of a coupling capacitor belongs to another net and is not
     /// counted).

@@ -61,20 +61,50 @@ pub(crate) fn parse_nets<'a>(
             .map(parse_block)
             .collect()
     };
-    let mut all = Nets::default();
-    let n_nets = blocks
-        .iter()
-        .map(|block| block.as_ref().map_or(0, |nets| nets.nets.len()))
-        .sum();
-    all.nets.reserve_exact(n_nets);
     // Blocks are in file order and each stops at its first error, so the first error met
     // here is the first in the file.
-    for block in blocks {
-        let mut block = block?;
-        all.nets.append(&mut block.nets);
-        all.r_nets.append(&mut block.r_nets);
+    let blocks = blocks.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let (nets, r_nets): (Vec<_>, Vec<_>) = blocks
+        .into_iter()
+        .map(|block| (block.nets, block.r_nets))
+        .unzip();
+    Ok(Nets {
+        nets: concatenate(nets, parallel),
+        r_nets: r_nets.concat(),
+    })
+}
+
+/// The blocks' nets in one vector, in block order. In parallel, each block's nets are
+/// moved into its own part of a vector made of empty nets: at 1M nets the serial
+/// appending (a copy of 110 MB into fresh memory) was the last, one-thread step of a
+/// parse whose blocks run on all threads.
+fn concatenate<'a>(blocks: Vec<Vec<DNet<'a>>>, parallel: bool) -> Vec<DNet<'a>> {
+    let n_nets = blocks.iter().map(Vec::len).sum();
+    if !parallel || blocks.len() < 2 {
+        let mut all = Vec::with_capacity(n_nets);
+        for mut block in blocks {
+            all.append(&mut block);
+        }
+        return all;
     }
-    Ok(all)
+    let mut all: Vec<DNet<'a>> = (0..n_nets)
+        .into_par_iter()
+        .with_min_len(4096)
+        .map(|_| DNet::empty())
+        .collect();
+    let mut parts = Vec::with_capacity(blocks.len());
+    let mut rest = all.as_mut_slice();
+    for block in &blocks {
+        let (part, after) = rest.split_at_mut(block.len());
+        parts.push(part);
+        rest = after;
+    }
+    parts.into_par_iter().zip(blocks).for_each(|(part, block)| {
+        for (slot, net) in part.iter_mut().zip(block) {
+            *slot = net;
+        }
+    });
+    all
 }
 
 /// The byte offsets where blocks start: `section_start`, then the first net keyword at the

@@ -937,7 +937,8 @@ impl Timer {
         let text = read_checked(path)?;
         let file = path.display().to_string();
         let (spef, parse_time) = parse_spef_timed(&file, &text)?;
-        let nets = self.annotate_spef(&file, &text, spef, parse_time)?;
+        let shapes = tachyon_link::SpefShapes::default();
+        let nets = self.annotate_spef(&file, &text, spef, shapes, parse_time)?;
         let dropping = Instant::now();
         drop_in_parallel(nets);
         tracing::debug!(
@@ -948,13 +949,15 @@ impl Timer {
     }
 
     /// The second half of [`Timer::read_spef`]: gives the nets of `spef` (parsed from
-    /// `text` in `parse_time`) their parasitics, and hands back its parsed nets for the
+    /// `text` in `parse_time`) their parasitics (the design-independent half of the work
+    /// already made where `shapes` has it), and hands back its parsed nets for the
     /// caller to drop (`drop_in_parallel`; a load drops them beside its next read).
     fn annotate_spef<'t>(
         &mut self,
         file: &str,
         text: &str,
         spef: tachyon_spef::Spef<'t>,
+        shapes: tachyon_link::SpefShapes<'t>,
         parse_time: Duration,
     ) -> Result<Vec<tachyon_spef::DNet<'t>>, TimerError> {
         self.record_duration("parse", parse_time);
@@ -970,7 +973,7 @@ impl Timer {
             Vec::new()
         };
         self.apply_edit(EditTarget::Parasitics(nets), |design| {
-            design.annotate_from(&spef, source)
+            design.annotate_prepared(&spef, shapes, source)
         })?;
         self.record("link", started);
         // A SPEF cut short at a net boundary parses: say how many nets it left bare.

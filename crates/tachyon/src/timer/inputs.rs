@@ -2,7 +2,7 @@
 //! read them one by one (and show which one it is reading).
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tachyon_kernels::Split;
 
@@ -72,9 +72,11 @@ impl Timer {
     /// Reads `inputs` in order, as [`Timer::read_input`] on each would, and stops at
     /// the first that fails (each read is all or nothing, as alone). Meanwhile the first
     /// SPEF that comes after another input is read and parsed on another thread (the
-    /// nets in parallel, on a pool of half the threads from 8 threads on: `beside`), so that it overlaps
-    /// the libraries and the netlist and their linking; its nets are annotated when its
-    /// turn comes, and dropped while the next input is read. The first `.timing` after
+    /// nets in parallel, on a pool of half the threads from 8 threads on: `beside`), so
+    /// that it overlaps the libraries and the netlist and their linking; the annotate's
+    /// design-independent half is made there too until the SPEF's turn comes. Its nets
+    /// are annotated in their turn; the parsed nets and the text are then dropped on a
+    /// thread of their own, which may outlive this call. The first `.timing` after
     /// it is read and parsed on a thread of its own from the start, and its assertions
     /// set in its turn. Their errors, and everything else, are those of the reads one by
     /// one.
@@ -97,20 +99,35 @@ impl Timer {
             return Ok(());
         };
         let file = spef.display().to_string();
-        let text = OnceLock::new();
+        let stop = AtomicBool::new(false);
         std::thread::scope(|scope| {
             let parsing = scope.spawn(|| {
                 beside(|| {
                     let started = std::time::Instant::now();
-                    let read = read_checked(spef)?;
-                    let text: &str = text.get_or_init(|| read);
+                    let text = read_checked(spef)?;
                     tracing::debug!(
                         file,
                         bytes = text.len(),
+                        threads = rayon::current_num_threads(),
                         ms = started.elapsed().as_secs_f64() * 1e3,
                         "spef read beside"
                     );
-                    parse_spef_timed(&file, text).map(|(parsed, time)| (text, parsed, time))
+                    ParsedSpef::try_new(text, |text| {
+                        let (parsed, time) = parse_spef_timed(&file, text)?;
+                        // The annotate's design-independent half, while the netlist is
+                        // still being linked (until its turn comes: `stop`).
+                        let preparing = std::time::Instant::now();
+                        let shapes = tachyon_link::SpefShapes::prepare(&parsed, &stop);
+                        tracing::debug!(
+                            file,
+                            ms = preparing.elapsed().as_secs_f64() * 1e3,
+                            "spef nets prepared beside"
+                        );
+                        Ok(SpefBorrowers {
+                            parsed: Some((parsed, shapes, time)),
+                            nets: Vec::new(),
+                        })
+                    })
                 })
             });
             let mut parsing = Some(parsing);
@@ -136,20 +153,44 @@ impl Timer {
                         .map_err(failed(input))?;
                     continue;
                 }
+                if index == early {
+                    stop.store(true, Ordering::Relaxed);
+                }
                 let read = match parsing.take_if(|_| index == early) {
                     Some(parsing) => parsing
                         .join()
                         .inspect(|_| tracing::debug!(file, "spef parse joined"))
                         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                        .and_then(|(text, parsed, time)| {
-                            let nets = self.annotate_spef(&file, text, parsed, time)?;
-                            // Dropped while the next input is read.
-                            scope.spawn(|| drop_in_parallel(nets));
+                        .and_then(|mut spef| {
+                            spef.with_dependent_mut(|text, borrowers| {
+                                let Some((parsed, shapes, time)) = borrowers.parsed.take() else {
+                                    return Ok::<(), TimerError>(());
+                                };
+                                borrowers.nets =
+                                    self.annotate_spef(&file, text, parsed, shapes, time)?;
+                                Ok(())
+                            })?;
+                            // The parsed nets, then the text, dropped on a thread of
+                            // their own, past the end of the load (at 1M waiting for
+                            // them was 15-20 ms of it).
+                            std::thread::spawn(move || {
+                                let dropping = std::time::Instant::now();
+                                spef.with_dependent_mut(|_, borrowers| {
+                                    drop_in_parallel(std::mem::take(&mut borrowers.nets));
+                                });
+                                drop(spef);
+                                tracing::debug!(
+                                    ms = dropping.elapsed().as_secs_f64() * 1e3,
+                                    "parsed spef dropped after the load"
+                                );
+                            });
                             Ok(())
                         }),
                     None => self.read_input(input),
                 };
-                read.map_err(failed(input))?;
+                // A failed read ends the load: the SPEF's preparing too.
+                read.inspect_err(|_| stop.store(true, Ordering::Relaxed))
+                    .map_err(failed(input))?;
             }
             Ok(())
         })
@@ -167,6 +208,28 @@ impl Timer {
     }
 }
 
+/// What borrows a SPEF read beside ([`Timer::read_inputs`]): the parsed file with the
+/// annotate's design-independent half made beside (until the annotate takes them),
+/// then the parsed nets the annotate hands back.
+struct SpefBorrowers<'text> {
+    parsed: Option<(
+        tachyon_spef::Spef<'text>,
+        tachyon_link::SpefShapes<'text>,
+        std::time::Duration,
+    )>,
+    nets: Vec<tachyon_spef::DNet<'text>>,
+}
+
+self_cell::self_cell!(
+    /// A SPEF's text owned together with what borrows it, so that both can be dropped
+    /// on a thread of their own, past the end of the load ([`Timer::read_inputs`]).
+    struct ParsedSpef {
+        owner: String,
+        #[covariant]
+        dependent: SpefBorrowers,
+    }
+);
+
 /// The fewest threads of the current pool for which the SPEF gets a pool of its own.
 const OWN_POOL_MIN: usize = 8;
 
@@ -180,6 +243,9 @@ const OWN_POOL_MIN: usize = 8;
 /// outside the pool, waited behind the SPEF's queued blocks. Under [`OWN_POOL_MIN`]
 /// threads the SPEF shares the current pool, as it did before (measured on 16 cores
 /// only; half of a few cores would leave the SPEF's parse alone at the end).
+/// Measured again with the annotate's design-independent half made beside (stop 33,
+/// H100, 1M, 5 rounds): a SPEF pool of 12 or 16 threads prepares all of it, but the
+/// link slows by more (`design loaded` 0.57 and 0.54 s against 0.52 s for 8).
 fn beside<T: Send>(read: impl FnOnce() -> T + Send) -> T {
     let threads = rayon::current_num_threads();
     if threads < OWN_POOL_MIN {
