@@ -13,8 +13,7 @@ pub fn prefetch<T>(values: &[T], index: usize) {
         {
             use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             let address = (value as *const T).cast::<i8>();
-            // One of the two `unsafe` outside `tachyon-gpu` and the kernel entry
-            // points (ARCHITECTURE.md).
+            // The one `unsafe` outside `tachyon-gpu` and the kernel entry points.
             // SAFETY: `_mm_prefetch` only needs SSE, which every x86_64 target has (it
             // is `unsafe` to call because it is declared with `#[target_feature]`), and
             // a prefetch never faults or writes, whatever the address; this one points

@@ -71,16 +71,6 @@ pub fn decode(bytes: Vec<u8>) -> std::io::Result<String> {
     } else {
         bytes
     };
-    if bytes.len() >= PARALLEL_CHECK_MIN && is_utf8_in_pieces(&bytes, CHECK_PIECE) {
-        // The one `unsafe` of the facade: no safe call turns checked bytes into a
-        // `String` without checking them again on one thread (43 ms for the 337 MB
-        // SPEF at 1M on the H100's host, most of the SPEF's read).
-        // SAFETY: every piece of `bytes` is UTF-8 (`is_utf8_in_pieces`), and so is
-        // their concatenation: a character never spans two valid pieces.
-        #[allow(unsafe_code)]
-        return Ok(unsafe { String::from_utf8_unchecked(bytes) });
-    }
-    // Small, or not UTF-8: checked in one go, which also finds the first bad byte.
     String::from_utf8(bytes).map_err(|error| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
@@ -90,42 +80,6 @@ pub fn decode(bytes: Vec<u8>) -> std::io::Result<String> {
             ),
         )
     })
-}
-
-/// Text at least this large is checked as UTF-8 by all threads, [`CHECK_PIECE`] bytes
-/// at a time.
-const PARALLEL_CHECK_MIN: usize = 8 << 20;
-
-/// The bytes one thread checks as UTF-8 at a time.
-const CHECK_PIECE: usize = 1 << 20;
-
-/// Whether `bytes` is UTF-8, checked in pieces of about `piece` bytes on the current
-/// rayon pool. Each piece starts at the first byte of a character (a piece that did
-/// not would fail, and the whole be called not UTF-8 though it is; never the reverse).
-fn is_utf8_in_pieces(bytes: &[u8], piece: usize) -> bool {
-    use rayon::prelude::*;
-    let starts_character = |at: usize| bytes.get(at).is_none_or(|&byte| byte & 0xc0 != 0x80);
-    let mut starts = vec![0];
-    let mut nominal = piece.max(4);
-    while nominal < bytes.len() {
-        // A character is at most 4 bytes: one of these starts one in UTF-8.
-        let start = (nominal - 3..=nominal)
-            .rev()
-            .find(|&at| starts_character(at))
-            .unwrap_or(nominal);
-        starts.push(start);
-        nominal = start + piece.max(4);
-    }
-    let ends: Vec<usize> = starts
-        .iter()
-        .skip(1)
-        .copied()
-        .chain([bytes.len()])
-        .collect();
-    starts
-        .par_iter()
-        .zip(ends.par_iter())
-        .all(|(&start, &end)| std::str::from_utf8(&bytes[start..end]).is_ok())
 }
 
 /// The file's name without a final `.gz` (`lib.v.gz` gives `lib.v`), for telling its
@@ -154,35 +108,6 @@ mod tests {
         std::fs::write(&path, &text).unwrap();
         assert_eq!(read_text(&path).unwrap(), text);
         std::fs::remove_dir_all(&folder).unwrap();
-    }
-
-    #[test]
-    fn text_checked_in_pieces_is_utf8_exactly_when_whole() {
-        // Characters of 1 to 4 bytes, so that piece ends fall inside them.
-        let text = "a\u{e9}\u{20ac}\u{1f600}b".repeat(50);
-        let bytes = text.as_bytes();
-        for piece in [1, 2, 3, 4, 5, 7, 16, 1000] {
-            assert!(is_utf8_in_pieces(bytes, piece), "piece {piece}");
-            for at in [0, 1, 2, 5, 17, bytes.len() - 1] {
-                let mut bad = bytes.to_vec();
-                bad[at] = 0xff;
-                assert!(
-                    !is_utf8_in_pieces(&bad, piece),
-                    "piece {piece}, bad at {at}"
-                );
-            }
-            // A character cut short at the end.
-            assert!(!is_utf8_in_pieces(&bytes[..bytes.len() - 2], piece));
-        }
-        // A large text goes through the parallel check; a bad byte in it is found at
-        // its offset as before.
-        let large = "x\u{20ac}".repeat(PARALLEL_CHECK_MIN / 2);
-        assert_eq!(decode(large.clone().into_bytes()).unwrap(), large);
-        let mut bad = large.into_bytes();
-        bad[PARALLEL_CHECK_MIN + 1] = 0xff;
-        let error = decode(bad).unwrap_err();
-        let offset = format!("offset {}", PARALLEL_CHECK_MIN + 1);
-        assert!(error.to_string().contains(&offset), "{error}");
     }
 
     #[test]
