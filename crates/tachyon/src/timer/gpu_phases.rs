@@ -578,21 +578,40 @@ mod on_gpu {
                     .structure
                     .get_or_insert_with(|| CpprStructure::build(graph));
                 let clock_arcs = structure.clock_arcs(graph);
-                // Only the clock arcs' delays are current in `delays` while CPPR runs
-                // (it reads no other on the host); emptied again after.
                 let started = Instant::now();
                 let values = &mut self.gathered[1];
                 timing.values_at_into(ForwardArray::ArcDelay, clock_arcs, values)?;
-                let n_arcs = graph.arcs().len();
-                data.arc_delay = scattered(std::mem::take(&mut delays), n_arcs, clock_arcs, values);
+                let gathered_ms = started.elapsed().as_secs_f64() * 1e3;
+                // The clock's values compared with those of the kept clock trees as
+                // gathered (the delays in `clock_arcs` order); the clock pins'
+                // arrivals are in `data` already.
+                let clock_pins = structure.clock_pins();
+                let arrival_at = |item: usize| data.arrival[clock_pins[item].index()];
+                let unchanged = structure.clock_unchanged(&arrival_at, values);
+                let checked_ms = started.elapsed().as_secs_f64() * 1e3;
+                // Unchanged, CPPR reads no arc delay on the host: `data.arc_delay`
+                // stays empty. Else only the clock arcs' delays are current in it
+                // while CPPR runs (the clock trees read no other); emptied after.
+                if unchanged.is_none() {
+                    let n_arcs = graph.arcs().len();
+                    let host = std::mem::take(&mut delays);
+                    data.arc_delay = scattered(host, n_arcs, clock_arcs, values);
+                }
                 tracing::debug!(
                     arcs = clock_arcs.len(),
+                    gathered_ms,
+                    checked_ms,
+                    unchanged = unchanged.is_some(),
                     ms = started.elapsed().as_secs_f64() * 1e3,
-                    "the clock arcs' delays gathered on the device"
+                    "the clock arcs' delays gathered on the device, the clock's values checked"
                 );
                 let passes = GpuPasses::Resident(timing.forward_values(), &self.networks);
-                let ran = tachyon_cppr::gpu::apply_cppr_with(graph, data, structure, passes);
-                delays = std::mem::take(&mut data.arc_delay);
+                let ran = tachyon_cppr::gpu::apply_cppr_with_clock(
+                    graph, data, structure, passes, unchanged,
+                );
+                if !data.arc_delay.is_empty() {
+                    delays = std::mem::take(&mut data.arc_delay);
+                }
                 Ok(ran?)
             })?;
             let on_device = &mut self.on_device;
