@@ -149,15 +149,17 @@ fn same_bits(a: [f64; 4], b: [f64; 4]) -> bool {
 
 /// The part of a [`PreparedSplit`] its clock tree and the graph determine.
 #[derive(Debug, Clone)]
+/// Its arrays are shared with the runs that reuse it (a copy per run faulted in ~10 MB
+/// of fresh pages per split at 5M gates before the passes could start).
 struct SplitFromTree {
-    tests: Vec<usize>,
+    tests: Arc<[usize]>,
     tree: Arc<ClockTree>,
     /// The clock nodes that launch in the split ([`DataNetwork::launch_nodes`]).
-    launch_nodes: Vec<u32>,
-    wanted: Vec<u32>,
+    launch_nodes: Arc<[u32]>,
+    wanted: Arc<[u32]>,
     max_depth: u32,
-    representative: Vec<u32>,
-    distinct: Vec<u32>,
+    representative: Arc<[u32]>,
+    distinct: Arc<[u32]>,
     /// Each pass's start groups, once a GPU run computed them.
     start_groups: StartGroups,
     /// The combining's layout, once a run built it.
@@ -746,16 +748,16 @@ pub(crate) type RunPasses<'r, E> = dyn FnMut(&DataNetwork<'_>, &ClockTree, &[u32
 /// passes to run.
 pub(crate) struct PreparedSplit<'a> {
     split: Split,
-    tests: Vec<usize>,
+    tests: Arc<[usize]>,
     tree: Arc<ClockTree>,
     network: DataNetwork<'a>,
     /// The entry of each test's data pin.
-    wanted: Vec<u32>,
+    wanted: Arc<[u32]>,
     max_depth: u32,
     /// Per depth `1..=max_depth`, the depth of the pass that stands for it.
-    representative: Vec<u32>,
+    representative: Arc<[u32]>,
     /// The depths that get a pass, sorted.
-    distinct: Vec<u32>,
+    distinct: Arc<[u32]>,
     /// Host time so far, ms: clock tree, network values, preparation.
     host_ms: [f64; 3],
     /// Each pass's start groups (from the tree and the pass depths alone), once
@@ -811,13 +813,13 @@ impl<'a> PreparedSplit<'a> {
         let ms = |duration: std::time::Duration| duration.as_secs_f64() * 1e3;
         Some(PreparedSplit {
             split,
-            tests,
+            tests: tests.into(),
             tree,
             network,
-            wanted,
+            wanted: wanted.into(),
             max_depth,
-            representative,
-            distinct,
+            representative: representative.into(),
+            distinct: distinct.into(),
             host_ms: [
                 ms(tree_built),
                 ms(network_built - tree_built),
@@ -865,13 +867,13 @@ impl<'a> PreparedSplit<'a> {
     /// What the next run may reuse while the clock's values are the same.
     fn to_kept(&self) -> SplitFromTree {
         SplitFromTree {
-            tests: self.tests.clone(),
+            tests: Arc::clone(&self.tests),
             tree: Arc::clone(&self.tree),
-            launch_nodes: self.network.launch_nodes().to_vec(),
-            wanted: self.wanted.clone(),
+            launch_nodes: Arc::clone(self.network.launch_nodes()),
+            wanted: Arc::clone(&self.wanted),
             max_depth: self.max_depth,
-            representative: self.representative.clone(),
-            distinct: self.distinct.clone(),
+            representative: Arc::clone(&self.representative),
+            distinct: Arc::clone(&self.distinct),
             start_groups: Arc::clone(&self.start_groups),
             combine_layout: Arc::clone(&self.combine_layout),
         }
