@@ -768,9 +768,14 @@ fn both_splits<'s>(
         }
     };
     let ((), late_ran) = rayon::join(|| combine_early(post), || late.as_ref().map(run));
+    let started = std::time::Instant::now();
     if let (Some(late), Some(ran)) = (&late, late_ran) {
         finish(late, ran?, post);
     }
+    tracing::debug!(
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        "cppr: the late split's slacks written"
+    );
     Ok(())
 }
 
