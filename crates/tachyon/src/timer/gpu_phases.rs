@@ -382,9 +382,9 @@ mod on_gpu {
         structure: Option<CpprStructure>,
         /// CPPR's network shape and split networks on the GPU, kept with `structure`.
         networks: KeptNetworks,
-        /// The pins whose arrivals a full update reads on the host (sorted, each once;
-        /// with whether CPPR's clock pins are among them), kept with `structure`.
-        arrival_pins: Option<(bool, Vec<u32>)>,
+        /// The pins whose arrivals a full update reads on the host, kept with
+        /// `structure`.
+        arrival_pins: Option<ArrivalPins>,
         /// The arrays a full update over the resident state left on the device.
         on_device: OnDevice,
         /// The path graph (and endpoints) the update built beside its steps, until the
@@ -394,6 +394,39 @@ mod on_gpu {
         /// arrivals of `arrival_pins`, the clock arcs' delays), in host arrays kept
         /// for the next update: fresh pages for them cost more than the copies.
         gathered: [Vec<[f64; 4]>; 2],
+    }
+
+    /// The pins whose arrivals a full update over the resident state reads on the host
+    /// ([`arrival_pins`]).
+    #[derive(Debug)]
+    struct ArrivalPins {
+        /// Whether CPPR's clock pins are among them.
+        with_clock: bool,
+        /// Sorted, each once.
+        pins: Vec<u32>,
+        /// With the clock pins, the position in `pins` of each clock pin (in
+        /// `CpprStructure::clock_pins` order): where the clock check reads their
+        /// arrivals among the gathered ones.
+        clock_positions: Vec<u32>,
+    }
+
+    impl ArrivalPins {
+        fn new(graph: &TimingGraph, structure: Option<&CpprStructure>) -> ArrivalPins {
+            let pins = arrival_pins(graph, structure);
+            let clock = structure.map_or(&[][..], |structure| structure.clock_pins());
+            let clock_positions = clock
+                .par_iter()
+                .map(|pin| match pins.binary_search(&pin.0) {
+                    Ok(position) => position as u32,
+                    Err(_) => unreachable!("the arrival pins include the clock pins"),
+                })
+                .collect();
+            ArrivalPins {
+                with_clock: structure.is_some(),
+                pins,
+                clock_positions,
+            }
+        }
     }
 
     /// Per array, Some while the host's copy is stale: a full update over the resident
@@ -553,8 +586,8 @@ mod on_gpu {
                     false => None,
                 };
                 let pins = match &mut self.arrival_pins {
-                    Some((with_clock, pins)) if *with_clock == cppr => pins,
-                    slot => &mut slot.insert((cppr, arrival_pins(graph, structure))).1,
+                    Some(pins) if pins.with_clock == cppr => &pins.pins,
+                    slot => &slot.insert(ArrivalPins::new(graph, structure)).pins,
                 };
                 let started = Instant::now();
                 let values = &mut self.gathered[0];
@@ -579,15 +612,21 @@ mod on_gpu {
                     .get_or_insert_with(|| CpprStructure::build(graph));
                 let clock_arcs = structure.clock_arcs(graph);
                 let started = Instant::now();
-                let values = &mut self.gathered[1];
+                let [arrivals, values] = &mut self.gathered;
                 timing.values_at_into(ForwardArray::ArcDelay, clock_arcs, values)?;
                 let gathered_ms = started.elapsed().as_secs_f64() * 1e3;
                 // The clock's values compared with those of the kept clock trees as
-                // gathered (the delays in `clock_arcs` order); the clock pins'
-                // arrivals are in `data` already.
-                let clock_pins = structure.clock_pins();
-                let arrival_at = |item: usize| data.arrival[clock_pins[item].index()];
-                let unchanged = structure.clock_unchanged(&arrival_at, values);
+                // gathered: the delays in `clock_arcs` order, the clock pins'
+                // arrivals among the arrival pins' (a compact array, where `data`'s
+                // spreads them over every pin).
+                let unchanged = match &self.arrival_pins {
+                    Some(pins) if pins.with_clock => {
+                        let positions = &pins.clock_positions;
+                        let arrival_at = |item: usize| arrivals[positions[item] as usize];
+                        structure.clock_unchanged(&arrival_at, values)
+                    }
+                    _ => None,
+                };
                 let checked_ms = started.elapsed().as_secs_f64() * 1e3;
                 // Unchanged, CPPR reads no arc delay on the host: `data.arc_delay`
                 // stays empty. Else only the clock arcs' delays are current in it
