@@ -575,8 +575,6 @@ mod on_gpu {
             let mut arrivals = host_array(&mut on_device.arrival, &mut data.arrival);
             timed(record, "propagate", || {
                 timing.tests_leaving_values(graph, flat, data)?;
-                // Only the arrivals the update reads on the host are current in
-                // `data.arrival` (others NaN or the previous update's), emptied after.
                 let structure = match cppr {
                     true => Some(
                         &*self
@@ -592,18 +590,33 @@ mod on_gpu {
                 let started = Instant::now();
                 let values = &mut self.gathered[0];
                 timing.values_at_into(ForwardArray::Arrival, pins, values)?;
-                let gathered_ms = started.elapsed().as_secs_f64() * 1e3;
-                data.arrival = scattered(std::mem::take(&mut arrivals), n_pins, pins, values);
                 tracing::debug!(
                     pins = pins.len(),
-                    gathered_ms,
-                    scattered_ms = started.elapsed().as_secs_f64() * 1e3,
+                    ms = started.elapsed().as_secs_f64() * 1e3,
                     "the arrivals the host reads gathered on the device"
                 );
                 Ok(())
             })?;
             timed(record, "cppr", || {
+                // Only the arrivals the update reads on the host are current in
+                // `data.arrival` (others NaN or the previous update's), emptied after:
+                // written on the host while the clock's values are gathered and
+                // checked (which read the gathered arrivals).
+                let Some(arrival_pins) = &self.arrival_pins else {
+                    let what = "the arrival pins of the update";
+                    return Err(GpuError::from(LayoutError::Missing { what }).into());
+                };
+                let [gathered_arrivals, values] = &mut self.gathered;
+                let gathered_arrivals = &*gathered_arrivals;
+                let pins = &arrival_pins.pins;
+                let mut host = std::mem::take(&mut arrivals);
+                let scatter = |host| {
+                    let started = Instant::now();
+                    let host = scattered(host, n_pins, pins, gathered_arrivals);
+                    (host, started.elapsed().as_secs_f64() * 1e3)
+                };
                 if !cppr {
+                    (data.arrival, _) = scatter(host);
                     tachyon_gba::finish_tests_without_cppr(graph, data);
                     return Ok(());
                 }
@@ -611,23 +624,37 @@ mod on_gpu {
                     .structure
                     .get_or_insert_with(|| CpprStructure::build(graph));
                 let clock_arcs = structure.clock_arcs(graph);
-                let started = Instant::now();
-                let [arrivals, values] = &mut self.gathered;
-                timing.values_at_into(ForwardArray::ArcDelay, clock_arcs, values)?;
-                let gathered_ms = started.elapsed().as_secs_f64() * 1e3;
                 // The clock's values compared with those of the kept clock trees as
                 // gathered: the delays in `clock_arcs` order, the clock pins'
                 // arrivals among the arrival pins' (a compact array, where `data`'s
                 // spreads them over every pin).
-                let unchanged = match &self.arrival_pins {
-                    Some(pins) if pins.with_clock => {
-                        let positions = &pins.clock_positions;
-                        let arrival_at = |item: usize| arrivals[positions[item] as usize];
-                        structure.clock_unchanged(&arrival_at, values)
-                    }
-                    _ => None,
+                let mut check = || -> Result<_, TimerError> {
+                    let started = Instant::now();
+                    timing.values_at_into(ForwardArray::ArcDelay, clock_arcs, values)?;
+                    let gathered_ms = started.elapsed().as_secs_f64() * 1e3;
+                    let positions = &arrival_pins.clock_positions;
+                    let unchanged = match arrival_pins.with_clock {
+                        true => {
+                            let arrival_at =
+                                |item: usize| gathered_arrivals[positions[item] as usize];
+                            structure.clock_unchanged(&arrival_at, values)
+                        }
+                        false => None,
+                    };
+                    let checked_ms = started.elapsed().as_secs_f64() * 1e3;
+                    Ok((unchanged, gathered_ms, checked_ms))
                 };
-                let checked_ms = started.elapsed().as_secs_f64() * 1e3;
+                let started = Instant::now();
+                let (checked, scattered_ms) = std::thread::scope(|scope| {
+                    let scattering = scope.spawn(|| scatter(std::mem::take(&mut host)));
+                    let checked = check();
+                    let (host_arrivals, ms) = scattering
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    data.arrival = host_arrivals;
+                    (checked, ms)
+                });
+                let (unchanged, gathered_ms, checked_ms) = checked?;
                 // Unchanged, CPPR reads no arc delay on the host: `data.arc_delay`
                 // stays empty. Else only the clock arcs' delays are current in it
                 // while CPPR runs (the clock trees read no other); emptied after.
@@ -640,9 +667,11 @@ mod on_gpu {
                     arcs = clock_arcs.len(),
                     gathered_ms,
                     checked_ms,
+                    arrivals_scattered_ms = scattered_ms,
                     unchanged = unchanged.is_some(),
                     ms = started.elapsed().as_secs_f64() * 1e3,
-                    "the clock arcs' delays gathered on the device, the clock's values checked"
+                    "the clock arcs' delays gathered on the device and the clock's values \
+                     checked, beside the arrivals written on the host"
                 );
                 let passes = GpuPasses::Resident(timing.forward_values(), &self.networks);
                 let ran = tachyon_cppr::gpu::apply_cppr_with_clock(
