@@ -1000,9 +1000,9 @@ impl<'a> PreparedSplit<'a> {
     /// Writes the split's tests' slacks (`slacks`, in the order of its tests) into
     /// `post` (every test's).
     pub(crate) fn write_in_order(&self, slacks: &[[f64; 2]], post: &mut [[f64; 2]]) {
-        for (&test, &values) in self.tests.iter().zip(slacks) {
-            post[test] = values;
-        }
+        // In parallel (the tests are in order): at 5M gates a split's 600k tests took
+        // ~3 ms on one thread, the late split's on the critical path.
+        tachyon_graph::write_at(post, &self.tests, slacks, |test| test);
     }
 
     /// Combines the passes of [`PreparedSplit::run_passes`]: the split's (test,

@@ -464,34 +464,9 @@ mod on_gpu {
         if host.len() != len {
             host = vec![[f64::NAN; 4]; len];
         }
-        // A sorted index (the arrivals') is written in parallel, each chunk into the
-        // part of `host` its items fall in (at 5M gates ~1.3M items spread over 490
-        // MB: ~10 ms on one thread).
-        const CHUNK: usize = 1 << 14;
-        if !index.windows(2).all(|pair| pair[0] < pair[1]) {
-            for (&item, &value) in index.iter().zip(values) {
-                host[item as usize] = value;
-            }
-            return host;
-        }
-        let mut parts = Vec::new();
-        let mut rest: &mut [[f64; 4]] = &mut host;
-        let mut offset = 0;
-        for (items, values) in index.chunks(CHUNK).zip(values.chunks(CHUNK)) {
-            let Some(&last) = items.last() else { break };
-            let end = last as usize + 1;
-            let (part, tail) = std::mem::take(&mut rest).split_at_mut(end - offset);
-            parts.push((part, offset, items, values));
-            rest = tail;
-            offset = end;
-        }
-        parts
-            .into_par_iter()
-            .for_each(|(part, offset, items, values)| {
-                for (&item, &value) in items.iter().zip(values) {
-                    part[item as usize - offset] = value;
-                }
-            });
+        // The arrivals' index is sorted: written in parallel (at 5M gates ~1.3M items
+        // spread over 490 MB: ~10 ms on one thread).
+        tachyon_graph::write_at(&mut host, index, values, |item| item as usize);
         host
     }
 
