@@ -23,8 +23,8 @@ use tachyon_kernels::Split;
 
 use crate::groups::{DataNetwork, Seeding};
 use crate::{
-    ClockTree, CombineLayout, CombinePlan, CpprStructure, PassEntries, PreparedSplit, RanPasses,
-    StartGroups,
+    ClockTree, ClockUnchanged, CombineLayout, CombinePlan, CpprStructure, PassEntries,
+    PreparedSplit, RanPasses, StartGroups,
 };
 
 /// Threads per block of the per-entry launches.
@@ -567,9 +567,22 @@ pub fn apply_cppr_with(
     structure: &CpprStructure,
     gpus: GpuPasses<'_>,
 ) -> Result<(), GpuError> {
+    apply_cppr_with_clock(graph, data, structure, gpus, None)
+}
+
+/// [`apply_cppr_with`], `clock` Some when [`CpprStructure::clock_unchanged`] found the
+/// clock's values unchanged (the run then reads none of them in `data`).
+pub fn apply_cppr_with_clock(
+    graph: &TimingGraph,
+    data: &mut TimingData,
+    structure: &CpprStructure,
+    gpus: GpuPasses<'_>,
+    clock: Option<ClockUnchanged>,
+) -> Result<(), GpuError> {
     let _span = tracing::info_span!("cppr").entered();
-    let post = post_cppr_slacks_with(graph, data, structure, gpus)?;
+    let post = post_cppr_slacks_by(graph, data, structure, gpus, clock)?;
     crate::store(graph, data, &post);
+    structure.recycle_slacks(post);
     Ok(())
 }
 
@@ -581,13 +594,24 @@ pub fn post_cppr_slacks_with(
     structure: &CpprStructure,
     gpus: GpuPasses<'_>,
 ) -> Result<Vec<[f64; 2]>, GpuError> {
+    post_cppr_slacks_by(graph, data, structure, gpus, None)
+}
+
+/// [`post_cppr_slacks_with`] with what the caller found of the clock's values.
+fn post_cppr_slacks_by(
+    graph: &TimingGraph,
+    data: &TimingData,
+    structure: &CpprStructure,
+    gpus: GpuPasses<'_>,
+    clock: Option<ClockUnchanged>,
+) -> Result<Vec<[f64; 2]>, GpuError> {
     let host_values = matches!(gpus, GpuPasses::Shared(_));
     crate::slacks_by(
         graph,
         data,
         structure,
         host_values,
-        None,
+        (None, clock),
         |prepare, post| match gpus {
             GpuPasses::Shared(gpus) => {
                 let run = |prepared: &PreparedSplit<'_>| {
@@ -744,9 +768,14 @@ fn both_splits<'s>(
         }
     };
     let ((), late_ran) = rayon::join(|| combine_early(post), || late.as_ref().map(run));
+    let started = std::time::Instant::now();
     if let (Some(late), Some(ran)) = (&late, late_ran) {
         finish(late, ran?, post);
     }
+    tracing::debug!(
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        "cppr: the late split's slacks written"
+    );
     Ok(())
 }
 

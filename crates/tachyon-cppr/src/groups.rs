@@ -5,6 +5,7 @@
 //! is `tachyon_kernels::cppr::entry_groups`, which the GPU passes run too.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use tachyon_graph::{ArcKind, FastMap, PinId, PinKind, TimingData, TimingGraph};
@@ -777,8 +778,9 @@ pub(crate) struct DataNetwork<'a> {
     pub(crate) late: bool,
     split: Split,
     pub(crate) inputs: Vec<GroupInput>,
-    /// The clock nodes that launch in this split (in its tree), sorted.
-    launch_nodes: Vec<u32>,
+    /// The clock nodes that launch in this split (in its tree), sorted (shared with
+    /// the split a CPPR structure keeps for its next run).
+    launch_nodes: Arc<[u32]>,
 }
 
 impl<'a> DataNetwork<'a> {
@@ -789,7 +791,7 @@ impl<'a> DataNetwork<'a> {
         tree: &ClockTree,
         split: Split,
     ) -> DataNetwork<'a> {
-        let launch_nodes: Vec<u32> = (0..shape.launch_nodes.len())
+        let launch_nodes: Arc<[u32]> = (0..shape.launch_nodes.len())
             .filter(|&start| shape.launches_in(start, split, tree))
             .map(|start| shape.launch_nodes[start])
             .collect();
@@ -801,7 +803,7 @@ impl<'a> DataNetwork<'a> {
     pub(crate) fn without_values_launching(
         shape: &'a NetworkShape,
         split: Split,
-        launch_nodes: Vec<u32>,
+        launch_nodes: Arc<[u32]>,
     ) -> DataNetwork<'a> {
         DataNetwork {
             shape,
@@ -882,7 +884,7 @@ impl<'a> DataNetwork<'a> {
     }
 
     /// The clock nodes that launch in this split, sorted, each once.
-    pub(crate) fn launch_nodes(&self) -> &[u32] {
+    pub(crate) fn launch_nodes(&self) -> &Arc<[u32]> {
         &self.launch_nodes
     }
 

@@ -84,15 +84,29 @@ struct KeptPreparations {
     arrivals: Vec<[f64; 4]>,
     delays: Vec<[f64; 4]>,
     splits: [Option<SplitFromTree>; 2],
+    /// How many times the values above were recorded: a [`ClockUnchanged`] holds for
+    /// the values of its generation only.
+    generation: u64,
+    /// The array of every test's slacks a run over every test returned, given back
+    /// ([`CpprStructure::recycle_slacks`]) for the next run (its pages mapped: at 5M
+    /// gates a fresh one faults in 19 MB on one thread before the passes start).
+    slacks: Vec<[f64; 2]>,
 }
 
+/// The clock pins' arrivals, by item of [`ClockNetwork::pins`].
+type ArrivalAt<'a> = dyn Fn(usize) -> [f64; 4] + Sync + 'a;
+
 impl KeptPreparations {
-    /// Forgets the kept splits unless `data`'s clock values are, bit for bit, those
-    /// they were built from (then records these).
-    fn check(&mut self, data: &TimingData, pins: &[tachyon_graph::PinId], arcs: &[u32]) {
-        let arrival_at = |item: usize| data.arrival[pins[item].index()];
-        let delay_at = |item: usize| data.arc_delay[arcs[item] as usize];
-        let same = |kept: &[[f64; 4]], len: usize, value: &(dyn Fn(usize) -> [f64; 4] + Sync)| {
+    /// Whether the clock values (`n_pins` arrivals by `arrival_at`, `n_arcs` delays by
+    /// `delay_at`) are, bit for bit, those the kept splits were built from.
+    fn holds(
+        &self,
+        n_pins: usize,
+        arrival_at: &ArrivalAt<'_>,
+        n_arcs: usize,
+        delay_at: &ArrivalAt<'_>,
+    ) -> bool {
+        let same = |kept: &[[f64; 4]], len: usize, value: &ArrivalAt<'_>| {
             kept.len() == len
                 && kept
                     .par_iter()
@@ -100,15 +114,33 @@ impl KeptPreparations {
                     .enumerate()
                     .all(|(item, kept)| same_bits(*kept, value(item)))
         };
-        if same(&self.arrivals, pins.len(), &arrival_at)
-            && same(&self.delays, arcs.len(), &delay_at)
-        {
+        same(&self.arrivals, n_pins, arrival_at) && same(&self.delays, n_arcs, delay_at)
+    }
+
+    /// Forgets the kept splits unless `data`'s clock values are, bit for bit, those
+    /// they were built from (then records these).
+    fn check(&mut self, data: &TimingData, pins: &[tachyon_graph::PinId], arcs: &[u32]) {
+        let arrival_at = |item: usize| data.arrival[pins[item].index()];
+        let delay_at = |item: usize| data.arc_delay[arcs[item] as usize];
+        if self.holds(pins.len(), &arrival_at, arcs.len(), &delay_at) {
             return;
         }
         self.arrivals = (0..pins.len()).into_par_iter().map(arrival_at).collect();
         self.delays = (0..arcs.len()).into_par_iter().map(delay_at).collect();
         self.splits = [None, None];
+        self.generation += 1;
     }
+}
+
+/// What [`CpprStructure::clock_unchanged`] found: the clock's values are those the
+/// splits kept from the structure's last run were built from. The next run over every
+/// test ([`post_cppr_slacks_clock_unchanged`], `gpu::apply_cppr_with_clock`) then
+/// reuses them without comparing again, and reads no clock value in the timing data
+/// (the caller need not bring the clock arcs' delays there). Used once; it holds only
+/// while no run in between recorded other values (else that run compares as usual).
+#[derive(Debug)]
+pub struct ClockUnchanged {
+    generation: u64,
 }
 
 fn same_bits(a: [f64; 4], b: [f64; 4]) -> bool {
@@ -117,15 +149,17 @@ fn same_bits(a: [f64; 4], b: [f64; 4]) -> bool {
 
 /// The part of a [`PreparedSplit`] its clock tree and the graph determine.
 #[derive(Debug, Clone)]
+/// Its arrays are shared with the runs that reuse it (a copy per run faulted in ~10 MB
+/// of fresh pages per split at 5M gates before the passes could start).
 struct SplitFromTree {
-    tests: Vec<usize>,
+    tests: Arc<[usize]>,
     tree: Arc<ClockTree>,
     /// The clock nodes that launch in the split ([`DataNetwork::launch_nodes`]).
-    launch_nodes: Vec<u32>,
-    wanted: Vec<u32>,
+    launch_nodes: Arc<[u32]>,
+    wanted: Arc<[u32]>,
     max_depth: u32,
-    representative: Vec<u32>,
-    distinct: Vec<u32>,
+    representative: Arc<[u32]>,
+    distinct: Arc<[u32]>,
     /// Each pass's start groups, once a GPU run computed them.
     start_groups: StartGroups,
     /// The combining's layout, once a run built it.
@@ -223,6 +257,33 @@ impl CpprStructure {
         self.parts.as_ref().map_or(&[], |(clock, _)| clock.pins())
     }
 
+    /// Whether the clock's values are, bit for bit, those the splits kept from this
+    /// structure's last run over every test were built from: the clock pins' arrivals
+    /// by `arrival_at` (given an item of [`CpprStructure::clock_pins`]) and the clock
+    /// arcs' delays `delays` (in [`CpprStructure::clock_arcs`] order: gathered
+    /// compactly, as a GPU gathers them, instead of from the timing data's arrays).
+    /// Some when they are, for the next run over every test; None when they differ
+    /// (that run compares the timing data's values, which must then hold them, and
+    /// builds the clock trees again).
+    pub fn clock_unchanged(
+        &self,
+        arrival_at: &(dyn Fn(usize) -> [f64; 4] + Sync),
+        delays: &[[f64; 4]],
+    ) -> Option<ClockUnchanged> {
+        let kept = kept_preparations(self);
+        let n_pins = self.clock_pins().len();
+        kept.holds(n_pins, arrival_at, delays.len(), &|item| delays[item])
+            .then_some(ClockUnchanged {
+                generation: kept.generation,
+            })
+    }
+
+    /// Gives back the array of every test's slacks a run over every test returned (its
+    /// caller done with it), for the next run to write in place.
+    pub fn recycle_slacks(&self, slacks: Vec<[f64; 2]>) {
+        kept_preparations(self).slacks = slacks;
+    }
+
     /// The clock network (None without a clock): what a clock tree of either split
     /// is built on ([`ClockTree::build_on`]), for other readers of the clock trees.
     pub fn clock_network(&self) -> Option<&Arc<ClockNetwork>> {
@@ -245,6 +306,7 @@ pub fn apply_cppr_with(graph: &TimingGraph, data: &mut TimingData, structure: &C
     let _span = tracing::info_span!("cppr").entered();
     let post = post_cppr_slacks_with(graph, data, structure);
     store(graph, data, &post);
+    structure.recycle_slacks(post);
 }
 
 /// The clock network of `graph` (None without a clock), for [`apply_cppr_to_tests`].
@@ -299,7 +361,7 @@ pub fn apply_cppr_to_tests(
         clock_arcs: OnceLock::new(),
         kept: Mutex::default(),
     };
-    let post = cpu_slacks(graph, data, &restricted, Some(tests));
+    let post = cpu_slacks(graph, data, &restricted, Some(tests), None);
     for &test in tests {
         let before = Transition::BOTH
             .map(|transition| tachyon_gba::slack_before_cppr(graph, data, test, transition));
@@ -396,7 +458,18 @@ pub fn post_cppr_slacks_with(
     data: &TimingData,
     structure: &CpprStructure,
 ) -> Vec<[f64; 2]> {
-    cpu_slacks(graph, data, structure, None)
+    cpu_slacks(graph, data, structure, None, None)
+}
+
+/// [`post_cppr_slacks_with`] after [`CpprStructure::clock_unchanged`] found the clock's
+/// values unchanged: the kept splits reused without comparing `data`'s clock values.
+pub fn post_cppr_slacks_clock_unchanged(
+    graph: &TimingGraph,
+    data: &TimingData,
+    structure: &CpprStructure,
+    clock: ClockUnchanged,
+) -> Vec<[f64; 2]> {
+    cpu_slacks(graph, data, structure, None, Some(clock))
 }
 
 /// [`post_cppr_slacks`] with each split combined as the GPU's `cppr_combine` does
@@ -422,6 +495,7 @@ pub fn post_cppr_slacks_combined_flat_with(
         data,
         structure,
         None,
+        None,
         |prepared, ran, post| match prepared.combine_plan(data, graph) {
             Some(plan) => prepared.write_in_order(&prepared.combine_flat(&plan, &ran), post),
             None => write_slacks(post, prepared.combine(graph, data, &ran)),
@@ -436,10 +510,18 @@ fn cpu_slacks(
     data: &TimingData,
     structure: &CpprStructure,
     only: Option<&[usize]>,
+    clock: Option<ClockUnchanged>,
 ) -> Vec<[f64; 2]> {
-    cpu_slacks_by(graph, data, structure, only, |prepared, ran, post| {
-        write_slacks(post, prepared.combine(graph, data, &ran));
-    })
+    cpu_slacks_by(
+        graph,
+        data,
+        structure,
+        only,
+        clock,
+        |prepared, ran, post| {
+            write_slacks(post, prepared.combine(graph, data, &ran));
+        },
+    )
 }
 
 /// [`slacks_by`] with each split's passes on the CPU, one split after the other (their
@@ -449,6 +531,7 @@ fn cpu_slacks_by(
     data: &TimingData,
     structure: &CpprStructure,
     only: Option<&[usize]>,
+    clock: Option<ClockUnchanged>,
     combine: impl Fn(&PreparedSplit<'_>, RanPasses, &mut [[f64; 2]]),
 ) -> Vec<[f64; 2]> {
     let slacks = slacks_by::<std::convert::Infallible>(
@@ -456,7 +539,7 @@ fn cpu_slacks_by(
         data,
         structure,
         true,
-        only,
+        (only, clock),
         |prepare, post| {
             let mut arrivals = Vec::new();
             for split in Split::BOTH {
@@ -483,13 +566,14 @@ fn cpu_slacks_by(
 /// `host_values`, the host copies the split's values into its network) and writes
 /// each prepared split's tests' slacks into the array of every test's it is given
 /// (in place: at 5M gates, lists of (test, slacks) pairs cost more in fresh pages
-/// than the work).
+/// than the work). `only`: the tests to run (None: every test); `clock`: a run over
+/// every test whose caller found the clock unchanged already.
 pub(crate) fn slacks_by<'s, E>(
     graph: &TimingGraph,
     data: &TimingData,
     structure: &'s CpprStructure,
     host_values: bool,
-    only: Option<&[usize]>,
+    (only, clock): (Option<&[usize]>, Option<ClockUnchanged>),
     schedule: impl FnOnce(
         &(dyn Fn(Split) -> Option<PreparedSplit<'s>> + Sync),
         &mut [[f64; 2]],
@@ -501,17 +585,32 @@ pub(crate) fn slacks_by<'s, E>(
         "a CPPR structure serves the graph it was built for"
     );
     let started = Instant::now();
-    let mut post = vec![[f64::INFINITY; 2]; graph.tests().len()];
-    let Some((clock, shape)) = &structure.parts else {
-        return Ok(post);
-    };
     // A run over every test keeps what it derives from the clock trees for the next
     // (and reuses the last run's while the clock's values are the same).
     let keeps = only.is_none();
+    let mut post = match keeps {
+        true => std::mem::take(&mut kept_preparations(structure).slacks),
+        false => Vec::new(),
+    };
+    if post.len() == graph.tests().len() {
+        post.par_iter_mut()
+            .with_min_len(1 << 14)
+            .for_each(|slacks| *slacks = [f64::INFINITY; 2]);
+    } else {
+        post = vec![[f64::INFINITY; 2]; graph.tests().len()];
+    }
+    let Some((clock_network, shape)) = &structure.parts else {
+        return Ok(post);
+    };
     if keeps {
         let arcs = structure.clock_arcs(graph);
-        kept_preparations(structure).check(data, clock.pins(), arcs);
+        let mut kept = kept_preparations(structure);
+        match clock {
+            Some(unchanged) if unchanged.generation == kept.generation => {}
+            _ => kept.check(data, clock_network.pins(), arcs),
+        }
     }
+    let checked_ms = started.elapsed().as_secs_f64() * 1e3;
     let prepare = |split: Split| {
         let kept = match keeps {
             true => kept_preparations(structure).splits[split.index()].clone(),
@@ -527,8 +626,16 @@ pub(crate) fn slacks_by<'s, E>(
             ));
         }
         let tree = structure.trees[split.index()].clone();
-        let prepared =
-            PreparedSplit::new(graph, data, clock, shape, split, host_values, only, tree);
+        let prepared = PreparedSplit::new(
+            graph,
+            data,
+            clock_network,
+            shape,
+            split,
+            host_values,
+            only,
+            tree,
+        );
         if keeps {
             if let Some(prepared) = &prepared {
                 kept_preparations(structure).splits[split.index()] = Some(prepared.to_kept());
@@ -538,8 +645,9 @@ pub(crate) fn slacks_by<'s, E>(
     };
     schedule(&prepare, &mut post)?;
     tracing::debug!(
+        checked_ms,
         slacks_ms = started.elapsed().as_secs_f64() * 1e3,
-        "cppr slacks"
+        "cppr slacks (the clock's values checked)"
     );
     Ok(post)
 }
@@ -640,16 +748,16 @@ pub(crate) type RunPasses<'r, E> = dyn FnMut(&DataNetwork<'_>, &ClockTree, &[u32
 /// passes to run.
 pub(crate) struct PreparedSplit<'a> {
     split: Split,
-    tests: Vec<usize>,
+    tests: Arc<[usize]>,
     tree: Arc<ClockTree>,
     network: DataNetwork<'a>,
     /// The entry of each test's data pin.
-    wanted: Vec<u32>,
+    wanted: Arc<[u32]>,
     max_depth: u32,
     /// Per depth `1..=max_depth`, the depth of the pass that stands for it.
-    representative: Vec<u32>,
+    representative: Arc<[u32]>,
     /// The depths that get a pass, sorted.
-    distinct: Vec<u32>,
+    distinct: Arc<[u32]>,
     /// Host time so far, ms: clock tree, network values, preparation.
     host_ms: [f64; 3],
     /// Each pass's start groups (from the tree and the pass depths alone), once
@@ -705,13 +813,13 @@ impl<'a> PreparedSplit<'a> {
         let ms = |duration: std::time::Duration| duration.as_secs_f64() * 1e3;
         Some(PreparedSplit {
             split,
-            tests,
+            tests: tests.into(),
             tree,
             network,
-            wanted,
+            wanted: wanted.into(),
             max_depth,
-            representative,
-            distinct,
+            representative: representative.into(),
+            distinct: distinct.into(),
             host_ms: [
                 ms(tree_built),
                 ms(network_built - tree_built),
@@ -759,13 +867,13 @@ impl<'a> PreparedSplit<'a> {
     /// What the next run may reuse while the clock's values are the same.
     fn to_kept(&self) -> SplitFromTree {
         SplitFromTree {
-            tests: self.tests.clone(),
+            tests: Arc::clone(&self.tests),
             tree: Arc::clone(&self.tree),
-            launch_nodes: self.network.launch_nodes().to_vec(),
-            wanted: self.wanted.clone(),
+            launch_nodes: Arc::clone(self.network.launch_nodes()),
+            wanted: Arc::clone(&self.wanted),
             max_depth: self.max_depth,
-            representative: self.representative.clone(),
-            distinct: self.distinct.clone(),
+            representative: Arc::clone(&self.representative),
+            distinct: Arc::clone(&self.distinct),
             start_groups: Arc::clone(&self.start_groups),
             combine_layout: Arc::clone(&self.combine_layout),
         }
@@ -892,9 +1000,9 @@ impl<'a> PreparedSplit<'a> {
     /// Writes the split's tests' slacks (`slacks`, in the order of its tests) into
     /// `post` (every test's).
     pub(crate) fn write_in_order(&self, slacks: &[[f64; 2]], post: &mut [[f64; 2]]) {
-        for (&test, &values) in self.tests.iter().zip(slacks) {
-            post[test] = values;
-        }
+        // In parallel (the tests are in order): at 5M gates a split's 600k tests took
+        // ~3 ms on one thread, the late split's on the critical path.
+        tachyon_graph::write_at(post, &self.tests, slacks, |test| test);
     }
 
     /// Combines the passes of [`PreparedSplit::run_passes`]: the split's (test,

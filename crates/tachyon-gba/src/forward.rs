@@ -127,28 +127,36 @@ pub fn primary_input_values(
     graph: &TimingGraph,
     flat: &FlatTiming,
 ) -> Vec<(u32, [f64; 4], [f64; 4])> {
-    // Positions by pin in a map of the primary inputs, not an array over every pin:
-    // a full update over the resident state calls this each time, and at 5M gates a
-    // fresh 61 MB array cost several ms before the GPU could start.
-    let mut position: std::collections::HashMap<u32, usize> =
-        std::collections::HashMap::with_capacity(flat.primary_inputs.len());
-    let mut values: Vec<(u32, [f64; 4], [f64; 4])> = flat
-        .primary_inputs
+    // Positions by binary search in the primary inputs (in pin order), not a map nor
+    // an array over every pin: a full update over the resident state calls this each
+    // time, and at 5M gates a fresh 61 MB array, then a hash map of the 25k inputs,
+    // cost ~5 ms before the GPU could start.
+    // (A map where they are not in pin order, which `FlatTiming` never gives.)
+    let inputs = &flat.primary_inputs;
+    let map: Option<std::collections::HashMap<u32, usize>> =
+        (!inputs.windows(2).all(|pair| pair[0] < pair[1])).then(|| {
+            inputs
+                .iter()
+                .enumerate()
+                .map(|(index, &pin)| (pin, index))
+                .collect()
+        });
+    let position = |pin: u32| match &map {
+        Some(map) => map.get(&pin).copied(),
+        None => inputs.binary_search(&pin).ok(),
+    };
+    let mut values: Vec<(u32, [f64; 4], [f64; 4])> = inputs
         .iter()
-        .enumerate()
-        .map(|(index, &pin)| {
-            position.insert(pin, index);
-            (pin, [NO_VALUE; 4], [NO_VALUE; 4])
-        })
+        .map(|&pin| (pin, [NO_VALUE; 4], [NO_VALUE; 4]))
         .collect();
     let assertions = graph.assertions();
     for &(pin, arrival) in &assertions.arrival {
-        if let Some(&index) = position.get(&pin.0) {
+        if let Some(index) = position(pin.0) {
             values[index].1 = arrival;
         }
     }
     for &(pin, slew) in &assertions.slew {
-        if let Some(&index) = position.get(&pin.0) {
+        if let Some(index) = position(pin.0) {
             values[index].2 = slew;
         }
     }

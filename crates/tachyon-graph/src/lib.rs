@@ -41,7 +41,7 @@ pub use rc_tree::{
 };
 pub use rows::{group_rows, row_starts};
 pub use timing::{
-    edit_room, filled, filled_with_room, keep_edit_room, TestResult, TimingData, NO_VALUE,
+    edit_room, filled, filled_with_room, keep_edit_room, write_at, TestResult, TimingData, NO_VALUE,
 };
 
 #[cfg(test)]

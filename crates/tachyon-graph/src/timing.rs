@@ -149,6 +149,48 @@ fn filled_in<T: Copy + Send + Sync>(mut values: Vec<T>, n: usize, value: T) -> V
     values
 }
 
+/// Writes `values[i]` at `target[position(index[i])]` for every `i`: in parallel where
+/// the positions increase (each chunk of the index into the part of `target` its items
+/// fall in, split off without overlap), else one by one. A full update's host steps
+/// write a million items or more spread over arrays of hundreds of MB this way (at 5M
+/// gates ~3 ms each on one thread, on the critical path).
+pub fn write_at<I: Copy + Sync, T: Copy + Send + Sync>(
+    target: &mut [T],
+    index: &[I],
+    values: &[T],
+    position: impl Fn(I) -> usize + Sync,
+) {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 14;
+    let increasing = index
+        .windows(2)
+        .all(|pair| position(pair[0]) < position(pair[1]));
+    if !increasing {
+        for (&item, &value) in index.iter().zip(values) {
+            target[position(item)] = value;
+        }
+        return;
+    }
+    let mut parts = Vec::new();
+    let mut rest: &mut [T] = target;
+    let mut offset = 0;
+    for (items, values) in index.chunks(CHUNK).zip(values.chunks(CHUNK)) {
+        let Some(&last) = items.last() else { break };
+        let end = position(last) + 1;
+        let (part, tail) = std::mem::take(&mut rest).split_at_mut(end - offset);
+        parts.push((part, offset, items, values));
+        rest = tail;
+        offset = end;
+    }
+    parts
+        .into_par_iter()
+        .for_each(|(part, offset, items, values)| {
+            for (&item, &value) in items.iter().zip(values) {
+                part[position(item) - offset] = value;
+            }
+        });
+}
+
 /// The spare capacity kept beyond `len` items in the vectors that edits append to
 /// (an editable graph's pins, arcs, nets and tests, their timing values and the
 /// incremental state): without it the first edit that adds a pin reallocates every
@@ -179,4 +221,29 @@ pub fn keep_edit_room<T: Send>(values: &mut Vec<T>) {
     let mut moved = Vec::with_capacity(values.len() + room);
     moved.par_extend(std::mem::take(values).into_par_iter());
     *values = moved;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_at;
+
+    /// In parallel (increasing positions, several chunks) or one by one, every value
+    /// lands at its item's position and nothing else changes.
+    #[test]
+    fn write_at_writes_each_value_at_its_position() {
+        let n = 200_000;
+        let index: Vec<u32> = (0..n as u32).filter(|item| item % 3 != 1).collect();
+        let values: Vec<u64> = index.iter().map(|&item| u64::from(item) * 7).collect();
+        let expected: Vec<u64> = (0..n as u64)
+            .map(|item| if item % 3 != 1 { item * 7 } else { u64::MAX })
+            .collect();
+        let mut target = vec![u64::MAX; n];
+        write_at(&mut target, &index, &values, |item| item as usize);
+        assert_eq!(target, expected);
+        let (reversed, values): (Vec<u32>, Vec<u64>) =
+            index.iter().rev().zip(values.iter().rev()).unzip();
+        let mut target = vec![u64::MAX; n];
+        write_at(&mut target, &reversed, &values, |item| item as usize);
+        assert_eq!(target, expected);
+    }
 }

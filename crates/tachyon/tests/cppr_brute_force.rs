@@ -256,7 +256,8 @@ fn structure_prelude_found_before_the_levels_equals_one_build() {
 #[test]
 fn a_kept_structure_rebuilds_its_clock_trees_when_the_clock_changes() {
     use tachyon::cppr::{
-        post_cppr_slacks_combined_flat_with, post_cppr_slacks_with, CpprStructure,
+        post_cppr_slacks_clock_unchanged, post_cppr_slacks_combined_flat_with,
+        post_cppr_slacks_with, CpprStructure,
     };
     let designs = default_and_sequential_tau_designs(
         "a_kept_structure_rebuilds_its_clock_trees_when_the_clock_changes",
@@ -267,7 +268,21 @@ fn a_kept_structure_rebuilds_its_clock_trees_when_the_clock_changes() {
         // Kept too by the flat combining (as the resident GPU path combines), which
         // reuses each split's combining layout while the clock is the same.
         let kept_flat = CpprStructure::build(graph);
+        // Kept too by runs whose caller compares the clock's values itself, from the
+        // clock arcs' delays gathered in `clock_arcs` order (as the resident GPU path
+        // gathers them on the device).
+        let kept_gathered = CpprStructure::build(graph);
         let clock_arcs = kept.clock_arcs(graph);
+        let unchanged = |values: &tachyon::graph::TimingData| {
+            let pins = kept_gathered.clock_pins();
+            let arrival_at = |item: usize| values.arrival[pins[item].index()];
+            let delays: Vec<[f64; 4]> = clock_arcs
+                .iter()
+                .map(|&arc| values.arc_delay[arc as usize])
+                .collect();
+            kept_gathered.clock_unchanged(&arrival_at, &delays)
+        };
+        let mut verdicts = Vec::new();
         // The clock changed: the late arrival of every other clock pin later (the
         // spreads and so the credits change), one clock arc's delays larger (the
         // trees may pick other predecessors).
@@ -291,11 +306,33 @@ fn a_kept_structure_rebuilds_its_clock_trees_when_the_clock_changes() {
             assert_same_bits(&format!("{name} run {run}"), &reused, &fresh);
             let reused_flat = post_cppr_slacks_combined_flat_with(graph, values, &kept_flat);
             assert_same_bits(&format!("{name} run {run}, flat"), &reused_flat, &fresh);
+            let verdict = unchanged(values);
+            verdicts.push(verdict.is_some());
+            let reused_gathered = match verdict {
+                Some(verdict) => {
+                    post_cppr_slacks_clock_unchanged(graph, values, &kept_gathered, verdict)
+                }
+                None => post_cppr_slacks_with(graph, values, &kept_gathered),
+            };
+            assert_same_bits(
+                &format!("{name} run {run}, gathered"),
+                &reused_gathered,
+                &fresh,
+            );
             if std::ptr::eq(values, &changed) {
                 let before = post_cppr_slacks_with(graph, data, &CpprStructure::build(graph));
                 differed = before.iter().zip(&fresh).filter(|(a, b)| a != b).count();
             }
         }
+        // Unchanged exactly where the clock's values were those of the run before.
+        assert_eq!(verdicts, [false, true, false, true, false], "{name}");
+        // A verdict holds only until a run records other values: used after one, the
+        // run compares the timing data's values again (and rebuilds the trees).
+        let stale = unchanged(data).expect("the last run was over these values");
+        let _ = post_cppr_slacks_with(graph, &changed, &kept_gathered);
+        let after_stale = post_cppr_slacks_clock_unchanged(graph, data, &kept_gathered, stale);
+        let fresh = post_cppr_slacks_with(graph, data, &CpprStructure::build(graph));
+        assert_same_bits(&format!("{name} stale verdict"), &after_stale, &fresh);
         println!("{name}: kept structure equals fresh ones over 5 runs ({differed} tests differ after the clock change)");
     }
 }

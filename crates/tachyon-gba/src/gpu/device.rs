@@ -177,6 +177,29 @@ pub struct DeviceTiming {
     /// again (their sizes changed) until a step brings every value back.
     forward_kept: bool,
     required_kept: bool,
+    /// The primary inputs' values the last forward step scattered, kept here: a full
+    /// update without edits scatters the same again without uploading them.
+    primary_inputs: Option<PrimaryInputs>,
+}
+
+/// The primary inputs' (pin, arrival, slew) values as the host gave them, and on the
+/// device.
+struct PrimaryInputs {
+    values: Vec<(u32, [f64; 4], [f64; 4])>,
+    pins: DeviceBuffer<u32>,
+    arrivals: DeviceBuffer<[f64; 4]>,
+    slews: DeviceBuffer<[f64; 4]>,
+}
+
+impl PrimaryInputs {
+    /// Whether `values` are these, bit for bit.
+    fn holds(&self, values: &[(u32, [f64; 4], [f64; 4])]) -> bool {
+        use tachyon_kernels::changes::same_bits;
+        self.values.len() == values.len()
+            && self.values.iter().zip(values).all(|(kept, new)| {
+                kept.0 == new.0 && same_bits(&kept.1, &new.1) && same_bits(&kept.2, &new.2)
+            })
+    }
 }
 
 /// The values a step held before it ran, kept for the comparison after it.
@@ -279,6 +302,7 @@ impl DeviceTiming {
             backward_replay: Replay::default(),
             forward_kept: false,
             required_kept: false,
+            primary_inputs: None,
         })
     }
 
@@ -642,15 +666,59 @@ impl DeviceTiming {
         primary_inputs: &[(u32, [f64; 4], [f64; 4])],
         period: Option<f64>,
     ) -> Result<(), GpuError> {
+        const DURING: &str = "uploading per-pin values";
+        let started = Instant::now();
+        // Uploaded when they changed only, and before the fills are queued (a copy
+        // from pageable memory may wait for the work queued before it).
+        let pins: Vec<u32> = primary_inputs.iter().map(|entry| entry.0).collect();
+        check_indices("scattered pins", &pins, self.arrival.len())?;
+        let uploaded = match &self.primary_inputs {
+            Some(kept) if kept.holds(primary_inputs) => false,
+            _ => {
+                self.primary_inputs = None;
+                let arrivals: Vec<[f64; 4]> = primary_inputs.iter().map(|entry| entry.1).collect();
+                let slews: Vec<[f64; 4]> = primary_inputs.iter().map(|entry| entry.2).collect();
+                self.primary_inputs = Some(PrimaryInputs {
+                    values: primary_inputs.to_vec(),
+                    pins: self.gpu.upload(DURING, &pins)?,
+                    arrivals: self.gpu.upload(DURING, &arrivals)?,
+                    slews: self.gpu.upload(DURING, &slews)?,
+                });
+                true
+            }
+        };
+        let uploaded_ms = started.elapsed().as_secs_f64() * 1e3;
         self.fill_no_value(&self.arrival)?;
         self.fill_no_value(&self.slew)?;
         self.fill_no_value(&self.arc_delay)?;
-        let pins: Vec<u32> = primary_inputs.iter().map(|entry| entry.0).collect();
-        let arrivals: Vec<[f64; 4]> = primary_inputs.iter().map(|entry| entry.1).collect();
-        let slews: Vec<[f64; 4]> = primary_inputs.iter().map(|entry| entry.2).collect();
-        self.scatter(&pins, &arrivals, &self.arrival)?;
-        self.scatter(&pins, &slews, &self.slew)?;
+        if let Some(inputs) = self
+            .primary_inputs
+            .as_ref()
+            .filter(|inputs| !inputs.pins.is_empty())
+        {
+            for (values, target) in [
+                (&inputs.arrivals, &self.arrival),
+                (&inputs.slews, &self.slew),
+            ] {
+                self.gpu.launch(
+                    per_item(inputs.pins.len()),
+                    ScatterQuadsArgs {
+                        index: inputs.pins.view(),
+                        values: values.view(),
+                        out: target.cells(),
+                    },
+                )?;
+            }
+        }
+        let filled_ms = started.elapsed().as_secs_f64() * 1e3;
         self.sweep(Order::Forward)?;
+        tracing::debug!(
+            uploaded,
+            uploaded_ms,
+            filled_ms,
+            launched_ms = started.elapsed().as_secs_f64() * 1e3,
+            "gpu forward: the primary inputs' values, the fills and the levels queued"
+        );
         self.gpu.record(&self.levels_done)?;
         self.tests_evaluated = false;
         if let (Some(period), true) = (period, !self.tests.is_empty()) {

@@ -382,9 +382,9 @@ mod on_gpu {
         structure: Option<CpprStructure>,
         /// CPPR's network shape and split networks on the GPU, kept with `structure`.
         networks: KeptNetworks,
-        /// The pins whose arrivals a full update reads on the host (sorted, each once;
-        /// with whether CPPR's clock pins are among them), kept with `structure`.
-        arrival_pins: Option<(bool, Vec<u32>)>,
+        /// The pins whose arrivals a full update reads on the host, kept with
+        /// `structure`.
+        arrival_pins: Option<ArrivalPins>,
         /// The arrays a full update over the resident state left on the device.
         on_device: OnDevice,
         /// The path graph (and endpoints) the update built beside its steps, until the
@@ -394,6 +394,39 @@ mod on_gpu {
         /// arrivals of `arrival_pins`, the clock arcs' delays), in host arrays kept
         /// for the next update: fresh pages for them cost more than the copies.
         gathered: [Vec<[f64; 4]>; 2],
+    }
+
+    /// The pins whose arrivals a full update over the resident state reads on the host
+    /// ([`arrival_pins`]).
+    #[derive(Debug)]
+    struct ArrivalPins {
+        /// Whether CPPR's clock pins are among them.
+        with_clock: bool,
+        /// Sorted, each once.
+        pins: Vec<u32>,
+        /// With the clock pins, the position in `pins` of each clock pin (in
+        /// `CpprStructure::clock_pins` order): where the clock check reads their
+        /// arrivals among the gathered ones.
+        clock_positions: Vec<u32>,
+    }
+
+    impl ArrivalPins {
+        fn new(graph: &TimingGraph, structure: Option<&CpprStructure>) -> ArrivalPins {
+            let pins = arrival_pins(graph, structure);
+            let clock = structure.map_or(&[][..], |structure| structure.clock_pins());
+            let clock_positions = clock
+                .par_iter()
+                .map(|pin| match pins.binary_search(&pin.0) {
+                    Ok(position) => position as u32,
+                    Err(_) => unreachable!("the arrival pins include the clock pins"),
+                })
+                .collect();
+            ArrivalPins {
+                with_clock: structure.is_some(),
+                pins,
+                clock_positions,
+            }
+        }
     }
 
     /// Per array, Some while the host's copy is stale: a full update over the resident
@@ -431,34 +464,9 @@ mod on_gpu {
         if host.len() != len {
             host = vec![[f64::NAN; 4]; len];
         }
-        // A sorted index (the arrivals') is written in parallel, each chunk into the
-        // part of `host` its items fall in (at 5M gates ~1.3M items spread over 490
-        // MB: ~10 ms on one thread).
-        const CHUNK: usize = 1 << 14;
-        if !index.windows(2).all(|pair| pair[0] < pair[1]) {
-            for (&item, &value) in index.iter().zip(values) {
-                host[item as usize] = value;
-            }
-            return host;
-        }
-        let mut parts = Vec::new();
-        let mut rest: &mut [[f64; 4]] = &mut host;
-        let mut offset = 0;
-        for (items, values) in index.chunks(CHUNK).zip(values.chunks(CHUNK)) {
-            let Some(&last) = items.last() else { break };
-            let end = last as usize + 1;
-            let (part, tail) = std::mem::take(&mut rest).split_at_mut(end - offset);
-            parts.push((part, offset, items, values));
-            rest = tail;
-            offset = end;
-        }
-        parts
-            .into_par_iter()
-            .for_each(|(part, offset, items, values)| {
-                for (&item, &value) in items.iter().zip(values) {
-                    part[item as usize - offset] = value;
-                }
-            });
+        // The arrivals' index is sorted: written in parallel (at 5M gates ~1.3M items
+        // spread over 490 MB: ~10 ms on one thread).
+        tachyon_graph::write_at(&mut host, index, values, |item| item as usize);
         host
     }
 
@@ -542,8 +550,6 @@ mod on_gpu {
             let mut arrivals = host_array(&mut on_device.arrival, &mut data.arrival);
             timed(record, "propagate", || {
                 timing.tests_leaving_values(graph, flat, data)?;
-                // Only the arrivals the update reads on the host are current in
-                // `data.arrival` (others NaN or the previous update's), emptied after.
                 let structure = match cppr {
                     true => Some(
                         &*self
@@ -553,24 +559,39 @@ mod on_gpu {
                     false => None,
                 };
                 let pins = match &mut self.arrival_pins {
-                    Some((with_clock, pins)) if *with_clock == cppr => pins,
-                    slot => &mut slot.insert((cppr, arrival_pins(graph, structure))).1,
+                    Some(pins) if pins.with_clock == cppr => &pins.pins,
+                    slot => &slot.insert(ArrivalPins::new(graph, structure)).pins,
                 };
                 let started = Instant::now();
                 let values = &mut self.gathered[0];
                 timing.values_at_into(ForwardArray::Arrival, pins, values)?;
-                let gathered_ms = started.elapsed().as_secs_f64() * 1e3;
-                data.arrival = scattered(std::mem::take(&mut arrivals), n_pins, pins, values);
                 tracing::debug!(
                     pins = pins.len(),
-                    gathered_ms,
-                    scattered_ms = started.elapsed().as_secs_f64() * 1e3,
+                    ms = started.elapsed().as_secs_f64() * 1e3,
                     "the arrivals the host reads gathered on the device"
                 );
                 Ok(())
             })?;
             timed(record, "cppr", || {
+                // Only the arrivals the update reads on the host are current in
+                // `data.arrival` (others NaN or the previous update's), emptied after:
+                // written on the host while the clock's values are gathered and
+                // checked (which read the gathered arrivals).
+                let Some(arrival_pins) = &self.arrival_pins else {
+                    let what = "the arrival pins of the update";
+                    return Err(GpuError::from(LayoutError::Missing { what }).into());
+                };
+                let [gathered_arrivals, values] = &mut self.gathered;
+                let gathered_arrivals = &*gathered_arrivals;
+                let pins = &arrival_pins.pins;
+                let mut host = std::mem::take(&mut arrivals);
+                let scatter = |host| {
+                    let started = Instant::now();
+                    let host = scattered(host, n_pins, pins, gathered_arrivals);
+                    (host, started.elapsed().as_secs_f64() * 1e3)
+                };
                 if !cppr {
+                    (data.arrival, _) = scatter(host);
                     tachyon_gba::finish_tests_without_cppr(graph, data);
                     return Ok(());
                 }
@@ -578,21 +599,62 @@ mod on_gpu {
                     .structure
                     .get_or_insert_with(|| CpprStructure::build(graph));
                 let clock_arcs = structure.clock_arcs(graph);
-                // Only the clock arcs' delays are current in `delays` while CPPR runs
-                // (it reads no other on the host); emptied again after.
+                // The clock's values compared with those of the kept clock trees as
+                // gathered: the delays in `clock_arcs` order, the clock pins'
+                // arrivals among the arrival pins' (a compact array, where `data`'s
+                // spreads them over every pin).
+                let mut check = || -> Result<_, TimerError> {
+                    let started = Instant::now();
+                    timing.values_at_into(ForwardArray::ArcDelay, clock_arcs, values)?;
+                    let gathered_ms = started.elapsed().as_secs_f64() * 1e3;
+                    let positions = &arrival_pins.clock_positions;
+                    let unchanged = match arrival_pins.with_clock {
+                        true => {
+                            let arrival_at =
+                                |item: usize| gathered_arrivals[positions[item] as usize];
+                            structure.clock_unchanged(&arrival_at, values)
+                        }
+                        false => None,
+                    };
+                    let checked_ms = started.elapsed().as_secs_f64() * 1e3;
+                    Ok((unchanged, gathered_ms, checked_ms))
+                };
                 let started = Instant::now();
-                let values = &mut self.gathered[1];
-                timing.values_at_into(ForwardArray::ArcDelay, clock_arcs, values)?;
-                let n_arcs = graph.arcs().len();
-                data.arc_delay = scattered(std::mem::take(&mut delays), n_arcs, clock_arcs, values);
+                let (checked, scattered_ms) = std::thread::scope(|scope| {
+                    let scattering = scope.spawn(|| scatter(std::mem::take(&mut host)));
+                    let checked = check();
+                    let (host_arrivals, ms) = scattering
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    data.arrival = host_arrivals;
+                    (checked, ms)
+                });
+                let (unchanged, gathered_ms, checked_ms) = checked?;
+                // Unchanged, CPPR reads no arc delay on the host: `data.arc_delay`
+                // stays empty. Else only the clock arcs' delays are current in it
+                // while CPPR runs (the clock trees read no other); emptied after.
+                if unchanged.is_none() {
+                    let n_arcs = graph.arcs().len();
+                    let host = std::mem::take(&mut delays);
+                    data.arc_delay = scattered(host, n_arcs, clock_arcs, values);
+                }
                 tracing::debug!(
                     arcs = clock_arcs.len(),
+                    gathered_ms,
+                    checked_ms,
+                    arrivals_scattered_ms = scattered_ms,
+                    unchanged = unchanged.is_some(),
                     ms = started.elapsed().as_secs_f64() * 1e3,
-                    "the clock arcs' delays gathered on the device"
+                    "the clock arcs' delays gathered on the device and the clock's values \
+                     checked, beside the arrivals written on the host"
                 );
                 let passes = GpuPasses::Resident(timing.forward_values(), &self.networks);
-                let ran = tachyon_cppr::gpu::apply_cppr_with(graph, data, structure, passes);
-                delays = std::mem::take(&mut data.arc_delay);
+                let ran = tachyon_cppr::gpu::apply_cppr_with_clock(
+                    graph, data, structure, passes, unchanged,
+                );
+                if !data.arc_delay.is_empty() {
+                    delays = std::mem::take(&mut data.arc_delay);
+                }
                 Ok(ran?)
             })?;
             let on_device = &mut self.on_device;
