@@ -389,6 +389,8 @@ kernels! {
     LcaTableLevel: lca_table_level(LcaTableLevelArgs),
     LcaRootInit: lca_root_init(LcaRootInitArgs),
     LcaRootJump: lca_root_jump(LcaRootJumpArgs),
+    PathsEdgeCounts: paths_edge_counts(PathsEdgeCountsArgs),
+    PathsEdgeWrite: paths_edge_write(PathsEdgeWriteArgs),
 }
 
 // Graph-based analysis (`tachyon-gba`): RC, gathers, level sweeps, tests, levelization.
@@ -872,6 +874,36 @@ arguments! {
     pub struct LcaRootJumpArgs<'a> {
         pub up_in: DeviceSlice<'a, u32>,
         pub up_out: DeviceCells<'a, u32>,
+    }
+}
+
+// The path search's in-edges built from the resident timing ([`crate::path_edges`]).
+arguments! {
+    /// The resident graph and forward values ([`crate::path_edges::TimingArrays`]).
+    pub struct TimingArraysViews<'a> {
+        pub nodes_per_split: u32,
+        pub fanin_start: DeviceSlice<'a, u32>,
+        pub fanin_arcs: DeviceSlice<'a, u32>,
+        pub arcs: DeviceSlice<'a, ArcDescriptor>,
+        pub arc_delay: DeviceSlice<'a, [f64; 4]>,
+        pub arrival: DeviceSlice<'a, [f64; 4]>,
+        pub slew: DeviceSlice<'a, [f64; 4]>,
+        pub pin_flags: DeviceSlice<'a, u8>,
+    }
+
+    /// First pass: `counts[node]` is how many in-edges `node` has, a thread per node.
+    pub struct PathsEdgeCountsArgs<'a> {
+        pub timing: TimingArraysViews<'a>,
+        pub counts: DeviceCells<'a, u32>,
+    }
+
+    /// Second pass: the in-edges of every node written from `edge_start[node]` on.
+    pub struct PathsEdgeWriteArgs<'a> {
+        pub timing: TimingArraysViews<'a>,
+        pub edge_start: DeviceSlice<'a, u32>,
+        pub edge_from: DeviceCells<'a, u32>,
+        pub edge_launch: DeviceCells<'a, u32>,
+        pub edge_value: DeviceCells<'a, f64>,
     }
 }
 

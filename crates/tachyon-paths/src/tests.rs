@@ -742,3 +742,53 @@ fn specs_numbered_in_order_of_first_use() {
         );
     }
 }
+
+/// The in-edges of every node from the resident timing arrays
+/// (`tachyon_kernels::path_edges`, the twin of the GPU's passes) equal the host build's
+/// bit for bit.
+pub(crate) fn check_resident_edges(
+    graph: &TimingGraph,
+    data: &TimingData,
+    trees: [Option<ClockTree>; 2],
+) -> crate::resident::FlatEdges {
+    let flags = crate::resident::pin_flags(graph, &trees);
+    let flat = tachyon_gba::FlatTiming::build(graph);
+    let timing = tachyon_kernels::path_edges::TimingArrays {
+        nodes_per_split: 2 * graph.n_pins(),
+        fanin_start: &flat.fanin_start,
+        fanin_arcs: &flat.fanin_arcs,
+        arcs: &flat.arcs,
+        arc_delay: &data.arc_delay,
+        arrival: &data.arrival,
+        slew: &data.slew,
+        pin_flags: &flags,
+    };
+    let twin = crate::resident::edges_cpu(timing);
+    let host = crate::flat::FlatGraph::with_trees(graph, data, trees);
+    let expected = host.edges();
+    assert_eq!(twin.edge_start, expected.edge_start, "edge starts");
+    assert_eq!(twin.edge_from, expected.edge_from, "edge sources");
+    assert_eq!(twin.edge_launch, expected.edge_launch, "edge launches");
+    let bits = |values: &[f64]| {
+        values
+            .iter()
+            .map(|value| value.to_bits())
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        bits(&twin.edge_value) == bits(expected.edge_value),
+        "edge values"
+    );
+    twin
+}
+
+#[test]
+fn resident_edges_twin_equals_the_host_build() {
+    let mut edges = 0;
+    for seed in 0..40 {
+        let (graph, data) = random_design(seed);
+        let trees = crate::flat::clock_trees(&graph, &data, None);
+        edges += check_resident_edges(&graph, &data, trees).edge_from.len();
+    }
+    assert!(edges > 0);
+}
