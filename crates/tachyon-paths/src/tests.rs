@@ -792,3 +792,81 @@ fn resident_edges_twin_equals_the_host_build() {
     }
     assert!(edges > 0);
 }
+
+/// The in-edges built on the GPU from the timing arrays equal the twin's (and so the
+/// host build's) bit for bit, and a search on the graph made of them finds the host
+/// graph's outcome. Says "skipped" without a GPU.
+#[test]
+#[cfg(feature = "gpu")]
+fn gpu_edges_equal_the_twin_and_the_host_build() {
+    let opened = tachyon_gpu::GpuContext::open(0, &tachyon_gpu::GpuConfig::default());
+    let Some(gpu) =
+        tachyon_testkit::gpu_or_skip("gpu_edges_equal_the_twin_and_the_host_build", opened)
+    else {
+        return;
+    };
+    fn upload<T: tachyon_kernels::launch::DeviceCopy>(
+        gpu: &tachyon_gpu::GpuContext,
+        values: &[T],
+    ) -> tachyon_gpu::DeviceBuffer<T> {
+        gpu.upload("test", values)
+            .unwrap_or_else(|error| panic!("upload: {error}"))
+    }
+    for seed in 0..30 {
+        let (graph, data) = random_design(seed);
+        let trees = crate::flat::clock_trees(&graph, &data, None);
+        let twin = check_resident_edges(&graph, &data, trees.clone());
+        let flat = tachyon_gba::FlatTiming::build(&graph);
+        let fanin_start = upload(&gpu, &flat.fanin_start);
+        let fanin_arcs = upload(&gpu, &flat.fanin_arcs);
+        let arcs = upload(&gpu, &flat.arcs);
+        let arc_delay = upload(&gpu, &data.arc_delay);
+        let arrival = upload(&gpu, &data.arrival);
+        let slew = upload(&gpu, &data.slew);
+        let timing = crate::gpu::ResidentTiming {
+            fanin_start: &fanin_start,
+            fanin_arcs: &fanin_arcs,
+            arcs: &arcs,
+            arc_delay: &arc_delay,
+            arrival: &arrival,
+            slew: &slew,
+        };
+        let flags = crate::resident::pin_flags(&graph, &trees);
+        let edges = crate::gpu::DeviceEdges::build(&gpu, timing, &flags)
+            .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+        let on_gpu = edges
+            .download()
+            .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+        assert_eq!(twin.edge_start, on_gpu.edge_start, "seed {seed}");
+        assert_eq!(twin.edge_from, on_gpu.edge_from, "seed {seed}");
+        assert_eq!(twin.edge_launch, on_gpu.edge_launch, "seed {seed}");
+        let bits = |values: &[f64]| {
+            values
+                .iter()
+                .map(|value| value.to_bits())
+                .collect::<Vec<_>>()
+        };
+        assert!(
+            bits(&twin.edge_value) == bits(&on_gpu.edge_value),
+            "seed {seed}"
+        );
+        let query = PathQuery::top(11);
+        let host = crate::flat::FlatPaths::build(&graph, &data, &query);
+        let flat_graph = Shared::new(crate::flat::FlatGraph::with_edges(&graph, trees, on_gpu));
+        let device = edges
+            .into_graph(&flat_graph)
+            .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+        let built = crate::flat::FlatPaths::for_query(flat_graph, &graph, &data, &query);
+        let expected = host.search_cpu(None);
+        let found = crate::gpu::search_paths_on(&gpu, &built.problem(None), Some(&device))
+            .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+        assert_eq!(expected.selected, found.selected, "seed {seed}");
+        assert_eq!(expected.best_edge, found.best_edge, "seed {seed}");
+        assert_eq!(
+            host.recover(&expected),
+            built.recover(&found),
+            "seed {seed}"
+        );
+    }
+    println!("GPU path graph edges: 30 designs identical to the twin and the host build");
+}
