@@ -348,7 +348,7 @@ mod on_gpu {
     use tachyon_graph::{NetId, TimingData, TimingGraph};
     use tachyon_link::Design;
     use tachyon_paths::flat::{FlatEndpoints, FlatGraph, FlatPaths};
-    use tachyon_paths::gpu::DevicePathGraph;
+    use tachyon_paths::gpu::{DeviceEdges, DevicePathGraph, ResidentTiming};
     use tachyon_paths::problem::SearchOutcome;
     use tachyon_paths::PathQuery;
 
@@ -960,13 +960,46 @@ mod on_gpu {
             let shared: &TimingData = data;
             let (tests, required, kept) = std::thread::scope(|scope| {
                 let (trees_sender, trees_receiver) = std::sync::mpsc::sync_channel(1);
+                let (edges_sender, edges_receiver) = std::sync::mpsc::sync_channel(1);
                 let network = structure.clock_network();
                 let gpu = self.backend.gpu();
                 let builder = scope.spawn(move || {
-                    in_paths_pool(|| {
+                    in_paths_pool(move || {
                         let trees = tachyon_paths::flat::clock_trees(graph, shared, network);
+                        let flags = tachyon_paths::resident::pin_flags(graph, &trees);
                         // The endpoints read them too (the clock network's nodes only).
-                        let _ = trees_sender.send(trees.clone());
+                        let _ = trees_sender.send((trees.clone(), flags));
+                        let edges: Option<DeviceEdges> = edges_receiver.recv().ok().flatten();
+                        let started = Instant::now();
+                        let built = edges.and_then(|edges| {
+                            let host_edges = edges
+                                .download()
+                                .inspect_err(|why| {
+                                    tracing::debug!("path graph edges not downloaded: {why}")
+                                })
+                                .ok()?;
+                            let downloaded = started.elapsed();
+                            let flat = FlatGraph::with_edges(graph, trees.clone(), host_edges);
+                            let assembled = started.elapsed();
+                            // The search copies the graph itself if this fails.
+                            let device = edges
+                                .into_graph(&flat)
+                                .inspect_err(|why| {
+                                    tracing::debug!("path graph not uploaded: {why}")
+                                })
+                                .ok();
+                            tracing::debug!(
+                                downloaded_ms = downloaded.as_secs_f64() * 1e3,
+                                assembled_ms = assembled.as_secs_f64() * 1e3,
+                                ms = started.elapsed().as_secs_f64() * 1e3,
+                                "path graph: edges built on the GPU brought back, clock \
+                                 arrays and levels added and uploaded"
+                            );
+                            Some((flat, device))
+                        });
+                        if let Some(built) = built {
+                            return built;
+                        }
                         let flat = FlatGraph::with_trees(graph, shared, trees);
                         // Copied while the host collects the endpoints (the search
                         // copies it itself if this fails, and reports why).
@@ -981,17 +1014,43 @@ mod on_gpu {
                         (flat, device)
                     })
                 });
+                // The path graph's in-edges built on the GPU from the forward values
+                // there, queued before CPPR's passes (the host build's memory traffic
+                // slowed CPPR's host steps): waits for the clock trees and the edge
+                // counts.
+                let Ok((trees, flags)) = trees_receiver.recv() else {
+                    // The thread ended without sending: it panicked.
+                    joined(builder);
+                    unreachable!("the path graph's thread sends its clock trees first");
+                };
+                let started = Instant::now();
+                let (fanin_start, fanin_arcs, arcs) = timing.fanin_rows();
+                let values = timing.forward_values();
+                let resident = ResidentTiming {
+                    fanin_start,
+                    fanin_arcs,
+                    arcs,
+                    arc_delay: values.arc_delay,
+                    arrival: values.arrival,
+                    slew: values.slew,
+                };
+                let edges = DeviceEdges::build(values.gpu, resident, &flags)
+                    .inspect_err(|why| {
+                        tracing::debug!("path graph edges not built on the GPU: {why}")
+                    })
+                    .ok();
+                tracing::debug!(
+                    ms = started.elapsed().as_secs_f64() * 1e3,
+                    edges = edges.as_ref().map_or(0, DeviceEdges::len),
+                    "path graph edges queued on the GPU"
+                );
+                let _ = edges_sender.send(edges);
                 let tests = timed(record, "cppr", || {
                     let passes = self.passes(timing);
                     let post =
                         tachyon_cppr::gpu::post_cppr_slacks_with(graph, shared, structure, passes)?;
                     Ok(tachyon_cppr::stored_tests(graph, shared, &post))
                 })?;
-                let Ok(trees) = trees_receiver.recv() else {
-                    // The thread ended without sending: it panicked.
-                    joined(builder);
-                    unreachable!("the path graph's thread sends its clock trees first");
-                };
                 let started = Instant::now();
                 let ((swept, swept_in), endpoints) = rayon::join(
                     || {
