@@ -43,9 +43,9 @@ pub fn pin_clock_shift(split: Split) -> u32 {
 /// A pin's flags for `split`'s clock tree: `CLOCK_PIN`, `TREE_RISE`, `TREE_FALL`.
 #[inline]
 pub fn pin_clock_flags(split: Split, clock_pin: bool, tree_rise: bool, tree_fall: bool) -> u8 {
-    let flags = u8::from(clock_pin) * CLOCK_PIN
-        | u8::from(tree_rise) * TREE_RISE
-        | u8::from(tree_fall) * TREE_FALL;
+    let flag = |set: bool, flag: u8| if set { flag } else { 0 };
+    let flags =
+        flag(clock_pin, CLOCK_PIN) | flag(tree_rise, TREE_RISE) | flag(tree_fall, TREE_FALL);
     flags << pin_clock_shift(split)
 }
 
