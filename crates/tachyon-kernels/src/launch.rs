@@ -391,6 +391,7 @@ kernels! {
     LcaRootJump: lca_root_jump(LcaRootJumpArgs),
     PathsEdgeCounts: paths_edge_counts(PathsEdgeCountsArgs),
     PathsEdgeWrite: paths_edge_write(PathsEdgeWriteArgs),
+    PathsTreeArrays: paths_tree_arrays(PathsTreeArraysArgs),
 }
 
 // Graph-based analysis (`tachyon-gba`): RC, gathers, level sweeps, tests, levelization.
@@ -904,6 +905,18 @@ arguments! {
         pub edge_from: DeviceCells<'a, u32>,
         pub edge_launch: DeviceCells<'a, u32>,
         pub edge_value: DeviceCells<'a, f64>,
+    }
+
+    /// The dense clock arrays from the tree nodes' entries
+    /// ([`crate::path_edges::tree_entry`]), a thread per node of `parent`.
+    pub struct PathsTreeArraysArgs<'a> {
+        pub tree_nodes: DeviceSlice<'a, u32>,
+        pub node_parent: DeviceSlice<'a, u32>,
+        pub node_depth: DeviceSlice<'a, u32>,
+        pub node_credit: DeviceSlice<'a, f64>,
+        pub parent: DeviceCells<'a, u32>,
+        pub depth: DeviceCells<'a, u32>,
+        pub credit: DeviceCells<'a, f64>,
     }
 }
 

@@ -146,3 +146,21 @@ pub fn node_edge_count(timing: TimingArrays<'_>, node: u32) -> u32 {
     node_in_edges(timing, node, |_, _, _| count += 1);
     count
 }
+
+/// The clock arrays' entry of `node` (`path_search::ClockTrees`: parent, depth, credit)
+/// from the tree nodes' own entries (`tree_nodes` ascending, with `parent`, `depth`,
+/// `credit` in the same order): theirs for a tree node, else no parent, depth 0 and no
+/// credit (NaN). The GPU writes the dense arrays with it instead of copying them.
+#[inline]
+pub fn tree_entry(
+    tree_nodes: &[u32],
+    parent: &[u32],
+    depth: &[u32],
+    credit: &[f64],
+    node: u32,
+) -> (u32, u32, f64) {
+    match tree_nodes.binary_search(&node) {
+        Ok(index) => (parent[index], depth[index], credit[index]),
+        Err(_) => (NONE, 0, f64::NAN),
+    }
+}

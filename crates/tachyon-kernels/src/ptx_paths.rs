@@ -17,7 +17,7 @@ use crate::launch::{
     PathsChunkOffsetsArgs, PathsChunkSumsArgs, PathsCompactArgs, PathsCountArgs,
     PathsEdgeCountsArgs, PathsEdgeWriteArgs, PathsExpandArgs, PathsFlagAtMostArgs,
     PathsForestLevelArgs, PathsGatherArgs, PathsHistogramArgs, PathsMarkKeptArgs, PathsRootsArgs,
-    SearchArrays, TimingArraysViews,
+    PathsTreeArraysArgs, SearchArrays, TimingArraysViews,
 };
 use crate::path_edges::{self, TimingArrays};
 use crate::path_search::{
@@ -668,6 +668,41 @@ pub unsafe extern "ptx-kernel" fn paths_edge_write(args: PathsEdgeWriteArgs<'sta
             value[place].set(edge_value);
             place += 1;
         });
+        node += stride;
+    }
+}
+
+/// The dense clock arrays: every node's entry from the tree nodes' ones.
+///
+/// # Safety
+///
+/// As the module says.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn paths_tree_arrays(args: PathsTreeArraysArgs<'static>) {
+    // SAFETY: the module's contract: one thread writes each node's entries.
+    let (tree_nodes, node_parent, node_depth, node_credit, parent, depth, credit) = unsafe {
+        (
+            args.tree_nodes.get(),
+            args.node_parent.get(),
+            args.node_depth.get(),
+            args.node_credit.get(),
+            args.parent.cells(),
+            args.depth.cells(),
+            args.credit.cells(),
+        )
+    };
+    let (mut node, stride) = global_thread_index_and_count();
+    while node < parent.len() {
+        let (up, level, gain) = path_edges::tree_entry(
+            tree_nodes,
+            node_parent,
+            node_depth,
+            node_credit,
+            node as u32,
+        );
+        parent[node].set(up);
+        depth[node].set(level);
+        credit[node].set(gain);
         node += stride;
     }
 }

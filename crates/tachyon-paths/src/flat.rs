@@ -476,6 +476,29 @@ impl FlatGraph {
         (graph, trees, &self.level_nodes)
     }
 
+    /// The clock trees' nodes (ascending) and their parents, depths and credits: what
+    /// the clock arrays hold besides their defaults
+    /// (`tachyon_kernels::path_edges::tree_entry`).
+    pub fn tree_entries(&self) -> (&[u32], Vec<u32>, Vec<u32>, Vec<f64>) {
+        let nodes = &self.tree_nodes;
+        let of = |array: &[u32]| nodes.iter().map(|&node| array[node as usize]).collect();
+        let credit = nodes
+            .iter()
+            .map(|&node| self.tree_credit[node as usize])
+            .collect();
+        (nodes, of(&self.tree_parent), of(&self.tree_depth), credit)
+    }
+
+    /// The clock arrays (parent, depth, credit of every node; without the LCA table).
+    pub fn clock_arrays(&self) -> ClockTrees<'_> {
+        ClockTrees {
+            parent: &self.tree_parent,
+            depth: &self.tree_depth,
+            credit: &self.tree_credit,
+            lca: ClockLca::EMPTY,
+        }
+    }
+
     /// The in-edges of every node.
     pub fn edges(&self) -> PathGraph<'_> {
         PathGraph {

@@ -28,7 +28,7 @@ use tachyon_gpu::abi::{
     PathsChunkOffsetsArgs, PathsChunkSumsArgs, PathsCompactArgs, PathsCountArgs,
     PathsEdgeCountsArgs, PathsEdgeWriteArgs, PathsExpandArgs, PathsFlagAtMostArgs,
     PathsForestLevelArgs, PathsGatherArgs, PathsHistogramArgs, PathsMarkKeptArgs, PathsRootsArgs,
-    SearchArrays, TimingArraysViews,
+    PathsTreeArraysArgs, SearchArrays, TimingArraysViews,
 };
 use tachyon_gpu::{DeviceBuffer, Event, GpuContext, GpuError, LaunchShape};
 use tachyon_kernels::path_search::{
@@ -308,21 +308,52 @@ impl DeviceEdges {
         })
     }
 
-    /// The path graph of these edges with `flat`'s clock trees and levels, uploaded
-    /// (`flat` must have these edges: [`FlatGraph::with_edges`] of [`Self::download`]).
+    /// The path graph of these edges with `flat`'s clock trees and levels (`flat` must
+    /// have these edges: [`FlatGraph::with_edges`] of [`Self::download`]): the level
+    /// nodes and the tree nodes' entries uploaded, the dense clock arrays written from
+    /// those (`paths_tree_arrays`: a tenth of the bytes at 1M gates).
     pub fn into_graph(self, flat: &FlatGraph) -> Result<DevicePathGraph, GpuError> {
         const DURING: &str = "uploading the path graph's clock trees and levels";
-        let (graph, trees, level_nodes) = flat.device_arrays();
+        let (graph, _, level_nodes) = flat.device_arrays();
         debug_assert_eq!(graph.edge_from.len(), self.edge_from.len());
         debug_assert_eq!(graph.nodes_per_split, self.nodes_per_split);
         let gpu = &self.gpu;
+        let n_nodes = 2 * self.nodes_per_split as usize;
+        let (tree_nodes, node_parent, node_depth, node_credit) = flat.tree_entries();
+        let entries = (
+            gpu.upload(DURING, tree_nodes)?,
+            gpu.upload(DURING, &node_parent)?,
+            gpu.upload(DURING, &node_depth)?,
+            gpu.upload(DURING, &node_credit)?,
+        );
+        let (tree_parent, tree_depth, tree_credit) = (
+            gpu.allocate(DURING, n_nodes)?,
+            gpu.allocate(DURING, n_nodes)?,
+            gpu.allocate(DURING, n_nodes)?,
+        );
+        gpu.launch(
+            shape(n_nodes),
+            PathsTreeArraysArgs {
+                tree_nodes: entries.0.view(),
+                node_parent: entries.1.view(),
+                node_depth: entries.2.view(),
+                node_credit: entries.3.view(),
+                parent: tree_parent.cells(),
+                depth: tree_depth.cells(),
+                credit: tree_credit.cells(),
+            },
+        )?;
+        let level_nodes = gpu.upload(DURING, level_nodes)?;
+        // The entries stay alive until the arrays are written.
+        gpu.synchronize()?;
+        drop(entries);
         Ok(DevicePathGraph {
             gpu: Arc::clone(gpu),
             nodes_per_split: self.nodes_per_split,
-            tree_parent: gpu.upload(DURING, trees.parent)?,
-            tree_depth: gpu.upload(DURING, trees.depth)?,
-            tree_credit: gpu.upload(DURING, trees.credit)?,
-            level_nodes: gpu.upload(DURING, level_nodes)?,
+            tree_parent,
+            tree_depth,
+            tree_credit,
+            level_nodes,
             edge_start: self.edge_start,
             edge_from: self.edge_from,
             edge_launch: self.edge_launch,
@@ -1047,3 +1078,16 @@ impl DeviceLca {
 }
 
 const DURING_LCA: &str = "building the clock-tree LCA table";
+
+#[cfg(test)]
+impl DevicePathGraph {
+    /// The clock arrays brought back (for tests).
+    pub(crate) fn download_clock_arrays(&self) -> Result<(Vec<u32>, Vec<u32>, Vec<f64>), GpuError> {
+        let gpu = &self.gpu;
+        Ok((
+            gpu.download(&self.tree_parent, 0..self.tree_parent.len())?,
+            gpu.download(&self.tree_depth, 0..self.tree_depth.len())?,
+            gpu.download(&self.tree_credit, 0..self.tree_credit.len())?,
+        ))
+    }
+}

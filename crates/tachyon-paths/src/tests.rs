@@ -765,6 +765,20 @@ pub(crate) fn check_resident_edges(
     };
     let twin = crate::resident::edges_cpu(timing);
     let host = crate::flat::FlatGraph::with_trees(graph, data, trees);
+    // The clock arrays from the tree nodes' entries, as the GPU writes them.
+    let (tree_nodes, parent, depth, credit) = host.tree_entries();
+    let arrays = host.clock_arrays();
+    for node in 0..arrays.parent.len() as u32 {
+        let (up, level, gain) =
+            tachyon_kernels::path_edges::tree_entry(tree_nodes, &parent, &depth, &credit, node);
+        assert_eq!(up, arrays.parent[node as usize], "node {node}");
+        assert_eq!(level, arrays.depth[node as usize], "node {node}");
+        assert_eq!(
+            gain.to_bits(),
+            arrays.credit[node as usize].to_bits(),
+            "node {node}"
+        );
+    }
     let expected = host.edges();
     assert_eq!(twin.edge_start, expected.edge_start, "edge starts");
     assert_eq!(twin.edge_from, expected.edge_from, "edge sources");
@@ -856,6 +870,13 @@ fn gpu_edges_equal_the_twin_and_the_host_build() {
         let device = edges
             .into_graph(&flat_graph)
             .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+        let (parent, depth, credit) = device
+            .download_clock_arrays()
+            .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+        let arrays = flat_graph.clock_arrays();
+        assert_eq!(parent, arrays.parent, "seed {seed}");
+        assert_eq!(depth, arrays.depth, "seed {seed}");
+        assert!(bits(&credit) == bits(arrays.credit), "seed {seed}");
         let built = crate::flat::FlatPaths::for_query(flat_graph, &graph, &data, &query);
         let expected = host.search_cpu(None);
         let found = crate::gpu::search_paths_on(&gpu, &built.problem(None), Some(&device))
