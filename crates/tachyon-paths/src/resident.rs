@@ -17,6 +17,9 @@ use crate::flat::MIN_PARALLEL;
 /// Nodes per parallel work item of the twin.
 const NODES_PER_CHUNK: usize = 8192;
 
+/// Pins per parallel work item of the pin flags.
+const PINS_PER_CHUNK: usize = 16_384;
+
 /// The in-edges of every node, laid out as `tachyon_kernels::path_search::PathGraph`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FlatEdges {
@@ -26,40 +29,49 @@ pub struct FlatEdges {
     pub edge_value: Vec<f64>,
 }
 
-/// Per pin of `graph`: [`PIN_INPUT`] for a primary input, and for each split with a
-/// clock tree in `trees` whether the pin is a clock pin and which of its nodes the tree
-/// reaches (`tachyon_kernels::path_edges::pin_clock_flags`).
-pub fn pin_flags(graph: &TimingGraph, trees: &[Option<ClockTree>; 2]) -> Vec<u8> {
-    let mut flags = Vec::with_capacity(graph.n_pins() as usize);
-    flags.par_extend(
-        (0..graph.n_pins())
-            .into_par_iter()
-            .with_min_len(MIN_PARALLEL)
-            .map(|pin| {
-                let pin = PinId(pin);
-                let mut flags = if graph.pin(pin).kind == PinKind::PrimaryInput {
-                    PIN_INPUT
-                } else {
-                    0
-                };
-                for split in Split::BOTH {
-                    let Some(tree) = trees[split.index()]
-                        .as_ref()
-                        .filter(|tree| tree.is_clock_pin(pin))
-                    else {
-                        continue;
-                    };
-                    flags |= pin_clock_flags(
-                        split,
-                        true,
-                        tree.node(pin, Transition::Rise).is_some(),
-                        tree.node(pin, Transition::Fall).is_some(),
-                    );
+/// Per pin of `graph`: [`PIN_INPUT`] for the primary inputs `primary_inputs`, and for
+/// each split with a clock tree in `trees` whether the pin is a clock pin and which of
+/// its nodes the tree reaches (`tachyon_kernels::path_edges::pin_clock_flags`).
+pub fn pin_flags(
+    graph: &TimingGraph,
+    primary_inputs: &[u32],
+    trees: &[Option<ClockTree>; 2],
+) -> Vec<u8> {
+    let mut flags = vec![0u8; graph.n_pins() as usize];
+    if trees.iter().any(Option::is_some) {
+        flags
+            .par_chunks_mut(PINS_PER_CHUNK)
+            .enumerate()
+            .for_each(|(chunk, flags)| {
+                let first = (chunk * PINS_PER_CHUNK) as u32;
+                for (pin, flags) in (first..).map(PinId).zip(flags) {
+                    for (split, tree) in Split::BOTH.into_iter().zip(trees) {
+                        // The bit set first: most pins are off the clock network.
+                        let Some(tree) = tree.as_ref().filter(|tree| tree.is_clock_pin(pin)) else {
+                            continue;
+                        };
+                        *flags |= pin_clock_flags(
+                            split,
+                            true,
+                            tree.node(pin, Transition::Rise).is_some(),
+                            tree.node(pin, Transition::Fall).is_some(),
+                        );
+                    }
                 }
-                flags
-            }),
-    );
+            });
+    }
+    for &pin in primary_inputs {
+        flags[pin as usize] |= PIN_INPUT;
+    }
     flags
+}
+
+/// The primary inputs of `graph`, in pin order (what [`pin_flags`] takes; the GPU
+/// backend has them in its flat arrays).
+pub fn primary_inputs(graph: &TimingGraph) -> Vec<u32> {
+    (0..graph.n_pins())
+        .filter(|&pin| graph.pin(PinId(pin)).kind == PinKind::PrimaryInput)
+        .collect()
 }
 
 /// The CPU twin of the GPU's two passes: every node's edge count, their exclusive

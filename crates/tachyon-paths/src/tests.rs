@@ -751,8 +751,9 @@ pub(crate) fn check_resident_edges(
     data: &TimingData,
     trees: [Option<ClockTree>; 2],
 ) -> crate::resident::FlatEdges {
-    let flags = crate::resident::pin_flags(graph, &trees);
     let flat = tachyon_gba::FlatTiming::build(graph);
+    assert_eq!(flat.primary_inputs, crate::resident::primary_inputs(graph));
+    let flags = crate::resident::pin_flags(graph, &flat.primary_inputs, &trees);
     let timing = tachyon_kernels::path_edges::TimingArrays {
         nodes_per_split: 2 * graph.n_pins(),
         fanin_start: &flat.fanin_start,
@@ -845,7 +846,7 @@ fn gpu_edges_equal_the_twin_and_the_host_build() {
             arrival: &arrival,
             slew: &slew,
         };
-        let flags = crate::resident::pin_flags(&graph, &trees);
+        let flags = crate::resident::pin_flags(&graph, &flat.primary_inputs, &trees);
         let edges = crate::gpu::DeviceEdges::build(&gpu, timing, &flags)
             .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
         let on_gpu = edges

@@ -896,9 +896,13 @@ mod on_gpu {
             networks: &networks,
         };
         let paths = match (paths, &structure) {
-            (Some(query), Some(structure)) => {
-                Some(steps.beside_paths(&mut data, structure, &mut timing, &query, record)?)
-            }
+            (Some(query), Some(structure)) => Some(steps.beside_paths(
+                &mut data,
+                structure,
+                &mut timing,
+                (&query, &flat.primary_inputs),
+                record,
+            )?),
             _ => {
                 timed(record, "cppr", || {
                     cppr(
@@ -953,22 +957,25 @@ mod on_gpu {
             data: &mut TimingData,
             structure: &CpprStructure,
             timing: &mut GpuTiming,
-            query: &PathQuery,
+            (query, primary_inputs): (&PathQuery, &[u32]),
             record: &mut Record<'_>,
         ) -> Result<super::KeptPaths, TimerError> {
             let graph = self.graph;
             let shared: &TimingData = data;
             let (tests, required, kept) = std::thread::scope(|scope| {
                 let (trees_sender, trees_receiver) = std::sync::mpsc::sync_channel(1);
+                let (flags_sender, flags_receiver) = std::sync::mpsc::sync_channel(1);
                 let (edges_sender, edges_receiver) = std::sync::mpsc::sync_channel(1);
                 let network = structure.clock_network();
                 let gpu = self.backend.gpu();
                 let builder = scope.spawn(move || {
                     in_paths_pool(move || {
                         let trees = tachyon_paths::flat::clock_trees(graph, shared, network);
-                        let flags = tachyon_paths::resident::pin_flags(graph, &trees);
                         // The endpoints read them too (the clock network's nodes only).
-                        let _ = trees_sender.send((trees.clone(), flags));
+                        let _ = trees_sender.send(trees.clone());
+                        let flags =
+                            tachyon_paths::resident::pin_flags(graph, primary_inputs, &trees);
+                        let _ = flags_sender.send(flags);
                         let edges: Option<DeviceEdges> = edges_receiver.recv().ok().flatten();
                         let started = Instant::now();
                         let built = edges.and_then(|edges| {
@@ -1015,42 +1022,54 @@ mod on_gpu {
                     })
                 });
                 // The path graph's in-edges built on the GPU from the forward values
-                // there, queued before CPPR's passes (the host build's memory traffic
-                // slowed CPPR's host steps): waits for the clock trees and the edge
-                // counts.
-                let Ok((trees, flags)) = trees_receiver.recv() else {
+                // there (the host build's memory traffic slowed CPPR's host steps), by a
+                // thread that waits for the pin flags while CPPR starts.
+                let resident: &GpuTiming = timing;
+                let (fanin_start, fanin_arcs, arcs) = resident.fanin_rows();
+                let values = resident.forward_values();
+                let (edges_gpu, on_device) = (
+                    values.gpu,
+                    ResidentTiming {
+                        fanin_start,
+                        fanin_arcs,
+                        arcs,
+                        arc_delay: values.arc_delay,
+                        arrival: values.arrival,
+                        slew: values.slew,
+                    },
+                );
+                let tests = std::thread::scope(|beside| {
+                    beside.spawn(move || {
+                        let Ok(flags) = flags_receiver.recv() else {
+                            // The path graph's thread panicked; its join says why.
+                            return;
+                        };
+                        let started = Instant::now();
+                        let edges = DeviceEdges::build(edges_gpu, on_device, &flags)
+                            .inspect_err(|why| {
+                                tracing::debug!("path graph edges not built on the GPU: {why}")
+                            })
+                            .ok();
+                        tracing::debug!(
+                            ms = started.elapsed().as_secs_f64() * 1e3,
+                            edges = edges.as_ref().map_or(0, DeviceEdges::len),
+                            "path graph edges queued on the GPU"
+                        );
+                        let _ = edges_sender.send(edges);
+                    });
+                    timed(record, "cppr", || {
+                        let passes = self.passes(resident);
+                        let post = tachyon_cppr::gpu::post_cppr_slacks_with(
+                            graph, shared, structure, passes,
+                        )?;
+                        Ok(tachyon_cppr::stored_tests(graph, shared, &post))
+                    })
+                })?;
+                let Ok(trees) = trees_receiver.recv() else {
                     // The thread ended without sending: it panicked.
                     joined(builder);
                     unreachable!("the path graph's thread sends its clock trees first");
                 };
-                let started = Instant::now();
-                let (fanin_start, fanin_arcs, arcs) = timing.fanin_rows();
-                let values = timing.forward_values();
-                let resident = ResidentTiming {
-                    fanin_start,
-                    fanin_arcs,
-                    arcs,
-                    arc_delay: values.arc_delay,
-                    arrival: values.arrival,
-                    slew: values.slew,
-                };
-                let edges = DeviceEdges::build(values.gpu, resident, &flags)
-                    .inspect_err(|why| {
-                        tracing::debug!("path graph edges not built on the GPU: {why}")
-                    })
-                    .ok();
-                tracing::debug!(
-                    ms = started.elapsed().as_secs_f64() * 1e3,
-                    edges = edges.as_ref().map_or(0, DeviceEdges::len),
-                    "path graph edges queued on the GPU"
-                );
-                let _ = edges_sender.send(edges);
-                let tests = timed(record, "cppr", || {
-                    let passes = self.passes(timing);
-                    let post =
-                        tachyon_cppr::gpu::post_cppr_slacks_with(graph, shared, structure, passes)?;
-                    Ok(tachyon_cppr::stored_tests(graph, shared, &post))
-                })?;
                 let started = Instant::now();
                 let ((swept, swept_in), endpoints) = rayon::join(
                     || {
