@@ -1079,10 +1079,14 @@ impl DeviceLca {
 
 const DURING_LCA: &str = "building the clock-tree LCA table";
 
+/// The dense clock arrays: parent, depth, credit of every node.
+#[cfg(test)]
+pub(crate) type ClockArrays = (Vec<u32>, Vec<u32>, Vec<f64>);
+
 #[cfg(test)]
 impl DevicePathGraph {
     /// The clock arrays brought back (for tests).
-    pub(crate) fn download_clock_arrays(&self) -> Result<(Vec<u32>, Vec<u32>, Vec<f64>), GpuError> {
+    pub(crate) fn download_clock_arrays(&self) -> Result<ClockArrays, GpuError> {
         let gpu = &self.gpu;
         Ok((
             gpu.download(&self.tree_parent, 0..self.tree_parent.len())?,

@@ -781,20 +781,43 @@ pub(crate) fn check_resident_edges(
         );
     }
     let expected = host.edges();
-    assert_eq!(twin.edge_start, expected.edge_start, "edge starts");
-    assert_eq!(twin.edge_from, expected.edge_from, "edge sources");
-    assert_eq!(twin.edge_launch, expected.edge_launch, "edge launches");
-    let bits = |values: &[f64]| {
-        values
-            .iter()
-            .map(|value| value.to_bits())
-            .collect::<Vec<_>>()
+    let expected = crate::resident::FlatEdges {
+        edge_start: expected.edge_start.to_vec(),
+        edge_from: expected.edge_from.to_vec(),
+        edge_launch: expected.edge_launch.to_vec(),
+        edge_value: expected.edge_value.to_vec(),
     };
-    assert!(
-        bits(&twin.edge_value) == bits(expected.edge_value),
-        "edge values"
-    );
+    assert_same_edges(&expected, &twin, "the twin against the host build");
     twin
+}
+
+/// `found` has `expected`'s edges, the values bit for bit.
+fn assert_same_edges(
+    expected: &crate::resident::FlatEdges,
+    found: &crate::resident::FlatEdges,
+    context: &str,
+) {
+    assert_eq!(
+        expected.edge_start, found.edge_start,
+        "{context}: edge starts"
+    );
+    assert_eq!(
+        expected.edge_from, found.edge_from,
+        "{context}: edge sources"
+    );
+    assert_eq!(
+        expected.edge_launch, found.edge_launch,
+        "{context}: edge launches"
+    );
+    assert!(
+        bits(&expected.edge_value) == bits(&found.edge_value),
+        "{context}: edge values"
+    );
+}
+
+/// The bits of `values` (NaN equal to itself).
+fn bits(values: &[f64]) -> Vec<u64> {
+    values.iter().map(|value| value.to_bits()).collect()
 }
 
 #[test]
@@ -852,18 +875,10 @@ fn gpu_edges_equal_the_twin_and_the_host_build() {
         let on_gpu = edges
             .download()
             .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
-        assert_eq!(twin.edge_start, on_gpu.edge_start, "seed {seed}");
-        assert_eq!(twin.edge_from, on_gpu.edge_from, "seed {seed}");
-        assert_eq!(twin.edge_launch, on_gpu.edge_launch, "seed {seed}");
-        let bits = |values: &[f64]| {
-            values
-                .iter()
-                .map(|value| value.to_bits())
-                .collect::<Vec<_>>()
-        };
-        assert!(
-            bits(&twin.edge_value) == bits(&on_gpu.edge_value),
-            "seed {seed}"
+        assert_same_edges(
+            &twin,
+            &on_gpu,
+            &format!("seed {seed}: the GPU against the twin"),
         );
         let query = PathQuery::top(11);
         let host = crate::flat::FlatPaths::build(&graph, &data, &query);
