@@ -389,6 +389,9 @@ kernels! {
     LcaTableLevel: lca_table_level(LcaTableLevelArgs),
     LcaRootInit: lca_root_init(LcaRootInitArgs),
     LcaRootJump: lca_root_jump(LcaRootJumpArgs),
+    PathsEdgeCounts: paths_edge_counts(PathsEdgeCountsArgs),
+    PathsEdgeWrite: paths_edge_write(PathsEdgeWriteArgs),
+    PathsTreeArrays: paths_tree_arrays(PathsTreeArraysArgs),
 }
 
 // Graph-based analysis (`tachyon-gba`): RC, gathers, level sweeps, tests, levelization.
@@ -882,6 +885,48 @@ arguments! {
 /// the block's wide pins (`u32`, one slot per thread).
 pub const fn backward_level_shared_bytes(threads_per_block: u32) -> u32 {
     threads_per_block * 32 + 4 + threads_per_block * 4
+}
+
+// The path search's in-edges built from the resident timing ([`crate::path_edges`]).
+arguments! {
+    /// The resident graph and forward values ([`crate::path_edges::TimingArrays`]).
+    pub struct TimingArraysViews<'a> {
+        pub nodes_per_split: u32,
+        pub fanin_start: DeviceSlice<'a, u32>,
+        pub fanin_arcs: DeviceSlice<'a, u32>,
+        pub arcs: DeviceSlice<'a, ArcDescriptor>,
+        pub arc_delay: DeviceSlice<'a, [f64; 4]>,
+        pub arrival: DeviceSlice<'a, [f64; 4]>,
+        pub slew: DeviceSlice<'a, [f64; 4]>,
+        pub pin_flags: DeviceSlice<'a, u8>,
+    }
+
+    /// First pass: `counts[node]` is how many in-edges `node` has, a thread per node.
+    pub struct PathsEdgeCountsArgs<'a> {
+        pub timing: TimingArraysViews<'a>,
+        pub counts: DeviceCells<'a, u32>,
+    }
+
+    /// Second pass: the in-edges of every node written from `edge_start[node]` on.
+    pub struct PathsEdgeWriteArgs<'a> {
+        pub timing: TimingArraysViews<'a>,
+        pub edge_start: DeviceSlice<'a, u32>,
+        pub edge_from: DeviceCells<'a, u32>,
+        pub edge_launch: DeviceCells<'a, u32>,
+        pub edge_value: DeviceCells<'a, f64>,
+    }
+
+    /// The dense clock arrays from the tree nodes' entries
+    /// ([`crate::path_edges::tree_entry`]), a thread per node of `parent`.
+    pub struct PathsTreeArraysArgs<'a> {
+        pub tree_nodes: DeviceSlice<'a, u32>,
+        pub node_parent: DeviceSlice<'a, u32>,
+        pub node_depth: DeviceSlice<'a, u32>,
+        pub node_credit: DeviceSlice<'a, f64>,
+        pub parent: DeviceCells<'a, u32>,
+        pub depth: DeviceCells<'a, u32>,
+        pub credit: DeviceCells<'a, f64>,
+    }
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ pub mod launch;
 pub mod levelize;
 pub mod lut;
 pub mod math;
+pub mod path_edges;
 pub mod path_search;
 pub mod propagate;
 pub mod rc;

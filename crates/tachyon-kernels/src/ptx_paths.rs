@@ -14,10 +14,12 @@ use core::sync::atomic::Ordering;
 use crate::launch::{
     CandidateArrays, LcaEnterArgs, LcaLocalIndexArgs, LcaParentArgs, LcaPlaceArgs, LcaRankJumpArgs,
     LcaRootInitArgs, LcaRootJumpArgs, LcaSuccessorArgs, LcaTableLevelArgs, PathGraphArrays,
-    PathsChunkOffsetsArgs, PathsChunkSumsArgs, PathsCompactArgs, PathsCountArgs, PathsExpandArgs,
-    PathsFlagAtMostArgs, PathsForestLevelArgs, PathsGatherArgs, PathsHistogramArgs,
-    PathsMarkKeptArgs, PathsRootsArgs, SearchArrays,
+    PathsChunkOffsetsArgs, PathsChunkSumsArgs, PathsCompactArgs, PathsCountArgs,
+    PathsEdgeCountsArgs, PathsEdgeWriteArgs, PathsExpandArgs, PathsFlagAtMostArgs,
+    PathsForestLevelArgs, PathsGatherArgs, PathsHistogramArgs, PathsMarkKeptArgs, PathsRootsArgs,
+    PathsTreeArraysArgs, SearchArrays, TimingArraysViews,
 };
+use crate::path_edges::{self, TimingArrays};
 use crate::path_search::{
     self, lca, CandidateCells, ClockLca, ClockTrees, Endpoints, Forest, ForestCells, PathGraph,
     SearchInputs,
@@ -597,5 +599,110 @@ pub unsafe extern "ptx-kernel" fn lca_root_jump(args: LcaRootJumpArgs<'static>) 
     while item < up_out.len() {
         up_out[item].set(lca::root_jump(item, up_in));
         item += stride;
+    }
+}
+
+/// The resident timing the in-edge kernels read.
+///
+/// # Safety
+///
+/// As the module says.
+#[inline]
+unsafe fn timing(views: &TimingArraysViews<'static>) -> TimingArrays<'static> {
+    // SAFETY: the module's contract.
+    unsafe {
+        TimingArrays {
+            nodes_per_split: views.nodes_per_split,
+            fanin_start: views.fanin_start.get(),
+            fanin_arcs: views.fanin_arcs.get(),
+            arcs: views.arcs.get(),
+            arc_delay: views.arc_delay.get(),
+            arrival: views.arrival.get(),
+            slew: views.slew.get(),
+            pin_flags: views.pin_flags.get(),
+        }
+    }
+}
+
+/// First pass of the in-edges: `counts[node]` is how many `node` has.
+///
+/// # Safety
+///
+/// As the module says.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn paths_edge_counts(args: PathsEdgeCountsArgs<'static>) {
+    // SAFETY: the module's contract: one thread writes each count.
+    let (timing, counts) = unsafe { (timing(&args.timing), args.counts.cells()) };
+    let (mut node, stride) = global_thread_index_and_count();
+    while node < counts.len() {
+        counts[node].set(path_edges::node_edge_count(timing, node as u32));
+        node += stride;
+    }
+}
+
+/// Second pass: the in-edges of every node written from `edge_start[node]` on.
+///
+/// # Safety
+///
+/// As the module says; `edge_start` holds the exclusive prefix sums of the first
+/// pass's counts, so the nodes' places do not overlap.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn paths_edge_write(args: PathsEdgeWriteArgs<'static>) {
+    // SAFETY: the module's contract: each node's thread writes only its own edges.
+    let (timing, edge_start, from, launch, value) = unsafe {
+        (
+            timing(&args.timing),
+            args.edge_start.get(),
+            args.edge_from.cells(),
+            args.edge_launch.cells(),
+            args.edge_value.cells(),
+        )
+    };
+    let n_nodes = 2 * timing.nodes_per_split as usize;
+    let (mut node, stride) = global_thread_index_and_count();
+    while node < n_nodes {
+        let mut place = edge_start[node] as usize;
+        path_edges::node_in_edges(timing, node as u32, |edge_from, edge_launch, edge_value| {
+            from[place].set(edge_from);
+            launch[place].set(edge_launch);
+            value[place].set(edge_value);
+            place += 1;
+        });
+        node += stride;
+    }
+}
+
+/// The dense clock arrays: every node's entry from the tree nodes' ones.
+///
+/// # Safety
+///
+/// As the module says.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn paths_tree_arrays(args: PathsTreeArraysArgs<'static>) {
+    // SAFETY: the module's contract: one thread writes each node's entries.
+    let (tree_nodes, node_parent, node_depth, node_credit, parent, depth, credit) = unsafe {
+        (
+            args.tree_nodes.get(),
+            args.node_parent.get(),
+            args.node_depth.get(),
+            args.node_credit.get(),
+            args.parent.cells(),
+            args.depth.cells(),
+            args.credit.cells(),
+        )
+    };
+    let (mut node, stride) = global_thread_index_and_count();
+    while node < parent.len() {
+        let (up, level, gain) = path_edges::tree_entry(
+            tree_nodes,
+            node_parent,
+            node_depth,
+            node_credit,
+            node as u32,
+        );
+        parent[node].set(up);
+        depth[node].set(level);
+        credit[node].set(gain);
+        node += stride;
     }
 }

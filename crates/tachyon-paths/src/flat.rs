@@ -33,6 +33,7 @@ use tachyon_kernels::{Split, Transition};
 
 use crate::forest::{for_each_in_arc, ForestInputs, ForestSpec, InArc};
 use crate::problem::{select_at_most, PathProblem, SearchOutcome};
+use crate::resident::FlatEdges;
 use crate::search::{build_trees, collect_endpoints, push_clock_path, Endpoint};
 use crate::{PathKind, PathQuery, TimingPath};
 
@@ -235,6 +236,43 @@ impl FlatGraph {
         });
 
         mark("edges");
+        let edges = FlatEdges {
+            edge_start,
+            edge_from,
+            edge_launch,
+            edge_value,
+        };
+        FlatGraph::assemble(graph, trees, edges, started, marks)
+    }
+
+    /// [`FlatGraph::with_trees`] with the in-edges built elsewhere (`edges`: by
+    /// [`crate::resident`]'s passes from the same timing, which give the same edges).
+    pub fn with_edges(
+        graph: &TimingGraph,
+        trees: [Option<ClockTree>; 2],
+        edges: FlatEdges,
+    ) -> FlatGraph {
+        FlatGraph::assemble(graph, trees, edges, Instant::now(), Vec::new())
+    }
+
+    /// The graph of `edges` with its clock arrays and levels (what
+    /// [`FlatGraph::with_trees`] builds after the edges).
+    fn assemble(
+        graph: &TimingGraph,
+        trees: [Option<ClockTree>; 2],
+        edges: FlatEdges,
+        started: Instant,
+        mut marks: Vec<(&'static str, std::time::Duration)>,
+    ) -> FlatGraph {
+        let mut mark = |step: &'static str| marks.push((step, started.elapsed()));
+        let FlatEdges {
+            edge_start,
+            edge_from,
+            edge_launch,
+            edge_value,
+        } = edges;
+        let nodes_per_split = 2 * graph.n_pins();
+        let n_nodes = 2 * nodes_per_split as usize;
 
         // Clock trees, in the node numbering: one pass over the nodes writes the three
         // arrays together (a node off the trees: no parent, depth 0, no credit) and
@@ -436,6 +474,40 @@ impl FlatGraph {
             lca: ClockLca::EMPTY,
         };
         (graph, trees, &self.level_nodes)
+    }
+
+    /// The clock trees' nodes (ascending) and their parents, depths and credits: what
+    /// the clock arrays hold besides their defaults
+    /// (`tachyon_kernels::path_edges::tree_entry`).
+    pub fn tree_entries(&self) -> (&[u32], Vec<u32>, Vec<u32>, Vec<f64>) {
+        let nodes = &self.tree_nodes;
+        let of = |array: &[u32]| nodes.iter().map(|&node| array[node as usize]).collect();
+        let credit = nodes
+            .iter()
+            .map(|&node| self.tree_credit[node as usize])
+            .collect();
+        (nodes, of(&self.tree_parent), of(&self.tree_depth), credit)
+    }
+
+    /// The clock arrays (parent, depth, credit of every node; without the LCA table).
+    pub fn clock_arrays(&self) -> ClockTrees<'_> {
+        ClockTrees {
+            parent: &self.tree_parent,
+            depth: &self.tree_depth,
+            credit: &self.tree_credit,
+            lca: ClockLca::EMPTY,
+        }
+    }
+
+    /// The in-edges of every node.
+    pub fn edges(&self) -> PathGraph<'_> {
+        PathGraph {
+            nodes_per_split: self.nodes_per_split,
+            edge_start: &self.edge_start,
+            edge_from: &self.edge_from,
+            edge_launch: &self.edge_launch,
+            edge_value: &self.edge_value,
+        }
     }
 
     /// The clock tree of each split (None without a clock).

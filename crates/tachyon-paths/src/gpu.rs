@@ -25,18 +25,21 @@ use std::time::Instant;
 use tachyon_gpu::abi::{
     CandidateArrays, LcaEnterArgs, LcaLocalIndexArgs, LcaParentArgs, LcaPlaceArgs, LcaRankJumpArgs,
     LcaRootInitArgs, LcaRootJumpArgs, LcaSuccessorArgs, LcaTableLevelArgs, PathGraphArrays,
-    PathsChunkOffsetsArgs, PathsChunkSumsArgs, PathsCompactArgs, PathsCountArgs, PathsExpandArgs,
-    PathsFlagAtMostArgs, PathsForestLevelArgs, PathsGatherArgs, PathsHistogramArgs,
-    PathsMarkKeptArgs, PathsRootsArgs, SearchArrays,
+    PathsChunkOffsetsArgs, PathsChunkSumsArgs, PathsCompactArgs, PathsCountArgs,
+    PathsEdgeCountsArgs, PathsEdgeWriteArgs, PathsExpandArgs, PathsFlagAtMostArgs,
+    PathsForestLevelArgs, PathsGatherArgs, PathsHistogramArgs, PathsMarkKeptArgs, PathsRootsArgs,
+    PathsTreeArraysArgs, SearchArrays, TimingArraysViews,
 };
-use tachyon_gpu::{DeviceBuffer, GpuContext, GpuError, LaunchShape};
+use tachyon_gpu::{DeviceBuffer, Event, GpuContext, GpuError, LaunchShape};
 use tachyon_kernels::path_search::{
     key_value, lca as lca_steps, ordered_key, ClockTrees, PathGraph, NONE, RADIX_BINS, RADIX_BITS,
     SCAN_CHUNK,
 };
+use tachyon_kernels::propagate::ArcDescriptor;
 
 use crate::flat::FlatGraph;
 use crate::problem::{pick_bin, select_at_most, PathProblem, SearchOutcome};
+use crate::resident::FlatEdges;
 
 /// Bytes of device memory per candidate (five `u32`, one `f64`, one `u64` key, plus a
 /// count and an offset while it is a parent).
@@ -173,6 +176,188 @@ impl DevicePathGraph {
             tree_depth: gpu.upload(DURING, trees.depth)?,
             tree_credit: gpu.upload(DURING, trees.credit)?,
             level_nodes: gpu.upload(DURING, level_nodes)?,
+        })
+    }
+}
+
+/// The timing a GPU keeps resident after a forward pass, what the path graph's
+/// in-edges are built from there ([`DeviceEdges::build`]): the graph's fan-in rows and
+/// arc descriptors, the arc delays, arrivals and slews (`tachyon_kernels::propagate`'s
+/// layout).
+#[derive(Clone, Copy)]
+pub struct ResidentTiming<'a> {
+    pub fanin_start: &'a DeviceBuffer<u32>,
+    pub fanin_arcs: &'a DeviceBuffer<u32>,
+    pub arcs: &'a DeviceBuffer<ArcDescriptor>,
+    pub arc_delay: &'a DeviceBuffer<[f64; 4]>,
+    pub arrival: &'a DeviceBuffer<[f64; 4]>,
+    pub slew: &'a DeviceBuffer<[f64; 4]>,
+}
+
+/// The in-edges of a path graph built on a GPU from its resident timing
+/// (`tachyon_kernels::path_edges`; the same edges as the host build's, see
+/// [`crate::resident`]), with the event that fires when they are written.
+pub struct DeviceEdges {
+    gpu: Arc<GpuContext>,
+    nodes_per_split: u32,
+    edge_start: DeviceBuffer<u32>,
+    edge_from: DeviceBuffer<u32>,
+    edge_launch: DeviceBuffer<u32>,
+    edge_value: DeviceBuffer<f64>,
+    written: Event,
+}
+
+impl DeviceEdges {
+    /// Queues the two passes over the nodes of `timing`'s `pin_flags.len()` pins
+    /// (`pin_flags`: [`crate::resident::pin_flags`] of the clock trees the path graph
+    /// is built with): every node's edge count, their prefix sum (whose total comes
+    /// back: this waits for the counts), every node's edges written.
+    pub fn build(
+        gpu: &Arc<GpuContext>,
+        timing: ResidentTiming<'_>,
+        pin_flags: &[u8],
+    ) -> Result<DeviceEdges, GpuError> {
+        const DURING: &str = "building the path graph's edges";
+        let n_pins = pin_flags.len();
+        if 4 * n_pins as u64 >= u32::MAX as u64 - 2 {
+            return Err(gpu.out_of_room("indexing the path graph", u64::MAX));
+        }
+        let nodes_per_split = 2 * n_pins as u32;
+        let n_nodes = 4 * n_pins;
+        let flags = gpu.upload(DURING, pin_flags)?;
+        let views = TimingArraysViews {
+            nodes_per_split,
+            fanin_start: timing.fanin_start.view(),
+            fanin_arcs: timing.fanin_arcs.view(),
+            arcs: timing.arcs.view(),
+            arc_delay: timing.arc_delay.view(),
+            arrival: timing.arrival.view(),
+            slew: timing.slew.view(),
+            pin_flags: flags.view(),
+        };
+        // One count more than the nodes, 0: the prefix sums are then the edge starts.
+        let mut scan = Scan::new(gpu, n_nodes + 1)?;
+        gpu.write(&scan.counts, n_nodes, &[0u32])?;
+        gpu.launch(
+            shape(n_nodes),
+            PathsEdgeCountsArgs {
+                timing: views,
+                counts: scan.counts.cells().slice(0..n_nodes),
+            },
+        )?;
+        let total = scan.exclusive(gpu, n_nodes + 1)? as usize;
+        let edge_start = std::mem::replace(&mut scan.offsets, gpu.allocate(DURING, 0)?);
+        drop(scan);
+        let edge_from = gpu.allocate(DURING, total)?;
+        let edge_launch = gpu.allocate(DURING, total)?;
+        let edge_value = gpu.allocate(DURING, total)?;
+        gpu.launch(
+            shape(n_nodes),
+            PathsEdgeWriteArgs {
+                timing: views,
+                edge_start: edge_start.view(),
+                edge_from: edge_from.cells(),
+                edge_launch: edge_launch.cells(),
+                edge_value: edge_value.cells(),
+            },
+        )?;
+        let written = gpu.new_event()?;
+        gpu.record(&written)?;
+        drop(flags);
+        Ok(DeviceEdges {
+            gpu: Arc::clone(gpu),
+            nodes_per_split,
+            edge_start,
+            edge_from,
+            edge_launch,
+            edge_value,
+            written,
+        })
+    }
+
+    /// How many edges.
+    pub fn len(&self) -> usize {
+        self.edge_from.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.edge_from.is_empty()
+    }
+
+    /// The edges brought back (on the copy stream, once written).
+    pub fn download(&self) -> Result<FlatEdges, GpuError> {
+        let gpu = &self.gpu;
+        Ok(FlatEdges {
+            edge_start: gpu.download_after(
+                &self.written,
+                &self.edge_start,
+                self.edge_start.len(),
+            )?,
+            edge_from: gpu.download_after(&self.written, &self.edge_from, self.edge_from.len())?,
+            edge_launch: gpu.download_after(
+                &self.written,
+                &self.edge_launch,
+                self.edge_launch.len(),
+            )?,
+            edge_value: gpu.download_after(
+                &self.written,
+                &self.edge_value,
+                self.edge_value.len(),
+            )?,
+        })
+    }
+
+    /// The path graph of these edges with `flat`'s clock trees and levels (`flat` must
+    /// have these edges: [`FlatGraph::with_edges`] of [`Self::download`]): the level
+    /// nodes and the tree nodes' entries uploaded, the dense clock arrays written from
+    /// those (`paths_tree_arrays`: a tenth of the bytes at 1M gates).
+    pub fn into_graph(self, flat: &FlatGraph) -> Result<DevicePathGraph, GpuError> {
+        const DURING: &str = "uploading the path graph's clock trees and levels";
+        let (graph, _, level_nodes) = flat.device_arrays();
+        debug_assert_eq!(graph.edge_from.len(), self.edge_from.len());
+        debug_assert_eq!(graph.nodes_per_split, self.nodes_per_split);
+        let gpu = &self.gpu;
+        let n_nodes = 2 * self.nodes_per_split as usize;
+        let (tree_nodes, node_parent, node_depth, node_credit) = flat.tree_entries();
+        let entries = (
+            gpu.upload(DURING, tree_nodes)?,
+            gpu.upload(DURING, &node_parent)?,
+            gpu.upload(DURING, &node_depth)?,
+            gpu.upload(DURING, &node_credit)?,
+        );
+        let (tree_parent, tree_depth, tree_credit) = (
+            gpu.allocate(DURING, n_nodes)?,
+            gpu.allocate(DURING, n_nodes)?,
+            gpu.allocate(DURING, n_nodes)?,
+        );
+        gpu.launch(
+            shape(n_nodes),
+            PathsTreeArraysArgs {
+                tree_nodes: entries.0.view(),
+                node_parent: entries.1.view(),
+                node_depth: entries.2.view(),
+                node_credit: entries.3.view(),
+                parent: tree_parent.cells(),
+                depth: tree_depth.cells(),
+                credit: tree_credit.cells(),
+            },
+        )?;
+        let level_nodes = gpu.upload(DURING, level_nodes)?;
+        // The entries stay alive until the arrays are written.
+        gpu.synchronize()?;
+        drop(entries);
+        Ok(DevicePathGraph {
+            gpu: Arc::clone(gpu),
+            nodes_per_split: self.nodes_per_split,
+            tree_parent,
+            tree_depth,
+            tree_credit,
+            level_nodes,
+            edge_start: self.edge_start,
+            edge_from: self.edge_from,
+            edge_launch: self.edge_launch,
+            edge_value: self.edge_value,
         })
     }
 }
@@ -893,3 +1078,20 @@ impl DeviceLca {
 }
 
 const DURING_LCA: &str = "building the clock-tree LCA table";
+
+/// The dense clock arrays: parent, depth, credit of every node.
+#[cfg(test)]
+pub(crate) type ClockArrays = (Vec<u32>, Vec<u32>, Vec<f64>);
+
+#[cfg(test)]
+impl DevicePathGraph {
+    /// The clock arrays brought back (for tests).
+    pub(crate) fn download_clock_arrays(&self) -> Result<ClockArrays, GpuError> {
+        let gpu = &self.gpu;
+        Ok((
+            gpu.download(&self.tree_parent, 0..self.tree_parent.len())?,
+            gpu.download(&self.tree_depth, 0..self.tree_depth.len())?,
+            gpu.download(&self.tree_credit, 0..self.tree_credit.len())?,
+        ))
+    }
+}

@@ -30,6 +30,7 @@ mod forest;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod problem;
+pub mod resident;
 mod search;
 
 use tachyon_graph::{PinId, TimingData, TimingGraph};

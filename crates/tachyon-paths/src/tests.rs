@@ -742,3 +742,168 @@ fn specs_numbered_in_order_of_first_use() {
         );
     }
 }
+
+/// The in-edges of every node from the resident timing arrays
+/// (`tachyon_kernels::path_edges`, the twin of the GPU's passes) equal the host build's
+/// bit for bit.
+pub(crate) fn check_resident_edges(
+    graph: &TimingGraph,
+    data: &TimingData,
+    trees: [Option<ClockTree>; 2],
+) -> crate::resident::FlatEdges {
+    let flat = tachyon_gba::FlatTiming::build(graph);
+    assert_eq!(flat.primary_inputs, crate::resident::primary_inputs(graph));
+    let flags = crate::resident::pin_flags(graph, &flat.primary_inputs, &trees);
+    let timing = tachyon_kernels::path_edges::TimingArrays {
+        nodes_per_split: 2 * graph.n_pins(),
+        fanin_start: &flat.fanin_start,
+        fanin_arcs: &flat.fanin_arcs,
+        arcs: &flat.arcs,
+        arc_delay: &data.arc_delay,
+        arrival: &data.arrival,
+        slew: &data.slew,
+        pin_flags: &flags,
+    };
+    let twin = crate::resident::edges_cpu(timing);
+    let host = crate::flat::FlatGraph::with_trees(graph, data, trees);
+    // The clock arrays from the tree nodes' entries, as the GPU writes them.
+    let (tree_nodes, parent, depth, credit) = host.tree_entries();
+    let arrays = host.clock_arrays();
+    for node in 0..arrays.parent.len() as u32 {
+        let (up, level, gain) =
+            tachyon_kernels::path_edges::tree_entry(tree_nodes, &parent, &depth, &credit, node);
+        assert_eq!(up, arrays.parent[node as usize], "node {node}");
+        assert_eq!(level, arrays.depth[node as usize], "node {node}");
+        assert_eq!(
+            gain.to_bits(),
+            arrays.credit[node as usize].to_bits(),
+            "node {node}"
+        );
+    }
+    let expected = host.edges();
+    let expected = crate::resident::FlatEdges {
+        edge_start: expected.edge_start.to_vec(),
+        edge_from: expected.edge_from.to_vec(),
+        edge_launch: expected.edge_launch.to_vec(),
+        edge_value: expected.edge_value.to_vec(),
+    };
+    assert_same_edges(&expected, &twin, "the twin against the host build");
+    twin
+}
+
+/// `found` has `expected`'s edges, the values bit for bit.
+fn assert_same_edges(
+    expected: &crate::resident::FlatEdges,
+    found: &crate::resident::FlatEdges,
+    context: &str,
+) {
+    assert_eq!(
+        expected.edge_start, found.edge_start,
+        "{context}: edge starts"
+    );
+    assert_eq!(
+        expected.edge_from, found.edge_from,
+        "{context}: edge sources"
+    );
+    assert_eq!(
+        expected.edge_launch, found.edge_launch,
+        "{context}: edge launches"
+    );
+    assert!(
+        bits(&expected.edge_value) == bits(&found.edge_value),
+        "{context}: edge values"
+    );
+}
+
+/// The bits of `values` (NaN equal to itself).
+fn bits(values: &[f64]) -> Vec<u64> {
+    values.iter().map(|value| value.to_bits()).collect()
+}
+
+#[test]
+fn resident_edges_twin_equals_the_host_build() {
+    let mut edges = 0;
+    for seed in 0..40 {
+        let (graph, data) = random_design(seed);
+        let trees = crate::flat::clock_trees(&graph, &data, None);
+        edges += check_resident_edges(&graph, &data, trees).edge_from.len();
+    }
+    assert!(edges > 0);
+}
+
+/// The in-edges built on the GPU from the timing arrays equal the twin's (and so the
+/// host build's) bit for bit, and a search on the graph made of them finds the host
+/// graph's outcome. Says "skipped" without a GPU.
+#[test]
+#[cfg(feature = "gpu")]
+fn gpu_edges_equal_the_twin_and_the_host_build() {
+    let opened = tachyon_gpu::GpuContext::open(0, &tachyon_gpu::GpuConfig::default());
+    let Some(gpu) =
+        tachyon_testkit::gpu_or_skip("gpu_edges_equal_the_twin_and_the_host_build", opened)
+    else {
+        return;
+    };
+    fn upload<T: tachyon_kernels::launch::DeviceCopy>(
+        gpu: &tachyon_gpu::GpuContext,
+        values: &[T],
+    ) -> tachyon_gpu::DeviceBuffer<T> {
+        gpu.upload("test", values)
+            .unwrap_or_else(|error| panic!("upload: {error}"))
+    }
+    for seed in 0..30 {
+        let (graph, data) = random_design(seed);
+        let trees = crate::flat::clock_trees(&graph, &data, None);
+        let twin = check_resident_edges(&graph, &data, trees.clone());
+        let flat = tachyon_gba::FlatTiming::build(&graph);
+        let fanin_start = upload(&gpu, &flat.fanin_start);
+        let fanin_arcs = upload(&gpu, &flat.fanin_arcs);
+        let arcs = upload(&gpu, &flat.arcs);
+        let arc_delay = upload(&gpu, &data.arc_delay);
+        let arrival = upload(&gpu, &data.arrival);
+        let slew = upload(&gpu, &data.slew);
+        let timing = crate::gpu::ResidentTiming {
+            fanin_start: &fanin_start,
+            fanin_arcs: &fanin_arcs,
+            arcs: &arcs,
+            arc_delay: &arc_delay,
+            arrival: &arrival,
+            slew: &slew,
+        };
+        let flags = crate::resident::pin_flags(&graph, &flat.primary_inputs, &trees);
+        let edges = crate::gpu::DeviceEdges::build(&gpu, timing, &flags)
+            .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+        let on_gpu = edges
+            .download()
+            .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+        assert_same_edges(
+            &twin,
+            &on_gpu,
+            &format!("seed {seed}: the GPU against the twin"),
+        );
+        let query = PathQuery::top(11);
+        let host = crate::flat::FlatPaths::build(&graph, &data, &query);
+        let flat_graph = Shared::new(crate::flat::FlatGraph::with_edges(&graph, trees, on_gpu));
+        let device = edges
+            .into_graph(&flat_graph)
+            .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+        let (parent, depth, credit) = device
+            .download_clock_arrays()
+            .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+        let arrays = flat_graph.clock_arrays();
+        assert_eq!(parent, arrays.parent, "seed {seed}");
+        assert_eq!(depth, arrays.depth, "seed {seed}");
+        assert!(bits(&credit) == bits(arrays.credit), "seed {seed}");
+        let built = crate::flat::FlatPaths::for_query(flat_graph, &graph, &data, &query);
+        let expected = host.search_cpu(None);
+        let found = crate::gpu::search_paths_on(&gpu, &built.problem(None), Some(&device))
+            .unwrap_or_else(|error| panic!("seed {seed}: {error}"));
+        assert_eq!(expected.selected, found.selected, "seed {seed}");
+        assert_eq!(expected.best_edge, found.best_edge, "seed {seed}");
+        assert_eq!(
+            host.recover(&expected),
+            built.recover(&found),
+            "seed {seed}"
+        );
+    }
+    println!("GPU path graph edges: 30 designs identical to the twin and the host build");
+}

@@ -218,3 +218,54 @@ fn worst_path_of_each_test_has_the_engine_slack_on_s27() {
     assert!(checked > 0);
     println!("{checked} test slacks equal their worst path's slack");
 }
+
+/// The path graph's in-edges from the timing arrays the GPU keeps resident (the CPU twin
+/// of the GPU's passes, `tachyon_paths::resident`) equal the host build's bit for bit
+/// on a generated design and every TAU benchmark (timed on the CPU; the GPU's are
+/// checked against the twin on the device, `tachyon-paths`' tests).
+#[test]
+fn resident_edges_equal_the_host_build() {
+    let generated = tachyon_testkit::GeneratedDesign::new("resident-edges", 3000, 7);
+    let mut designs = vec![generated.tau2015().to_path_buf()];
+    if let Some(shared) = tachyon_testkit::shared_dir("tau2015_paths") {
+        designs.extend(
+            tachyon_testkit::tau2015_benchmarks(&shared)
+                .iter()
+                .map(|folder| tachyon_testkit::tau2015_file(folder)),
+        );
+    }
+    for design in &designs {
+        let mut timer = Timer::with_backend(Backend::Cpu);
+        timer
+            .load_tau2015(design)
+            .unwrap_or_else(|error| panic!("{}: {error}", design.display()));
+        let (graph, data) = timer
+            .timing()
+            .unwrap_or_else(|error| panic!("{}: {error}", design.display()));
+        let trees = tachyon_paths::flat::clock_trees(graph, data, None);
+        let flat = tachyon_gba::FlatTiming::build(graph);
+        let flags = tachyon_paths::resident::pin_flags(graph, &flat.primary_inputs, &trees);
+        let twin = tachyon_paths::resident::edges_cpu(tachyon_kernels::path_edges::TimingArrays {
+            nodes_per_split: 2 * graph.n_pins(),
+            fanin_start: &flat.fanin_start,
+            fanin_arcs: &flat.fanin_arcs,
+            arcs: &flat.arcs,
+            arc_delay: &data.arc_delay,
+            arrival: &data.arrival,
+            slew: &data.slew,
+            pin_flags: &flags,
+        });
+        let host = tachyon_paths::flat::FlatGraph::with_trees(graph, data, trees);
+        let expected = host.edges();
+        let bits = |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert!(
+            twin.edge_start == expected.edge_start
+                && twin.edge_from == expected.edge_from
+                && twin.edge_launch == expected.edge_launch
+                && bits(&twin.edge_value) == bits(expected.edge_value),
+            "{}: the edges from the resident arrays differ from the host build's",
+            design.display()
+        );
+        println!("{}: {} edges alike", design.display(), twin.edge_from.len());
+    }
+}

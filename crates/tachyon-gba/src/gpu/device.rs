@@ -549,6 +549,18 @@ impl DeviceTiming {
         }
     }
 
+    /// The graph's fan-in rows and arc descriptors on the device (what the path
+    /// graph's in-edges are built from, with the forward values).
+    pub fn fanin_rows(
+        &self,
+    ) -> (
+        &DeviceBuffer<u32>,
+        &DeviceBuffer<u32>,
+        &DeviceBuffer<ArcDescriptor>,
+    ) {
+        (&self.fanin_start, &self.fanin_arcs, &self.arcs)
+    }
+
     /// The levels found on the GPU ([`DeviceTiming::upload`]), brought back:
     /// `(level_start, level_pins)`, every pin once, level after level (the primary
     /// inputs heading level 0, any order within a level).

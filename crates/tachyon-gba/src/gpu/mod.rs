@@ -177,6 +177,18 @@ impl GpuTiming {
         self.device.forward_values()
     }
 
+    /// The graph's fan-in rows and arc descriptors on the device
+    /// ([`DeviceTiming::fanin_rows`]).
+    pub fn fanin_rows(
+        &self,
+    ) -> (
+        &tachyon_gpu::DeviceBuffer<u32>,
+        &tachyon_gpu::DeviceBuffer<u32>,
+        &tachyon_gpu::DeviceBuffer<tachyon_kernels::propagate::ArcDescriptor>,
+    ) {
+        self.device.fanin_rows()
+    }
+
     /// Whether the RC pass can run again on the device ([`DeviceTiming::has_parasitics`]);
     /// when not, the RC values there are the host's, current after
     /// [`GpuTiming::apply_edits`].

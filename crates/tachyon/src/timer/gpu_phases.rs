@@ -348,7 +348,7 @@ mod on_gpu {
     use tachyon_graph::{NetId, TimingData, TimingGraph};
     use tachyon_link::Design;
     use tachyon_paths::flat::{FlatEndpoints, FlatGraph, FlatPaths};
-    use tachyon_paths::gpu::DevicePathGraph;
+    use tachyon_paths::gpu::{DeviceEdges, DevicePathGraph, ResidentTiming};
     use tachyon_paths::problem::SearchOutcome;
     use tachyon_paths::PathQuery;
 
@@ -958,9 +958,13 @@ mod on_gpu {
             networks: &networks,
         };
         let paths = match (paths, &structure) {
-            (Some(query), Some(structure)) => {
-                Some(steps.beside_paths(&mut data, structure, &mut timing, &query, record)?)
-            }
+            (Some(query), Some(structure)) => Some(steps.beside_paths(
+                &mut data,
+                structure,
+                &mut timing,
+                (&query, &flat.primary_inputs),
+                record,
+            )?),
             _ => {
                 timed(record, "cppr", || {
                     cppr(
@@ -1015,20 +1019,56 @@ mod on_gpu {
             data: &mut TimingData,
             structure: &CpprStructure,
             timing: &mut GpuTiming,
-            query: &PathQuery,
+            (query, primary_inputs): (&PathQuery, &[u32]),
             record: &mut Record<'_>,
         ) -> Result<super::KeptPaths, TimerError> {
             let graph = self.graph;
             let shared: &TimingData = data;
             let (tests, required, kept) = std::thread::scope(|scope| {
                 let (trees_sender, trees_receiver) = std::sync::mpsc::sync_channel(1);
+                let (flags_sender, flags_receiver) = std::sync::mpsc::sync_channel(1);
+                let (edges_sender, edges_receiver) = std::sync::mpsc::sync_channel(1);
                 let network = structure.clock_network();
                 let gpu = self.backend.gpu();
                 let builder = scope.spawn(move || {
-                    in_paths_pool(|| {
+                    in_paths_pool(move || {
                         let trees = tachyon_paths::flat::clock_trees(graph, shared, network);
                         // The endpoints read them too (the clock network's nodes only).
                         let _ = trees_sender.send(trees.clone());
+                        let flags =
+                            tachyon_paths::resident::pin_flags(graph, primary_inputs, &trees);
+                        let _ = flags_sender.send(flags);
+                        let edges: Option<DeviceEdges> = edges_receiver.recv().ok().flatten();
+                        let started = Instant::now();
+                        let built = edges.and_then(|edges| {
+                            let host_edges = edges
+                                .download()
+                                .inspect_err(|why| {
+                                    tracing::debug!("path graph edges not downloaded: {why}")
+                                })
+                                .ok()?;
+                            let downloaded = started.elapsed();
+                            let flat = FlatGraph::with_edges(graph, trees.clone(), host_edges);
+                            let assembled = started.elapsed();
+                            // The search copies the graph itself if this fails.
+                            let device = edges
+                                .into_graph(&flat)
+                                .inspect_err(|why| {
+                                    tracing::debug!("path graph not uploaded: {why}")
+                                })
+                                .ok();
+                            tracing::debug!(
+                                downloaded_ms = downloaded.as_secs_f64() * 1e3,
+                                assembled_ms = assembled.as_secs_f64() * 1e3,
+                                ms = started.elapsed().as_secs_f64() * 1e3,
+                                "path graph: edges built on the GPU brought back, clock \
+                                 arrays and levels added and uploaded"
+                            );
+                            Some((flat, device))
+                        });
+                        if let Some(built) = built {
+                            return built;
+                        }
                         let flat = FlatGraph::with_trees(graph, shared, trees);
                         // Copied while the host collects the endpoints (the search
                         // copies it itself if this fails, and reports why).
@@ -1043,11 +1083,49 @@ mod on_gpu {
                         (flat, device)
                     })
                 });
-                let tests = timed(record, "cppr", || {
-                    let passes = self.passes(timing);
-                    let post =
-                        tachyon_cppr::gpu::post_cppr_slacks_with(graph, shared, structure, passes)?;
-                    Ok(tachyon_cppr::stored_tests(graph, shared, &post))
+                // The path graph's in-edges built on the GPU from the forward values
+                // there (the host build's memory traffic slowed CPPR's host steps), by a
+                // thread that waits for the pin flags while CPPR starts.
+                let resident: &GpuTiming = timing;
+                let (fanin_start, fanin_arcs, arcs) = resident.fanin_rows();
+                let values = resident.forward_values();
+                let (edges_gpu, on_device) = (
+                    values.gpu,
+                    ResidentTiming {
+                        fanin_start,
+                        fanin_arcs,
+                        arcs,
+                        arc_delay: values.arc_delay,
+                        arrival: values.arrival,
+                        slew: values.slew,
+                    },
+                );
+                let tests = std::thread::scope(|beside| {
+                    beside.spawn(move || {
+                        let Ok(flags) = flags_receiver.recv() else {
+                            // The path graph's thread panicked; its join says why.
+                            return;
+                        };
+                        let started = Instant::now();
+                        let edges = DeviceEdges::build(edges_gpu, on_device, &flags)
+                            .inspect_err(|why| {
+                                tracing::debug!("path graph edges not built on the GPU: {why}")
+                            })
+                            .ok();
+                        tracing::debug!(
+                            ms = started.elapsed().as_secs_f64() * 1e3,
+                            edges = edges.as_ref().map_or(0, DeviceEdges::len),
+                            "path graph edges queued on the GPU"
+                        );
+                        let _ = edges_sender.send(edges);
+                    });
+                    timed(record, "cppr", || {
+                        let passes = self.passes(resident);
+                        let post = tachyon_cppr::gpu::post_cppr_slacks_with(
+                            graph, shared, structure, passes,
+                        )?;
+                        Ok(tachyon_cppr::stored_tests(graph, shared, &post))
+                    })
                 })?;
                 let Ok(trees) = trees_receiver.recv() else {
                     // The thread ended without sending: it panicked.
