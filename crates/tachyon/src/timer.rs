@@ -227,9 +227,6 @@ pub struct Timer {
     sdc_unsupported: tachyon_sdc::UnsupportedMode,
     /// Whether the black boxes of the current netlist were reported.
     black_boxes_reported: bool,
-    /// What the load left to free (the parsed SPEF and its text), dropped on a thread
-    /// of its own once the first update is done (`Timer::read_inputs`).
-    load_leftovers: std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>>,
     /// Every Verilog file read (name, text): linking reads their modules.
     verilog: Vec<(String, String)>,
     /// The top module the design is linked with (None: not linked yet).
@@ -363,7 +360,6 @@ impl Timer {
             sta: None,
             sdc_unsupported: tachyon_sdc::UnsupportedMode::Error,
             black_boxes_reported: false,
-            load_leftovers: std::sync::Mutex::new(None),
             verilog: Vec::new(),
             linked_top: None,
             cppr: true,
@@ -1214,37 +1210,7 @@ impl Timer {
             warnings_ms = ms(warning),
             "timing updated (the backend's results kept, the design's warnings)"
         );
-        if spef_drop_mode() == "late" {
-            self.drop_load_leftovers();
-        }
         Ok(())
-    }
-
-    /// Drops what the load left (`load_leftovers`) on a thread of its own.
-    fn drop_load_leftovers(&self) {
-        let leftovers = self
-            .load_leftovers
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        if let Some(leftovers) = leftovers {
-            std::thread::spawn(move || {
-                let dropping = Instant::now();
-                drop(leftovers);
-                tracing::debug!(
-                    ms = dropping.elapsed().as_secs_f64() * 1e3,
-                    "what the load left dropped after the first update"
-                );
-            });
-        }
-    }
-
-    /// Keeps what the load left to free until the first update is done.
-    pub(crate) fn keep_load_leftovers(&self, leftovers: Box<dyn std::any::Any + Send>) {
-        *self
-            .load_leftovers
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(leftovers);
     }
 
     /// Warns (once per timer) about what leaves a whole class of values untimed: a
@@ -2101,12 +2067,6 @@ fn drop_netlist(netlist: tachyon_verilog::Netlist<'_>) {
 
 /// Drops a large parsed model's items from all threads: a million nets or instances
 /// each own a few small allocations, which one thread frees one after the other.
-/// MEASUREMENT ONLY (removed after the device call): how the parsed SPEF is dropped.
-pub(crate) fn spef_drop_mode() -> &'static str {
-    static MODE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    MODE.get_or_init(|| std::env::var("TACHYON_SPEF_DROP").unwrap_or_else(|_| "pool".into()))
-}
-
 pub(crate) fn drop_in_parallel<T: Send>(items: Vec<T>) {
     use rayon::prelude::*;
     items.into_par_iter().with_min_len(4096).for_each(drop);

@@ -173,19 +173,10 @@ impl Timer {
                             // The parsed nets, then the text, dropped on a thread of
                             // their own, past the end of the load (at 1M waiting for
                             // them was 15-20 ms of it).
-                            let mode = super::spef_drop_mode();
-                            if mode == "late" || mode == "keep" {
-                                self.keep_load_leftovers(Box::new(spef));
-                                return Ok(());
-                            }
                             std::thread::spawn(move || {
                                 let dropping = std::time::Instant::now();
                                 spef.with_dependent_mut(|_, borrowers| {
-                                    let nets = std::mem::take(&mut borrowers.nets);
-                                    match mode {
-                                        "thread" => drop(nets),
-                                        _ => drop_in_parallel(nets),
-                                    }
+                                    drop_in_parallel(std::mem::take(&mut borrowers.nets));
                                 });
                                 drop(spef);
                                 tracing::debug!(
