@@ -11,9 +11,9 @@ use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
 
 use rayon::prelude::*;
 use tachyon_graph::{
-    edit_room, flatten_rc_tree_into, group_rows, Arc, ArcKind, Assertions, CellArc, Clock, FastMap,
-    FlattenScratch, Net, NetId, Pin, PinId, PinKind, RcArena, RcNetworks, RcSpan, RcTreeRoom, Test,
-    TestKind, TimingGraph,
+    edit_room, filled_with_room, flatten_rc_tree_into, group_rows, Arc, ArcKind, Assertions,
+    CellArc, Clock, FastMap, FlattenScratch, Net, NetId, Pin, PinId, PinKind, RcArena, RcNetworks,
+    RcSpan, RcTreeRoom, Test, TestKind, TimingGraph,
 };
 use tachyon_kernels::{Split, Transition};
 use tachyon_sdc::Assertion;
@@ -620,26 +620,15 @@ impl Design {
             .fold((0, 0), |(nodes, pins), &(chunk_nodes, chunk_pins)| {
                 (nodes + chunk_nodes, pins + chunk_pins)
             });
-        // With edit room, as the pins (zeroed allocations: the room is never touched
-        // unless edits add trees).
-        let zeros = |n: usize| {
-            let mut values = vec![0.0; n + edit_room(n)];
-            values.truncate(n);
-            values
-        };
+        // With edit room, as the pins (the room is never touched unless edits add
+        // trees). Filled on all threads: a zeroed allocation is zeroed on one thread
+        // when the allocator reuses memory (at 1M the load's freed SPEF), and a resize
+        // writes on one.
         let mut rc = RcArena {
-            parent: {
-                let mut parent = vec![0; n_nodes + edit_room(n_nodes)];
-                parent.truncate(n_nodes);
-                parent
-            },
-            resistance: zeros(n_nodes),
-            ground_capacitance: zeros(n_nodes),
-            pin_nodes: {
-                let mut pin_nodes = Vec::with_capacity(n_pins + edit_room(n_pins));
-                pin_nodes.resize(n_pins, (PinId(0), 0));
-                pin_nodes
-            },
+            parent: filled_with_room(n_nodes, 0),
+            resistance: filled_with_room(n_nodes, 0.0),
+            ground_capacitance: filled_with_room(n_nodes, 0.0),
+            pin_nodes: filled_with_room(n_pins, (PinId(0), 0)),
         };
         // Cut the arena into the chunks' parts.
         let mut parts = Vec::with_capacity(chunk_room.len());
