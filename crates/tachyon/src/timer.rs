@@ -2006,11 +2006,12 @@ impl Timer {
             cppr: self.cppr,
         };
         if from_device && self.path_graph.is_none() {
-            if let (Backend::Gpu(_), Some(resident)) = (
+            if let (Backend::Gpu(_), Some(resident), Some(flat)) = (
                 self.backend.for_design(graph.n_pins()),
                 self.resident.as_mut(),
+                &self.incremental_flat,
             ) {
-                self.path_graph = gpu_phases::paths_from_device(resident, graph, data);
+                self.path_graph = gpu_phases::paths_from_device(resident, graph, flat, data);
             }
         }
         let kept = self.path_graph.get_or_insert_with(|| {

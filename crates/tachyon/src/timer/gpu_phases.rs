@@ -256,19 +256,20 @@ pub(super) fn paths_on_device(resident: &Resident) -> bool {
 }
 
 /// The path graph of `graph` and `data` (settled, no edit since
-/// [`paths_on_device`] said true) with its in-edges built on the GPU from the resident
+/// [`paths_on_device`] said true; `flat` the update's flat arrays) with its in-edges built on the GPU from the resident
 /// forward values; None when that fails or for the CPU twin: the caller builds it on
 /// the host ([`tachyon_paths::flat::FlatGraph::build`]).
 pub(super) fn paths_from_device(
     resident: &mut Resident,
     graph: &TimingGraph,
+    flat: &tachyon_gba::FlatTiming,
     data: &TimingData,
 ) -> Option<KeptPaths> {
     match resident {
         #[cfg(feature = "gpu")]
-        Resident::Gpu(state) => state.path_graph(graph, data),
+        Resident::Gpu(state) => state.path_graph(graph, flat, data),
         Resident::CpuTwin(_) => {
-            let _ = (graph, data);
+            let _ = (graph, flat, data);
             None
         }
     }
@@ -749,15 +750,21 @@ mod on_gpu {
         /// resident forward values ([`graph_of_edges`]): for a path query after a full
         /// update over the resident state, whose forward values stayed here. `data`
         /// holds the same values (settled after the update, with no edit since). None
-        /// when a device step fails: the caller builds the graph on the host.
+        /// when a device step fails: the caller builds the graph on the host. The clock
+        /// trees start from CPPR's kept clock network, the pin flags from `flat`'s
+        /// primary inputs (H100, 1M gates: 28 and ~27 ms without them).
         pub(in crate::timer) fn path_graph(
             &mut self,
             graph: &TimingGraph,
+            flat: &FlatTiming,
             data: &TimingData,
         ) -> Option<super::KeptPaths> {
-            let trees = tachyon_paths::flat::clock_trees(graph, data, None);
-            let primary_inputs = tachyon_paths::resident::primary_inputs(graph);
-            let flags = tachyon_paths::resident::pin_flags(graph, &primary_inputs, &trees);
+            let network = self
+                .structure
+                .as_ref()
+                .and_then(CpprStructure::clock_network);
+            let trees = tachyon_paths::flat::clock_trees(graph, data, network);
+            let flags = tachyon_paths::resident::pin_flags(graph, &flat.primary_inputs, &trees);
             let (gpu, resident) = resident_timing(unlocked(&mut self.timing));
             let edges = queue_edges(gpu, resident, &flags)?;
             let (flat, device) = graph_of_edges(graph, trees, edges)?;
