@@ -1594,6 +1594,17 @@ impl Timer {
         self.resident.as_ref().is_some_and(gpu_phases::holds_values)
     }
 
+    /// Whether the path graph the timer keeps for its path queries had its in-edges
+    /// built on the GPU from the resident values (after the first update beside CPPR,
+    /// or by a path query after a full update over the resident state); false when
+    /// none is kept or it was built on the host. For tests of where path queries read.
+    #[doc(hidden)]
+    pub fn path_graph_from_device(&self) -> bool {
+        self.path_graph
+            .as_ref()
+            .is_some_and(|kept| kept.edges_from_device)
+    }
+
     /// The worst endpoint slack if negative, else 0; an error when nothing is timed for
     /// `split` (no netlist, no library for it, or, with TAU assertions, no endpoint with
     /// a slack), so that "nothing timed" never reads as "no violation".
@@ -1957,6 +1968,13 @@ impl Timer {
         endpoint: Option<&str>,
         only_negative: bool,
     ) -> Result<Vec<tachyon_paths::TimingPath>, TimerError> {
+        // Read before the update settles the device's values.
+        let from_device = self.path_graph.is_none()
+            && k > 0
+            && self
+                .resident
+                .as_ref()
+                .is_some_and(gpu_phases::paths_on_device);
         self.update_timing()?;
         if self.sta.is_some() {
             return Err(TimerError::Sdc(
@@ -1987,6 +2005,15 @@ impl Timer {
             only_negative,
             cppr: self.cppr,
         };
+        if from_device && self.path_graph.is_none() {
+            if let (Backend::Gpu(_), Some(resident), Some(flat)) = (
+                self.backend.for_design(graph.n_pins()),
+                self.resident.as_mut(),
+                &self.incremental_flat,
+            ) {
+                self.path_graph = gpu_phases::paths_from_device(resident, graph, flat, data);
+            }
+        }
         let kept = self.path_graph.get_or_insert_with(|| {
             gpu_phases::KeptPaths::new(tachyon_paths::flat::FlatGraph::build(graph, data))
         });

@@ -33,6 +33,9 @@ pub(super) struct KeptPaths {
     /// The graph's copy on the GPU, when it was uploaded beside the update.
     #[cfg(feature = "gpu")]
     device: Option<tachyon_paths::gpu::DevicePathGraph>,
+    /// Whether the graph's in-edges were built on the GPU from the resident values
+    /// (else on the host).
+    pub(super) edges_from_device: bool,
 }
 
 impl KeptPaths {
@@ -43,6 +46,7 @@ impl KeptPaths {
             endpoints: None,
             #[cfg(feature = "gpu")]
             device: None,
+            edges_from_device: false,
         }
     }
 }
@@ -236,6 +240,38 @@ pub(super) fn holds_values(resident: &Resident) -> bool {
         #[cfg(feature = "gpu")]
         Resident::Gpu(state) => state.holds_values(),
         Resident::CpuTwin(_) => false,
+    }
+}
+
+/// Whether a path query's graph can be built from `resident`'s forward values
+/// ([`paths_from_device`]): the last full update over the resident state left them on
+/// the GPU and no edit came since (the first edit settles them). Read before the query
+/// settles the values. Always false for the CPU twin (which holds no values).
+pub(super) fn paths_on_device(resident: &Resident) -> bool {
+    match resident {
+        #[cfg(feature = "gpu")]
+        Resident::Gpu(state) => state.holds_forward_values(),
+        Resident::CpuTwin(_) => false,
+    }
+}
+
+/// The path graph of `graph` and `data` (settled, no edit since
+/// [`paths_on_device`] said true; `flat` the update's flat arrays) with its in-edges built on the GPU from the resident
+/// forward values; None when that fails or for the CPU twin: the caller builds it on
+/// the host ([`tachyon_paths::flat::FlatGraph::build`]).
+pub(super) fn paths_from_device(
+    resident: &mut Resident,
+    graph: &TimingGraph,
+    flat: &tachyon_gba::FlatTiming,
+    data: &TimingData,
+) -> Option<KeptPaths> {
+    match resident {
+        #[cfg(feature = "gpu")]
+        Resident::Gpu(state) => state.path_graph(graph, flat, data),
+        Resident::CpuTwin(_) => {
+            let _ = (graph, flat, data);
+            None
+        }
     }
 }
 
@@ -702,6 +738,44 @@ mod on_gpu {
             Ok(Some(rows))
         }
 
+        /// Whether the arrays the path graph reads (arrivals, slews, arc delays) are
+        /// left here from the last full update, the host's copies stale: the device's
+        /// are the current values (the first edit after the update settles them).
+        pub(in crate::timer) fn holds_forward_values(&self) -> bool {
+            let on_device = &self.on_device;
+            on_device.arrival.is_some() && on_device.slew.is_some() && on_device.arc_delay.is_some()
+        }
+
+        /// The path graph of the current values, its in-edges built here from the
+        /// resident forward values ([`graph_of_edges`]): for a path query after a full
+        /// update over the resident state, whose forward values stayed here. `data`
+        /// holds the same values (settled after the update, with no edit since). None
+        /// when a device step fails: the caller builds the graph on the host. The clock
+        /// trees start from CPPR's kept clock network, the pin flags from `flat`'s
+        /// primary inputs (H100, 1M gates: 28 and ~27 ms without them).
+        pub(in crate::timer) fn path_graph(
+            &mut self,
+            graph: &TimingGraph,
+            flat: &FlatTiming,
+            data: &TimingData,
+        ) -> Option<super::KeptPaths> {
+            let network = self
+                .structure
+                .as_ref()
+                .and_then(CpprStructure::clock_network);
+            let trees = tachyon_paths::flat::clock_trees(graph, data, network);
+            let flags = tachyon_paths::resident::pin_flags(graph, &flat.primary_inputs, &trees);
+            let (gpu, resident) = resident_timing(unlocked(&mut self.timing));
+            let edges = queue_edges(gpu, resident, &flags)?;
+            let (flat, device) = graph_of_edges(graph, trees, edges)?;
+            Some(super::KeptPaths {
+                graph: Arc::new(flat),
+                endpoints: None,
+                device,
+                edges_from_device: true,
+            })
+        }
+
         /// Whether an array is left here that the host's copy lacks.
         pub(in crate::timer) fn holds_values(&self) -> bool {
             let on_device = &self.on_device;
@@ -1039,35 +1113,10 @@ mod on_gpu {
                             tachyon_paths::resident::pin_flags(graph, primary_inputs, &trees);
                         let _ = flags_sender.send(flags);
                         let edges: Option<DeviceEdges> = edges_receiver.recv().ok().flatten();
-                        let started = Instant::now();
-                        let built = edges.and_then(|edges| {
-                            let host_edges = edges
-                                .download()
-                                .inspect_err(|why| {
-                                    tracing::debug!("path graph edges not downloaded: {why}")
-                                })
-                                .ok()?;
-                            let downloaded = started.elapsed();
-                            let flat = FlatGraph::with_edges(graph, trees.clone(), host_edges);
-                            let assembled = started.elapsed();
-                            // The search copies the graph itself if this fails.
-                            let device = edges
-                                .into_graph(&flat)
-                                .inspect_err(|why| {
-                                    tracing::debug!("path graph not uploaded: {why}")
-                                })
-                                .ok();
-                            tracing::debug!(
-                                downloaded_ms = downloaded.as_secs_f64() * 1e3,
-                                assembled_ms = assembled.as_secs_f64() * 1e3,
-                                ms = started.elapsed().as_secs_f64() * 1e3,
-                                "path graph: edges built on the GPU brought back, clock \
-                                 arrays and levels added and uploaded"
-                            );
-                            Some((flat, device))
-                        });
-                        if let Some(built) = built {
-                            return built;
+                        let built =
+                            edges.and_then(|edges| graph_of_edges(graph, trees.clone(), edges));
+                        if let Some((flat, device)) = built {
+                            return (flat, device, true);
                         }
                         let flat = FlatGraph::with_trees(graph, shared, trees);
                         // Copied while the host collects the endpoints (the search
@@ -1080,44 +1129,21 @@ mod on_gpu {
                             ms = started.elapsed().as_secs_f64() * 1e3,
                             "path graph uploaded beside the update"
                         );
-                        (flat, device)
+                        (flat, device, false)
                     })
                 });
                 // The path graph's in-edges built on the GPU from the forward values
                 // there (the host build's memory traffic slowed CPPR's host steps), by a
                 // thread that waits for the pin flags while CPPR starts.
                 let resident: &GpuTiming = timing;
-                let (fanin_start, fanin_arcs, arcs) = resident.fanin_rows();
-                let values = resident.forward_values();
-                let (edges_gpu, on_device) = (
-                    values.gpu,
-                    ResidentTiming {
-                        fanin_start,
-                        fanin_arcs,
-                        arcs,
-                        arc_delay: values.arc_delay,
-                        arrival: values.arrival,
-                        slew: values.slew,
-                    },
-                );
+                let (edges_gpu, on_device) = resident_timing(resident);
                 let tests = std::thread::scope(|beside| {
                     beside.spawn(move || {
                         let Ok(flags) = flags_receiver.recv() else {
                             // The path graph's thread panicked; its join says why.
                             return;
                         };
-                        let started = Instant::now();
-                        let edges = DeviceEdges::build(edges_gpu, on_device, &flags)
-                            .inspect_err(|why| {
-                                tracing::debug!("path graph edges not built on the GPU: {why}")
-                            })
-                            .ok();
-                        tracing::debug!(
-                            ms = started.elapsed().as_secs_f64() * 1e3,
-                            edges = edges.as_ref().map_or(0, DeviceEdges::len),
-                            "path graph edges queued on the GPU"
-                        );
-                        let _ = edges_sender.send(edges);
+                        let _ = edges_sender.send(queue_edges(edges_gpu, on_device, &flags));
                     });
                     timed(record, "cppr", || {
                         let passes = self.passes(resident);
@@ -1149,11 +1175,13 @@ mod on_gpu {
                 record("propagate", swept_in);
                 record("paths", started.elapsed().saturating_sub(swept_in));
                 let swept = swept?;
-                let (flat, device) = timed(record, "paths", || Ok(joined(builder)))?;
+                let (flat, device, edges_from_device) =
+                    timed(record, "paths", || Ok(joined(builder)))?;
                 let kept = super::KeptPaths {
                     graph: Arc::new(flat),
                     endpoints: Some(Arc::new(endpoints)),
                     device,
+                    edges_from_device,
                 };
                 Ok::<_, TimerError>((tests, swept.then_some(results.required), kept))
             })?;
@@ -1177,6 +1205,73 @@ mod on_gpu {
                 gpus => GpuPasses::Shared(gpus),
             }
         }
+    }
+
+    /// The resident buffers a path graph's in-edges are built from
+    /// ([`DeviceEdges::build`]), and their GPU.
+    fn resident_timing(timing: &GpuTiming) -> (&Arc<tachyon_gpu::GpuContext>, ResidentTiming<'_>) {
+        let (fanin_start, fanin_arcs, arcs) = timing.fanin_rows();
+        let values = timing.forward_values();
+        let resident = ResidentTiming {
+            fanin_start,
+            fanin_arcs,
+            arcs,
+            arc_delay: values.arc_delay,
+            arrival: values.arrival,
+            slew: values.slew,
+        };
+        (values.gpu, resident)
+    }
+
+    /// [`DeviceEdges::build`] from `resident` with `pin_flags`; None (logged at debug)
+    /// when it fails: the caller builds the path graph on the host.
+    fn queue_edges(
+        gpu: &Arc<tachyon_gpu::GpuContext>,
+        resident: ResidentTiming<'_>,
+        pin_flags: &[u8],
+    ) -> Option<DeviceEdges> {
+        let started = Instant::now();
+        let edges = DeviceEdges::build(gpu, resident, pin_flags)
+            .inspect_err(|why| tracing::debug!("path graph edges not built on the GPU: {why}"))
+            .ok();
+        tracing::debug!(
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            edges = edges.as_ref().map_or(0, DeviceEdges::len),
+            "path graph edges queued on the GPU"
+        );
+        edges
+    }
+
+    /// The path graph of `edges` (built on the GPU with the pin flags of `trees`): the
+    /// edges brought back, the clock arrays and levels added on the host
+    /// ([`FlatGraph::with_edges`]), the rest uploaded beside the edges kept there. None
+    /// (logged at debug) when the edges do not come back: the caller builds the graph
+    /// on the host; no device copy when the upload fails: the search copies the graph.
+    fn graph_of_edges(
+        graph: &TimingGraph,
+        trees: [Option<tachyon_cppr::ClockTree>; 2],
+        edges: DeviceEdges,
+    ) -> Option<(FlatGraph, Option<DevicePathGraph>)> {
+        let started = Instant::now();
+        let host_edges = edges
+            .download()
+            .inspect_err(|why| tracing::debug!("path graph edges not downloaded: {why}"))
+            .ok()?;
+        let downloaded = started.elapsed();
+        let flat = FlatGraph::with_edges(graph, trees, host_edges);
+        let assembled = started.elapsed();
+        let device = edges
+            .into_graph(&flat)
+            .inspect_err(|why| tracing::debug!("path graph not uploaded: {why}"))
+            .ok();
+        tracing::debug!(
+            downloaded_ms = downloaded.as_secs_f64() * 1e3,
+            assembled_ms = assembled.as_secs_f64() * 1e3,
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "path graph: edges built on the GPU brought back, clock arrays and levels \
+             added and uploaded"
+        );
+        Some((flat, device))
     }
 
     /// How much lower than the process the path graph's threads run (nice steps).
