@@ -10,6 +10,7 @@ use tachyon_graph::{PinId, PinKind, TimingGraph};
 use tachyon_kernels::path_edges::{
     node_edge_count, node_in_edges, pin_clock_flags, TimingArrays, PIN_INPUT,
 };
+use tachyon_kernels::propagate::ArcDescriptor;
 use tachyon_kernels::{Split, Transition};
 
 use crate::flat::MIN_PARALLEL;
@@ -72,6 +73,30 @@ pub fn primary_inputs(graph: &TimingGraph) -> Vec<u32> {
     (0..graph.n_pins())
         .filter(|&pin| graph.pin(PinId(pin)).kind == PinKind::PrimaryInput)
         .collect()
+}
+
+/// [`edges_cpu`] over a host's timing: the fan-in rows (start, arcs, arc descriptors)
+/// and primary inputs of the GPU backend's flat arrays, `data`'s forward values and
+/// the pin flags of `trees`, what the GPU backend gives the kernels (for checks of the
+/// twin against [`crate::flat::FlatGraph::with_trees`]).
+pub fn edges_of_host_timing(
+    graph: &TimingGraph,
+    (fanin_start, fanin_arcs, arcs): (&[u32], &[u32], &[ArcDescriptor]),
+    primary_inputs: &[u32],
+    data: &tachyon_graph::TimingData,
+    trees: &[Option<ClockTree>; 2],
+) -> FlatEdges {
+    let flags = pin_flags(graph, primary_inputs, trees);
+    edges_cpu(TimingArrays {
+        nodes_per_split: 2 * graph.n_pins(),
+        fanin_start,
+        fanin_arcs,
+        arcs,
+        arc_delay: &data.arc_delay,
+        arrival: &data.arrival,
+        slew: &data.slew,
+        pin_flags: &flags,
+    })
 }
 
 /// The CPU twin of the GPU's two passes: every node's edge count, their exclusive

@@ -753,18 +753,13 @@ pub(crate) fn check_resident_edges(
 ) -> crate::resident::FlatEdges {
     let flat = tachyon_gba::FlatTiming::build(graph);
     assert_eq!(flat.primary_inputs, crate::resident::primary_inputs(graph));
-    let flags = crate::resident::pin_flags(graph, &flat.primary_inputs, &trees);
-    let timing = tachyon_kernels::path_edges::TimingArrays {
-        nodes_per_split: 2 * graph.n_pins(),
-        fanin_start: &flat.fanin_start,
-        fanin_arcs: &flat.fanin_arcs,
-        arcs: &flat.arcs,
-        arc_delay: &data.arc_delay,
-        arrival: &data.arrival,
-        slew: &data.slew,
-        pin_flags: &flags,
-    };
-    let twin = crate::resident::edges_cpu(timing);
+    let twin = crate::resident::edges_of_host_timing(
+        graph,
+        (&flat.fanin_start, &flat.fanin_arcs, &flat.arcs),
+        &flat.primary_inputs,
+        data,
+        &trees,
+    );
     let host = crate::flat::FlatGraph::with_trees(graph, data, trees);
     // The clock arrays from the tree nodes' entries, as the GPU writes them.
     let (tree_nodes, parent, depth, credit) = host.tree_entries();

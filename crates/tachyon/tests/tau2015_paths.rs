@@ -244,17 +244,13 @@ fn resident_edges_equal_the_host_build() {
             .unwrap_or_else(|error| panic!("{}: {error}", design.display()));
         let trees = tachyon_paths::flat::clock_trees(graph, data, None);
         let flat = tachyon_gba::FlatTiming::build(graph);
-        let flags = tachyon_paths::resident::pin_flags(graph, &flat.primary_inputs, &trees);
-        let twin = tachyon_paths::resident::edges_cpu(tachyon_kernels::path_edges::TimingArrays {
-            nodes_per_split: 2 * graph.n_pins(),
-            fanin_start: &flat.fanin_start,
-            fanin_arcs: &flat.fanin_arcs,
-            arcs: &flat.arcs,
-            arc_delay: &data.arc_delay,
-            arrival: &data.arrival,
-            slew: &data.slew,
-            pin_flags: &flags,
-        });
+        let twin = tachyon_paths::resident::edges_of_host_timing(
+            graph,
+            (&flat.fanin_start, &flat.fanin_arcs, &flat.arcs),
+            &flat.primary_inputs,
+            data,
+            &trees,
+        );
         let host = tachyon_paths::flat::FlatGraph::with_trees(graph, data, trees);
         let expected = host.edges();
         let bits = |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
