@@ -232,6 +232,31 @@ fn top_is_named_or_the_uninstantiated_module() {
     assert_eq!(single.top(None).map(|m| m.name), Ok("a"));
 }
 
+/// A few modules are compared by name, many through a hash set: the same answers
+/// (one flat module, one that instantiates itself, a chain of ten modules).
+#[test]
+fn top_is_the_same_for_few_and_many_modules() {
+    let flat = parse("module top; NAND2 x (); INV y (); endmodule");
+    assert_eq!(flat.top(None).map(|m| m.name), Ok("top"));
+    let recursive = parse("module top; NAND2 x (); top y (); endmodule");
+    assert_eq!(
+        recursive.top(None).map(|m| m.name),
+        Err(TopModuleError::NoCandidate)
+    );
+    let chain: String = (0..10)
+        .map(|level| format!("module m{level}; m{} x (); INV y (); endmodule ", level + 1))
+        .collect();
+    let text = format!("{chain} module m10; INV y (); endmodule");
+    let many = parse(&text);
+    assert_eq!(many.top(None).map(|m| m.name), Ok("m0"));
+    let text = format!("{chain} module m10; m0 back (); endmodule");
+    let cyclic = parse(&text);
+    assert_eq!(
+        cyclic.top(None).map(|m| m.name),
+        Err(TopModuleError::NoCandidate)
+    );
+}
+
 #[test]
 fn summary_counts_every_module() {
     let netlist =

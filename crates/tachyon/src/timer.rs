@@ -901,21 +901,26 @@ impl Timer {
         sources: &[tachyon_source::Source<'_>],
     ) -> Result<(), TimerError> {
         let started = Instant::now();
-        if top.is_none() {
-            if let Err(why) = netlist.top(None) {
-                // Several candidate tops (or none): link_design names one.
-                tracing::info!("{why}: link_design names the top module");
-                self.linked_top = None;
-                drop_netlist(netlist);
-                return Ok(());
-            }
-        }
+        // Found once: the link is given its name (each search looks at every instance).
+        let top = match top {
+            Some(top) => top,
+            None => match netlist.top(None) {
+                Ok(module) => module.name,
+                Err(why) => {
+                    // Several candidate tops (or none): link_design names one.
+                    tracing::info!("{why}: link_design names the top module");
+                    self.linked_top = None;
+                    drop_netlist(netlist);
+                    return Ok(());
+                }
+            },
+        };
         tracing::debug!(
             ms = started.elapsed().as_secs_f64() * 1e3,
             "top module found"
         );
         let linked =
-            self.try_change_design(|design| design.set_netlist_from(&netlist, top, sources));
+            self.try_change_design(|design| design.set_netlist_from(&netlist, Some(top), sources));
         let dropping = Instant::now();
         drop_netlist(netlist);
         tracing::debug!(
