@@ -13,6 +13,7 @@ pub use report::{default_writer_options, PathSelection, SelectedPaths, SDC_PATHS
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tachyon_graph::{PinId, PinKind, TimingData, TimingGraph};
@@ -227,8 +228,9 @@ pub struct Timer {
     sdc_unsupported: tachyon_sdc::UnsupportedMode,
     /// Whether the black boxes of the current netlist were reported.
     black_boxes_reported: bool,
-    /// Every Verilog file read (name, text): linking reads their modules.
-    verilog: Vec<(String, String)>,
+    /// Every Verilog file read (name, text): linking reads their modules. The text is
+    /// shared with its parsed netlist while that is dropped beside (`read_verilog`).
+    verilog: Vec<(String, Arc<String>)>,
     /// The top module the design is linked with (None: not linked yet).
     linked_top: Option<String>,
     cppr: bool,
@@ -813,7 +815,7 @@ impl Timer {
     pub fn read_verilog(&mut self, path: impl AsRef<Path>) -> Result<(), TimerError> {
         let path = path.as_ref();
         let started = Instant::now();
-        let text = read_checked(path)?;
+        let text = Arc::new(read_checked(path)?);
         tracing::debug!(
             file = %path.display(),
             bytes = text.len(),
@@ -822,23 +824,37 @@ impl Timer {
         );
         let name = path.display().to_string();
         let started = Instant::now();
-        let netlist = {
+        let parsed = {
             let _span = tracing::info_span!("parse", file = %path.display()).entered();
             // Parsed now, so that a bad file is refused when read.
-            tachyon_verilog::parse_netlist(&name, &text)?
+            ParsedVerilog::try_new(Arc::clone(&text), |text| {
+                tachyon_verilog::parse_netlist(&name, text)
+            })?
         };
         self.record("parse", started);
         if self.verilog.is_empty() {
             // The first file: linked from this parse (the common case reads once).
-            let source = tachyon_source::Source {
-                file: &name,
-                text: &text,
-            };
-            self.link_netlist(netlist, None, &[source])?;
+            let linked = parsed.with_dependent(|text, netlist| {
+                let source = tachyon_source::Source { file: &name, text };
+                self.link_netlist(netlist, None, &[source])
+            });
+            // The parsed netlist (at 1M a million instances, each with its connections)
+            // dropped on a thread of its own, one allocation after the other: dropping
+            // it here on all threads was 19 ms of the load's critical path at 1M
+            // (H100, 16 cores) before the parasitics' annotate could start.
+            std::thread::spawn(move || {
+                let dropping = Instant::now();
+                drop(parsed);
+                tracing::debug!(
+                    ms = dropping.elapsed().as_secs_f64() * 1e3,
+                    "parsed netlist dropped beside"
+                );
+            });
+            linked?;
             self.verilog.push((name, text));
             return Ok(());
         }
-        drop_netlist(netlist);
+        drop(parsed);
         self.verilog.push((name, text));
         let linked = self.link(None);
         if linked.is_err() {
@@ -867,7 +883,7 @@ impl Timer {
 
     fn link_files(
         &mut self,
-        files: &[(String, String)],
+        files: &[(String, Arc<String>)],
         top: Option<&str>,
     ) -> Result<(), TimerError> {
         let mut modules: Vec<tachyon_verilog::Module<'_>> = Vec::new();
@@ -889,14 +905,22 @@ impl Timer {
             .iter()
             .map(|(file, text)| tachyon_source::Source { file, text })
             .collect();
-        self.link_netlist(tachyon_verilog::Netlist { modules }, top, &sources)
+        let netlist = tachyon_verilog::Netlist { modules };
+        let linked = self.link_netlist(&netlist, top, &sources);
+        let dropping = Instant::now();
+        drop_netlist(netlist);
+        tracing::debug!(
+            ms = dropping.elapsed().as_secs_f64() * 1e3,
+            "parsed netlist dropped"
+        );
+        linked
     }
 
     /// Links `netlist` (parsed from `sources`) with `top` (or its one candidate) as the
-    /// top module.
+    /// top module; the caller drops it.
     fn link_netlist(
         &mut self,
-        netlist: tachyon_verilog::Netlist<'_>,
+        netlist: &tachyon_verilog::Netlist<'_>,
         top: Option<&str>,
         sources: &[tachyon_source::Source<'_>],
     ) -> Result<(), TimerError> {
@@ -910,7 +934,6 @@ impl Timer {
                     // Several candidate tops (or none): link_design names one.
                     tracing::info!("{why}: link_design names the top module");
                     self.linked_top = None;
-                    drop_netlist(netlist);
                     return Ok(());
                 }
             },
@@ -919,15 +942,7 @@ impl Timer {
             ms = started.elapsed().as_secs_f64() * 1e3,
             "top module found"
         );
-        let linked =
-            self.try_change_design(|design| design.set_netlist_from(&netlist, Some(top), sources));
-        let dropping = Instant::now();
-        drop_netlist(netlist);
-        tracing::debug!(
-            ms = dropping.elapsed().as_secs_f64() * 1e3,
-            "parsed netlist dropped"
-        );
-        linked?;
+        self.try_change_design(|design| design.set_netlist_from(netlist, Some(top), sources))?;
         self.linked_top = Some(self.design.design_name().to_string());
         self.black_boxes_reported = false;
         self.record("link", started);
@@ -2089,6 +2104,21 @@ pub(crate) fn parse_spef_timed<'a>(
     let spef = tachyon_spef::parse_spef(file, text)?;
     Ok((spef, started.elapsed()))
 }
+
+/// A parsed Verilog netlist, as [`ParsedVerilog`]'s dependent type (the macro takes
+/// a name, not a path).
+type VerilogNetlist<'text> = tachyon_verilog::Netlist<'text>;
+
+self_cell::self_cell!(
+    /// A Verilog text owned with its parsed netlist, so that the netlist can be dropped
+    /// on a thread of its own once linked ([`Timer::read_verilog`]) while the timer
+    /// keeps the text.
+    struct ParsedVerilog {
+        owner: Arc<String>,
+        #[covariant]
+        dependent: VerilogNetlist,
+    }
+);
 
 /// Drops a parsed netlist's instances from all threads.
 fn drop_netlist(netlist: tachyon_verilog::Netlist<'_>) {
