@@ -842,21 +842,6 @@ impl Timer {
             // dropped on a thread of its own, one allocation after the other: dropping
             // it here on all threads was 19 ms of the load's critical path at 1M
             // (H100, 16 cores) before the parasitics' annotate could start.
-            // MEASUREMENT ONLY (A8): the old drop, on all threads before the annotate.
-            let parsed = if std::env::var_os("TACHYON_A8_NETLIST_DROP").is_some() {
-                let dropping = Instant::now();
-                let mut parsed = parsed;
-                parsed.with_dependent_mut(|_, netlist| {
-                    drop_netlist(std::mem::take(netlist));
-                });
-                tracing::debug!(
-                    ms = dropping.elapsed().as_secs_f64() * 1e3,
-                    "parsed netlist dropped"
-                );
-                parsed
-            } else {
-                parsed
-            };
             std::thread::spawn(move || {
                 let dropping = Instant::now();
                 drop(parsed);

@@ -114,7 +114,7 @@ impl Timer {
                     );
                     // The parse takes the cores the netlist's side leaves (see `beside`).
                     if rayon::current_thread_index().is_some() {
-                        rayon::broadcast(|_| super::lower_priority(spef_nice()));
+                        rayon::broadcast(|_| super::lower_priority(SPEF_NICE));
                     }
                     ParsedSpef::try_new(text, |text| {
                         let (parsed, time) = parse_spef_timed(&file, text)?;
@@ -272,28 +272,13 @@ fn beside<T: Send>(read: impl FnOnce() -> T + Send) -> T {
         return read();
     }
     match rayon::ThreadPoolBuilder::new()
-        .num_threads(spef_threads(threads))
+        .num_threads(threads)
         .thread_name(|index| format!("spef-{index}"))
         .build()
     {
         Ok(pool) => pool.install(read),
         Err(_) => read(),
     }
-}
-
-// MEASUREMENT ONLY (A8, to be removed before the end): the SPEF pool's size and nice.
-fn spef_threads(threads: usize) -> usize {
-    std::env::var("TACHYON_A8_SPEF_THREADS")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(threads)
-}
-
-fn spef_nice() -> i32 {
-    std::env::var("TACHYON_A8_SPEF_NICE")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(SPEF_NICE)
 }
 
 /// The first SPEF input that has another input before it to overlap with (its index
