@@ -2105,21 +2105,6 @@ pub(crate) fn parse_spef_timed<'a>(
     Ok((spef, started.elapsed()))
 }
 
-/// Lowers the calling thread's priority by `steps` nice steps (Linux; nothing
-/// elsewhere, or where it fails: the work then shares the cores evenly).
-pub(crate) fn lower_priority(steps: i32) {
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::process::{getpriority_process, setpriority_process};
-        let thread = Some(rustix::thread::gettid());
-        if let Ok(nice) = getpriority_process(thread) {
-            let _ = setpriority_process(thread, (nice + steps).min(19));
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = steps;
-}
-
 /// A parsed Verilog netlist, as [`ParsedVerilog`]'s dependent type (the macro takes
 /// a name, not a path).
 type VerilogNetlist<'text> = tachyon_verilog::Netlist<'text>;

@@ -1277,8 +1277,6 @@ mod on_gpu {
     /// How much lower than the process the path graph's threads run (nice steps).
     const PATHS_NICE: i32 = 10;
 
-    use crate::timer::lower_priority;
-
     /// Runs `work` in the thread pool the path graph is built in beside an update: a
     /// pool of its own (the global one's threads would queue CPPR's host steps behind
     /// its work), as large as the global one, whose threads run at a lower priority, so
@@ -1301,6 +1299,21 @@ mod on_gpu {
             Some(pool) => pool.install(work),
             None => work(),
         }
+    }
+
+    /// Lowers the calling thread's priority by `steps` nice steps (Linux; nothing
+    /// elsewhere, or where it fails: the work then shares the cores evenly).
+    fn lower_priority(steps: i32) {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::process::{getpriority_process, setpriority_process};
+            let thread = Some(rustix::thread::gettid());
+            if let Ok(nice) = getpriority_process(thread) {
+                let _ = setpriority_process(thread, (nice + steps).min(19));
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = steps;
     }
 
     #[cfg(all(test, target_os = "linux"))]

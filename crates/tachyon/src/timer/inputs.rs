@@ -72,7 +72,7 @@ impl Timer {
     /// Reads `inputs` in order, as [`Timer::read_input`] on each would, and stops at
     /// the first that fails (each read is all or nothing, as alone). Meanwhile the first
     /// SPEF that comes after another input is read and parsed on another thread (the
-    /// nets in parallel, on a pool of its own at a lower priority: `beside`), so
+    /// nets in parallel, on a pool of half the threads from 8 threads on: `beside`), so
     /// that it overlaps the libraries and the netlist and their linking; the annotate's
     /// design-independent half is made there too until the SPEF's turn comes. Its nets
     /// are annotated in their turn; the parsed nets and the text are then dropped on a
@@ -112,10 +112,6 @@ impl Timer {
                         ms = started.elapsed().as_secs_f64() * 1e3,
                         "spef read beside"
                     );
-                    // The parse takes the cores the netlist's side leaves (see `beside`).
-                    if rayon::current_thread_index().is_some() {
-                        rayon::broadcast(|_| super::lower_priority(SPEF_NICE));
-                    }
                     ParsedSpef::try_new(text, |text| {
                         let (parsed, time) = parse_spef_timed(&file, text)?;
                         // The annotate's design-independent half, while the netlist is
@@ -243,36 +239,29 @@ self_cell::self_cell!(
     }
 );
 
-/// How much lower than the process the SPEF's parse runs beside the netlist's side
-/// (nice steps): see [`beside`].
-const SPEF_NICE: i32 = 10;
-
 /// The fewest threads of the current pool for which the SPEF gets a pool of its own.
 const OWN_POOL_MIN: usize = 8;
 
 /// Runs `read` (the SPEF's read and parse beside the inputs before it:
-/// [`Timer::read_inputs`]) on a pool of its own, as large as the current one, whose
-/// threads run at a lower priority ([`SPEF_NICE`]) once the file is read: the
-/// netlist's parse and link, which the whole load waits for, get the cores whenever
-/// they run, and the SPEF's parse (and the annotate's design-independent half after
-/// it) the rest, then all of them once the link is done. With equal priorities the
-/// two sides fought: on 16 cores at 1M, sharing one pool made the Verilog parse take
-/// 0.28-0.37 s instead of 0.11 s alone; a pool of half the threads kept the link's
-/// pace, but the SPEF parse then ended about when the netlist was linked, and pools
-/// of 12 or 16 threads slowed the link by more than they gained (stop 33, H100, 1M,
-/// 5 rounds: `design loaded` 0.57 and 0.54 s against 0.52 s for 8). Parsing the SPEF
-/// only after the netlist's parse, on the shared pool, was slower: the link's
-/// parallel steps, submitted from outside the pool, waited behind the SPEF's queued
-/// blocks. The read itself keeps its priority: its decoding is one thread's work that
-/// the parse waits for. Under [`OWN_POOL_MIN`] threads the SPEF shares the current
-/// pool, as it did before (measured on 16 cores only).
+/// [`Timer::read_inputs`]) on a pool of its own with half as many threads as the
+/// current one: the netlist's read, parse and link, which the whole load waits for,
+/// keep most of the cores. On 16 cores at 1M, sharing one pool made the Verilog parse
+/// take 0.28-0.37 s instead of 0.11 s alone, and the SPEF parse (0.19 s alone) still
+/// ends about when the netlist is linked. Parsing the SPEF only after the netlist's
+/// parse, on the shared pool, was slower: the link's parallel steps, submitted from
+/// outside the pool, waited behind the SPEF's queued blocks. Under [`OWN_POOL_MIN`]
+/// threads the SPEF shares the current pool, as it did before (measured on 16 cores
+/// only; half of a few cores would leave the SPEF's parse alone at the end).
+/// Measured again with the annotate's design-independent half made beside (stop 33,
+/// H100, 1M, 5 rounds): a SPEF pool of 12 or 16 threads prepares all of it, but the
+/// link slows by more (`design loaded` 0.57 and 0.54 s against 0.52 s for 8).
 fn beside<T: Send>(read: impl FnOnce() -> T + Send) -> T {
     let threads = rayon::current_num_threads();
     if threads < OWN_POOL_MIN {
         return read();
     }
     match rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
+        .num_threads(threads / 2)
         .thread_name(|index| format!("spef-{index}"))
         .build()
     {
