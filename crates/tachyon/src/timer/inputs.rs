@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
 
 use tachyon_kernels::Split;
 
@@ -101,13 +100,9 @@ impl Timer {
         };
         let file = spef.display().to_string();
         let stop = AtomicBool::new(false);
-        // Opened when the SPEF's turn comes (or the load ends), so that the SPEF's
-        // parse gets the cores the netlist's side no longer uses.
-        let netlist_done = Arc::new(Gate::default());
-        let _opened_at_the_end = OpenOnDrop(&netlist_done);
         std::thread::scope(|scope| {
             let parsing = scope.spawn(|| {
-                beside(&netlist_done, || {
+                beside(|| {
                     let started = std::time::Instant::now();
                     let text = read_checked(spef)?;
                     tracing::debug!(
@@ -160,7 +155,6 @@ impl Timer {
                 }
                 if index == early {
                     stop.store(true, Ordering::Relaxed);
-                    netlist_done.open();
                 }
                 let read = match parsing.take_if(|_| index == early) {
                     Some(parsing) => parsing
@@ -261,63 +255,18 @@ const OWN_POOL_MIN: usize = 8;
 /// Measured again with the annotate's design-independent half made beside (stop 33,
 /// H100, 1M, 5 rounds): a SPEF pool of 12 or 16 threads prepares all of it, but the
 /// link slows by more (`design loaded` 0.57 and 0.54 s against 0.52 s for 8).
-fn beside<T: Send>(netlist_done: &Arc<Gate>, read: impl FnOnce() -> T + Send) -> T {
+fn beside<T: Send>(read: impl FnOnce() -> T + Send) -> T {
     let threads = rayon::current_num_threads();
     if threads < OWN_POOL_MIN {
         return read();
     }
-    let held = Arc::clone(netlist_done);
     match rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
+        .num_threads(threads / 2)
         .thread_name(|index| format!("spef-{index}"))
-        .start_handler(move |index| {
-            if index >= threads / 2 {
-                held.wait();
-            }
-        })
         .build()
     {
         Ok(pool) => pool.install(read),
         Err(_) => read(),
-    }
-}
-
-/// A gate threads wait at until it is opened, once ([`beside`]'s held-back threads).
-#[derive(Default)]
-struct Gate {
-    open: Mutex<bool>,
-    opened: Condvar,
-}
-
-impl Gate {
-    fn open(&self) {
-        *self
-            .open
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = true;
-        self.opened.notify_all();
-    }
-
-    fn wait(&self) {
-        let mut open = self
-            .open
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        while !*open {
-            open = self
-                .opened
-                .wait(open)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-        }
-    }
-}
-
-/// Opens its gate when dropped: no thread stays held back past the load.
-struct OpenOnDrop<'g>(&'g Gate);
-
-impl Drop for OpenOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.open();
     }
 }
 
