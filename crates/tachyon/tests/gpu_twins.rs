@@ -422,6 +422,132 @@ fn networks_lay_out_as_the_host_layout() {
     }
 }
 
+/// Some nets' trees (a resident update's dirty nets) laid out from their raw networks
+/// (`RawNetsParasitics`: the kernels' twins, and on a GPU the kernels, the RC pass and
+/// its gathers) give bit for bit what the host's layout of those nets gives
+/// (`NetsParasitics::build`): subsets of `timer`'s nets, every net included.
+fn assert_dirty_nets_lay_out_as_the_host(timer: &mut Timer, what: &str) {
+    use tachyon::gba::gpu::{GpuTiming, RawNetsParasitics};
+    use tachyon::gba::NetsParasitics;
+    use tachyon::gpu::{GpuConfig, GpuContext};
+    use tachyon::graph::NetId;
+    timer.timing().unwrap();
+    let design = std::sync::Arc::clone(timer.design());
+    let (graph, data) = timer.timing().unwrap();
+    let n_nets = graph.nets().len() as u32;
+    let raw_of = |nets: &[u32]| {
+        let with_trees: Vec<NetId> = nets
+            .iter()
+            .filter(|&&net| graph.nets()[net as usize].parasitics.is_some())
+            .map(|&net| NetId(net))
+            .collect();
+        RawNetsParasitics::new(graph, nets, design.rc_networks(graph, &with_trees))
+            .expect("the networks match the graph's trees")
+    };
+    let subsets: Vec<Vec<u32>> = vec![
+        (0..n_nets).step_by(3).collect(),
+        (0..n_nets).filter(|net| net % 10 == 7).collect(),
+        (0..n_nets).collect(),
+        (0..n_nets.min(1)).collect(),
+        Vec::new(),
+    ];
+    let bits = |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let quad_bits = |values: &[[f64; 4]]| {
+        values
+            .iter()
+            .flat_map(|quad| quad.map(f64::to_bits))
+            .collect::<Vec<_>>()
+    };
+    for nets in &subsets {
+        let what = format!("{what}, {} of {n_nets} nets", nets.len());
+        let host = NetsParasitics::build(graph, nets);
+        let twin = raw_of(nets).lay_out_on_cpu().expect("laid out");
+        assert_eq!(twin.nets, host.nets, "{what}: nets");
+        assert_eq!(twin.net_offsets, host.net_offsets, "{what}: offsets");
+        assert_eq!(twin.parent, host.parent, "{what}: parents");
+        assert_eq!(bits(&twin.res), bits(&host.res), "{what}: resistances");
+        assert_eq!(bits(&twin.cap), bits(&host.cap), "{what}: caps");
+        assert_eq!(twin.net_root, host.net_root, "{what}: roots");
+        assert_eq!(
+            quad_bits(&twin.net_lumped),
+            quad_bits(&host.net_lumped),
+            "{what}: lumped loads"
+        );
+        assert_eq!(twin.pins, host.pins, "{what}: pins");
+        assert_eq!(twin.pin_source, host.pin_source, "{what}: pin sources");
+    }
+    let Some(gpu) = tachyon_testkit::gpu_or_skip(
+        "dirty_nets_lay_out_as_the_host",
+        GpuContext::open(0, &GpuConfig::default()),
+    ) else {
+        return;
+    };
+    let flat = FlatTiming::build(graph);
+    for nets in &subsets {
+        let what = format!("{what}, {} of {n_nets} nets on the GPU", nets.len());
+        let host = NetsParasitics::build(graph, nets);
+        let mut expected = data.clone();
+        host.store(host.compute(), &mut expected);
+        let mut on_gpu = GpuTiming::upload_graph(&gpu, graph, &flat).unwrap();
+        let mut from_raw = data.clone();
+        on_gpu
+            .update_nets_rc_raw(raw_of(nets), &mut from_raw)
+            .unwrap();
+        let mut on_gpu = GpuTiming::upload_graph(&gpu, graph, &flat).unwrap();
+        let mut from_host = data.clone();
+        on_gpu.update_nets_rc(graph, nets, &mut from_host).unwrap();
+        for (name, got, host_layout, want) in [
+            (
+                "net loads",
+                &from_raw.net_load,
+                &from_host.net_load,
+                &expected.net_load,
+            ),
+            (
+                "wire delays",
+                &from_raw.wire_delay,
+                &from_host.wire_delay,
+                &expected.wire_delay,
+            ),
+            (
+                "wire impulses",
+                &from_raw.wire_impulse,
+                &from_host.wire_impulse,
+                &expected.wire_impulse,
+            ),
+        ] {
+            assert_eq!(quad_bits(got), quad_bits(want), "{what}: {name}");
+            assert_eq!(
+                quad_bits(host_layout),
+                quad_bits(want),
+                "{what}: {name} (host layout)"
+            );
+        }
+    }
+}
+
+/// [`assert_dirty_nets_lay_out_as_the_host`] on generated designs and every TAU 2015
+/// design.
+#[test]
+fn dirty_nets_lay_out_as_the_host_layout() {
+    for (gates, seed) in [(3000, 5), (2000, 11)] {
+        let (mut timer, _design) = generated_timer("dirty-nets-layout", gates, seed);
+        assert_dirty_nets_lay_out_as_the_host(&mut timer, &format!("generated {gates}/{seed}"));
+    }
+    let Some(shared) = tachyon_testkit::shared_dir("dirty_nets_lay_out_as_the_host_layout") else {
+        return;
+    };
+    let benchmarks = tachyon_testkit::tau2015_benchmarks(&shared);
+    assert!(!benchmarks.is_empty(), "no TAU 2015 benchmarks");
+    for folder in benchmarks {
+        let mut timer = Timer::new();
+        timer
+            .load_tau2015(tachyon_testkit::tau2015_file(&folder))
+            .unwrap();
+        assert_dirty_nets_lay_out_as_the_host(&mut timer, &folder.display().to_string());
+    }
+}
+
 /// Times, on a generated design (TACHYON_BENCH_GATES gates, 100k by default), what
 /// flattening the RC trees on the GPU instead of the host would cost: the networks
 /// gathered by pin id, the batch, the kernel's CPU twin, and on the GPU the upload, the
