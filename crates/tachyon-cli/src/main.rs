@@ -126,9 +126,9 @@ impl BackendArgs {
             Ok("host") | Err(_) => false,
             Ok(other) => anyhow::bail!("TACHYON_RC_LAYOUT={other}: expected host or device"),
         };
-        let rc_edits_on_host = match std::env::var("TACHYON_RC_EDITS").as_deref() {
-            Ok("host") => true,
-            Ok("device") | Err(_) => false,
+        let rc_edits_on_device = match std::env::var("TACHYON_RC_EDITS").as_deref() {
+            Ok("device") => true,
+            Ok("host") | Err(_) => false,
             Ok(other) => anyhow::bail!("TACHYON_RC_EDITS={other}: expected host or device"),
         };
         let config = tachyon::BackendConfig {
@@ -136,7 +136,7 @@ impl BackendArgs {
             gpu_min_frontier: self.gpu_min_frontier.or(from_environment),
             cppr_host_factor,
             rc_layout_on_device,
-            rc_edits_on_host,
+            rc_edits_on_device,
             gpu: gpu_config_from_environment()?,
         };
         let device = device.unwrap_or(self.device.into());

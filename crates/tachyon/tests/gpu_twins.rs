@@ -548,6 +548,69 @@ fn dirty_nets_lay_out_as_the_host_layout() {
     }
 }
 
+/// Times, on a generated design (TACHYON_BENCH_GATES gates, 100k by default), the host's
+/// share of a resident update's RC layout for a tenth of the nets: laid out on the host
+/// (`NetsParasitics::build`) against their raw networks gathered and taken
+/// (`Design::rc_networks`, `RawNetsParasitics::new`). Run with `--ignored
+/// bench_dirty_nets_layout --nocapture`.
+#[test]
+#[ignore]
+fn bench_dirty_nets_layout() {
+    use std::time::Instant;
+    use tachyon::gba::gpu::RawNetsParasitics;
+    use tachyon::gba::NetsParasitics;
+    use tachyon::graph::NetId;
+    let gates: u64 = std::env::var("TACHYON_BENCH_GATES")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(100_000);
+    let (mut timer, _design) = generated_timer("bench-dirty-nets", gates, 1);
+    timer.timing().unwrap();
+    let design = std::sync::Arc::clone(timer.design());
+    let (graph, _) = timer.timing().unwrap();
+    let nets: Vec<u32> = (0..graph.nets().len() as u32).step_by(10).collect();
+    let with_trees: Vec<NetId> = nets
+        .iter()
+        .filter(|&&net| graph.nets()[net as usize].parasitics.is_some())
+        .map(|&net| NetId(net))
+        .collect();
+    let median_ms = |run: &mut dyn FnMut()| {
+        let mut times: Vec<f64> = (0..5)
+            .map(|_| {
+                let started = Instant::now();
+                run();
+                started.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        times[2]
+    };
+    let host_ms = median_ms(&mut || {
+        std::hint::black_box(NetsParasitics::build(graph, &nets));
+    });
+    let indices_ms = median_ms(&mut || {
+        std::hint::black_box(NetsParasitics::build_indices(graph, &nets));
+    });
+    let gather_ms = median_ms(&mut || {
+        std::hint::black_box(design.rc_networks(graph, &with_trees));
+    });
+    let raw_ms = median_ms(&mut || {
+        let networks = design.rc_networks(graph, &with_trees);
+        std::hint::black_box(RawNetsParasitics::new(graph, &nets, networks).unwrap());
+    });
+    let twin_ms = median_ms(&mut || {
+        let networks = design.rc_networks(graph, &with_trees);
+        let raw = RawNetsParasitics::new(graph, &nets, networks).unwrap();
+        std::hint::black_box(raw.lay_out_on_cpu().unwrap());
+    });
+    println!(
+        "dirty nets: {gates} gates, {} of {} nets, {} threads: host layout {host_ms:.1} ms; raw: indices {indices_ms:.1} ms, gathered {gather_ms:.1} ms, gathered and taken (with the indices) {raw_ms:.1} ms, then the kernels' twins {twin_ms:.1} ms in all",
+        nets.len(),
+        graph.nets().len(),
+        rayon::current_num_threads()
+    );
+}
+
 /// Times, on a generated design (TACHYON_BENCH_GATES gates, 100k by default), what
 /// flattening the RC trees on the GPU instead of the host would cost: the networks
 /// gathered by pin id, the batch, the kernel's CPU twin, and on the GPU the upload, the

@@ -166,7 +166,7 @@ pub(super) struct TwinValues {
 /// drives CPPR and the backward step as on the CPU). Returns whether anything changed.
 /// With `rc_raw` the dirty nets' trees are flattened and laid out from their raw
 /// networks in `design` (on the device, or by the kernels' twins), as
-/// [`crate::BackendConfig::rc_edits_on_host`] chooses.
+/// [`crate::BackendConfig::rc_edits_on_device`] chooses.
 pub(super) fn forward_resident(
     resident: &mut Resident,
     graph: &TimingGraph,
