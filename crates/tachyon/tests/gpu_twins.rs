@@ -400,15 +400,14 @@ fn assert_networks_lay_out_as_the_host(timer: &mut Timer, what: &str) {
     assert_eq!(bits(&laid_out.cap), bits(&twin.cap), "{what}: GPU caps");
 }
 
-/// [`assert_networks_lay_out_as_the_host`] on generated designs and every TAU 2015
-/// design.
-#[test]
-fn networks_lay_out_as_the_host_layout() {
+/// Runs `check` on timers of generated designs (3000/5, 2000/11) and of every TAU 2015
+/// design (the test `test` skips those without `../shared`), each with its name.
+fn on_generated_and_tau_designs(test: &str, check: impl Fn(&mut Timer, &str)) {
     for (gates, seed) in [(3000, 5), (2000, 11)] {
-        let (mut timer, _design) = generated_timer("networks-layout", gates, seed);
-        assert_networks_lay_out_as_the_host(&mut timer, &format!("generated {gates}/{seed}"));
+        let (mut timer, _design) = generated_timer(test, gates, seed);
+        check(&mut timer, &format!("generated {gates}/{seed}"));
     }
-    let Some(shared) = tachyon_testkit::shared_dir("networks_lay_out_as_the_host_layout") else {
+    let Some(shared) = tachyon_testkit::shared_dir(test) else {
         return;
     };
     let benchmarks = tachyon_testkit::tau2015_benchmarks(&shared);
@@ -418,8 +417,18 @@ fn networks_lay_out_as_the_host_layout() {
         timer
             .load_tau2015(tachyon_testkit::tau2015_file(&folder))
             .unwrap();
-        assert_networks_lay_out_as_the_host(&mut timer, &folder.display().to_string());
+        check(&mut timer, &folder.display().to_string());
     }
+}
+
+/// [`assert_networks_lay_out_as_the_host`] on generated designs and every TAU 2015
+/// design.
+#[test]
+fn networks_lay_out_as_the_host_layout() {
+    on_generated_and_tau_designs(
+        "networks_lay_out_as_the_host_layout",
+        assert_networks_lay_out_as_the_host,
+    );
 }
 
 /// Some nets' trees (a resident update's dirty nets) laid out from their raw networks
@@ -530,22 +539,35 @@ fn assert_dirty_nets_lay_out_as_the_host(timer: &mut Timer, what: &str) {
 /// design.
 #[test]
 fn dirty_nets_lay_out_as_the_host_layout() {
-    for (gates, seed) in [(3000, 5), (2000, 11)] {
-        let (mut timer, _design) = generated_timer("dirty-nets-layout", gates, seed);
-        assert_dirty_nets_lay_out_as_the_host(&mut timer, &format!("generated {gates}/{seed}"));
-    }
-    let Some(shared) = tachyon_testkit::shared_dir("dirty_nets_lay_out_as_the_host_layout") else {
-        return;
-    };
-    let benchmarks = tachyon_testkit::tau2015_benchmarks(&shared);
-    assert!(!benchmarks.is_empty(), "no TAU 2015 benchmarks");
-    for folder in benchmarks {
-        let mut timer = Timer::new();
-        timer
-            .load_tau2015(tachyon_testkit::tau2015_file(&folder))
-            .unwrap();
-        assert_dirty_nets_lay_out_as_the_host(&mut timer, &folder.display().to_string());
-    }
+    on_generated_and_tau_designs(
+        "dirty_nets_lay_out_as_the_host_layout",
+        assert_dirty_nets_lay_out_as_the_host,
+    );
+}
+
+/// The design of the ignored benches: TACHYON_BENCH_GATES gates (100k by default), seed
+/// 1, timed once.
+fn bench_timer(test: &str) -> (u64, Timer, GeneratedDesign) {
+    let gates: u64 = std::env::var("TACHYON_BENCH_GATES")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(100_000);
+    let (mut timer, design) = generated_timer(test, gates, 1);
+    timer.timing().unwrap();
+    (gates, timer, design)
+}
+
+/// The median of 5 runs of `run`, in milliseconds.
+fn median_ms(run: &mut dyn FnMut()) -> f64 {
+    let mut times: Vec<f64> = (0..5)
+        .map(|_| {
+            let started = std::time::Instant::now();
+            run();
+            started.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[2]
 }
 
 /// Times, on a generated design (TACHYON_BENCH_GATES gates, 100k by default), the host's
@@ -556,16 +578,10 @@ fn dirty_nets_lay_out_as_the_host_layout() {
 #[test]
 #[ignore]
 fn bench_dirty_nets_layout() {
-    use std::time::Instant;
     use tachyon::gba::gpu::RawNetsParasitics;
     use tachyon::gba::NetsParasitics;
     use tachyon::graph::NetId;
-    let gates: u64 = std::env::var("TACHYON_BENCH_GATES")
-        .ok()
-        .and_then(|text| text.parse().ok())
-        .unwrap_or(100_000);
-    let (mut timer, _design) = generated_timer("bench-dirty-nets", gates, 1);
-    timer.timing().unwrap();
+    let (gates, mut timer, _design) = bench_timer("bench-dirty-nets");
     let design = std::sync::Arc::clone(timer.design());
     let (graph, _) = timer.timing().unwrap();
     let nets: Vec<u32> = (0..graph.nets().len() as u32).step_by(10).collect();
@@ -574,17 +590,6 @@ fn bench_dirty_nets_layout() {
         .filter(|&&net| graph.nets()[net as usize].parasitics.is_some())
         .map(|&net| NetId(net))
         .collect();
-    let median_ms = |run: &mut dyn FnMut()| {
-        let mut times: Vec<f64> = (0..5)
-            .map(|_| {
-                let started = Instant::now();
-                run();
-                started.elapsed().as_secs_f64() * 1e3
-            })
-            .collect();
-        times.sort_by(f64::total_cmp);
-        times[2]
-    };
     let host_ms = median_ms(&mut || {
         std::hint::black_box(NetsParasitics::build(graph, &nets));
     });
@@ -618,30 +623,13 @@ fn bench_dirty_nets_layout() {
 #[test]
 #[ignore]
 fn bench_design_networks() {
-    use std::time::Instant;
     use tachyon::gba::gpu::{flatten_networks_on_cpu, DeviceRcNetworks, RcNetworkBatch};
     use tachyon::gpu::{GpuConfig, GpuContext};
     use tachyon::graph::NetId;
-    let gates: u64 = std::env::var("TACHYON_BENCH_GATES")
-        .ok()
-        .and_then(|text| text.parse().ok())
-        .unwrap_or(100_000);
-    let (mut timer, _design) = generated_timer("bench-networks", gates, 1);
-    timer.timing().unwrap();
+    let (gates, mut timer, _design) = bench_timer("bench-networks");
     let design = std::sync::Arc::clone(timer.design());
     let (graph, _) = timer.timing().unwrap();
     let all: Vec<NetId> = (0..graph.nets().len() as u32).map(NetId).collect();
-    let median_ms = |run: &mut dyn FnMut()| {
-        let mut times: Vec<f64> = (0..5)
-            .map(|_| {
-                let started = Instant::now();
-                run();
-                started.elapsed().as_secs_f64() * 1e3
-            })
-            .collect();
-        times.sort_by(f64::total_cmp);
-        times[2]
-    };
     let gather_ms = median_ms(&mut || {
         std::hint::black_box(design.rc_networks(graph, &all));
     });

@@ -131,6 +131,26 @@ impl RawNetsParasitics {
     }
 }
 
+/// Uploads `batch` and flattens and lays it out on `gpu` (the `flatten_rc_networks` and
+/// `lay_out_rc_networks` kernels) at `offsets`, which must give each network the nodes
+/// its tree has (checked after the flattening, before the layout): the networks (their
+/// working memory, for the caller to drop when done) and the layout as the RC pass's
+/// batch.
+fn lay_out_on_device(
+    gpu: &Arc<GpuContext>,
+    batch: &RcNetworkBatch,
+    pins: &RcNetworkPins,
+    pin_cap: &[[f64; tachyon_kernels::N_CONDITIONS]],
+    offsets: &[u32],
+) -> Result<(DeviceRcNetworks, DeviceRcNets), GpuError> {
+    let networks = DeviceRcNetworks::upload(gpu, batch)?;
+    networks.launch()?;
+    check_placed(&networks.placed()?, offsets)?;
+    let layout = DeviceRcLayout::upload(&networks, pins, pin_cap, offsets)?;
+    layout.launch(&networks)?;
+    Ok((networks, layout.into_rc_nets()?))
+}
+
 /// Checks that each flattened network placed the nodes its tree has in the layout
 /// (`offsets`, one more than the networks): the layout kernel traps otherwise.
 fn check_placed(placed: &[u32], offsets: &[u32]) -> Result<(), GpuError> {
@@ -241,13 +261,13 @@ impl GpuTiming {
     /// its tree's in `raw.indices` is an error (nothing is laid out).
     pub fn upload_raw_parasitics(&mut self, raw: RawParasitics) -> Result<(), GpuError> {
         let gpu = Arc::clone(self.device.gpu());
-        let networks = DeviceRcNetworks::upload(&gpu, &raw.batch)?;
-        networks.launch()?;
-        let offsets = &raw.indices.net_offsets;
-        check_placed(&networks.placed()?, offsets)?;
-        let layout = DeviceRcLayout::upload(&networks, &raw.pins, &raw.pin_cap, offsets)?;
-        layout.launch(&networks)?;
-        let rc = layout.into_rc_nets()?;
+        let (networks, rc) = lay_out_on_device(
+            &gpu,
+            &raw.batch,
+            &raw.pins,
+            &raw.pin_cap,
+            &raw.indices.net_offsets,
+        )?;
         let no_trees = RcNetBatch::new(vec![0], Vec::new(), Vec::new(), Vec::new())?;
         self.device.adopt_parasitics(
             rc,
@@ -498,14 +518,13 @@ impl GpuTiming {
         if raw.indices.nets.is_empty() {
             return Ok(());
         }
-        let gpu = Arc::clone(self.device.gpu());
-        let networks = DeviceRcNetworks::upload(&gpu, &raw.batch)?;
-        networks.launch()?;
-        let offsets = &raw.indices.net_offsets;
-        check_placed(&networks.placed()?, offsets)?;
-        let layout = DeviceRcLayout::upload(&networks, &raw.pins, &raw.pin_cap, offsets)?;
-        layout.launch(&networks)?;
-        let rc = layout.into_rc_nets()?;
+        let (networks, rc) = lay_out_on_device(
+            self.device.gpu(),
+            &raw.batch,
+            &raw.pins,
+            &raw.pin_cap,
+            &raw.indices.net_offsets,
+        )?;
         let values = self.device.nets_parasitics_laid_out(&rc, &raw.indices)?;
         // The values came back: every kernel over the networks is done.
         drop(networks);
