@@ -105,7 +105,8 @@ pub struct BackendArgs {
 
 impl BackendArgs {
     /// The backend these flags (and the `TACHYON_GPU_*` environment variables, and for
-    /// measuring `TACHYON_CPPR_HOST_FACTOR=N` and `TACHYON_RC_LAYOUT=host|device`) ask
+    /// measuring `TACHYON_CPPR_HOST_FACTOR=N`, `TACHYON_RC_LAYOUT=host|device` and
+    /// `TACHYON_RC_EDITS=host|device`) ask
     /// for, or `device` instead of `--device` when given.
     pub fn select(&self, device: Option<tachyon::Device>) -> anyhow::Result<tachyon::Backend> {
         let from_environment = match std::env::var("TACHYON_GPU_MIN_FRONTIER") {
@@ -125,11 +126,17 @@ impl BackendArgs {
             Ok("host") | Err(_) => false,
             Ok(other) => anyhow::bail!("TACHYON_RC_LAYOUT={other}: expected host or device"),
         };
+        let rc_edits_on_device = match std::env::var("TACHYON_RC_EDITS").as_deref() {
+            Ok("device") => true,
+            Ok("host") | Err(_) => false,
+            Ok(other) => anyhow::bail!("TACHYON_RC_EDITS={other}: expected host or device"),
+        };
         let config = tachyon::BackendConfig {
             gpu_limit: self.gpus,
             gpu_min_frontier: self.gpu_min_frontier.or(from_environment),
             cppr_host_factor,
             rc_layout_on_device,
+            rc_edits_on_device,
             gpu: gpu_config_from_environment()?,
         };
         let device = device.unwrap_or(self.device.into());

@@ -709,6 +709,18 @@ pub struct NetsParasitics {
 impl NetsParasitics {
     /// Lays out the trees of `nets` (sorted, each once) of `graph`.
     pub fn build(graph: &TimingGraph, nets: &[u32]) -> NetsParasitics {
+        NetsParasitics::build_with(graph, nets, true)
+    }
+
+    /// [`NetsParasitics::build`] without the trees' nodes (`parent`, `res` and `cap`
+    /// left empty): the offsets, roots, lumped loads and pin sources, for nodes laid out
+    /// from the nets' raw networks instead (`gpu::RawNetsParasitics`), on the GPU or by
+    /// its twin, then given with [`NetsParasitics::adopt_nodes`].
+    pub fn build_indices(graph: &TimingGraph, nets: &[u32]) -> NetsParasitics {
+        NetsParasitics::build_with(graph, nets, false)
+    }
+
+    fn build_with(graph: &TimingGraph, nets: &[u32], lay_out_nodes: bool) -> NetsParasitics {
         let graph_nets = graph.nets();
         let n_nodes_of = |net: u32| {
             graph_nets[net as usize]
@@ -729,7 +741,7 @@ impl NetsParasitics {
                 net_offsets.push(base);
             }
         }
-        let n_nodes = base as usize;
+        let n_nodes = if lay_out_nodes { base as usize } else { 0 };
         let mut layout = NetsParasitics {
             nets: nets.to_vec(),
             net_offsets,
@@ -754,7 +766,10 @@ impl NetsParasitics {
             .chunks(NETS_PER_CHUNK)
             .zip(first_nodes.chunks(NETS_PER_CHUNK))
         {
-            let n_chunk_nodes: usize = chunk_nets.iter().map(|&net| n_nodes_of(net)).sum();
+            let n_chunk_nodes: usize = match lay_out_nodes {
+                true => chunk_nets.iter().map(|&net| n_nodes_of(net)).sum(),
+                false => 0,
+            };
             let (chunk_parent, rest_parent) = parent.split_at_mut(n_chunk_nodes);
             let (chunk_res, rest_res) = res.split_at_mut(n_chunk_nodes);
             let (chunk_cap, rest_cap) = cap.split_at_mut(n_chunk_nodes * 4);
@@ -777,15 +792,18 @@ impl NetsParasitics {
                 let mut local = 0usize;
                 for ((&net, &first), lumped) in chunk_nets.iter().zip(chunk_first).zip(lumped) {
                     let n_nodes = n_nodes_of(net);
+                    let nodes = lay_out_nodes.then(|| {
+                        (
+                            &mut parent[local..local + n_nodes],
+                            &mut res[local..local + n_nodes],
+                            &mut cap[local * 4..(local + n_nodes) * 4],
+                        )
+                    });
                     fill_net(
                         graph,
                         &graph_nets[net as usize],
                         first,
-                        Some((
-                            &mut parent[local..local + n_nodes],
-                            &mut res[local..local + n_nodes],
-                            &mut cap[local * 4..(local + n_nodes) * 4],
-                        )),
+                        nodes,
                         lumped,
                         &mut sources,
                         &mut net_sources,
@@ -810,9 +828,21 @@ impl NetsParasitics {
         layout
     }
 
-    /// The RC nodes of the batch.
+    /// The RC nodes of the batch (also before [`NetsParasitics::adopt_nodes`]).
     pub fn n_nodes(&self) -> usize {
-        self.parent.len()
+        self.net_offsets.last().copied().unwrap_or(0) as usize
+    }
+
+    /// Takes the nodes of a layout made from [`NetsParasitics::build_indices`]: per node
+    /// its parent, resistance and caps (by condition), as [`NetsParasitics::build`] lays
+    /// them out. `None` (nothing taken) when their lengths are not this layout's.
+    pub fn adopt_nodes(&mut self, parent: Vec<u32>, res: Vec<f64>, cap: Vec<f64>) -> Option<()> {
+        let n_nodes = self.n_nodes();
+        if parent.len() != n_nodes || res.len() != n_nodes || cap.len() != n_nodes * 4 {
+            return None;
+        }
+        (self.parent, self.res, self.cap) = (parent, res, cap);
+        Some(())
     }
 
     /// The CPU twin of the device's RC pass over these nets and its gathers

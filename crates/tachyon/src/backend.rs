@@ -85,6 +85,11 @@ pub struct BackendConfig {
     /// device, instead of laid out on the host (off by default: slower at 1M gates while
     /// the networks are gathered after the link; docs/PERFORMANCE.md).
     pub rc_layout_on_device: bool,
+    /// A resident incremental update uploads the dirty nets' raw RC networks (e.g. a
+    /// `read_spef` change file's), flattened and laid out on the device, instead of
+    /// their trees laid out on the host (off by default: at 1M gates the gather of the
+    /// networks from the design costs more than the host's layout; docs/PERFORMANCE.md).
+    pub rc_edits_on_device: bool,
     /// The GPU runtime's switches (staging buffers, memory pool, graphs, sync steps).
     #[cfg(feature = "gpu")]
     pub gpu: tachyon_gpu::GpuConfig,
@@ -115,6 +120,8 @@ pub struct GpuBackend {
     cppr_host_factor: usize,
     /// [`BackendConfig::rc_layout_on_device`].
     rc_layout_on_device: bool,
+    /// [`BackendConfig::rc_edits_on_device`].
+    rc_edits_on_device: bool,
 }
 
 /// The GPU backend, which a build without the `gpu` feature cannot make.
@@ -171,6 +178,17 @@ impl Backend {
         }
     }
 
+    /// Whether a resident incremental update lays its dirty nets' RC trees out from
+    /// their raw networks ([`BackendConfig::rc_edits_on_device`]). The CPU backend's
+    /// twin of the resident state always does, so that CI covers that path after real
+    /// edits (its values are the host layout's, bit for bit).
+    pub(crate) fn rc_edits_on_device(&self) -> bool {
+        match self {
+            Backend::Cpu => true,
+            Backend::Gpu(gpu) => gpu.rc_edits_on_device(),
+        }
+    }
+
     /// A short description for logs and reports (`cpu`, or the GPU's name).
     pub fn describe(&self) -> String {
         match self {
@@ -218,6 +236,7 @@ impl GpuBackend {
                 .filter(|&factor| factor > 0)
                 .unwrap_or(crate::timer::HOST_CPPR_FACTOR),
             rc_layout_on_device: config.rc_layout_on_device,
+            rc_edits_on_device: config.rc_edits_on_device,
         })
     }
 
@@ -249,6 +268,11 @@ impl GpuBackend {
         self.rc_layout_on_device
     }
 
+    /// [`BackendConfig::rc_edits_on_device`].
+    pub(crate) fn rc_edits_on_device(&self) -> bool {
+        self.rc_edits_on_device
+    }
+
     fn describe(&self) -> String {
         self.gpu().name().to_string()
     }
@@ -269,6 +293,10 @@ impl GpuBackend {
     }
 
     pub(crate) fn cppr_host_factor(&self) -> usize {
+        match self.0 {}
+    }
+
+    pub(crate) fn rc_edits_on_device(&self) -> bool {
         match self.0 {}
     }
 

@@ -559,6 +559,7 @@ impl Timer {
     pub(super) fn try_retime_incremental(&mut self, full: bool) -> Result<(), TimerError> {
         let cppr = self.main_engine_cppr();
         let host_cppr_factor = self.backend.cppr_host_factor();
+        let rc_raw = self.backend.rc_edits_on_device();
         let min_frontier = match full {
             true => 0,
             false => self.gpu_min_frontier(),
@@ -580,7 +581,14 @@ impl Timer {
             .filter(|_| incremental.frontier_size() >= min_frontier);
         self.last_on_gpu = resident.is_some();
         let changed = match resident.as_deref_mut() {
-            Some(resident) => gpu_phases::forward_resident(resident, graph, data, incremental)?,
+            Some(resident) => gpu_phases::forward_resident(
+                resident,
+                graph,
+                data,
+                incremental,
+                &self.design,
+                rc_raw,
+            )?,
             None => incremental.update_forward(graph, data),
         };
         let forward = started.elapsed();

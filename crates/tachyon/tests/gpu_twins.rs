@@ -400,15 +400,14 @@ fn assert_networks_lay_out_as_the_host(timer: &mut Timer, what: &str) {
     assert_eq!(bits(&laid_out.cap), bits(&twin.cap), "{what}: GPU caps");
 }
 
-/// [`assert_networks_lay_out_as_the_host`] on generated designs and every TAU 2015
-/// design.
-#[test]
-fn networks_lay_out_as_the_host_layout() {
+/// Runs `check` on timers of generated designs (3000/5, 2000/11) and of every TAU 2015
+/// design (the test `test` skips those without `../shared`), each with its name.
+fn on_generated_and_tau_designs(test: &str, check: impl Fn(&mut Timer, &str)) {
     for (gates, seed) in [(3000, 5), (2000, 11)] {
-        let (mut timer, _design) = generated_timer("networks-layout", gates, seed);
-        assert_networks_lay_out_as_the_host(&mut timer, &format!("generated {gates}/{seed}"));
+        let (mut timer, _design) = generated_timer(test, gates, seed);
+        check(&mut timer, &format!("generated {gates}/{seed}"));
     }
-    let Some(shared) = tachyon_testkit::shared_dir("networks_lay_out_as_the_host_layout") else {
+    let Some(shared) = tachyon_testkit::shared_dir(test) else {
         return;
     };
     let benchmarks = tachyon_testkit::tau2015_benchmarks(&shared);
@@ -418,8 +417,203 @@ fn networks_lay_out_as_the_host_layout() {
         timer
             .load_tau2015(tachyon_testkit::tau2015_file(&folder))
             .unwrap();
-        assert_networks_lay_out_as_the_host(&mut timer, &folder.display().to_string());
+        check(&mut timer, &folder.display().to_string());
     }
+}
+
+/// [`assert_networks_lay_out_as_the_host`] on generated designs and every TAU 2015
+/// design.
+#[test]
+fn networks_lay_out_as_the_host_layout() {
+    on_generated_and_tau_designs(
+        "networks_lay_out_as_the_host_layout",
+        assert_networks_lay_out_as_the_host,
+    );
+}
+
+/// Some nets' trees (a resident update's dirty nets) laid out from their raw networks
+/// (`RawNetsParasitics`: the kernels' twins, and on a GPU the kernels, the RC pass and
+/// its gathers) give bit for bit what the host's layout of those nets gives
+/// (`NetsParasitics::build`): subsets of `timer`'s nets, every net included.
+fn assert_dirty_nets_lay_out_as_the_host(timer: &mut Timer, what: &str) {
+    use tachyon::gba::gpu::{GpuTiming, RawNetsParasitics};
+    use tachyon::gba::NetsParasitics;
+    use tachyon::gpu::{GpuConfig, GpuContext};
+    use tachyon::graph::NetId;
+    timer.timing().unwrap();
+    let design = std::sync::Arc::clone(timer.design());
+    let (graph, data) = timer.timing().unwrap();
+    let n_nets = graph.nets().len() as u32;
+    let raw_of = |nets: &[u32]| {
+        let with_trees: Vec<NetId> = nets
+            .iter()
+            .filter(|&&net| graph.nets()[net as usize].parasitics.is_some())
+            .map(|&net| NetId(net))
+            .collect();
+        RawNetsParasitics::new(graph, nets, design.rc_networks(graph, &with_trees))
+            .expect("the networks match the graph's trees")
+    };
+    let subsets: Vec<Vec<u32>> = vec![
+        (0..n_nets).step_by(3).collect(),
+        (0..n_nets).filter(|net| net % 10 == 7).collect(),
+        (0..n_nets).collect(),
+        (0..n_nets.min(1)).collect(),
+        Vec::new(),
+    ];
+    let bits = |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let quad_bits = |values: &[[f64; 4]]| {
+        values
+            .iter()
+            .flat_map(|quad| quad.map(f64::to_bits))
+            .collect::<Vec<_>>()
+    };
+    for nets in &subsets {
+        let what = format!("{what}, {} of {n_nets} nets", nets.len());
+        let host = NetsParasitics::build(graph, nets);
+        let twin = raw_of(nets).lay_out_on_cpu().expect("laid out");
+        assert_eq!(twin.nets, host.nets, "{what}: nets");
+        assert_eq!(twin.net_offsets, host.net_offsets, "{what}: offsets");
+        assert_eq!(twin.parent, host.parent, "{what}: parents");
+        assert_eq!(bits(&twin.res), bits(&host.res), "{what}: resistances");
+        assert_eq!(bits(&twin.cap), bits(&host.cap), "{what}: caps");
+        assert_eq!(twin.net_root, host.net_root, "{what}: roots");
+        assert_eq!(
+            quad_bits(&twin.net_lumped),
+            quad_bits(&host.net_lumped),
+            "{what}: lumped loads"
+        );
+        assert_eq!(twin.pins, host.pins, "{what}: pins");
+        assert_eq!(twin.pin_source, host.pin_source, "{what}: pin sources");
+    }
+    let Some(gpu) = tachyon_testkit::gpu_or_skip(
+        "dirty_nets_lay_out_as_the_host",
+        GpuContext::open(0, &GpuConfig::default()),
+    ) else {
+        return;
+    };
+    let flat = FlatTiming::build(graph);
+    for nets in &subsets {
+        let what = format!("{what}, {} of {n_nets} nets on the GPU", nets.len());
+        let host = NetsParasitics::build(graph, nets);
+        let mut expected = data.clone();
+        host.store(host.compute(), &mut expected);
+        let mut on_gpu = GpuTiming::upload_graph(&gpu, graph, &flat).unwrap();
+        let mut from_raw = data.clone();
+        on_gpu
+            .update_nets_rc_raw(raw_of(nets), &mut from_raw)
+            .unwrap();
+        let mut on_gpu = GpuTiming::upload_graph(&gpu, graph, &flat).unwrap();
+        let mut from_host = data.clone();
+        on_gpu.update_nets_rc(graph, nets, &mut from_host).unwrap();
+        for (name, got, host_layout, want) in [
+            (
+                "net loads",
+                &from_raw.net_load,
+                &from_host.net_load,
+                &expected.net_load,
+            ),
+            (
+                "wire delays",
+                &from_raw.wire_delay,
+                &from_host.wire_delay,
+                &expected.wire_delay,
+            ),
+            (
+                "wire impulses",
+                &from_raw.wire_impulse,
+                &from_host.wire_impulse,
+                &expected.wire_impulse,
+            ),
+        ] {
+            assert_eq!(quad_bits(got), quad_bits(want), "{what}: {name}");
+            assert_eq!(
+                quad_bits(host_layout),
+                quad_bits(want),
+                "{what}: {name} (host layout)"
+            );
+        }
+    }
+}
+
+/// [`assert_dirty_nets_lay_out_as_the_host`] on generated designs and every TAU 2015
+/// design.
+#[test]
+fn dirty_nets_lay_out_as_the_host_layout() {
+    on_generated_and_tau_designs(
+        "dirty_nets_lay_out_as_the_host_layout",
+        assert_dirty_nets_lay_out_as_the_host,
+    );
+}
+
+/// The design of the ignored benches: TACHYON_BENCH_GATES gates (100k by default), seed
+/// 1, timed once.
+fn bench_timer(test: &str) -> (u64, Timer, GeneratedDesign) {
+    let gates: u64 = std::env::var("TACHYON_BENCH_GATES")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(100_000);
+    let (mut timer, design) = generated_timer(test, gates, 1);
+    timer.timing().unwrap();
+    (gates, timer, design)
+}
+
+/// The median of 5 runs of `run`, in milliseconds.
+fn median_ms(run: &mut dyn FnMut()) -> f64 {
+    let mut times: Vec<f64> = (0..5)
+        .map(|_| {
+            let started = std::time::Instant::now();
+            run();
+            started.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[2]
+}
+
+/// Times, on a generated design (TACHYON_BENCH_GATES gates, 100k by default), the host's
+/// share of a resident update's RC layout for a tenth of the nets: laid out on the host
+/// (`NetsParasitics::build`) against their raw networks gathered and taken
+/// (`Design::rc_networks`, `RawNetsParasitics::new`). Run with `--ignored
+/// bench_dirty_nets_layout --nocapture`.
+#[test]
+#[ignore]
+fn bench_dirty_nets_layout() {
+    use tachyon::gba::gpu::RawNetsParasitics;
+    use tachyon::gba::NetsParasitics;
+    use tachyon::graph::NetId;
+    let (gates, mut timer, _design) = bench_timer("bench-dirty-nets");
+    let design = std::sync::Arc::clone(timer.design());
+    let (graph, _) = timer.timing().unwrap();
+    let nets: Vec<u32> = (0..graph.nets().len() as u32).step_by(10).collect();
+    let with_trees: Vec<NetId> = nets
+        .iter()
+        .filter(|&&net| graph.nets()[net as usize].parasitics.is_some())
+        .map(|&net| NetId(net))
+        .collect();
+    let host_ms = median_ms(&mut || {
+        std::hint::black_box(NetsParasitics::build(graph, &nets));
+    });
+    let indices_ms = median_ms(&mut || {
+        std::hint::black_box(NetsParasitics::build_indices(graph, &nets));
+    });
+    let gather_ms = median_ms(&mut || {
+        std::hint::black_box(design.rc_networks(graph, &with_trees));
+    });
+    let raw_ms = median_ms(&mut || {
+        let networks = design.rc_networks(graph, &with_trees);
+        std::hint::black_box(RawNetsParasitics::new(graph, &nets, networks).unwrap());
+    });
+    let twin_ms = median_ms(&mut || {
+        let networks = design.rc_networks(graph, &with_trees);
+        let raw = RawNetsParasitics::new(graph, &nets, networks).unwrap();
+        std::hint::black_box(raw.lay_out_on_cpu().unwrap());
+    });
+    println!(
+        "dirty nets: {gates} gates, {} of {} nets, {} threads: host layout {host_ms:.1} ms; raw: indices {indices_ms:.1} ms, gathered {gather_ms:.1} ms, gathered and taken (with the indices) {raw_ms:.1} ms, then the kernels' twins {twin_ms:.1} ms in all",
+        nets.len(),
+        graph.nets().len(),
+        rayon::current_num_threads()
+    );
 }
 
 /// Times, on a generated design (TACHYON_BENCH_GATES gates, 100k by default), what
@@ -429,30 +623,13 @@ fn networks_lay_out_as_the_host_layout() {
 #[test]
 #[ignore]
 fn bench_design_networks() {
-    use std::time::Instant;
     use tachyon::gba::gpu::{flatten_networks_on_cpu, DeviceRcNetworks, RcNetworkBatch};
     use tachyon::gpu::{GpuConfig, GpuContext};
     use tachyon::graph::NetId;
-    let gates: u64 = std::env::var("TACHYON_BENCH_GATES")
-        .ok()
-        .and_then(|text| text.parse().ok())
-        .unwrap_or(100_000);
-    let (mut timer, _design) = generated_timer("bench-networks", gates, 1);
-    timer.timing().unwrap();
+    let (gates, mut timer, _design) = bench_timer("bench-networks");
     let design = std::sync::Arc::clone(timer.design());
     let (graph, _) = timer.timing().unwrap();
     let all: Vec<NetId> = (0..graph.nets().len() as u32).map(NetId).collect();
-    let median_ms = |run: &mut dyn FnMut()| {
-        let mut times: Vec<f64> = (0..5)
-            .map(|_| {
-                let started = Instant::now();
-                run();
-                started.elapsed().as_secs_f64() * 1e3
-            })
-            .collect();
-        times.sort_by(f64::total_cmp);
-        times[2]
-    };
     let gather_ms = median_ms(&mut || {
         std::hint::black_box(design.rc_networks(graph, &all));
     });

@@ -454,16 +454,7 @@ impl DeviceTiming {
     /// `layout.nets` its load, per pin of `layout.pins` its wire delay and impulse. The
     /// trees of every net kept here no longer describe those nets: they are dropped.
     pub fn nets_parasitics(&mut self, layout: &NetsParasitics) -> Result<NetsRcValues, GpuError> {
-        const DURING: &str = "the RC pass of the dirty nets";
-        let (n_nets, n_pins) = (self.net_load.len(), self.n_pins);
-        check_length("net_root", layout.nets.len(), layout.net_root.len())?;
-        check_length("net_lumped", layout.nets.len(), layout.net_lumped.len())?;
-        check_length("pin_source", layout.pins.len(), layout.pin_source.len())?;
-        check_indices("dirty nets", &layout.nets, n_nets)?;
-        check_indices("dirty pins", &layout.pins, n_pins)?;
-        let n_nodes = layout.n_nodes();
-        check_indices_or_none("net_root", &layout.net_root, n_nodes, true)?;
-        check_indices_or_none("pin_source", &layout.pin_source, n_nodes, true)?;
+        self.check_nets_layout(layout)?;
         self.parasitics = None;
         if layout.nets.is_empty() {
             return Ok(NetsRcValues::default());
@@ -474,8 +465,54 @@ impl DeviceTiming {
             layout.res.clone(),
             layout.cap.clone(),
         )?;
+        let rc = DeviceRcNets::upload(&self.gpu, &batch)?;
+        self.nets_rc_values(&rc, layout)
+    }
+
+    /// [`DeviceTiming::nets_parasitics`] over trees laid out on the device already
+    /// (`rc`, for `layout`'s nets with trees, from [`NetsParasitics::build_indices`]).
+    pub fn nets_parasitics_laid_out(
+        &mut self,
+        rc: &DeviceRcNets,
+        layout: &NetsParasitics,
+    ) -> Result<NetsRcValues, GpuError> {
+        self.check_nets_layout(layout)?;
+        check_length(
+            "RC nets laid out",
+            layout.net_offsets.len(),
+            rc.n_nets() as usize + 1,
+        )?;
+        check_length("RC nodes laid out", layout.n_nodes(), rc.n_nodes() as usize)?;
+        self.parasitics = None;
+        if layout.nets.is_empty() {
+            return Ok(NetsRcValues::default());
+        }
+        self.nets_rc_values(rc, layout)
+    }
+
+    /// Checks a layout of some nets against this graph (their indices; not the nodes).
+    fn check_nets_layout(&self, layout: &NetsParasitics) -> Result<(), GpuError> {
+        let (n_nets, n_pins) = (self.net_load.len(), self.n_pins);
+        check_length("net_root", layout.nets.len(), layout.net_root.len())?;
+        check_length("net_lumped", layout.nets.len(), layout.net_lumped.len())?;
+        check_length("pin_source", layout.pins.len(), layout.pin_source.len())?;
+        check_indices("dirty nets", &layout.nets, n_nets)?;
+        check_indices("dirty pins", &layout.pins, n_pins)?;
+        let n_nodes = layout.n_nodes();
+        check_indices_or_none("net_root", &layout.net_root, n_nodes, true)?;
+        check_indices_or_none("pin_source", &layout.pin_source, n_nodes, true)?;
+        Ok(())
+    }
+
+    /// The RC pass over `rc` (`layout`'s trees, checked) and the gathers and scatters of
+    /// [`DeviceTiming::nets_parasitics`].
+    fn nets_rc_values(
+        &mut self,
+        rc: &DeviceRcNets,
+        layout: &NetsParasitics,
+    ) -> Result<NetsRcValues, GpuError> {
+        const DURING: &str = "the RC pass of the dirty nets";
         let gpu = Arc::clone(&self.gpu);
-        let rc = DeviceRcNets::upload(&gpu, &batch)?;
         rc.launch(RcLaunch::default())?;
         let (k_nets, k_pins) = (layout.nets.len(), layout.pins.len());
         let net_load = gpu.allocate::<[f64; 4]>(DURING, k_nets)?;

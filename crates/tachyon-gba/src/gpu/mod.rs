@@ -44,6 +44,132 @@ pub struct RawParasitics {
     pub pin_cap: Vec<[f64; tachyon_kernels::N_CONDITIONS]>,
 }
 
+/// Some nets' RC trees (the dirty nets of a resident incremental update, e.g. a
+/// `read_spef` change file's) as their raw networks, to be flattened and laid out by
+/// the kernels ([`GpuTiming::update_nets_rc_raw`]) or their CPU twins
+/// ([`RawNetsParasitics::lay_out_on_cpu`]) instead of laid out on the host
+/// ([`NetsParasitics::build`]): the same layout, bit for bit. Each pin entry names its
+/// own caps (`RcNetworkPins::per_entry`), so the graph's pin caps do not go up.
+#[derive(Debug, Clone)]
+pub struct RawNetsParasitics {
+    indices: NetsParasitics,
+    batch: RcNetworkBatch,
+    pins: RcNetworkPins,
+    pin_cap: Vec<[f64; tachyon_kernels::N_CONDITIONS]>,
+}
+
+impl RawNetsParasitics {
+    /// Takes `networks`, the raw networks of those of `nets` (sorted, each once) that
+    /// have trees in `graph`, in that order (`tachyon_link::Design::rc_networks`), with
+    /// the rest of their layout ([`NetsParasitics::build_indices`]). An error when they
+    /// are not those nets' (nothing is laid out; the caller lays the trees out on the
+    /// host).
+    pub fn new(
+        graph: &TimingGraph,
+        nets: &[u32],
+        networks: tachyon_graph::RcNetworks,
+    ) -> Result<RawNetsParasitics, LayoutError> {
+        let mut with_trees = nets
+            .iter()
+            .filter(|&&net| graph.nets()[net as usize].parasitics.is_some());
+        let mismatch = networks.nets.len() != with_trees.clone().count()
+            || networks
+                .nets
+                .iter()
+                .any(|network| with_trees.next() != Some(&network.0));
+        if mismatch {
+            return Err(LayoutError::IndexOutOfRange {
+                array: "raw networks (their nets against the dirty nets with trees)",
+                position: 0,
+                value: networks.nets.len() as u32,
+                limit: nets.len(),
+            });
+        }
+        let (batch, pins) = RcNetworkBatch::take_networks(networks, graph.n_pins() as usize)?;
+        let pins_of_graph = graph.pins();
+        let (pins, pin_cap) = pins.per_entry(|pin| pins_of_graph[pin as usize].capacitance);
+        Ok(RawNetsParasitics {
+            indices: NetsParasitics::build_indices(graph, nets),
+            batch,
+            pins,
+            pin_cap,
+        })
+    }
+
+    /// The CPU twin of [`GpuTiming::update_nets_rc_raw`]'s layout: the networks
+    /// flattened and laid out by the kernels' twins, as [`NetsParasitics::build`] lays
+    /// the trees out. An error when a network places other nodes than its tree has.
+    pub fn lay_out_on_cpu(self) -> Result<NetsParasitics, LayoutError> {
+        let flattened = flatten_networks_on_cpu(&self.batch);
+        let laid_out = lay_out_networks_on_cpu(
+            &self.batch,
+            &flattened,
+            &self.pins,
+            &self.pin_cap,
+            &self.indices.net_offsets,
+        )?;
+        let mut layout = self.indices;
+        let n_nodes = layout.n_nodes();
+        layout
+            .adopt_nodes(laid_out.parent, laid_out.res, laid_out.cap)
+            .ok_or(LayoutError::TooLarge {
+                what: "RC nodes laid out from the raw networks",
+                count: flattened.parent.len(),
+                limit: n_nodes,
+            })?;
+        Ok(layout)
+    }
+
+    /// The dirty nets, sorted.
+    pub fn nets(&self) -> &[u32] {
+        &self.indices.nets
+    }
+
+    /// The networks' nodes.
+    pub fn n_nodes(&self) -> usize {
+        self.batch.n_nodes()
+    }
+}
+
+/// Uploads `batch` and flattens and lays it out on `gpu` (the `flatten_rc_networks` and
+/// `lay_out_rc_networks` kernels) at `offsets`, which must give each network the nodes
+/// its tree has (checked after the flattening, before the layout): the networks (their
+/// working memory, for the caller to drop when done) and the layout as the RC pass's
+/// batch.
+fn lay_out_on_device(
+    gpu: &Arc<GpuContext>,
+    batch: &RcNetworkBatch,
+    pins: &RcNetworkPins,
+    pin_cap: &[[f64; tachyon_kernels::N_CONDITIONS]],
+    offsets: &[u32],
+) -> Result<(DeviceRcNetworks, DeviceRcNets), GpuError> {
+    let networks = DeviceRcNetworks::upload(gpu, batch)?;
+    networks.launch()?;
+    check_placed(&networks.placed()?, offsets)?;
+    let layout = DeviceRcLayout::upload(&networks, pins, pin_cap, offsets)?;
+    layout.launch(&networks)?;
+    Ok((networks, layout.into_rc_nets()?))
+}
+
+/// Checks that each flattened network placed the nodes its tree has in the layout
+/// (`offsets`, one more than the networks): the layout kernel traps otherwise.
+fn check_placed(placed: &[u32], offsets: &[u32]) -> Result<(), GpuError> {
+    if placed.len() + 1 != offsets.len()
+        || placed
+            .iter()
+            .zip(offsets.windows(2))
+            .any(|(&placed, pair)| placed != pair[1] - pair[0])
+    {
+        return Err(GpuError::Layout(LayoutError::IndexOutOfRange {
+            array: "raw networks (placed nodes against the graph's trees)",
+            position: 0,
+            value: placed.len() as u32,
+            limit: offsets.len().saturating_sub(1),
+        }));
+    }
+    Ok(())
+}
+
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -135,26 +261,13 @@ impl GpuTiming {
     /// its tree's in `raw.indices` is an error (nothing is laid out).
     pub fn upload_raw_parasitics(&mut self, raw: RawParasitics) -> Result<(), GpuError> {
         let gpu = Arc::clone(self.device.gpu());
-        let networks = DeviceRcNetworks::upload(&gpu, &raw.batch)?;
-        networks.launch()?;
-        let offsets = &raw.indices.net_offsets;
-        let placed = networks.placed()?;
-        if placed.len() + 1 != offsets.len()
-            || placed
-                .iter()
-                .zip(offsets.windows(2))
-                .any(|(&placed, pair)| placed != pair[1] - pair[0])
-        {
-            return Err(GpuError::Layout(LayoutError::IndexOutOfRange {
-                array: "raw networks (placed nodes against the graph's trees)",
-                position: 0,
-                value: placed.len() as u32,
-                limit: offsets.len().saturating_sub(1),
-            }));
-        }
-        let layout = DeviceRcLayout::upload(&networks, &raw.pins, &raw.pin_cap, offsets)?;
-        layout.launch(&networks)?;
-        let rc = layout.into_rc_nets()?;
+        let (networks, rc) = lay_out_on_device(
+            &gpu,
+            &raw.batch,
+            &raw.pins,
+            &raw.pin_cap,
+            &raw.indices.net_offsets,
+        )?;
         let no_trees = RcNetBatch::new(vec![0], Vec::new(), Vec::new(), Vec::new())?;
         self.device.adopt_parasitics(
             rc,
@@ -390,6 +503,32 @@ impl GpuTiming {
         let layout = NetsParasitics::build(graph, nets);
         let values = self.device.nets_parasitics(&layout)?;
         layout.store(values, data);
+        Ok(())
+    }
+
+    /// [`GpuTiming::update_nets_rc`] for fewer than half the nets, their trees given as
+    /// raw networks: uploaded, flattened and laid out here (the `flatten_rc_networks`
+    /// and `lay_out_rc_networks` kernels), then the RC pass and its gathers as for a
+    /// layout made on the host. The same values, bit for bit.
+    pub fn update_nets_rc_raw(
+        &mut self,
+        raw: RawNetsParasitics,
+        data: &mut TimingData,
+    ) -> Result<(), GpuError> {
+        if raw.indices.nets.is_empty() {
+            return Ok(());
+        }
+        let (networks, rc) = lay_out_on_device(
+            self.device.gpu(),
+            &raw.batch,
+            &raw.pins,
+            &raw.pin_cap,
+            &raw.indices.net_offsets,
+        )?;
+        let values = self.device.nets_parasitics_laid_out(&rc, &raw.indices)?;
+        // The values came back: every kernel over the networks is done.
+        drop(networks);
+        raw.indices.store(values, data);
         Ok(())
     }
 

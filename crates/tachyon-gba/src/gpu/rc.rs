@@ -568,6 +568,27 @@ impl RcNetworkPins {
         Ok(pins)
     }
 
+    /// The same entries with each one's pin replaced by its place (entry `i` names pin
+    /// `i`), and per entry that pin's caps from `pin_cap`: a few nets' networks laid out
+    /// without every graph pin's caps going up (the layout reads the same caps).
+    pub fn per_entry(
+        self,
+        pin_cap: impl Fn(u32) -> [f64; N_CONDITIONS] + Sync,
+    ) -> (RcNetworkPins, Vec<[f64; N_CONDITIONS]>) {
+        use rayon::prelude::*;
+        let caps = self
+            .pins
+            .par_iter()
+            .with_min_len(4096)
+            .map(|&pin| pin_cap(pin))
+            .collect();
+        let entries = RcNetworkPins {
+            pins: (0..self.pins.len() as u32).collect(),
+            ..self
+        };
+        (entries, caps)
+    }
+
     /// Checks the entries against `batch` and a graph of `n_pins` pins.
     fn check(&self, batch: &RcNetworkBatch, n_pins: usize) -> Result<(), LayoutError> {
         use rayon::prelude::*;

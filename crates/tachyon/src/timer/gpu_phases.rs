@@ -19,6 +19,7 @@ use tachyon_gba::{
     NetsParasitics, RetimeCounts,
 };
 use tachyon_graph::{TimingData, TimingGraph};
+use tachyon_link::Design;
 
 use super::TimerError;
 use crate::backend::Backend;
@@ -102,6 +103,51 @@ impl Resident {
     }
 }
 
+/// The CPU twin's layout of the dirty `nets`' trees: with `design`, from their raw
+/// networks by the twins of the device's flattening and layout kernels (whatever their
+/// count), else (or when the networks do not match the graph's trees) on the host.
+fn twin_nets_layout(graph: &TimingGraph, nets: &[u32], design: Option<&Design>) -> NetsParasitics {
+    #[cfg(feature = "gpu")]
+    if let Some(raw) = design.and_then(|design| raw_nets_parasitics(graph, design, nets)) {
+        match raw.lay_out_on_cpu() {
+            Ok(layout) => return layout,
+            Err(error) => tracing::warn!(
+                %error,
+                "the raw RC networks of the dirty nets did not lay out: the host lays out their trees"
+            ),
+        }
+    }
+    #[cfg(not(feature = "gpu"))]
+    let _ = design;
+    NetsParasitics::build(graph, nets)
+}
+
+/// The raw RC networks of the dirty `nets` (sorted, each once) in `design`, with the
+/// rest of their layout; `None` (with a warning) when they do not match `graph`'s trees.
+#[cfg(feature = "gpu")]
+fn raw_nets_parasitics(
+    graph: &TimingGraph,
+    design: &Design,
+    nets: &[u32],
+) -> Option<tachyon_gba::gpu::RawNetsParasitics> {
+    let with_trees: Vec<tachyon_graph::NetId> = nets
+        .iter()
+        .filter(|&&net| graph.nets()[net as usize].parasitics.is_some())
+        .map(|&net| tachyon_graph::NetId(net))
+        .collect();
+    let networks = design.rc_networks(graph, &with_trees);
+    match tachyon_gba::gpu::RawNetsParasitics::new(graph, nets, networks) {
+        Ok(raw) => Some(raw),
+        Err(error) => {
+            tracing::warn!(
+                %error,
+                "the design's raw RC networks do not match the dirty nets' trees: the host lays them out"
+            );
+            None
+        }
+    }
+}
+
 /// The CPU twin's copy of the values "on the device", so that its updates bring back
 /// only what changed, as the GPU's do: the device's comparison and the host's list of
 /// what it changed since are tested in CI.
@@ -118,21 +164,28 @@ pub(super) struct TwinValues {
 /// host for the CPU twin) and brought back, the forward levels and tests over the whole
 /// graph on the GPU, the results downloaded and compared with the host's (what changed
 /// drives CPPR and the backward step as on the CPU). Returns whether anything changed.
+/// With `rc_raw` the dirty nets' trees are flattened and laid out from their raw
+/// networks in `design` (on the device, or by the kernels' twins), as
+/// [`crate::BackendConfig::rc_edits_on_device`] chooses.
 pub(super) fn forward_resident(
     resident: &mut Resident,
     graph: &TimingGraph,
     data: &mut TimingData,
     incremental: &mut Incremental,
+    design: &Design,
+    rc_raw: bool,
 ) -> Result<bool, TimerError> {
     let started = std::time::Instant::now();
     let forward = match resident {
         #[cfg(feature = "gpu")]
-        Resident::Gpu(state) => on_gpu::forward(state, graph, data, incremental)?,
+        Resident::Gpu(state) => {
+            on_gpu::forward(state, graph, data, incremental, rc_raw.then_some(design))?
+        }
         Resident::CpuTwin(twin) => {
             // The dirty nets' RC values as the device computes them (the twin of its
-            // batch pass over their trees).
+            // batch pass over their trees, laid out as the device lays them out).
             let nets = incremental.take_dirty_nets(graph, data);
-            let layout = NetsParasitics::build(graph, &nets);
+            let layout = twin_nets_layout(graph, &nets, rc_raw.then_some(design));
             layout.store(layout.compute(), data);
             let mut delta = incremental.take_device_delta();
             twin.host.merge(std::mem::take(&mut delta.values));
@@ -821,11 +874,15 @@ mod on_gpu {
     /// The device's part of [`super::forward_resident`]: the edits uploaded, the dirty
     /// nets' RC values computed there (and brought back to `data`), the forward sweep
     /// and the tests, every result downloaded.
+    ///
+    /// With `design`, fewer than half the nets dirty go up as their raw networks,
+    /// flattened and laid out there ([`GpuTiming::update_nets_rc_raw`]).
     pub(in crate::timer) fn forward(
         state: &mut DeviceState,
         graph: &TimingGraph,
         data: &mut TimingData,
         incremental: &mut Incremental,
+        design: Option<&Design>,
     ) -> Result<ForwardOutcome, TimerError> {
         let started = Instant::now();
         // The pins that left a net are reset on the host (and go up with the edits);
@@ -837,12 +894,20 @@ mod on_gpu {
             state.networks = KeptNetworks::default();
         }
         let uploaded_ms = started.elapsed().as_secs_f64() * 1e3;
-        state.timing().update_nets_rc(graph, &nets, data)?;
+        let raw = design
+            .filter(|_| nets.len() * 2 < graph.nets().len())
+            .and_then(|design| super::raw_nets_parasitics(graph, design, &nets));
+        let rc_raw = raw.is_some();
+        match raw {
+            Some(raw) => state.timing().update_nets_rc_raw(raw, data)?,
+            None => state.timing().update_nets_rc(graph, &nets, data)?,
+        }
         let rc_ms = started.elapsed().as_secs_f64() * 1e3;
         let forward = state.timing().forward_resident(graph, incremental.flat())?;
         tracing::debug!(
             nets = nets.len(),
             uploaded_ms,
+            rc_raw,
             rc_ms,
             swept_ms = started.elapsed().as_secs_f64() * 1e3,
             "gpu resident forward: edits uploaded, RC of the dirty nets, swept and downloaded"
