@@ -1986,6 +1986,9 @@ impl Timer {
         }
         self.refresh_level_lists();
         let started = Instant::now();
+        if !from_device && k > 0 && self.path_graph.is_none() {
+            self.path_graph_after_edits()?;
+        }
         let Some((graph, data)) = &self.timing else {
             return Ok(Vec::new());
         };
@@ -2041,6 +2044,41 @@ impl Timer {
         );
         self.record("paths", started);
         Ok(paths)
+    }
+
+    /// After edits, with the timing up to date: the path graph built from the resident
+    /// state's forward values ([`gpu_phases::paths_after_edits`], the device brought up
+    /// to date first when updates on the CPU left it behind) when the design's backend
+    /// is the GPU (or over the CPU twin); left unbuilt otherwise, or when a device step
+    /// fails (the caller builds it on the host). A failed sweep drops the device state,
+    /// as a failed update does, and the timing is brought up to date on the CPU.
+    fn path_graph_after_edits(&mut self) -> Result<(), TimerError> {
+        let (Some((graph, data)), Some(incremental), Some(resident)) =
+            (&mut self.timing, &mut self.incremental, &mut self.resident)
+        else {
+            return Ok(());
+        };
+        if incremental.is_dirty() {
+            return Ok(());
+        }
+        let gpu_search = matches!(self.backend.for_design(graph.n_pins()), Backend::Gpu(_));
+        match gpu_phases::paths_after_edits(resident, graph, data, incremental, gpu_search) {
+            Ok(kept) => self.path_graph = kept,
+            Err(why) => {
+                self.drop_device_timing(&why);
+                return self.update_timing();
+            }
+        }
+        if self
+            .incremental
+            .as_ref()
+            .is_some_and(tachyon_gba::Incremental::is_dirty)
+        {
+            self.path_graph = None;
+            self.update_timing()?;
+            self.refresh_level_lists();
+        }
+        Ok(())
     }
 
     /// Writes `paths` (from [`Timer::worst_paths`]) as a TAU 2015 `report_worst_paths`

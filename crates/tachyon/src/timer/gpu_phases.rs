@@ -33,8 +33,8 @@ pub(super) struct KeptPaths {
     /// The graph's copy on the GPU, when it was uploaded beside the update.
     #[cfg(feature = "gpu")]
     device: Option<tachyon_paths::gpu::DevicePathGraph>,
-    /// Whether the graph's in-edges were built on the GPU from the resident values
-    /// (else on the host).
+    /// Whether the graph's in-edges were built from the resident state's values (on
+    /// the GPU; over the CPU twin by the same per-node function), else on the host.
     pub(super) edges_from_device: bool,
 }
 
@@ -273,6 +273,68 @@ pub(super) fn paths_from_device(
             None
         }
     }
+}
+
+/// The path graph of the edited timing `graph` and `data` (up to date: no pending
+/// work in `incremental`), its in-edges built from the resident state's forward values
+/// ([`DeviceState::path_graph`] on the GPU, only when `gpu_search`: the search runs
+/// there; for the CPU twin, whose values are the host's, the same per-node function
+/// over the host's arrays, [`tachyon_paths::resident::edges_of_host_timing`]). When
+/// updates on the CPU changed the host's values (or edits the graph) since the device
+/// last ran, the device is first brought up to date: the edits uploaded and a forward
+/// sweep there, whose values are the host's (both exact; nothing changes on the host):
+/// at 1M gates a sweep costs a fraction of the host's build of the graph. None when a
+/// device step other than the sweep fails, or when the sweep changed a host value
+/// (never expected; the caller's update then takes it): the caller builds the graph on
+/// the host. An error when the sweep fails (the caller drops the device state).
+pub(super) fn paths_after_edits(
+    resident: &mut Resident,
+    graph: &TimingGraph,
+    data: &mut TimingData,
+    incremental: &mut Incremental,
+    gpu_search: bool,
+) -> Result<Option<KeptPaths>, TimerError> {
+    #[cfg(feature = "gpu")]
+    if matches!(resident, Resident::Gpu(_)) && !gpu_search {
+        return Ok(None);
+    }
+    let _ = gpu_search;
+    let started = std::time::Instant::now();
+    let current = incremental.device_forward_current();
+    if !current && forward_resident(resident, graph, data, incremental)? {
+        tracing::debug!(
+            "path graph: the device's sweep changed host values; built on the host after \
+             the update"
+        );
+        return Ok(None);
+    }
+    let caught_up_ms = started.elapsed().as_secs_f64() * 1e3;
+    let kept = match resident {
+        #[cfg(feature = "gpu")]
+        Resident::Gpu(state) => state.path_graph(graph, incremental.flat(), data),
+        Resident::CpuTwin(_) => {
+            let trees = tachyon_paths::flat::clock_trees(graph, data, None);
+            let view = incremental.view(graph);
+            let rows = (view.fanin_start, view.fanin_arcs, view.arcs);
+            let inputs = &incremental.flat().primary_inputs;
+            let edges =
+                tachyon_paths::resident::edges_of_host_timing(graph, rows, inputs, data, &trees);
+            let flat = tachyon_paths::flat::FlatGraph::with_edges(graph, trees, edges);
+            Some(KeptPaths {
+                edges_from_device: true,
+                ..KeptPaths::new(flat)
+            })
+        }
+    };
+    tracing::debug!(
+        device_was_current = current,
+        caught_up_ms,
+        built = kept.is_some(),
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        "path graph after edits: the device brought up to date when behind, edges from \
+         its forward values"
+    );
+    Ok(kept)
 }
 
 /// CPPR over every test where the resident state is on the GPU (the passes filled in
