@@ -163,8 +163,8 @@ pub(crate) fn build_trees(
 /// Every endpoint of the query (its splits, its endpoint pin when given, negative only
 /// when asked) with the forest spec each needs, sorted by the lower bound of its slack
 /// (ties in the order found: per split the primary outputs, then the tests). The
-/// candidates are found on all threads in that order, the forest specs numbered in
-/// order of first use, and the sort is stable.
+/// candidates are found on all threads in that order ([`find_endpoints`]), the forest
+/// specs numbered in order of first use, and the sort is stable.
 pub(crate) fn collect_endpoints(
     graph: &TimingGraph,
     arrival: &[[f64; 4]],
@@ -173,6 +173,59 @@ pub(crate) fn collect_endpoints(
     query: &PathQuery,
 ) -> (Vec<ForestSpec>, Vec<Endpoint>) {
     let started = std::time::Instant::now();
+    let found = find_endpoints(graph, arrival, tests, trees, query);
+    let found_at = started.elapsed();
+    let (specs, forests) = number_in_order_of_first_use(&found);
+    let mut endpoints: Vec<Endpoint> = found
+        .par_iter()
+        .zip(forests)
+        .map(|(&(_, endpoint), forest)| Endpoint { forest, ..endpoint })
+        .collect();
+    let numbered_at = started.elapsed();
+    endpoints.retain(|endpoint| !(query.only_negative && endpoint.lower_bound >= 0.0));
+    endpoints.par_sort_by(|a, b| a.lower_bound.total_cmp(&b.lower_bound));
+    tracing::debug!(
+        endpoints = endpoints.len(),
+        specs = specs.len(),
+        steps = ?[("found", found_at), ("numbered", numbered_at), ("sorted", started.elapsed())],
+        "path endpoints collected"
+    );
+    (specs, endpoints)
+}
+
+/// The endpoints of [`collect_endpoints`] with each one's forest spec, in the same
+/// order (the same filter, the same stable sort), without numbering the specs: what a
+/// flat search needs (the spec of each endpoint, not a forest per spec).
+pub(crate) fn sorted_endpoints(
+    graph: &TimingGraph,
+    arrival: &[[f64; 4]],
+    tests: &[TestResult],
+    trees: &[Option<ClockTree>; 2],
+    query: &PathQuery,
+) -> Vec<(ForestSpec, Endpoint)> {
+    let started = std::time::Instant::now();
+    let mut found = find_endpoints(graph, arrival, tests, trees, query);
+    let found_at = started.elapsed();
+    found.retain(|(_, endpoint)| !(query.only_negative && endpoint.lower_bound >= 0.0));
+    found.par_sort_by(|a, b| a.1.lower_bound.total_cmp(&b.1.lower_bound));
+    tracing::debug!(
+        endpoints = found.len(),
+        steps = ?[("found", found_at), ("sorted", started.elapsed())],
+        "path endpoints collected"
+    );
+    found
+}
+
+/// The candidate endpoints of the query with their forest specs (`forest` 0), in the
+/// order [`collect_endpoints`] breaks ties in, found on all threads; not filtered for
+/// negative slacks.
+fn find_endpoints(
+    graph: &TimingGraph,
+    arrival: &[[f64; 4]],
+    tests: &[TestResult],
+    trees: &[Option<ClockTree>; 2],
+    query: &PathQuery,
+) -> Vec<(ForestSpec, Endpoint)> {
     let splits: Vec<Split> = match query.split {
         Some(split) => vec![split],
         None => Split::BOTH.to_vec(),
@@ -268,23 +321,7 @@ pub(crate) fn collect_endpoints(
             });
         found.par_extend(tests);
     }
-    let found_at = started.elapsed();
-    let (specs, forests) = number_in_order_of_first_use(&found);
-    let mut endpoints: Vec<Endpoint> = found
-        .par_iter()
-        .zip(forests)
-        .map(|(&(_, endpoint), forest)| Endpoint { forest, ..endpoint })
-        .collect();
-    let numbered_at = started.elapsed();
-    endpoints.retain(|endpoint| !(query.only_negative && endpoint.lower_bound >= 0.0));
-    endpoints.par_sort_by(|a, b| a.lower_bound.total_cmp(&b.lower_bound));
-    tracing::debug!(
-        endpoints = endpoints.len(),
-        specs = specs.len(),
-        steps = ?[("found", found_at), ("numbered", numbered_at), ("sorted", started.elapsed())],
-        "path endpoints collected"
-    );
-    (specs, endpoints)
+    found
 }
 
 /// The distinct specs of `found` in order of first use, and each item's number among
