@@ -1,6 +1,7 @@
 //! Path queries after full updates over the resident state (`Timer::retime_full`): on
 //! the GPU backend the path graph's in-edges are built there from the values the update
-//! left on the device. After edits (timed on the CPU, then on the GPU: the mixed
+//! left on the device, and the endpoints from values gathered there (the values stay
+//! there: no query brings them all back). After edits (timed on the CPU, then on the GPU: the mixed
 //! strategy's threshold) they are built from the resident state's forward values too,
 //! the device brought up to date first when updates on the CPU left it behind. Every
 //! path list equals a CPU timer's. On the CPU backend the same steps run over the
@@ -65,6 +66,12 @@ fn check(name: &str, tau2015: &Path, backend: &Backend, edits: &[Edit], more: &[
         assert_eq!(timer.holds_values_on_device(), on_gpu, "{what}");
         n_paths += paths_alike(&what, &mut timer, &mut cpu);
         assert_eq!(timer.path_graph_from_device(), on_gpu, "{what}");
+        // The queries gathered what they read there: nothing brought back.
+        assert_eq!(
+            timer.holds_values_on_device(),
+            on_gpu,
+            "{what}: after the queries"
+        );
     }
     for (threshold, side, edits) in [(usize::MAX, "CPU", edits), (0, "GPU", more)] {
         timer.set_gpu_min_frontier(threshold);
