@@ -182,8 +182,7 @@ pub(crate) fn collect_endpoints(
         .map(|(&(_, endpoint), forest)| Endpoint { forest, ..endpoint })
         .collect();
     let numbered_at = started.elapsed();
-    endpoints.retain(|endpoint| !(query.only_negative && endpoint.lower_bound >= 0.0));
-    endpoints.par_sort_by(|a, b| a.lower_bound.total_cmp(&b.lower_bound));
+    keep_and_sort(&mut endpoints, query, |endpoint| endpoint);
     tracing::debug!(
         endpoints = endpoints.len(),
         specs = specs.len(),
@@ -206,14 +205,24 @@ pub(crate) fn sorted_endpoints(
     let started = std::time::Instant::now();
     let mut found = find_endpoints(graph, arrival, tests, trees, query);
     let found_at = started.elapsed();
-    found.retain(|(_, endpoint)| !(query.only_negative && endpoint.lower_bound >= 0.0));
-    found.par_sort_by(|a, b| a.1.lower_bound.total_cmp(&b.1.lower_bound));
+    keep_and_sort(&mut found, query, |(_, endpoint)| endpoint);
     tracing::debug!(
         endpoints = found.len(),
         steps = ?[("found", found_at), ("sorted", started.elapsed())],
         "path endpoints collected"
     );
     found
+}
+
+/// Keeps the endpoints `query` lists (negative slacks only when asked) and sorts them
+/// by their slack's lower bound, stably (ties stay in the order found).
+fn keep_and_sort<T: Send>(
+    items: &mut Vec<T>,
+    query: &PathQuery,
+    endpoint: impl Fn(&T) -> &Endpoint + Sync,
+) {
+    items.retain(|item| !(query.only_negative && endpoint(item).lower_bound >= 0.0));
+    items.par_sort_by(|a, b| endpoint(a).lower_bound.total_cmp(&endpoint(b).lower_bound));
 }
 
 /// The candidate endpoints of the query with their forest specs (`forest` 0), in the
