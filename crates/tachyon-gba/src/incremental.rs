@@ -431,6 +431,33 @@ impl Incremental {
         self.device = on.then(DeviceDelta::default);
     }
 
+    /// Whether the device copy holds the host's graph and forward values (arrivals,
+    /// slews, arc delays): it is tracked and nothing that [`Incremental::take_device_delta`]
+    /// lists changed since it was last brought up to date, but for required times
+    /// (which the host may have changed alone). What a reader of the device's forward
+    /// values (the path graph's in-edges) checks first.
+    pub fn device_forward_current(&self) -> bool {
+        self.device.as_ref().is_some_and(|delta| {
+            let DeviceDelta {
+                rows,
+                arcs,
+                pins,
+                tests,
+                nets,
+                wire_pins,
+                rc_all,
+                values,
+            } = delta;
+            !(*rows || *tests || *rc_all || values.all)
+                && arcs.is_empty()
+                && pins.is_empty()
+                && nets.is_empty()
+                && wire_pins.is_empty()
+                && values.pins.is_empty()
+                && values.arcs.is_empty()
+        })
+    }
+
     /// What changed since the last call (or [`Incremental::track_device`]), the
     /// duplicates removed; empty when nothing is tracked.
     pub fn take_device_delta(&mut self) -> DeviceDelta {

@@ -34,7 +34,7 @@ use tachyon_kernels::{Split, Transition};
 use crate::forest::{for_each_in_arc, ForestInputs, ForestSpec, InArc};
 use crate::problem::{select_at_most, PathProblem, SearchOutcome};
 use crate::resident::FlatEdges;
-use crate::search::{build_trees, collect_endpoints, push_clock_path, Endpoint};
+use crate::search::{build_trees, push_clock_path, sorted_endpoints, Endpoint};
 use crate::{PathKind, PathQuery, TimingPath};
 
 /// Pins per parallel work item while the edges are flattened.
@@ -591,12 +591,11 @@ impl FlatEndpoints {
         query: &PathQuery,
     ) -> FlatEndpoints {
         let nodes_per_split = 2 * graph.n_pins();
-        let (specs, endpoints) = collect_endpoints(graph, arrival, tests, trees, query);
+        let endpoints = sorted_endpoints(graph, arrival, tests, trees, query);
         // Each endpoint array filled in place, on all threads.
         let per_endpoint = |value: fn(&ForestSpec, &Endpoint, u32, &PathQuery) -> u32| {
             let mut out = Vec::with_capacity(endpoints.len());
-            out.par_extend(endpoints.par_iter().map(|endpoint| {
-                let spec = &specs[endpoint.forest];
+            out.par_extend(endpoints.par_iter().map(|(spec, endpoint)| {
                 let offset = spec.split.index() as u32 * nodes_per_split;
                 value(spec, endpoint, offset, query)
             }));
@@ -616,15 +615,18 @@ impl FlatEndpoints {
             node,
             required: endpoints
                 .par_iter()
-                .map(|endpoint| endpoint.required)
+                .map(|(_, endpoint)| endpoint.required)
                 .collect(),
             bound: endpoints
                 .par_iter()
-                .map(|endpoint| endpoint.lower_bound)
+                .map(|(_, endpoint)| endpoint.lower_bound)
                 .collect(),
             capture,
             launches,
-            kind: endpoints.par_iter().map(|endpoint| endpoint.kind).collect(),
+            kind: endpoints
+                .par_iter()
+                .map(|(_, endpoint)| endpoint.kind)
+                .collect(),
         }
     }
 

@@ -163,8 +163,8 @@ pub(crate) fn build_trees(
 /// Every endpoint of the query (its splits, its endpoint pin when given, negative only
 /// when asked) with the forest spec each needs, sorted by the lower bound of its slack
 /// (ties in the order found: per split the primary outputs, then the tests). The
-/// candidates are found on all threads in that order, the forest specs numbered in
-/// order of first use, and the sort is stable.
+/// candidates are found on all threads in that order ([`find_endpoints`]), the forest
+/// specs numbered in order of first use, and the sort is stable.
 pub(crate) fn collect_endpoints(
     graph: &TimingGraph,
     arrival: &[[f64; 4]],
@@ -173,6 +173,68 @@ pub(crate) fn collect_endpoints(
     query: &PathQuery,
 ) -> (Vec<ForestSpec>, Vec<Endpoint>) {
     let started = std::time::Instant::now();
+    let found = find_endpoints(graph, arrival, tests, trees, query);
+    let found_at = started.elapsed();
+    let (specs, forests) = number_in_order_of_first_use(&found);
+    let mut endpoints: Vec<Endpoint> = found
+        .par_iter()
+        .zip(forests)
+        .map(|(&(_, endpoint), forest)| Endpoint { forest, ..endpoint })
+        .collect();
+    let numbered_at = started.elapsed();
+    keep_and_sort(&mut endpoints, query, |endpoint| endpoint);
+    tracing::debug!(
+        endpoints = endpoints.len(),
+        specs = specs.len(),
+        steps = ?[("found", found_at), ("numbered", numbered_at), ("sorted", started.elapsed())],
+        "path endpoints collected"
+    );
+    (specs, endpoints)
+}
+
+/// The endpoints of [`collect_endpoints`] with each one's forest spec, in the same
+/// order (the same filter, the same stable sort), without numbering the specs: what a
+/// flat search needs (the spec of each endpoint, not a forest per spec).
+pub(crate) fn sorted_endpoints(
+    graph: &TimingGraph,
+    arrival: &[[f64; 4]],
+    tests: &[TestResult],
+    trees: &[Option<ClockTree>; 2],
+    query: &PathQuery,
+) -> Vec<(ForestSpec, Endpoint)> {
+    let started = std::time::Instant::now();
+    let mut found = find_endpoints(graph, arrival, tests, trees, query);
+    let found_at = started.elapsed();
+    keep_and_sort(&mut found, query, |(_, endpoint)| endpoint);
+    tracing::debug!(
+        endpoints = found.len(),
+        steps = ?[("found", found_at), ("sorted", started.elapsed())],
+        "path endpoints collected"
+    );
+    found
+}
+
+/// Keeps the endpoints `query` lists (negative slacks only when asked) and sorts them
+/// by their slack's lower bound, stably (ties stay in the order found).
+fn keep_and_sort<T: Send>(
+    items: &mut Vec<T>,
+    query: &PathQuery,
+    endpoint: impl Fn(&T) -> &Endpoint + Sync,
+) {
+    items.retain(|item| !(query.only_negative && endpoint(item).lower_bound >= 0.0));
+    items.par_sort_by(|a, b| endpoint(a).lower_bound.total_cmp(&endpoint(b).lower_bound));
+}
+
+/// The candidate endpoints of the query with their forest specs (`forest` 0), in the
+/// order [`collect_endpoints`] breaks ties in, found on all threads; not filtered for
+/// negative slacks.
+fn find_endpoints(
+    graph: &TimingGraph,
+    arrival: &[[f64; 4]],
+    tests: &[TestResult],
+    trees: &[Option<ClockTree>; 2],
+    query: &PathQuery,
+) -> Vec<(ForestSpec, Endpoint)> {
     let splits: Vec<Split> = match query.split {
         Some(split) => vec![split],
         None => Split::BOTH.to_vec(),
@@ -268,23 +330,7 @@ pub(crate) fn collect_endpoints(
             });
         found.par_extend(tests);
     }
-    let found_at = started.elapsed();
-    let (specs, forests) = number_in_order_of_first_use(&found);
-    let mut endpoints: Vec<Endpoint> = found
-        .par_iter()
-        .zip(forests)
-        .map(|(&(_, endpoint), forest)| Endpoint { forest, ..endpoint })
-        .collect();
-    let numbered_at = started.elapsed();
-    endpoints.retain(|endpoint| !(query.only_negative && endpoint.lower_bound >= 0.0));
-    endpoints.par_sort_by(|a, b| a.lower_bound.total_cmp(&b.lower_bound));
-    tracing::debug!(
-        endpoints = endpoints.len(),
-        specs = specs.len(),
-        steps = ?[("found", found_at), ("numbered", numbered_at), ("sorted", started.elapsed())],
-        "path endpoints collected"
-    );
-    (specs, endpoints)
+    found
 }
 
 /// The distinct specs of `found` in order of first use, and each item's number among

@@ -743,6 +743,46 @@ fn specs_numbered_in_order_of_first_use() {
     }
 }
 
+/// The flat search's endpoints (`sorted_endpoints`, no spec numbering) are the
+/// reference's (`collect_endpoints`), each with its numbered spec, in the same order.
+#[test]
+fn endpoints_without_numbering_equal_the_numbered_ones() {
+    use crate::search::{build_trees, collect_endpoints, sorted_endpoints};
+    for seed in 0..30 {
+        let (graph, data) = random_design(seed);
+        let trees = build_trees(&graph, &data, None, None);
+        for query in [
+            PathQuery::top(5),
+            PathQuery {
+                only_negative: true,
+                ..PathQuery::top(5)
+            },
+            PathQuery {
+                split: Some(Split::Early),
+                cppr: false,
+                ..PathQuery::top(5)
+            },
+        ] {
+            let (specs, numbered) =
+                collect_endpoints(&graph, &data.arrival, &data.tests, &trees, &query);
+            let sorted = sorted_endpoints(&graph, &data.arrival, &data.tests, &trees, &query);
+            let key = |spec: &crate::forest::ForestSpec, endpoint: &crate::search::Endpoint| {
+                let bits = [endpoint.required, endpoint.lower_bound].map(f64::to_bits);
+                (*spec, endpoint.transition, endpoint.kind, bits)
+            };
+            let expected: Vec<_> = numbered
+                .iter()
+                .map(|endpoint| key(&specs[endpoint.forest], endpoint))
+                .collect();
+            let found: Vec<_> = sorted
+                .iter()
+                .map(|(spec, endpoint)| key(spec, endpoint))
+                .collect();
+            assert_eq!(found, expected, "seed {seed}, {query:?}");
+        }
+    }
+}
+
 /// The in-edges of every node from the resident timing arrays
 /// (`tachyon_kernels::path_edges`, the twin of the GPU's passes) equal the host build's
 /// bit for bit.

@@ -1996,14 +1996,21 @@ impl Timer {
         endpoint: Option<&str>,
         only_negative: bool,
     ) -> Result<Vec<tachyon_paths::TimingPath>, TimerError> {
-        // Read before the update settles the device's values.
-        let from_device = self.path_graph.is_none()
-            && k > 0
+        // The forward values a full update over the resident state left on the GPU (no
+        // edit since) stay there: the query gathers the few it reads on the host.
+        let left_on_device = k > 0
+            && self.sta.is_none()
+            && self.incremental.is_none()
             && self
                 .resident
                 .as_ref()
-                .is_some_and(gpu_phases::paths_on_device);
-        self.update_timing()?;
+                .is_some_and(gpu_phases::paths_on_device)
+            && self.timing.as_ref().is_some_and(|(graph, _)| {
+                matches!(self.backend.for_design(graph.n_pins()), Backend::Gpu(_))
+            });
+        if !left_on_device {
+            self.update_timing()?;
+        }
         if self.sta.is_some() {
             return Err(TimerError::Sdc(
                 "the TAU 2015 path search times TAU assertions; under SDC constraints \
@@ -2014,41 +2021,50 @@ impl Timer {
         }
         self.refresh_level_lists();
         let started = Instant::now();
+        let query = {
+            let Some((graph, _)) = &self.timing else {
+                return Ok(Vec::new());
+            };
+            if k == 0 {
+                return Ok(Vec::new());
+            }
+            let endpoint = match endpoint {
+                Some(name) => Some(
+                    find_pin(graph, name).ok_or_else(|| LinkError::UnknownPin(name.to_string()))?,
+                ),
+                None => None,
+            };
+            tachyon_paths::PathQuery {
+                k,
+                split,
+                endpoint,
+                only_negative,
+                cppr: self.cppr,
+            }
+        };
+        let mut found = None;
+        if left_on_device {
+            found = self.path_query_on_device(&query);
+            if found.is_none() {
+                // The host's values, brought back.
+                self.update_timing()?;
+            }
+        } else if self.path_graph.is_none() {
+            self.path_graph_after_edits()?;
+        }
         let Some((graph, data)) = &self.timing else {
             return Ok(Vec::new());
         };
-        if k == 0 {
-            return Ok(Vec::new());
-        }
-        let endpoint = match endpoint {
-            Some(name) => {
-                Some(find_pin(graph, name).ok_or_else(|| LinkError::UnknownPin(name.to_string()))?)
-            }
-            None => None,
-        };
-        let query = tachyon_paths::PathQuery {
-            k,
-            split,
-            endpoint,
-            only_negative,
-            cppr: self.cppr,
-        };
-        if from_device && self.path_graph.is_none() {
-            if let (Backend::Gpu(_), Some(resident), Some(flat)) = (
-                self.backend.for_design(graph.n_pins()),
-                self.resident.as_mut(),
-                &self.incremental_flat,
-            ) {
-                self.path_graph = gpu_phases::paths_from_device(resident, graph, flat, data);
-            }
-        }
         let kept = self.path_graph.get_or_insert_with(|| {
             gpu_phases::KeptPaths::new(tachyon_paths::flat::FlatGraph::build(graph, data))
         });
         let flat = kept.graph.clone();
         let built = started.elapsed();
-        let problem = match &kept.endpoints {
-            Some(endpoints) if endpoints.serve(&query) => {
+        let problem = match (found, &kept.endpoints) {
+            (Some(found), _) => {
+                tachyon_paths::flat::FlatPaths::with_endpoints(flat, std::sync::Arc::new(found), k)
+            }
+            (None, Some(endpoints)) if endpoints.serve(&query) => {
                 tachyon_paths::flat::FlatPaths::with_endpoints(flat, endpoints.clone(), k)
             }
             _ => tachyon_paths::flat::FlatPaths::for_query(flat, graph, data, &query),
@@ -2071,6 +2087,66 @@ impl Timer {
         Ok(paths)
     }
 
+    /// [`gpu_phases::path_query_on_device`] for `query` over the timer's state: the
+    /// endpoints, and the path graph when none is kept (then kept); None when the
+    /// device cannot give them (a failed device step is logged at debug): the caller
+    /// settles the values and reads the host's.
+    fn path_query_on_device(
+        &mut self,
+        query: &tachyon_paths::PathQuery,
+    ) -> Option<tachyon_paths::flat::FlatEndpoints> {
+        let (Some((graph, data)), Some(resident), Some(flat)) =
+            (&self.timing, &mut self.resident, &self.incremental_flat)
+        else {
+            return None;
+        };
+        let cached = self.path_graph.as_ref().map(|kept| &*kept.graph);
+        let found =
+            gpu_phases::path_query_on_device(resident, graph, flat, &data.tests, query, cached)
+                .inspect_err(|why| tracing::debug!("path query not read on the device: {why}"))
+                .ok()??;
+        let (kept, endpoints) = found;
+        if let Some(kept) = kept {
+            self.path_graph = Some(kept);
+        }
+        Some(endpoints)
+    }
+
+    /// After edits, with the timing up to date: the path graph built from the resident
+    /// state's forward values ([`gpu_phases::paths_after_edits`], the device brought up
+    /// to date first when updates on the CPU left it behind) when the design's backend
+    /// is the GPU (or over the CPU twin); left unbuilt otherwise, or when a device step
+    /// fails (the caller builds it on the host). A failed sweep drops the device state,
+    /// as a failed update does, and the timing is brought up to date on the CPU.
+    fn path_graph_after_edits(&mut self) -> Result<(), TimerError> {
+        let (Some((graph, data)), Some(incremental), Some(resident)) =
+            (&mut self.timing, &mut self.incremental, &mut self.resident)
+        else {
+            return Ok(());
+        };
+        if incremental.is_dirty() {
+            return Ok(());
+        }
+        let gpu_search = matches!(self.backend.for_design(graph.n_pins()), Backend::Gpu(_));
+        match gpu_phases::paths_after_edits(resident, graph, data, incremental, gpu_search) {
+            Ok(kept) => self.path_graph = kept,
+            Err(why) => {
+                self.drop_device_timing(&why);
+                return self.update_timing();
+            }
+        }
+        if self
+            .incremental
+            .as_ref()
+            .is_some_and(tachyon_gba::Incremental::is_dirty)
+        {
+            self.path_graph = None;
+            self.update_timing()?;
+            self.refresh_level_lists();
+        }
+        Ok(())
+    }
+
     /// Writes `paths` (from [`Timer::worst_paths`]) as a TAU 2015 `report_worst_paths`
     /// answer through the ordered writer ([`default_writer_options`]); the time spent
     /// counts as the `report` phase.
@@ -2080,7 +2156,13 @@ impl Timer {
         paths: &[tachyon_paths::TimingPath],
     ) -> Result<(), TimerError> {
         let started = Instant::now();
-        let (graph, _) = self.timing()?;
+        // The graph's names only: values a full update left on the device stay there.
+        if self.timing.is_none() {
+            self.update_timing()?;
+        }
+        let Some((graph, _)) = &self.timing else {
+            unreachable!("update_timing always leaves timing in place")
+        };
         tachyon_report::write_tau_paths(out, graph, paths, &default_writer_options())?;
         self.record("report", started);
         Ok(())

@@ -34,8 +34,8 @@ pub(super) struct KeptPaths {
     /// The graph's copy on the GPU, when it was uploaded beside the update.
     #[cfg(feature = "gpu")]
     device: Option<tachyon_paths::gpu::DevicePathGraph>,
-    /// Whether the graph's in-edges were built on the GPU from the resident values
-    /// (else on the host).
+    /// Whether the graph's in-edges were built from the resident state's values (on
+    /// the GPU; over the CPU twin by the same per-node function), else on the host.
     pub(super) edges_from_device: bool,
 }
 
@@ -296,10 +296,10 @@ pub(super) fn holds_values(resident: &Resident) -> bool {
     }
 }
 
-/// Whether a path query's graph can be built from `resident`'s forward values
-/// ([`paths_from_device`]): the last full update over the resident state left them on
-/// the GPU and no edit came since (the first edit settles them). Read before the query
-/// settles the values. Always false for the CPU twin (which holds no values).
+/// Whether a path query can read `resident`'s forward values
+/// ([`path_query_on_device`]): the last full update over the resident state left them
+/// on the GPU and no edit came since (the first edit settles them). Always false for
+/// the CPU twin (which holds no values).
 pub(super) fn paths_on_device(resident: &Resident) -> bool {
     match resident {
         #[cfg(feature = "gpu")]
@@ -308,24 +308,99 @@ pub(super) fn paths_on_device(resident: &Resident) -> bool {
     }
 }
 
-/// The path graph of `graph` and `data` (settled, no edit since
-/// [`paths_on_device`] said true; `flat` the update's flat arrays) with its in-edges built on the GPU from the resident
-/// forward values; None when that fails or for the CPU twin: the caller builds it on
-/// the host ([`tachyon_paths::flat::FlatGraph::build`]).
-pub(super) fn paths_from_device(
+/// What a path query `query` reads while the last full update over `resident` left
+/// the forward values on the GPU ([`paths_on_device`]; no edit since), without
+/// bringing every value back: its endpoints (`tests` the host's test results; the
+/// arrivals of the output assertions' pins and the clock trees' values gathered there),
+/// and unless `cached` (the kept path graph, whose clock trees it reads) the path graph
+/// with its in-edges built on the GPU ([`on_gpu::DeviceState::path_query`]). None when
+/// it cannot (no CPPR structure kept, a device step of the graph failed; always for the
+/// CPU twin): the caller settles the values and reads the host's.
+pub(super) fn path_query_on_device(
     resident: &mut Resident,
     graph: &TimingGraph,
     flat: &tachyon_gba::FlatTiming,
-    data: &TimingData,
-) -> Option<KeptPaths> {
+    tests: &[tachyon_graph::TestResult],
+    query: &tachyon_paths::PathQuery,
+    cached: Option<&tachyon_paths::flat::FlatGraph>,
+) -> Result<Option<DeviceQuery>, TimerError> {
     match resident {
         #[cfg(feature = "gpu")]
-        Resident::Gpu(state) => state.path_graph(graph, flat, data),
+        Resident::Gpu(state) => state.path_query(graph, flat, tests, query, cached),
         Resident::CpuTwin(_) => {
-            let _ = (graph, flat, data);
-            None
+            let _ = (graph, flat, tests, query, cached);
+            Ok(None)
         }
     }
+}
+
+/// What [`path_query_on_device`] gives: the path graph built (None when it was given)
+/// and the query's endpoints.
+pub(super) type DeviceQuery = (Option<KeptPaths>, tachyon_paths::flat::FlatEndpoints);
+
+/// The path graph of the edited timing `graph` and `data` (up to date: no pending
+/// work in `incremental`), its in-edges built from the resident state's forward values
+/// ([`DeviceState::path_graph`] on the GPU, only when `gpu_search`: the search runs
+/// there; for the CPU twin, whose values are the host's, the same per-node function
+/// over the host's arrays, [`tachyon_paths::resident::edges_of_host_timing`]). When
+/// updates on the CPU changed the host's values (or edits the graph) since the device
+/// last ran, the device is first brought up to date: the edits uploaded and a forward
+/// sweep there, whose values are the host's (both exact; nothing changes on the host):
+/// at 1M gates a sweep costs a fraction of the host's build of the graph. None when a
+/// device step other than the sweep fails, or when the sweep changed a host value
+/// (never expected; the caller's update then takes it): the caller builds the graph on
+/// the host. An error when the sweep fails (the caller drops the device state).
+pub(super) fn paths_after_edits(
+    resident: &mut Resident,
+    graph: &TimingGraph,
+    data: &mut TimingData,
+    incremental: &mut Incremental,
+    gpu_search: bool,
+) -> Result<Option<KeptPaths>, TimerError> {
+    #[cfg(feature = "gpu")]
+    if matches!(resident, Resident::Gpu(_)) && !gpu_search {
+        return Ok(None);
+    }
+    let _ = gpu_search;
+    let started = std::time::Instant::now();
+    let current = incremental.device_forward_current();
+    if !current && forward_resident(resident, graph, data, incremental)? {
+        tracing::debug!(
+            "path graph: the device's sweep changed host values; built on the host after \
+             the update"
+        );
+        return Ok(None);
+    }
+    let caught_up_ms = started.elapsed().as_secs_f64() * 1e3;
+    let kept = match resident {
+        #[cfg(feature = "gpu")]
+        Resident::Gpu(state) => {
+            let trees = tachyon_paths::flat::clock_trees(graph, data, state.clock_network());
+            state.path_graph(graph, &incremental.flat().primary_inputs, trees)
+        }
+        Resident::CpuTwin(_) => {
+            let trees = tachyon_paths::flat::clock_trees(graph, data, None);
+            let view = incremental.view(graph);
+            let rows = (view.fanin_start, view.fanin_arcs, view.arcs);
+            let inputs = &incremental.flat().primary_inputs;
+            let edges =
+                tachyon_paths::resident::edges_of_host_timing(graph, rows, inputs, data, &trees);
+            let flat = tachyon_paths::flat::FlatGraph::with_edges(graph, trees, edges);
+            Some(KeptPaths {
+                edges_from_device: true,
+                ..KeptPaths::new(flat)
+            })
+        }
+    };
+    tracing::debug!(
+        device_was_current = current,
+        caught_up_ms,
+        built = kept.is_some(),
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        "path graph after edits: the device brought up to date when behind, edges from \
+         its forward values"
+    );
+    Ok(kept)
 }
 
 /// CPPR over every test where the resident state is on the GPU (the passes filled in
@@ -430,11 +505,11 @@ mod on_gpu {
     use rayon::prelude::*;
 
     use tachyon_cppr::gpu::{GpuPasses, KeptNetworks};
-    use tachyon_cppr::CpprStructure;
+    use tachyon_cppr::{ClockNetwork, ClockTree, CpprStructure};
     use tachyon_gba::gpu::{ForwardArray, GpuTiming, RawParasitics, RcNetworkBatch};
     use tachyon_gba::{FlatParasitics, FlatTiming, ForwardOutcome, Incremental};
     use tachyon_gpu::{GpuError, LayoutError};
-    use tachyon_graph::{NetId, TimingData, TimingGraph};
+    use tachyon_graph::{NetId, TestResult, TimingData, TimingGraph};
     use tachyon_link::Design;
     use tachyon_paths::flat::{FlatEndpoints, FlatGraph, FlatPaths};
     use tachyon_paths::gpu::{DeviceEdges, DevicePathGraph, ResidentTiming};
@@ -799,25 +874,28 @@ mod on_gpu {
             on_device.arrival.is_some() && on_device.slew.is_some() && on_device.arc_delay.is_some()
         }
 
-        /// The path graph of the current values, its in-edges built here from the
-        /// resident forward values ([`graph_of_edges`]): for a path query after a full
-        /// update over the resident state, whose forward values stayed here. `data`
-        /// holds the same values (settled after the update, with no edit since). None
-        /// when a device step fails: the caller builds the graph on the host. The clock
-        /// trees start from CPPR's kept clock network, the pin flags from `flat`'s
-        /// primary inputs (H100, 1M gates: 28 and ~27 ms without them).
+        /// CPPR's kept clock network (the path search's clock trees are built on it:
+        /// H100, 1M gates, 28 ms without it).
+        pub(in crate::timer) fn clock_network(&self) -> Option<&Arc<ClockNetwork>> {
+            self.structure
+                .as_ref()
+                .and_then(CpprStructure::clock_network)
+        }
+
+        /// The path graph of the current values with the clock trees `trees`, its
+        /// in-edges built here from the resident forward values ([`graph_of_edges`]):
+        /// for a path query after a full update over the resident state, whose forward
+        /// values stayed here, or after edits with the device up to date. None when a
+        /// device step fails: the caller builds the graph on the host. The pin flags
+        /// come from the flat arrays' `primary_inputs` (H100, 1M gates: ~27 ms when
+        /// found from every pin).
         pub(in crate::timer) fn path_graph(
             &mut self,
             graph: &TimingGraph,
-            flat: &FlatTiming,
-            data: &TimingData,
+            primary_inputs: &[u32],
+            trees: [Option<ClockTree>; 2],
         ) -> Option<super::KeptPaths> {
-            let network = self
-                .structure
-                .as_ref()
-                .and_then(CpprStructure::clock_network);
-            let trees = tachyon_paths::flat::clock_trees(graph, data, network);
-            let flags = tachyon_paths::resident::pin_flags(graph, &flat.primary_inputs, &trees);
+            let flags = tachyon_paths::resident::pin_flags(graph, primary_inputs, &trees);
             let (gpu, resident) = resident_timing(unlocked(&mut self.timing));
             let edges = queue_edges(gpu, resident, &flags)?;
             let (flat, device) = graph_of_edges(graph, trees, edges)?;
@@ -827,6 +905,114 @@ mod on_gpu {
                 device,
                 edges_from_device: true,
             })
+        }
+
+        /// [`super::path_query_on_device`]: the values the query reads on the host
+        /// gathered here ([`DeviceState::with_query_values`]), the clock trees (unless
+        /// `cached`) and the endpoints made from them, then the path graph built here
+        /// from the trees.
+        pub(in crate::timer) fn path_query(
+            &mut self,
+            graph: &TimingGraph,
+            flat: &FlatTiming,
+            tests: &[TestResult],
+            query: &PathQuery,
+            cached: Option<&FlatGraph>,
+        ) -> Result<Option<super::DeviceQuery>, TimerError> {
+            let started = Instant::now();
+            let network = self.clock_network().cloned();
+            let read = self.with_query_values(graph, |values| {
+                let trees = match cached {
+                    Some(_) => None,
+                    None => Some(tachyon_paths::flat::clock_trees(
+                        graph,
+                        values,
+                        network.as_ref(),
+                    )),
+                };
+                let query_trees = match (&trees, cached) {
+                    (Some(trees), _) => trees,
+                    (None, Some(cached)) => cached.trees(),
+                    (None, None) => unreachable!("trees are built when none are cached"),
+                };
+                let endpoints =
+                    FlatEndpoints::collect(graph, query_trees, &values.arrival, tests, query);
+                (trees, endpoints)
+            })?;
+            let Some((trees, endpoints)) = read else {
+                return Ok(None);
+            };
+            let read_ms = started.elapsed().as_secs_f64() * 1e3;
+            let kept = match trees {
+                Some(trees) => match self.path_graph(graph, &flat.primary_inputs, trees) {
+                    Some(kept) => Some(kept),
+                    None => return Ok(None),
+                },
+                None => None,
+            };
+            tracing::debug!(
+                read_ms,
+                graph_built = kept.is_some(),
+                ms = started.elapsed().as_secs_f64() * 1e3,
+                "path query over the values left on the device: clock trees and endpoints \
+                 from values gathered there"
+            );
+            Ok(Some((kept, endpoints)))
+        }
+
+        /// Runs `read` over the arrivals and arc delays a path query reads on the host
+        /// while a full update's forward values are left here (no settle): `read`'s
+        /// data holds, current, the arrivals of the clock network's pins and the
+        /// output assertions' pins (the endpoints' slacks) and the delays of the clock
+        /// arcs (what the clock trees read, [`CpprStructure::clock_pins`] and
+        /// [`CpprStructure::clock_arcs`]), gathered here and written into the host
+        /// arrays kept for the settle; its other entries are stale, and nothing else
+        /// is set. None when no forward values are left here or no CPPR structure is
+        /// kept (the caller settles).
+        fn with_query_values<T>(
+            &mut self,
+            graph: &TimingGraph,
+            read: impl FnOnce(&TimingData) -> T,
+        ) -> Result<Option<T>, TimerError> {
+            let Some(structure) = &self.structure else {
+                return Ok(None);
+            };
+            if !self.holds_forward_values() {
+                return Ok(None);
+            }
+            let started = Instant::now();
+            let outputs = graph.assertions().required.iter().map(|&(pin, _)| pin.0);
+            let clock = structure.clock_pins().iter().map(|pin| pin.0);
+            let mut pins: Vec<u32> = clock.chain(outputs).collect();
+            pins.sort_unstable();
+            pins.dedup();
+            let arcs = structure.clock_arcs(graph);
+            let timing = unlocked(&mut self.timing);
+            let arrivals = timing.values_at(ForwardArray::Arrival, &pins)?;
+            let delays = timing.values_at(ForwardArray::ArcDelay, arcs)?;
+            let gathered_ms = started.elapsed().as_secs_f64() * 1e3;
+            let on_device = &mut self.on_device;
+            let (Some(kept_arrival), Some(kept_delay)) =
+                (&mut on_device.arrival, &mut on_device.arc_delay)
+            else {
+                return Ok(None);
+            };
+            let mut values = TimingData::default();
+            let n_pins = graph.n_pins() as usize;
+            values.arrival = scattered(std::mem::take(kept_arrival), n_pins, &pins, &arrivals);
+            let n_arcs = graph.arcs().len();
+            values.arc_delay = scattered(std::mem::take(kept_delay), n_arcs, arcs, &delays);
+            tracing::debug!(
+                pins = pins.len(),
+                arcs = arcs.len(),
+                gathered_ms,
+                ms = started.elapsed().as_secs_f64() * 1e3,
+                "the arrivals and arc delays a path query reads gathered on the device"
+            );
+            let out = read(&values);
+            *kept_arrival = values.arrival;
+            *kept_delay = values.arc_delay;
+            Ok(Some(out))
         }
 
         /// Whether an array is left here that the host's copy lacks.
