@@ -1137,16 +1137,16 @@ impl Timer {
             // first edit anyway).
             design.keep_edit_room();
         }
-        let mut graph = self.design.build_unfinalized_graph()?;
+        // The rows (the adjacency) come with the graph, built beside its RC trees.
+        let mut graph = self.design.build_graph_awaiting_levels()?;
         self.record("link", started);
         // On the GPU the device's levelization gives the levels (one levelization,
         // not two): the host builds the rows alone.
         let on_gpu = self.gpu_failed.is_none()
             && matches!(self.backend.for_design(graph.n_pins()), Backend::Gpu(_));
         let started = Instant::now();
-        match on_gpu {
-            true => graph.finalize_adjacency(),
-            false => graph.finalize(),
+        if !on_gpu {
+            graph.finalize_levels();
         }
         self.record("levelize", started);
         let backend = match on_gpu {
