@@ -244,6 +244,31 @@ impl GpuContext {
         ))
     }
 
+    /// Makes the device's pool hold `bytes` (allocated and freed at once) unless it
+    /// holds them already, so that the allocations to come take memory the pool has
+    /// instead of mapping new memory one by one: a caller that knows a large upload is
+    /// coming runs this beside the host work before it. Does nothing when freed memory
+    /// goes back to the driver (no pool, or [`GpuConfig::keep_freed_memory`] off) or
+    /// when that much is not free (the upload then fails or not as it would have).
+    pub fn reserve(&self, bytes: u64) -> Result<(), GpuError> {
+        if !(self.context.has_async_alloc() && self.config.keep_freed_memory) {
+            return Ok(());
+        }
+        let kept = kept_pool_memory(&self.context)?;
+        let (free, _) = self.memory()?;
+        if kept >= bytes || bytes > free {
+            return Ok(());
+        }
+        let streams = self.streams();
+        let missing = usize::try_from(bytes - kept).unwrap_or(usize::MAX);
+        // SAFETY: the memory is never read or written: it is freed (back to the pool,
+        // on the same stream) as soon as it is allocated.
+        let memory = unsafe { streams.main.alloc::<u8>(missing) }
+            .map_err(|error| self.allocation_error("reserving device memory", bytes, error))?;
+        drop(memory);
+        Ok(())
+    }
+
     /// Fails with [`GpuError::OutOfMemory`] unless `needed` bytes are free.
     pub fn ensure_free(&self, during: &'static str, needed: u64) -> Result<(), GpuError> {
         let (free, total) = self.memory()?;
