@@ -584,3 +584,64 @@ fn edits_grow_vectors_in_place() {
         data_before
     );
 }
+
+#[test]
+fn the_adjacency_built_beside_the_trees_is_the_one_built_after_the_nets() {
+    // Nets added whole, then the adjacency; against the net arcs first, the adjacency
+    // beside a reader of the graph, then the nets with their trees.
+    let mut graph = TimingGraph::new(Shared::new(Vec::new()));
+    let pins: Vec<PinId> = (0..6)
+        .map(|index| graph.add_pin(pin(&format!("p{index}"), PinKind::CellInput)))
+        .collect();
+    graph.add_arc(buffer_arc(pins[1], pins[2]));
+    let tree = RcTree {
+        parent: vec![0, 0],
+        resistance: vec![0.0, 1.5],
+        ground_capacitance: vec![0.25, 2.0],
+        pin_nodes: vec![(pins[0], 0), (pins[1], 1)],
+    };
+    let mut arena = RcArena::default();
+    let span = arena.push(tree.as_ref());
+    let nets = vec![
+        Net {
+            name: "a".into(),
+            driver: Some(pins[0]),
+            sinks: vec![pins[1], pins[3]],
+            parasitics: Some(span),
+        },
+        Net {
+            name: "b".into(),
+            driver: Some(pins[2]),
+            sinks: vec![pins[4], pins[5]],
+            parasitics: None,
+        },
+    ];
+    let mut whole = graph.clone();
+    whole.add_nets_with_arcs(nets.clone(), arena.clone());
+    whole.finalize_adjacency();
+    let mut beside = graph;
+    beside.add_net_arcs(&nets);
+    let read = beside.finalize_adjacency_beside(|graph| graph.pin(pins[5]).name.clone());
+    assert_eq!(read, "p5");
+    beside.add_nets(nets, arena);
+    assert_eq!(beside.arcs(), whole.arcs());
+    assert_eq!(
+        format!("{:?}", beside.nets()),
+        format!("{:?}", whole.nets())
+    );
+    let net_of = |graph: &TimingGraph| -> Vec<Option<NetId>> {
+        graph.pins().iter().map(|pin| pin.net).collect()
+    };
+    assert_eq!(net_of(&beside), net_of(&whole));
+    for (built, expected) in [
+        (beside.fanin_csr(), whole.fanin_csr()),
+        (beside.fanout_csr(), whole.fanout_csr()),
+    ] {
+        assert_eq!(built.starts(), expected.starts());
+        assert_eq!(built.arc_indices(), expected.arc_indices());
+    }
+    assert_eq!(beside.rc_tree(&beside.nets()[0]), Some(tree.as_ref()));
+    beside.finalize_levels();
+    whole.finalize_levels();
+    assert_eq!(beside.topological_order(), whole.topological_order());
+}
