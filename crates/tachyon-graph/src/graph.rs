@@ -310,18 +310,6 @@ impl TimingGraph {
             .with_min_len(4096)
             .map(|pin| NameIndex::hash(&pin.name))
             .collect();
-        self.add_pins_hashed(pins, hashes)
-    }
-
-    /// [`TimingGraph::add_pins`] given each name's [`NameIndex::hash`] (`hashes[i]` of
-    /// `pins[i]`): a caller that makes the names hashes each while it is in its cache,
-    /// rather than in a pass of its own over them all.
-    ///
-    /// # Panics
-    ///
-    /// When the lengths differ.
-    pub fn add_pins_hashed(&mut self, pins: Vec<Pin>, hashes: Vec<u64>) -> Vec<PinId> {
-        assert_eq!(pins.len(), hashes.len(), "add_pins_hashed: a hash per pin");
         if self.pins.is_empty() {
             // The usual case, distinct names: the index is built in parallel.
             let name_of = |pin: u32| pins[pin as usize].name.as_str();

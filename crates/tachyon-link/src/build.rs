@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
 use rayon::prelude::*;
 use tachyon_graph::{
     edit_room, filled_with_room, flatten_rc_tree_into, group_rows, Arc, ArcKind, Assertions,
-    CellArc, Clock, FastMap, FlattenScratch, NameIndex, Net, NetId, Pin, PinId, PinKind, RcArena,
-    RcNetworks, RcSpan, RcTreeRoom, Test, TestKind, TimingGraph,
+    CellArc, Clock, FastMap, FlattenScratch, Net, NetId, Pin, PinId, PinKind, RcArena, RcNetworks,
+    RcSpan, RcTreeRoom, Test, TestKind, TimingGraph,
 };
 use tachyon_kernels::{Split, Transition};
 use tachyon_sdc::Assertion;
@@ -320,21 +320,12 @@ impl Design {
                     .sum()
             })
             .collect();
-        // The names' hashes for the graph's index, made with the names (zeroed pages:
-        // the ports' filled here, the instance pins' with their names).
-        let mut hashes = vec![0u64; n_pins];
-        let (port_hashes, mut rest_hashes) = hashes.split_at_mut(self.ports.len());
-        for (hash, port) in port_hashes.iter_mut().zip(&self.ports) {
-            *hash = NameIndex::hash(&port.name);
-        }
         let mut chunk_places = Vec::with_capacity(chunk_pins.len());
         let mut chunk_start = 0;
         for &n_pins in &chunk_pins {
             let (places, tail) = rest.split_at_mut(n_pins);
-            let (place_hashes, hashes_tail) = rest_hashes.split_at_mut(n_pins);
-            chunk_places.push((chunk_start as u32, places, place_hashes));
+            chunk_places.push((chunk_start as u32, places));
             rest = tail;
-            rest_hashes = hashes_tail;
             chunk_start += n_pins;
         }
         let instance_start: Vec<AtomicU32> = (0..self.instances.slots.len())
@@ -347,14 +338,14 @@ impl Design {
             .order
             .par_chunks(INSTANCES_PER_CHUNK)
             .zip(chunk_places)
-            .for_each(|(chunk, (mut start, places, hashes))| {
-                let mut places = places.iter_mut().zip(hashes.iter_mut());
+            .for_each(|(chunk, (mut start, places))| {
+                let mut places = places.iter_mut();
                 for &slot in chunk {
                     let instance = &self.instances.slots[slot as usize];
                     let binding = instances.binding_of(slot);
                     instance_start[slot as usize].store(start, AtomicOrdering::Relaxed);
                     start += binding.pins.len() as u32;
-                    for (&(pin_name, kind, capacitance), (place, hash)) in
+                    for (&(pin_name, kind, capacitance), place) in
                         binding.pins.iter().zip(places.by_ref())
                     {
                         let pin_name = &self.pin_names.names[pin_name as usize];
@@ -363,7 +354,6 @@ impl Design {
                         name.push_str(&instance.name);
                         name.push(':');
                         name.push_str(pin_name);
-                        *hash = NameIndex::hash(&name);
                         *place = Pin {
                             name,
                             kind,
@@ -374,7 +364,7 @@ impl Design {
                 }
             });
         mark("pins: named");
-        let ids = graph.add_pins_hashed(all_pins, hashes);
+        let ids = graph.add_pins(all_pins);
         mark("pins: indexed");
         GraphPins {
             ids,
