@@ -140,15 +140,6 @@ impl Csr {
     }
 }
 
-/// The fan-in and fan-out rows and the fan-out targets of a graph's enabled arcs
-/// ([`TimingGraph::finalize_adjacency`]), with how long each of the three took.
-struct Adjacency {
-    fanin: Csr,
-    fanout: Csr,
-    fanout_to: Vec<PinId>,
-    took: (Duration, Duration, Duration),
-}
-
 /// A combinational loop found by levelization: a strongly connected component of the
 /// graph, made acyclic by disabling `broken_arcs`, each inside the component.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -391,17 +382,48 @@ impl TimingGraph {
     /// (driver to each sink, in sink order), as adding them one by one would; in
     /// parallel (a million nets one at a time took a fifth of building the graph).
     /// The nets' spans lie in `rc`, which joins the graph's trees.
-    pub fn add_nets_with_arcs(&mut self, nets: Vec<Net>, rc: RcArena) {
-        self.add_net_arcs(&nets);
-        self.add_nets(nets, rc);
-    }
-
-    /// The first half of [`TimingGraph::add_nets_with_arcs`]: the net arcs of `nets`,
-    /// the nets to come next ([`TimingGraph::add_nets`] adds them, numbered from the
-    /// graph's nets on). The arcs read only the nets' pins, so a caller can build the
-    /// adjacency over them while it still lays out the nets' RC trees.
-    pub fn add_net_arcs(&mut self, nets: &[Net]) {
+    pub fn add_nets_with_arcs(&mut self, mut nets: Vec<Net>, rc: RcArena) {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        if self.rc.parent.is_empty() && self.rc.pin_nodes.is_empty() {
+            self.rc = rc;
+        } else {
+            let node_shift = self.rc.parent.len() as u32;
+            let pin_shift = self.rc.pin_nodes.len() as u32;
+            for span in nets.iter_mut().filter_map(|net| net.parasitics.as_mut()) {
+                span.first_node += node_shift;
+                span.first_pin += pin_shift;
+            }
+            self.rc.parent.extend_from_slice(&rc.parent);
+            self.rc.resistance.extend_from_slice(&rc.resistance);
+            self.rc
+                .ground_capacitance
+                .extend_from_slice(&rc.ground_capacitance);
+            self.rc.pin_nodes.extend_from_slice(&rc.pin_nodes);
+        }
         let first = self.nets.len();
+        // Per pin, 1 + its new net (0: none). A pin in two nets ends in the later one,
+        // as one by one.
+        let net_of: Vec<AtomicU32> = (0..self.pins.len())
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(|_| AtomicU32::new(0))
+            .collect();
+        nets.par_iter().enumerate().for_each(|(index, net)| {
+            let id = (first + index) as u32;
+            for &pin in net.driver.iter().chain(&net.sinks) {
+                net_of[pin.index()].fetch_max(id.wrapping_add(1), Ordering::Relaxed);
+            }
+        });
+        self.pins
+            .par_iter_mut()
+            .zip(net_of)
+            .with_min_len(1 << 12)
+            .for_each(|(pin, net)| {
+                let net = net.into_inner();
+                if net != 0 {
+                    pin.net = Some(NetId(net - 1));
+                }
+            });
         // The net arcs written in place, chunk by chunk of nets, from all threads
         // (collected per thread and appended, they were copied once more, on one
         // thread, into fresh memory: 35 ms at 1M gates on the H100).
@@ -445,55 +467,6 @@ impl TimingGraph {
                             kind: ArcKind::Net { net: id },
                         };
                     }
-                }
-            });
-        self.unfinalize();
-    }
-
-    /// The second half of [`TimingGraph::add_nets_with_arcs`], after
-    /// [`TimingGraph::add_net_arcs`] of the same `nets`: [`TimingGraph::add_net`] for
-    /// each net in order, without arcs. The nets' spans lie in `rc`, which joins the
-    /// graph's trees.
-    pub fn add_nets(&mut self, mut nets: Vec<Net>, rc: RcArena) {
-        use std::sync::atomic::{AtomicU32, Ordering};
-        if self.rc.parent.is_empty() && self.rc.pin_nodes.is_empty() {
-            self.rc = rc;
-        } else {
-            let node_shift = self.rc.parent.len() as u32;
-            let pin_shift = self.rc.pin_nodes.len() as u32;
-            for span in nets.iter_mut().filter_map(|net| net.parasitics.as_mut()) {
-                span.first_node += node_shift;
-                span.first_pin += pin_shift;
-            }
-            self.rc.parent.extend_from_slice(&rc.parent);
-            self.rc.resistance.extend_from_slice(&rc.resistance);
-            self.rc
-                .ground_capacitance
-                .extend_from_slice(&rc.ground_capacitance);
-            self.rc.pin_nodes.extend_from_slice(&rc.pin_nodes);
-        }
-        let first = self.nets.len();
-        // Per pin, 1 + its new net (0: none). A pin in two nets ends in the later one,
-        // as one by one.
-        let net_of: Vec<AtomicU32> = (0..self.pins.len())
-            .into_par_iter()
-            .with_min_len(1 << 14)
-            .map(|_| AtomicU32::new(0))
-            .collect();
-        nets.par_iter().enumerate().for_each(|(index, net)| {
-            let id = (first + index) as u32;
-            for &pin in net.driver.iter().chain(&net.sinks) {
-                net_of[pin.index()].fetch_max(id.wrapping_add(1), Ordering::Relaxed);
-            }
-        });
-        self.pins
-            .par_iter_mut()
-            .zip(net_of)
-            .with_min_len(1 << 12)
-            .for_each(|(pin, net)| {
-                let net = net.into_inner();
-                if net != 0 {
-                    pin.net = Some(NetId(net - 1));
                 }
             });
         if self.nets.is_empty() {
@@ -560,18 +533,6 @@ impl TimingGraph {
     /// [`TimingGraph::adopt_levels`] or [`TimingGraph::finalize_levels`] gives it its
     /// levels.
     pub fn finalize_adjacency(&mut self) {
-        self.finalize_adjacency_beside(|_| ());
-    }
-
-    /// [`TimingGraph::finalize_adjacency`] with `beside` run on the graph meanwhile,
-    /// its result returned: work that reads the graph but not its adjacency (the link
-    /// lays out the nets' RC trees there, once the net arcs are in) overlaps the rows'
-    /// build, which leaves cores idle on its own (its fan-in and fan-out arms end
-    /// apart).
-    pub fn finalize_adjacency_beside<R: Send>(
-        &mut self,
-        beside: impl FnOnce(&TimingGraph) -> R + Send,
-    ) -> R {
         let _span = tracing::info_span!("levelize").entered();
         let started = std::time::Instant::now();
         self.edit = None;
@@ -585,52 +546,21 @@ impl TimingGraph {
             }
         }
         self.loops.clear();
-        let graph = &*self;
-        let (adjacency, (beside, beside_took)) = rayon::join(
-            || graph.adjacency(),
-            || {
-                let started = Instant::now();
-                (beside(graph), started.elapsed())
-            },
-        );
-        let (fanin, fanout, targets) = self.install_adjacency(adjacency);
+        let (fanin, fanout, targets) = self.build_adjacency();
         let ms = |took: std::time::Duration| took.as_secs_f64() * 1e3;
         tracing::debug!(
             ms = ms(started.elapsed()),
             fanin_ms = ms(fanin),
             fanout_ms = ms(fanout),
             targets_ms = ms(targets),
-            beside_ms = ms(beside_took),
             "graph adjacency built (the fan-out targets after the fan-out, beside the fan-in)"
         );
-        beside
     }
 
     /// The fan-in and fan-out rows of the enabled arcs, and the fan-out targets (those
     /// beside the fan-in, once the fan-out is there); how long the fan-in, the fan-out
     /// and the targets took.
     fn build_adjacency(&mut self) -> (Duration, Duration, Duration) {
-        let adjacency = self.adjacency();
-        self.install_adjacency(adjacency)
-    }
-
-    /// Puts [`TimingGraph::adjacency`]'s rows in place; how long they took.
-    fn install_adjacency(&mut self, adjacency: Adjacency) -> (Duration, Duration, Duration) {
-        let Adjacency {
-            fanin,
-            fanout,
-            fanout_to,
-            took,
-        } = adjacency;
-        self.fanin = fanin;
-        self.fanout = fanout;
-        self.fanout_to = fanout_to;
-        took
-    }
-
-    /// The rows [`TimingGraph::build_adjacency`] puts in place, built from the graph's
-    /// arcs alone.
-    fn adjacency(&self) -> Adjacency {
         let n_pins = self.pins.len();
         let (arcs, enabled) = (&self.arcs, &self.arc_enabled);
         let timed = |build: &dyn Fn() -> Csr| {
@@ -655,12 +585,10 @@ impl TimingGraph {
                 (fanout, (fanout_to, started.elapsed()))
             },
         );
-        Adjacency {
-            fanin,
-            fanout,
-            fanout_to,
-            took: (fanin_took, fanout_took, targets_took),
-        }
+        self.fanin = fanin;
+        self.fanout = fanout;
+        self.fanout_to = fanout_to;
+        (fanin_took, fanout_took, targets_took)
     }
 
     /// The second half of [`TimingGraph::finalize`], after

@@ -135,20 +135,6 @@ impl Design {
     /// their RC trees and net arcs, the assertions (the TAU ones resolved beside the
     /// connections and nets: they read only the pins' names).
     pub fn build_unfinalized_graph(&self) -> Result<TimingGraph, LinkError> {
-        self.build(false)
-    }
-
-    /// [`Design::build_unfinalized_graph`] followed by
-    /// [`TimingGraph::finalize_adjacency`]: the graph awaiting its levels
-    /// ([`TimingGraph::finalize_levels`], or levels adopted). Without SDC (which may
-    /// disable arcs after the build) the adjacency is built over the arcs while the
-    /// RC trees are laid out: the net arcs come first, the nets after their trees.
-    pub fn build_graph_awaiting_levels(&self) -> Result<TimingGraph, LinkError> {
-        self.build(true)
-    }
-
-    /// The graph's build, its adjacency included when `adjacency`.
-    fn build(&self, adjacency: bool) -> Result<TimingGraph, LinkError> {
         let _span = tracing::info_span!("link").entered();
         let started = std::time::Instant::now();
         let mut marks = Vec::new();
@@ -180,7 +166,7 @@ impl Design {
         // Errors in the order of a serial build: the connections' and nets' first.
         let mut nets = nets?;
         mark("nets");
-        let pin_of_key = |graph: &TimingGraph, key: &PinKey| -> Option<PinId> {
+        let pin_of_key = |key: &PinKey| -> Option<PinId> {
             match key {
                 PinKey::Port(port) => Some(pins.port(*port as usize)),
                 PinKey::Instance { instance, pin } => {
@@ -194,35 +180,13 @@ impl Design {
                 PinKey::Name(name) => graph.pin_by_name(name),
             }
         };
-        let flatten_trees = |graph: &TimingGraph, nets: &mut [Net]| {
-            self.flatten_trees(graph, &net_order, nets, &|key| pin_of_key(graph, key))
-        };
+        let rc = self.flatten_trees(&graph, &net_order, &mut nets, &pin_of_key);
+        mark("rc trees");
+        graph.add_nets_with_arcs(nets, rc);
+        mark("net arcs");
         match assertions {
-            // Without SDC no arc is disabled after the build.
-            Some(assertions) if adjacency => {
-                // The arcs are all in: the adjacency is built beside the trees.
-                graph.add_net_arcs(&nets);
-                mark("net arcs");
-                let rc = graph.finalize_adjacency_beside(|graph| flatten_trees(graph, &mut nets));
-                mark("rc trees beside the adjacency");
-                graph.add_nets(nets, rc);
-                mark("nets added");
-                graph.set_assertions(assertions?);
-            }
-            assertions => {
-                let rc = flatten_trees(&graph, &mut nets);
-                mark("rc trees");
-                graph.add_nets_with_arcs(nets, rc);
-                mark("net arcs");
-                match assertions {
-                    Some(assertions) => graph.set_assertions(assertions?),
-                    None => self.apply_sdc_to_graph(&mut graph)?,
-                }
-                if adjacency {
-                    graph.finalize_adjacency();
-                    mark("adjacency");
-                }
-            }
+            Some(assertions) => graph.set_assertions(assertions?),
+            None => self.apply_sdc_to_graph(&mut graph)?,
         }
         mark("assertions");
         tracing::debug!(steps = ?marks, ?assertions_took, "graph built (assertions resolved beside the connections and nets)");

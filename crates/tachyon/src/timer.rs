@@ -1140,16 +1140,16 @@ impl Timer {
             // first edit anyway).
             design.keep_edit_room();
         }
-        // The rows (the adjacency) come with the graph, built beside its RC trees.
-        let mut graph = self.design.build_graph_awaiting_levels()?;
+        let mut graph = self.design.build_unfinalized_graph()?;
         self.record("link", started);
         // On the GPU the device's levelization gives the levels (one levelization,
         // not two): the host builds the rows alone.
         let on_gpu = self.gpu_failed.is_none()
             && matches!(self.backend.for_design(graph.n_pins()), Backend::Gpu(_));
         let started = Instant::now();
-        if !on_gpu {
-            graph.finalize_levels();
+        match on_gpu {
+            true => graph.finalize_adjacency(),
+            false => graph.finalize(),
         }
         self.record("levelize", started);
         let backend = match on_gpu {
