@@ -1198,17 +1198,6 @@ impl Design {
     /// per instance took about 30 ms at 1M gates on the H100, before every update).
     pub fn black_boxes(&self) -> Vec<(String, usize)> {
         let n_cells = self.cells.names.len();
-        // Usually every cell has a model: then no instance needs counting (a pass over
-        // all of them on the pool, which before the first update is still busy
-        // dropping the parsed SPEF at 1M gates).
-        if self
-            .cells
-            .names
-            .iter()
-            .all(|cell| self.library_cell(cell).is_some())
-        {
-            return Vec::new();
-        }
         let per_cell = self
             .instances
             .slots
