@@ -36,6 +36,49 @@ pub struct GpuContext {
     pub(crate) kernel_load: Mutex<()>,
     /// Allocated on the first large transfer; the lock serialises transfers using it.
     pub(crate) staging: Mutex<Option<Staging>>,
+    /// Where the host's time in uploads went, summed ([`GpuContext::upload_clock`]).
+    pub(crate) upload_clock: UploadClock,
+}
+
+/// The host's time in uploads since the context opened, summed over all threads:
+/// allocating (and queueing the fill of) buffers, filling the pinned staging buffers,
+/// and waiting for the copy engine to free one; and the bytes staged. A caller reads
+/// it before and after a step to see what bounds that step's copies.
+#[derive(Debug, Default)]
+pub(crate) struct UploadClock {
+    pub(crate) allocating_ns: std::sync::atomic::AtomicU64,
+    pub(crate) filling_ns: std::sync::atomic::AtomicU64,
+    pub(crate) waiting_ns: std::sync::atomic::AtomicU64,
+    pub(crate) staged_bytes: std::sync::atomic::AtomicU64,
+}
+
+/// A reading of a context's upload clock ([`GpuContext::upload_clock`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UploadTimes {
+    pub allocating: std::time::Duration,
+    pub filling: std::time::Duration,
+    pub waiting: std::time::Duration,
+    pub staged_bytes: u64,
+}
+
+impl UploadTimes {
+    /// What passed from `earlier` to this reading.
+    pub fn since(&self, earlier: &UploadTimes) -> UploadTimes {
+        UploadTimes {
+            allocating: self.allocating.saturating_sub(earlier.allocating),
+            filling: self.filling.saturating_sub(earlier.filling),
+            waiting: self.waiting.saturating_sub(earlier.waiting),
+            staged_bytes: self.staged_bytes.saturating_sub(earlier.staged_bytes),
+        }
+    }
+}
+
+impl UploadClock {
+    /// Adds the time since `started` to `counter`.
+    pub(crate) fn add(counter: &std::sync::atomic::AtomicU64, started: std::time::Instant) {
+        let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        counter.fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// A context's two streams.
@@ -137,6 +180,7 @@ impl GpuContext {
             kernels: OnceLock::new(),
             kernel_load: Mutex::new(()),
             staging: Mutex::new(None),
+            upload_clock: UploadClock::default(),
         });
         contexts.push(Arc::clone(&opened));
         Ok(opened)
@@ -144,6 +188,20 @@ impl GpuContext {
 
     pub fn ordinal(&self) -> u32 {
         self.ordinal
+    }
+
+    /// The host's time in uploads so far ([`UploadTimes`]).
+    pub fn upload_clock(&self) -> UploadTimes {
+        use std::sync::atomic::Ordering::Relaxed;
+        let clock = &self.upload_clock;
+        let duration =
+            |ns: &std::sync::atomic::AtomicU64| std::time::Duration::from_nanos(ns.load(Relaxed));
+        UploadTimes {
+            allocating: duration(&clock.allocating_ns),
+            filling: duration(&clock.filling_ns),
+            waiting: duration(&clock.waiting_ns),
+            staged_bytes: clock.staged_bytes.load(Relaxed),
+        }
     }
 
     pub fn name(&self) -> &str {
@@ -184,6 +242,31 @@ impl GpuContext {
                 .map_or(free, |limit| free.min(limit)),
             total as u64,
         ))
+    }
+
+    /// Makes the device's pool hold `bytes` (allocated and freed at once) unless it
+    /// holds them already, so that the allocations to come take memory the pool has
+    /// instead of mapping new memory one by one: a caller that knows a large upload is
+    /// coming runs this beside the host work before it. Does nothing when freed memory
+    /// goes back to the driver (no pool, or [`GpuConfig::keep_freed_memory`] off) or
+    /// when that much is not free (the upload then fails or not as it would have).
+    pub fn reserve(&self, bytes: u64) -> Result<(), GpuError> {
+        if !(self.context.has_async_alloc() && self.config.keep_freed_memory) {
+            return Ok(());
+        }
+        let kept = kept_pool_memory(&self.context)?;
+        let (free, _) = self.memory()?;
+        if kept >= bytes || bytes > free {
+            return Ok(());
+        }
+        let streams = self.streams();
+        let missing = usize::try_from(bytes - kept).unwrap_or(usize::MAX);
+        // SAFETY: the memory is never read or written: it is freed (back to the pool,
+        // on the same stream) as soon as it is allocated.
+        let memory = unsafe { streams.main.alloc::<u8>(missing) }
+            .map_err(|error| self.allocation_error("reserving device memory", bytes, error))?;
+        drop(memory);
+        Ok(())
     }
 
     /// Fails with [`GpuError::OutOfMemory`] unless `needed` bytes are free.

@@ -42,7 +42,7 @@ mod transfer;
 
 pub use buffer::DeviceBuffer;
 pub use config::{GpuConfig, STAGING_BUFFERS, STAGING_BYTES};
-pub use context::{Event, GpuContext};
+pub use context::{Event, GpuContext, UploadTimes};
 pub use device::{devices, driver_present, GpuInfo};
 pub use error::{GpuError, LayoutError};
 pub use launch::{LaunchShape, Replay};

@@ -7,6 +7,7 @@
 use std::mem::MaybeUninit;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock, TryLockError};
+use std::time::Instant;
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{result, CudaEvent, CudaStream, PinnedHostSlice};
@@ -14,7 +15,7 @@ use rayon::prelude::*;
 use tachyon_kernels::launch::DeviceCopy;
 
 use crate::buffer::DeviceBuffer;
-use crate::context::{Event, GpuContext, HeldStreams};
+use crate::context::{Event, GpuContext, HeldStreams, UploadClock};
 use crate::error::{DuringExt, GpuError, LayoutError};
 
 /// Transfers below this size go straight from pageable memory: staging them would cost
@@ -87,6 +88,7 @@ impl GpuContext {
     ) -> Result<DeviceBuffer<T>, GpuError> {
         let bytes = DeviceBuffer::<T>::bytes_of(len).max(1);
         let streams = self.streams();
+        let started = Instant::now();
         // SAFETY: the memory is uninitialised until the memset below fills every byte;
         // the buffers hold plain data, for which any bytes are valid.
         let memory = unsafe { streams.main.alloc::<u8>(bytes) }
@@ -96,6 +98,7 @@ impl GpuContext {
         // the memset is queued on the same stream.
         unsafe { result::memset_d8_async(buffer.address, 0xFF, bytes, streams.main.cu_stream()) }
             .during("filling a buffer")?;
+        UploadClock::add(&self.upload_clock.allocating_ns, started);
         Ok(buffer)
     }
 
@@ -421,10 +424,18 @@ impl GpuContext {
             for (index, piece) in data.chunks(items_per_chunk).enumerate() {
                 let slot = index % staging.buffers.len();
                 // The copy that last read this buffer must be done before it is refilled.
+                let waiting = Instant::now();
                 staging.done[slot].synchronize().during(DURING)?;
+                UploadClock::add(&self.upload_clock.waiting_ns, waiting);
+                let filling = Instant::now();
                 let pinned = staging.buffers[slot].as_mut_slice().during(DURING)?;
                 let pinned = &mut pinned[..std::mem::size_of_val(piece)];
                 fill(index * items_per_chunk, piece, pinned);
+                UploadClock::add(&self.upload_clock.filling_ns, filling);
+                self.upload_clock.staged_bytes.fetch_add(
+                    std::mem::size_of_val(piece) as u64,
+                    std::sync::atomic::Ordering::Relaxed,
+                );
                 let offset = (index * items_per_chunk * item_bytes) as u64;
                 // SAFETY: `base + offset` lies inside `buffer` (the caller checked that
                 // `data` fits) with room for the piece; the source is page-locked and

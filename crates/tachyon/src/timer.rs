@@ -1154,6 +1154,9 @@ impl Timer {
             ),
             crate::memory::update_bytes(&size),
         )?;
+        if self.gpu_failed.is_none() {
+            gpu_phases::reserve_for_upload(&self.backend, &size);
+        }
         tracing::debug!(
             ms = checking.elapsed().as_secs_f64() * 1e3,
             "design checked before the graph build (black boxes, size, memory)"

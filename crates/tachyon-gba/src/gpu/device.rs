@@ -219,6 +219,7 @@ impl DeviceTiming {
     ) -> Result<DeviceTiming, GpuError> {
         const DURING: &str = "uploading the timing graph";
         let started = Instant::now();
+        let clock = gpu.upload_clock();
         gpu.ensure_free(DURING, layout.device_bytes())?;
         // The layout is validated while it is copied, the long index arrays piece by
         // piece by the threads that copy them (a second pass over them took 11 ms alone
@@ -237,13 +238,21 @@ impl DeviceTiming {
         let (validation, validated_ms) = validated;
         validation.map_err(GpuError::Layout)?;
         let (mut timing, copied_ms) = copied?;
+        // Where the copy's time went on the host (the copy engine's time is what the
+        // waits for a free staging buffer show of it).
+        let copy = gpu.upload_clock().since(&clock);
         let levelize_started = Instant::now();
         timing.level_start = timing.levelize(layout.primary_inputs)?;
+        let ms = |duration: std::time::Duration| duration.as_secs_f64() * 1e3;
         tracing::debug!(
             levels = timing.level_start.len() - 1,
             validated_ms,
             copied_ms,
-            ms = levelize_started.elapsed().as_secs_f64() * 1e3,
+            staged_mb = copy.staged_bytes as f64 / 1e6,
+            allocating_ms = ms(copy.allocating),
+            filling_ms = ms(copy.filling),
+            waiting_ms = ms(copy.waiting),
+            ms = ms(levelize_started.elapsed()),
             "levelized on the GPU (validated while copied)"
         );
         // Until the first passes record them, the events stand behind the allocations'

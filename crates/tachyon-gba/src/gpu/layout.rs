@@ -122,6 +122,16 @@ impl TimingLayout<'_> {
         Ok(())
     }
 
+    /// About [`TimingLayout::device_bytes`] before the layout exists, from the
+    /// design's counts: `arcs` the cell and net arcs with the tests (a test takes less
+    /// than an arc), the tables (small) left out.
+    pub fn device_bytes_estimate(pins: u64, arcs: u64, nets: u64) -> u64 {
+        // Per pin: two row starts, its net and two level words; seven rows of four
+        // values. Per arc: a place in each row list, its descriptor (8 words) and its
+        // delays (four values). Per net: its load (four values).
+        pins * (5 * 4 + 7 * 4 * 8) + arcs * (10 * 4 + 4 * 8) + nets * 4 * 8
+    }
+
     /// Device bytes the layout and its values take.
     pub fn device_bytes(&self) -> u64 {
         let graph = &self.graph;

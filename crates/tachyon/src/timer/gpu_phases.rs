@@ -83,6 +83,37 @@ use without_gpu::search_on_gpu;
 #[cfg(not(feature = "gpu"))]
 pub(super) use without_gpu::{run, run_levelizing};
 
+/// Has the GPU of `backend`, when a design of `size` times there, make its memory
+/// pool hold what the first upload allocates, on a thread of its own beside the
+/// graph's build: the upload's allocations then take memory the pool holds instead of
+/// mapping new memory one by one while the graph is copied. A no-op on the CPU.
+pub(super) fn reserve_for_upload(backend: &Backend, size: &tachyon_link::DesignSize) {
+    #[cfg(feature = "gpu")]
+    if let Backend::Gpu(gpu) = backend.for_design(u32::try_from(size.pins).unwrap_or(u32::MAX)) {
+        let gpu = std::sync::Arc::clone(gpu.gpu());
+        let bytes =
+            tachyon_gba::gpu::TimingLayout::device_bytes_estimate(size.pins, size.arcs, size.nets);
+        let reserving = move || {
+            let started = std::time::Instant::now();
+            let reserved = gpu.reserve(bytes);
+            tracing::debug!(
+                bytes,
+                ?reserved,
+                ms = started.elapsed().as_secs_f64() * 1e3,
+                "gpu memory pool: the first upload's memory reserved beside the graph build"
+            );
+        };
+        if let Err(error) = std::thread::Builder::new()
+            .name("tachyon-gpu-reserve".into())
+            .spawn(reserving)
+        {
+            tracing::debug!("no thread to reserve the first upload's memory: {error}");
+        }
+    }
+    #[cfg(not(feature = "gpu"))]
+    let _ = (backend, size);
+}
+
 /// What a full update on the GPU leaves there for the next updates (the resident
 /// state), or its CPU twin.
 #[derive(Debug)]
