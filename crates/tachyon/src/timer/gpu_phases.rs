@@ -379,7 +379,7 @@ mod on_gpu {
     use tachyon_cppr::gpu::{GpuPasses, KeptNetworks};
     use tachyon_cppr::CpprStructure;
     use tachyon_gba::gpu::{ForwardArray, GpuTiming, RawParasitics, RcNetworkBatch};
-    use tachyon_gba::{FlatParasitics, FlatTiming, ForwardOutcome, Incremental};
+    use tachyon_gba::{FlatParasitics, FlatTiming, ForwardOutcome, Incremental, SeedLayout};
     use tachyon_gpu::{GpuError, LayoutError};
     use tachyon_graph::{NetId, TimingData, TimingGraph};
     use tachyon_link::Design;
@@ -1137,7 +1137,7 @@ mod on_gpu {
                 // thread that waits for the pin flags while CPPR starts.
                 let resident: &GpuTiming = timing;
                 let (edges_gpu, on_device) = resident_timing(resident);
-                let tests = std::thread::scope(|beside| {
+                let (tests, seed_layout) = std::thread::scope(|beside| {
                     beside.spawn(move || {
                         let Ok(flags) = flags_receiver.recv() else {
                             // The path graph's thread panicked; its join says why.
@@ -1145,13 +1145,18 @@ mod on_gpu {
                         };
                         let _ = edges_sender.send(queue_edges(edges_gpu, on_device, &flags));
                     });
-                    timed(record, "cppr", || {
+                    // The backward seeds' layout (host work that reads the graph alone)
+                    // while CPPR runs, in the path graph's pool, rather than after it
+                    // beside the endpoints' collection.
+                    let seed_layout = beside.spawn(|| in_paths_pool(|| SeedLayout::build(graph)));
+                    let tests = timed(record, "cppr", || {
                         let passes = self.passes(resident);
                         let post = tachyon_cppr::gpu::post_cppr_slacks_with(
                             graph, shared, structure, passes,
                         )?;
                         Ok(tachyon_cppr::stored_tests(graph, shared, &post))
-                    })
+                    });
+                    tests.map(|tests| (tests, joined(seed_layout)))
                 })?;
                 let Ok(trees) = trees_receiver.recv() else {
                     // The thread ended without sending: it panicked.
@@ -1164,7 +1169,9 @@ mod on_gpu {
                 // (at 1M gates the collection ends ~15 ms after the sweep).
                 let ((swept, swept_in), endpoints) = rayon::join(
                     || {
-                        let swept = match timing.sweep_required_from_tests(graph, &tests) {
+                        let swept =
+                            timing.sweep_required_from_tests_laid_out(graph, &tests, seed_layout);
+                        let swept = match swept {
                             Ok(true) => timing.download_required_into(&mut results).map(|()| true),
                             other => other,
                         };
