@@ -36,6 +36,9 @@ pub(super) struct KeptPaths {
     /// Whether the graph's in-edges were built on the GPU from the resident values
     /// (else on the host).
     pub(super) edges_from_device: bool,
+    /// Per split, the WNS and TNS of the timing the graph was built from, when the
+    /// update found them beside its last steps ([`super::Timer::negative_slack`]).
+    pub(super) negative_slack: [Option<(f64, f64)>; 2],
 }
 
 impl KeptPaths {
@@ -47,6 +50,7 @@ impl KeptPaths {
             #[cfg(feature = "gpu")]
             device: None,
             edges_from_device: false,
+            negative_slack: [None; 2],
         }
     }
 }
@@ -382,6 +386,7 @@ mod on_gpu {
     use tachyon_gba::{FlatParasitics, FlatTiming, ForwardOutcome, Incremental, SeedLayout};
     use tachyon_gpu::{GpuError, LayoutError};
     use tachyon_graph::{NetId, TimingData, TimingGraph};
+    use tachyon_kernels::Split;
     use tachyon_link::Design;
     use tachyon_paths::flat::{FlatEndpoints, FlatGraph, FlatPaths};
     use tachyon_paths::gpu::{DeviceEdges, DevicePathGraph, ResidentTiming};
@@ -773,6 +778,7 @@ mod on_gpu {
                 endpoints: None,
                 device,
                 edges_from_device: true,
+                negative_slack: [None; 2],
             })
         }
 
@@ -1167,7 +1173,7 @@ mod on_gpu {
                 let mut results = TimingData::for_download(0);
                 // The required times come down while the endpoints are still collected
                 // (at 1M gates the collection ends ~15 ms after the sweep).
-                let ((swept, swept_in), endpoints) = rayon::join(
+                let ((swept, swept_in, negative_slack), endpoints) = rayon::join(
                     || {
                         let swept =
                             timing.sweep_required_from_tests_laid_out(graph, &tests, seed_layout);
@@ -1175,7 +1181,14 @@ mod on_gpu {
                             Ok(true) => timing.download_required_into(&mut results).map(|()| true),
                             other => other,
                         };
-                        (swept, started.elapsed())
+                        let swept_in = started.elapsed();
+                        // The endpoints' WNS and TNS while the endpoints are still
+                        // collected (the command line writes them before the search).
+                        let negative = match swept {
+                            Ok(true) => negative_slacks(graph, &shared.arrival, &results.required),
+                            _ => [None; 2],
+                        };
+                        (swept, swept_in, negative)
                     },
                     || FlatEndpoints::collect(graph, &trees, &shared.arrival, &tests, query),
                 );
@@ -1189,6 +1202,7 @@ mod on_gpu {
                     endpoints: Some(Arc::new(endpoints)),
                     device,
                     edges_from_device,
+                    negative_slack,
                 };
                 Ok::<_, TimerError>((tests, swept.then_some(results.required), kept))
             })?;
@@ -1212,6 +1226,34 @@ mod on_gpu {
                 gpus => GpuPasses::Shared(gpus),
             }
         }
+    }
+
+    /// Per split, the WNS and TNS ([`super::super::worst_and_total`]) of the timing with
+    /// these arrivals and required times, from the endpoints' rows gathered as
+    /// [`super::super::Timer::negative_slack`] reads them; None for a split with no
+    /// endpoint slack.
+    fn negative_slacks(
+        graph: &TimingGraph,
+        arrival: &[[f64; 4]],
+        required: &[[f64; 4]],
+    ) -> [Option<(f64, f64)>; 2] {
+        let started = Instant::now();
+        let pins = super::super::endpoint_pins(graph);
+        let mut rows = TimingData::for_download(0);
+        let row = |values: &[[f64; 4]]| -> Vec<[f64; 4]> {
+            pins.par_iter().map(|pin| values[pin.index()]).collect()
+        };
+        (rows.arrival, rows.required) = rayon::join(|| row(arrival), || row(required));
+        let found = Split::BOTH.map(|split| {
+            let slacks = super::super::slacks_of_rows(&rows, split);
+            (!slacks.is_empty()).then(|| super::super::worst_and_total(slacks))
+        });
+        tracing::debug!(
+            endpoints = pins.len(),
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "WNS and TNS found beside the endpoints' collection"
+        );
+        found
     }
 
     /// The resident buffers a path graph's in-edges are built from
