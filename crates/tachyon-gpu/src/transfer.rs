@@ -255,39 +255,6 @@ impl GpuContext {
         self.download_vec(On::CopyAfter(event), buffer, 0..len)
     }
 
-    /// [`GpuContext::download_after`] in pieces of about `piece_bytes`, each its own
-    /// transfer: the streams' lock is let go between pieces, so that a large download
-    /// on a side thread delays another thread's launches by one piece at most (a
-    /// transfer holds the streams for its whole length).
-    pub fn download_after_in_pieces<T: DeviceCopy>(
-        &self,
-        event: &Event,
-        buffer: &DeviceBuffer<T>,
-        len: usize,
-        piece_bytes: usize,
-    ) -> Result<Vec<T>, GpuError> {
-        let mut values = Vec::<T>::with_capacity(len);
-        let room = &mut values.spare_capacity_mut()[..len];
-        let piece = (piece_bytes / std::mem::size_of::<T>().max(1)).max(1);
-        for (index, room) in room.chunks_mut(piece).enumerate() {
-            // SAFETY: `room` is part of the vector's spare capacity, seen as its bytes;
-            // writing any bytes there is sound.
-            let bytes = unsafe {
-                std::slice::from_raw_parts_mut(
-                    room.as_mut_ptr().cast::<MaybeUninit<u8>>(),
-                    std::mem::size_of_val(room),
-                )
-            };
-            self.copy_to_host(On::CopyAfter(event), buffer, index * piece, bytes)?;
-            // Whoever waits for the streams gets them now, rather than this thread again.
-            std::thread::yield_now();
-        }
-        // SAFETY: the copies wrote every byte of the first `len` elements, and `T` is
-        // plain data, valid for any bytes.
-        unsafe { values.set_len(len) };
-        Ok(values)
-    }
-
     /// Copies the first `target.len()` values of `buffer` into `target` after the work
     /// queued so far (waits for it): for a host array kept between downloads, whose
     /// pages are mapped already.

@@ -45,10 +45,6 @@ use crate::resident::FlatEdges;
 /// count and an offset while it is a parent).
 const CANDIDATE_BYTES: u64 = 5 * 4 + 8 + 8 + 8;
 
-/// Bytes of one piece of [`DeviceEdges::download`]: another thread's launch waits for
-/// one piece's transfer at most (about 1.5 ms on the H100's host).
-const EDGE_PIECE_BYTES: usize = 16 << 20;
-
 /// The launch shape of the search kernels: grid-stride loops over their items.
 fn shape(n_items: usize) -> LaunchShape {
     LaunchShape::grid_stride(n_items, 256, 65_535)
@@ -289,22 +285,26 @@ impl DeviceEdges {
         self.edge_from.is_empty()
     }
 
-    /// The edges brought back (on the copy stream, once written), in pieces: the update
-    /// queues CPPR's work meanwhile (300 MB at 1M gates, whose transfers held the
-    /// streams for 30 ms).
+    /// The edges brought back (on the copy stream, once written).
     pub fn download(&self) -> Result<FlatEdges, GpuError> {
-        fn all<T: tachyon_kernels::launch::DeviceCopy>(
-            edges: &DeviceEdges,
-            buffer: &DeviceBuffer<T>,
-        ) -> Result<Vec<T>, GpuError> {
-            let (gpu, written) = (&edges.gpu, &edges.written);
-            gpu.download_after_in_pieces(written, buffer, buffer.len(), EDGE_PIECE_BYTES)
-        }
+        let gpu = &self.gpu;
         Ok(FlatEdges {
-            edge_start: all(self, &self.edge_start)?,
-            edge_from: all(self, &self.edge_from)?,
-            edge_launch: all(self, &self.edge_launch)?,
-            edge_value: all(self, &self.edge_value)?,
+            edge_start: gpu.download_after(
+                &self.written,
+                &self.edge_start,
+                self.edge_start.len(),
+            )?,
+            edge_from: gpu.download_after(&self.written, &self.edge_from, self.edge_from.len())?,
+            edge_launch: gpu.download_after(
+                &self.written,
+                &self.edge_launch,
+                self.edge_launch.len(),
+            )?,
+            edge_value: gpu.download_after(
+                &self.written,
+                &self.edge_value,
+                self.edge_value.len(),
+            )?,
         })
     }
 
