@@ -1131,7 +1131,7 @@ mod on_gpu {
                         match (built, slews_left) {
                             (Some((flat, device)), _) => Ok((flat, device, true)),
                             // The host build reads the slews: once they are here.
-                            (None, true) => Err(Box::new(trees)),
+                            (None, true) => Err(trees),
                             // Copied while the host collects the endpoints.
                             (None, false) => Ok(host_path_graph(gpu, graph, shared, trees)),
                         }
@@ -1220,7 +1220,7 @@ mod on_gpu {
             let (flat, device, edges_from_device) = match built {
                 Ok(built) => built,
                 Err(trees) => timed(record, "paths", || {
-                    Ok(host_path_graph(self.backend.gpu(), graph, data, *trees))
+                    Ok(host_path_graph(self.backend.gpu(), graph, data, trees))
                 })?,
             };
             let kept = super::KeptPaths {
