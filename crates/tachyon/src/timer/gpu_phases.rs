@@ -1026,12 +1026,8 @@ mod on_gpu {
             structure,
         } = uploaded;
         timed(record, "rc", || Ok(timing.parasitics()?))?;
-        // With a path query, CPPR on this GPU, the clock trees and the endpoints read no
-        // slew on the host: they come down beside the endpoints' collection.
-        let slews_left = paths.is_some() && structure.is_some() && backend.cppr_gpus().len() == 1;
-        timed(record, "propagate", || match slews_left {
-            true => Ok(timing.arrivals_and_tests_leaving_slews(graph, &flat, &mut data)?),
-            false => Ok(timing.arrivals_and_tests(graph, &flat, &mut data)?),
+        timed(record, "propagate", || {
+            Ok(timing.arrivals_and_tests(graph, &flat, &mut data)?)
         })?;
         // Time the host needed beyond the GPU's counts as CPPR.
         let structure = timed(record, "cppr", || Ok(structure.map(joined)))?;
@@ -1046,7 +1042,7 @@ mod on_gpu {
                 &mut data,
                 structure,
                 &mut timing,
-                (&query, &flat.primary_inputs, slews_left),
+                (&query, &flat.primary_inputs),
                 record,
             )?),
             _ => {
@@ -1097,21 +1093,18 @@ mod on_gpu {
         /// tests, the sweep reads those alone (its seeds are computed on the device),
         /// and the required times come down into an array of their own; both are put
         /// into `data` once the path graph is built. Where the device's seed layout
-        /// does not fit, the sweep runs after, from the host's seeds. With
-        /// `slews_left` the forward left the slews on the device (nothing here reads
-        /// them on the host but the path graph's host build, the fallback, which then
-        /// waits for them): they come down after the required times.
+        /// does not fit, the sweep runs after, from the host's seeds.
         fn beside_paths(
             &self,
             data: &mut TimingData,
             structure: &CpprStructure,
             timing: &mut GpuTiming,
-            (query, primary_inputs, slews_left): (&PathQuery, &[u32], bool),
+            (query, primary_inputs): (&PathQuery, &[u32]),
             record: &mut Record<'_>,
         ) -> Result<super::KeptPaths, TimerError> {
             let graph = self.graph;
             let shared: &TimingData = data;
-            let (tests, required, slews, kept) = std::thread::scope(|scope| {
+            let (tests, required, kept) = std::thread::scope(|scope| {
                 let (trees_sender, trees_receiver) = std::sync::mpsc::sync_channel(1);
                 let (flags_sender, flags_receiver) = std::sync::mpsc::sync_channel(1);
                 let (edges_sender, edges_receiver) = std::sync::mpsc::sync_channel(1);
@@ -1128,13 +1121,21 @@ mod on_gpu {
                         let edges: Option<DeviceEdges> = edges_receiver.recv().ok().flatten();
                         let built =
                             edges.and_then(|edges| graph_of_edges(graph, trees.clone(), edges));
-                        match (built, slews_left) {
-                            (Some((flat, device)), _) => Ok((flat, device, true)),
-                            // The host build reads the slews: once they are here.
-                            (None, true) => Err(trees),
-                            // Copied while the host collects the endpoints.
-                            (None, false) => Ok(host_path_graph(gpu, graph, shared, trees)),
+                        if let Some((flat, device)) = built {
+                            return (flat, device, true);
                         }
+                        let flat = FlatGraph::with_trees(graph, shared, trees);
+                        // Copied while the host collects the endpoints (the search
+                        // copies it itself if this fails, and reports why).
+                        let started = Instant::now();
+                        let device = DevicePathGraph::upload(gpu, &flat)
+                            .inspect_err(|why| tracing::debug!("path graph not uploaded: {why}"))
+                            .ok();
+                        tracing::debug!(
+                            ms = started.elapsed().as_secs_f64() * 1e3,
+                            "path graph uploaded beside the update"
+                        );
+                        (flat, device, false)
                     })
                 });
                 // The path graph's in-edges built on the GPU from the forward values
@@ -1165,14 +1166,14 @@ mod on_gpu {
                 })?;
                 let Ok(trees) = trees_receiver.recv() else {
                     // The thread ended without sending: it panicked.
-                    let _ = joined(builder);
+                    joined(builder);
                     unreachable!("the path graph's thread sends its clock trees first");
                 };
                 let started = Instant::now();
                 let mut results = TimingData::for_download(0);
                 // The required times come down while the endpoints are still collected
                 // (at 1M gates the collection ends ~15 ms after the sweep).
-                let ((swept, swept_in, negative_slack, slews), endpoints) = rayon::join(
+                let ((swept, swept_in, negative_slack), endpoints) = rayon::join(
                     || {
                         let swept =
                             timing.sweep_required_from_tests_laid_out(graph, &tests, seed_layout);
@@ -1187,49 +1188,25 @@ mod on_gpu {
                             Ok(true) => negative_slacks(graph, &shared.arrival, &results.required),
                             _ => [None; 2],
                         };
-                        // The slews, which no step of the update read on the host.
-                        let slews = slews_left.then(|| {
-                            let started = Instant::now();
-                            let mut slews = Vec::new();
-                            let slews = timing
-                                .download_values_into(ForwardArray::Slew, &mut slews)
-                                .map(|()| slews);
-                            tracing::debug!(
-                                ms = started.elapsed().as_secs_f64() * 1e3,
-                                "the slews brought back beside the endpoints' collection"
-                            );
-                            slews
-                        });
-                        (swept, swept_in, negative, slews)
+                        (swept, swept_in, negative)
                     },
                     || FlatEndpoints::collect(graph, &trees, &shared.arrival, &tests, query),
                 );
                 record("propagate", swept_in);
                 record("paths", started.elapsed().saturating_sub(swept_in));
                 let swept = swept?;
-                let slews = slews.transpose()?;
-                let built = timed(record, "paths", || Ok(joined(builder)))?;
-                let kept = (built, endpoints, negative_slack);
-                Ok::<_, TimerError>((tests, swept.then_some(results.required), slews, kept))
+                let (flat, device, edges_from_device) =
+                    timed(record, "paths", || Ok(joined(builder)))?;
+                let kept = super::KeptPaths {
+                    graph: Arc::new(flat),
+                    endpoints: Some(Arc::new(endpoints)),
+                    device,
+                    edges_from_device,
+                    negative_slack,
+                };
+                Ok::<_, TimerError>((tests, swept.then_some(results.required), kept))
             })?;
             let moving = Instant::now();
-            if let Some(slews) = slews {
-                data.slew = slews;
-            }
-            let (built, endpoints, negative_slack) = kept;
-            let (flat, device, edges_from_device) = match built {
-                Ok(built) => built,
-                Err(trees) => timed(record, "paths", || {
-                    Ok(host_path_graph(self.backend.gpu(), graph, data, trees))
-                })?,
-            };
-            let kept = super::KeptPaths {
-                graph: Arc::new(flat),
-                endpoints: Some(Arc::new(endpoints)),
-                device,
-                edges_from_device,
-                negative_slack,
-            };
             data.tests = tests;
             match required {
                 Some(required) => data.required = required,
@@ -1249,27 +1226,6 @@ mod on_gpu {
                 gpus => GpuPasses::Shared(gpus),
             }
         }
-    }
-
-    /// The path graph of `data` with the clock trees `trees` built on the host, and its
-    /// copy on the GPU (none when the upload fails: the search copies it itself, and
-    /// says why).
-    fn host_path_graph(
-        gpu: &Arc<tachyon_gpu::GpuContext>,
-        graph: &TimingGraph,
-        data: &TimingData,
-        trees: [Option<tachyon_cppr::ClockTree>; 2],
-    ) -> (FlatGraph, Option<DevicePathGraph>, bool) {
-        let flat = FlatGraph::with_trees(graph, data, trees);
-        let started = Instant::now();
-        let device = DevicePathGraph::upload(gpu, &flat)
-            .inspect_err(|why| tracing::debug!("path graph not uploaded: {why}"))
-            .ok();
-        tracing::debug!(
-            ms = started.elapsed().as_secs_f64() * 1e3,
-            "path graph uploaded beside the update"
-        );
-        (flat, device, false)
     }
 
     /// Per split, the WNS and TNS ([`super::super::worst_and_total`]) of the timing with
