@@ -1561,25 +1561,14 @@ impl Timer {
             return Ok(Vec::new());
         };
         let pins = endpoint_pins(graph);
-        let slacks_of = |data: &TimingData, pins: &mut dyn Iterator<Item = PinId>| {
-            let mut slacks = Vec::new();
-            for pin in pins {
-                for transition in Transition::BOTH {
-                    if let Some(slack) = data.slack_at(pin, split, transition) {
-                        slacks.push(slack);
-                    }
-                }
-            }
-            slacks
-        };
         if let Some(rows) = self.rows_on_device(&pins)? {
-            return Ok(slacks_of(&rows, &mut (0..pins.len() as u32).map(PinId)));
+            return Ok(slacks_of_rows(&rows, split));
         }
         self.update_timing()?;
         let Some((_, data)) = &self.timing else {
             return Ok(Vec::new());
         };
-        Ok(slacks_of(data, &mut pins.into_iter()))
+        Ok(slacks_at(data, &pins, split))
     }
 
     /// Brings the timing up to date for a reader of a few pins' values, who reads them
@@ -1656,24 +1645,36 @@ impl Timer {
     /// from one pass over the endpoints (at 1M gates each pass scans 3M pins for the
     /// primary outputs: about 13 ms on 16 cores).
     pub fn negative_slack(&mut self, split: Split) -> Result<(f64, f64), TimerError> {
-        let slacks = self.timed_endpoint_slacks(split)?;
+        let slacks = match self.kept_negative_slack(split)? {
+            Some(found) => return Ok(found),
+            None => self.timed_endpoint_slacks(split)?,
+        };
         if let Some(sta) = &self.sta {
             return Ok((
                 sta.timing.worst_negative_slack(split),
                 sta.timing.total_negative_slack(split),
             ));
         }
-        let worst = slacks.iter().copied().fold(0.0, f64::min);
-        let mut negative: Vec<f64> = slacks.into_iter().filter(|slack| *slack < 0.0).collect();
-        // Summed in value order, not endpoint order: the sum's bits then do not depend
-        // on pin ids, which differ between an edited graph and a fresh build. Sorted on
-        // all threads (half a million slacks at 1M gates): `total_cmp` is a total order
-        // whose equal values have equal bits, so any sort gives this sequence.
-        use rayon::slice::ParallelSliceMut;
-        negative.par_sort_unstable_by(f64::total_cmp);
-        // A fold from +0.0: `sum()` starts at -0.0, so no violation would print "-0.000".
-        let total = negative.into_iter().fold(0.0, |total, slack| total + slack);
-        Ok((worst, total))
+        Ok(worst_and_total(slacks))
+    }
+
+    /// The WNS and TNS of `split` that the last update found beside its last steps
+    /// (the GPU's first update with a wanted path query, from the same arrays:
+    /// `gpu_phases`' `beside_paths`), kept with the path graph and so dropped with it
+    /// by any change; None when there are none (or SDC constraints time the design).
+    /// The same checks as [`Timer::timed_endpoint_slacks`] come first.
+    fn kept_negative_slack(&mut self, split: Split) -> Result<Option<(f64, f64)>, TimerError> {
+        if !self.design.has_netlist() || !self.design.has_library(split) {
+            return Ok(None);
+        }
+        self.update_timing_for_rows()?;
+        if self.sta.is_some() {
+            return Ok(None);
+        }
+        Ok(self
+            .path_graph
+            .as_ref()
+            .and_then(|kept| kept.negative_slack[split.index()]))
     }
 
     /// The endpoint slacks of `split` with TAU assertions (empty under SDC
@@ -1927,7 +1928,7 @@ fn locate(operation: &Operation, error: TimerError) -> TimerError {
 pub(crate) const HOST_CPPR_FACTOR: usize = 64;
 
 /// The endpoints (primary outputs, then test data pins in test order), each once.
-fn endpoint_pins(graph: &TimingGraph) -> Vec<PinId> {
+pub(super) fn endpoint_pins(graph: &TimingGraph) -> Vec<PinId> {
     use rayon::prelude::*;
     let mut seen = vec![false; graph.n_pins() as usize];
     let mut pins = Vec::new();
@@ -1946,6 +1947,43 @@ fn endpoint_pins(graph: &TimingGraph) -> Vec<PinId> {
         }
     }
     pins
+}
+
+/// The slacks of `split` at `pins` (per pin, each transition with a slack, in order),
+/// on all threads (half a million endpoints at 1M gates, read scattered over the
+/// arrays).
+fn slacks_at(data: &TimingData, pins: &[PinId], split: Split) -> Vec<f64> {
+    use rayon::prelude::*;
+    pins.par_iter()
+        .with_min_len(1 << 12)
+        .flat_map_iter(|&pin| {
+            Transition::BOTH
+                .into_iter()
+                .filter_map(move |transition| data.slack_at(pin, split, transition))
+        })
+        .collect()
+}
+
+/// [`slacks_at`] over every row of `rows` (the timing data of some pins, in order).
+pub(super) fn slacks_of_rows(rows: &TimingData, split: Split) -> Vec<f64> {
+    let pins: Vec<PinId> = (0..rows.arrival.len() as u32).map(PinId).collect();
+    slacks_at(rows, &pins, split)
+}
+
+/// The worst of the endpoints' `slacks` if negative (else 0) and the sum of the
+/// negative ones: [`Timer::negative_slack`] with TAU assertions.
+pub(super) fn worst_and_total(slacks: Vec<f64>) -> (f64, f64) {
+    let worst = slacks.iter().copied().fold(0.0, f64::min);
+    let mut negative: Vec<f64> = slacks.into_iter().filter(|slack| *slack < 0.0).collect();
+    // Summed in value order, not endpoint order: the sum's bits then do not depend
+    // on pin ids, which differ between an edited graph and a fresh build. Sorted on
+    // all threads (half a million slacks at 1M gates): `total_cmp` is a total order
+    // whose equal values have equal bits, so any sort gives this sequence.
+    use rayon::slice::ParallelSliceMut;
+    negative.par_sort_unstable_by(f64::total_cmp);
+    // A fold from +0.0: `sum()` starts at -0.0, so no violation would print "-0.000".
+    let total = negative.into_iter().fold(0.0, |total, slack| total + slack);
+    (worst, total)
 }
 
 fn split_name(split: Split) -> &'static str {
@@ -2131,7 +2169,15 @@ impl Timer {
             return Ok(());
         }
         let gpu_search = matches!(self.backend.for_design(graph.n_pins()), Backend::Gpu(_));
-        match gpu_phases::paths_after_edits(resident, graph, data, incremental, gpu_search) {
+        let rc_raw = self.backend.rc_edits_on_device();
+        let design = &self.design;
+        match gpu_phases::paths_after_edits(
+            resident,
+            (graph, data, design),
+            incremental,
+            gpu_search,
+            rc_raw,
+        ) {
             Ok(kept) => self.path_graph = kept,
             Err(why) => {
                 self.drop_device_timing(&why);

@@ -644,7 +644,7 @@ impl GpuTiming {
         graph: &TimingGraph,
         data: &TimingData,
     ) -> Result<(), GpuError> {
-        self.sweep_required_by(graph, &data.tests, Some(data))
+        self.sweep_required_by(graph, &data.tests, Some(data), || SeedLayout::build(graph))
             .map(|_| ())
     }
 
@@ -658,20 +658,34 @@ impl GpuTiming {
         graph: &TimingGraph,
         tests: &[TestResult],
     ) -> Result<bool, GpuError> {
-        self.sweep_required_by(graph, tests, None)
+        self.sweep_required_by(graph, tests, None, || SeedLayout::build(graph))
     }
 
-    /// The sweep from `tests` (the device's seeds) or, where the seed layout does not
-    /// fit, from `data`'s host seed list; false when that is needed and `data` is None.
+    /// [`GpuTiming::sweep_required_from_tests`] with `graph`'s [`SeedLayout::build`]
+    /// made by the caller (beside other work: 15-20 ms of host work at 1M gates),
+    /// uploaded unless a layout is there already.
+    pub fn sweep_required_from_tests_laid_out(
+        &mut self,
+        graph: &TimingGraph,
+        tests: &[TestResult],
+        layout: Option<SeedLayout>,
+    ) -> Result<bool, GpuError> {
+        self.sweep_required_by(graph, tests, None, || layout)
+    }
+
+    /// The sweep from `tests` (the device's seeds, laid out by `layout` unless they are
+    /// uploaded already) or, where the seed layout does not fit, from `data`'s host seed
+    /// list; false when that is needed and `data` is None.
     fn sweep_required_by(
         &mut self,
         graph: &TimingGraph,
         tests: &[TestResult],
         data: Option<&TimingData>,
+        layout: impl FnOnce() -> Option<SeedLayout>,
     ) -> Result<bool, GpuError> {
         let started = std::time::Instant::now();
         if self.seeds.is_none() {
-            if let Some(layout) = SeedLayout::build(graph) {
+            if let Some(layout) = layout() {
                 let gpu = self.device.gpu().clone();
                 let n_tests = graph.tests().len();
                 let n_pins = graph.n_pins() as usize;

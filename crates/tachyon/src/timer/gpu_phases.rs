@@ -37,6 +37,9 @@ pub(super) struct KeptPaths {
     /// Whether the graph's in-edges were built from the resident state's values (on
     /// the GPU; over the CPU twin by the same per-node function), else on the host.
     pub(super) edges_from_device: bool,
+    /// Per split, the WNS and TNS of the timing the graph was built from, when the
+    /// update found them beside its last steps ([`super::Timer::negative_slack`]).
+    pub(super) negative_slack: [Option<(f64, f64)>; 2],
 }
 
 impl KeptPaths {
@@ -48,6 +51,7 @@ impl KeptPaths {
             #[cfg(feature = "gpu")]
             device: None,
             edges_from_device: false,
+            negative_slack: [None; 2],
         }
     }
 }
@@ -383,10 +387,10 @@ pub(super) type DeviceQuery = (Option<KeptPaths>, tachyon_paths::flat::FlatEndpo
 /// the host. An error when the sweep fails (the caller drops the device state).
 pub(super) fn paths_after_edits(
     resident: &mut Resident,
-    graph: &TimingGraph,
-    data: &mut TimingData,
+    (graph, data, design): (&TimingGraph, &mut TimingData, &Design),
     incremental: &mut Incremental,
     gpu_search: bool,
+    rc_raw: bool,
 ) -> Result<Option<KeptPaths>, TimerError> {
     #[cfg(feature = "gpu")]
     if matches!(resident, Resident::Gpu(_)) && !gpu_search {
@@ -395,7 +399,7 @@ pub(super) fn paths_after_edits(
     let _ = gpu_search;
     let started = std::time::Instant::now();
     let current = incremental.device_forward_current();
-    if !current && forward_resident(resident, graph, data, incremental)? {
+    if !current && forward_resident(resident, graph, data, incremental, design, rc_raw)? {
         tracing::debug!(
             "path graph: the device's sweep changed host values; built on the host after \
              the update"
@@ -538,9 +542,10 @@ mod on_gpu {
     use tachyon_cppr::gpu::{GpuPasses, KeptNetworks};
     use tachyon_cppr::{ClockNetwork, ClockTree, CpprStructure};
     use tachyon_gba::gpu::{ForwardArray, GpuTiming, RawParasitics, RcNetworkBatch};
-    use tachyon_gba::{FlatParasitics, FlatTiming, ForwardOutcome, Incremental};
+    use tachyon_gba::{FlatParasitics, FlatTiming, ForwardOutcome, Incremental, SeedLayout};
     use tachyon_gpu::{GpuError, LayoutError};
     use tachyon_graph::{NetId, TestResult, TimingData, TimingGraph};
+    use tachyon_kernels::Split;
     use tachyon_link::Design;
     use tachyon_paths::flat::{FlatEndpoints, FlatGraph, FlatPaths};
     use tachyon_paths::gpu::{DeviceEdges, DevicePathGraph, ResidentTiming};
@@ -935,6 +940,7 @@ mod on_gpu {
                 endpoints: None,
                 device,
                 edges_from_device: true,
+                negative_slack: [None; 2],
             })
         }
 
@@ -1419,7 +1425,7 @@ mod on_gpu {
                 // thread that waits for the pin flags while CPPR starts.
                 let resident: &GpuTiming = timing;
                 let (edges_gpu, on_device) = resident_timing(resident);
-                let tests = std::thread::scope(|beside| {
+                let (tests, seed_layout) = std::thread::scope(|beside| {
                     beside.spawn(move || {
                         let Ok(flags) = flags_receiver.recv() else {
                             // The path graph's thread panicked; its join says why.
@@ -1427,13 +1433,18 @@ mod on_gpu {
                         };
                         let _ = edges_sender.send(queue_edges(edges_gpu, on_device, &flags));
                     });
-                    timed(record, "cppr", || {
+                    // The backward seeds' layout (host work that reads the graph alone)
+                    // while CPPR runs, in the path graph's pool, rather than after it
+                    // beside the endpoints' collection.
+                    let seed_layout = beside.spawn(|| in_paths_pool(|| SeedLayout::build(graph)));
+                    let tests = timed(record, "cppr", || {
                         let passes = self.passes(resident);
                         let post = tachyon_cppr::gpu::post_cppr_slacks_with(
                             graph, shared, structure, passes,
                         )?;
                         Ok(tachyon_cppr::stored_tests(graph, shared, &post))
-                    })
+                    });
+                    tests.map(|tests| (tests, joined(seed_layout)))
                 })?;
                 let Ok(trees) = trees_receiver.recv() else {
                     // The thread ended without sending: it panicked.
@@ -1444,13 +1455,22 @@ mod on_gpu {
                 let mut results = TimingData::for_download(0);
                 // The required times come down while the endpoints are still collected
                 // (at 1M gates the collection ends ~15 ms after the sweep).
-                let ((swept, swept_in), endpoints) = rayon::join(
+                let ((swept, swept_in, negative_slack), endpoints) = rayon::join(
                     || {
-                        let swept = match timing.sweep_required_from_tests(graph, &tests) {
+                        let swept =
+                            timing.sweep_required_from_tests_laid_out(graph, &tests, seed_layout);
+                        let swept = match swept {
                             Ok(true) => timing.download_required_into(&mut results).map(|()| true),
                             other => other,
                         };
-                        (swept, started.elapsed())
+                        let swept_in = started.elapsed();
+                        // The endpoints' WNS and TNS while the endpoints are still
+                        // collected (the command line writes them before the search).
+                        let negative = match swept {
+                            Ok(true) => negative_slacks(graph, &shared.arrival, &results.required),
+                            _ => [None; 2],
+                        };
+                        (swept, swept_in, negative)
                     },
                     || FlatEndpoints::collect(graph, &trees, &shared.arrival, &tests, query),
                 );
@@ -1464,6 +1484,7 @@ mod on_gpu {
                     endpoints: Some(Arc::new(endpoints)),
                     device,
                     edges_from_device,
+                    negative_slack,
                 };
                 Ok::<_, TimerError>((tests, swept.then_some(results.required), kept))
             })?;
@@ -1487,6 +1508,34 @@ mod on_gpu {
                 gpus => GpuPasses::Shared(gpus),
             }
         }
+    }
+
+    /// Per split, the WNS and TNS ([`super::super::worst_and_total`]) of the timing with
+    /// these arrivals and required times, from the endpoints' rows gathered as
+    /// [`super::super::Timer::negative_slack`] reads them; None for a split with no
+    /// endpoint slack.
+    fn negative_slacks(
+        graph: &TimingGraph,
+        arrival: &[[f64; 4]],
+        required: &[[f64; 4]],
+    ) -> [Option<(f64, f64)>; 2] {
+        let started = Instant::now();
+        let pins = super::super::endpoint_pins(graph);
+        let mut rows = TimingData::for_download(0);
+        let row = |values: &[[f64; 4]]| -> Vec<[f64; 4]> {
+            pins.par_iter().map(|pin| values[pin.index()]).collect()
+        };
+        (rows.arrival, rows.required) = rayon::join(|| row(arrival), || row(required));
+        let found = Split::BOTH.map(|split| {
+            let slacks = super::super::slacks_of_rows(&rows, split);
+            (!slacks.is_empty()).then(|| super::super::worst_and_total(slacks))
+        });
+        tracing::debug!(
+            endpoints = pins.len(),
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "WNS and TNS found beside the endpoints' collection"
+        );
+        found
     }
 
     /// The resident buffers a path graph's in-edges are built from
