@@ -180,6 +180,22 @@ fn gpu_config_from_environment() -> anyhow::Result<tachyon::gpu::GpuConfig> {
     Ok(config)
 }
 
+/// `TACHYON_MEMORY_LIMIT=size` (`1500000`, `512m`, `8g`): the memory limit the timer
+/// checks its estimates against, in place of the system's (a malformed value is
+/// ignored with a warning, as the limit only guards against running out).
+fn set_memory_limit_from_environment() {
+    let Ok(text) = std::env::var("TACHYON_MEMORY_LIMIT") else {
+        return;
+    };
+    match tachyon::parse_memory_size(&text) {
+        Some(bytes) => tachyon::set_memory_limit(Some((bytes, "TACHYON_MEMORY_LIMIT"))),
+        None => tracing::warn!(
+            value = %text,
+            "TACHYON_MEMORY_LIMIT is not a size such as 8g; ignored"
+        ),
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Time a design and report its summary and worst paths (text, JSON, TAU; SVG
@@ -220,6 +236,7 @@ fn main() -> ExitCode {
         }
     };
     init_logging(cli.verbose);
+    set_memory_limit_from_environment();
     // With the last line below, what a run costs outside its steps (start, exit).
     tracing::debug!("started");
     if let Some(threads) = cli.threads {

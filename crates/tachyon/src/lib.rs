@@ -15,6 +15,7 @@
 mod backend;
 pub mod input;
 mod memory;
+pub use memory::{parse_size as parse_memory_size, set_memory_limit};
 mod timer;
 
 pub use tachyon_cppr as cppr;

@@ -2,10 +2,11 @@
 //! the machine fails with the phase, the size needed and the limit, instead of the
 //! allocator's "memory allocation of N bytes failed" abort (or the kernel's OOM kill).
 //!
-//! The limit is the smallest of: `TACHYON_MEMORY_LIMIT` (bytes, with an optional `k`,
-//! `m` or `g` suffix), the system's available memory (`MemAvailable`), the cgroup's
-//! memory limit less its usage, and the address-space limit (`ulimit -v`) less the
-//! process's address space. The estimates are per pin, arc, net and RC node; on a
+//! The limit is the one the program set ([`set_memory_limit`]; the binary passes
+//! `TACHYON_MEMORY_LIMIT`, bytes with an optional `k`, `m`, `g` or `t` suffix, read by
+//! [`parse_size`]) when set, else the smallest of the system's available memory
+//! (`MemAvailable`), the cgroup's memory limit less its usage, and the address-space
+//! limit (`ulimit -v`) less the process's address space. The estimates are per pin, arc, net and RC node; on a
 //! generated 200k-gate design (610k pins, 1.5M arcs, 1.7M RC nodes) they give 422 MB
 //! for a timing update that raised the peak resident memory from 393 MB (loading) to
 //! 634 MB: they err on the large side, but not by a factor.
@@ -55,13 +56,26 @@ pub(crate) fn check(phase: &'static str, what: String, needed: u64) -> Result<()
     }
 }
 
-/// The smallest memory limit that applies, in bytes, and what sets it.
+/// The limit the program set, with what set it (for messages).
+static SET_LIMIT: std::sync::RwLock<Option<(u64, &'static str)>> = std::sync::RwLock::new(None);
+
+/// Sets the memory limit of every timer in the process: `bytes`, named `source` in
+/// errors (the binary passes `TACHYON_MEMORY_LIMIT`), in place of the system's limits;
+/// None goes back to those. A library reads no environment variable: the program
+/// decides.
+pub fn set_memory_limit(limit: Option<(u64, &'static str)>) {
+    *SET_LIMIT
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) = limit;
+}
+
+/// The memory limit that applies, in bytes, and what sets it.
 pub(crate) fn limit() -> Option<(u64, &'static str)> {
-    if let Ok(text) = std::env::var("TACHYON_MEMORY_LIMIT") {
-        if let Some(limit) = parse_size(&text) {
-            return Some((limit, "TACHYON_MEMORY_LIMIT"));
-        }
-        tracing::warn!(value = %text, "TACHYON_MEMORY_LIMIT is not a size such as 8g; ignored");
+    if let Some(set) = *SET_LIMIT
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    {
+        return Some(set);
     }
     let mut best: Option<(u64, &'static str)> = None;
     let mut consider = |limit: Option<u64>, source: &'static str| {
@@ -78,7 +92,7 @@ pub(crate) fn limit() -> Option<(u64, &'static str)> {
 }
 
 /// A size such as `1500000`, `512m` or `8g` (powers of 1024).
-pub(crate) fn parse_size(text: &str) -> Option<u64> {
+pub fn parse_size(text: &str) -> Option<u64> {
     let text = text.trim().to_ascii_lowercase();
     let (digits, shift) = match text.as_bytes().last()? {
         b'k' => (&text[..text.len() - 1], 10),
