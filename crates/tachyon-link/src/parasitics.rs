@@ -87,12 +87,14 @@ impl<'text> NetShape<'text> {
         };
         for connection in &net.connections {
             let name = connection.name;
-            let pin = match builder.find(&name) {
-                Some(_) => None,
-                None => match builder.add(&mut shape.parasitics.ground_capacitance, name) {
-                    (id, true) => Some(id),
-                    (_, false) => None,
-                },
+            let pin = match builder.lookup(&name) {
+                Ok(_) => None,
+                Err(print) => {
+                    match builder.add(&mut shape.parasitics.ground_capacitance, name, print) {
+                        (id, true) => Some(id),
+                        (_, false) => None,
+                    }
+                }
             };
             let node = pin.unwrap_or(ASKED_ONLY);
             shape.parasitics.pin_nodes.push((node, PLACEHOLDER));
@@ -128,10 +130,11 @@ impl<'text> NetShape<'text> {
         builder: &mut NodeIndex<'_, 'text>,
         name: tachyon_spef::Name<'text>,
     ) -> u32 {
-        if let Some(existing) = builder.find(&name) {
-            return existing;
-        }
-        let (id, may_be_pin) = builder.add(&mut self.parasitics.ground_capacitance, name);
+        let print = match builder.lookup(&name) {
+            Ok(existing) => return existing,
+            Err(print) => print,
+        };
+        let (id, may_be_pin) = builder.add(&mut self.parasitics.ground_capacitance, name, print);
         if may_be_pin {
             self.other_nodes.push((id, name));
         }
@@ -175,7 +178,22 @@ const SMALL_NET: usize = 16;
 /// have different names, so the linear scan of a small net compares few names in full.
 fn fingerprint(name: &tachyon_spef::Name<'_>) -> u64 {
     let (head, tail) = name.parts();
-    let mut print = (name.len() as u64) << 48;
+    // The last bytes of one part, by one load: the common name is one part (or a
+    // mapped instance and a `:pin` of six bytes or more). The last byte is the lowest.
+    let last = match tail.len() {
+        0 => head.as_bytes(),
+        6.. => tail.as_bytes(),
+        _ => return fingerprint_bytewise(head, tail, name.len()),
+    };
+    let take = last.len().min(8);
+    let mut bytes = [0; 8];
+    bytes[8 - take..].copy_from_slice(&last[last.len() - take..]);
+    ((name.len() as u64) << 48) | (u64::from_be_bytes(bytes) & ((1 << 48) - 1))
+}
+
+/// [`fingerprint`] byte by byte across both parts.
+fn fingerprint_bytewise(head: &str, tail: &str, len: usize) -> u64 {
+    let mut print = (len as u64) << 48;
     let mut shift = 0;
     for &byte in tail
         .as_bytes()
@@ -230,25 +248,33 @@ impl<'text> NodeIndex<'_, 'text> {
     }
 
     fn find(&self, name: &tachyon_spef::Name<'_>) -> Option<u32> {
+        self.lookup(name).ok()
+    }
+
+    /// The id of node `name`, or else the fingerprint that [`NodeIndex::add`] records
+    /// (computed once per new node; 0 once the net is large).
+    fn lookup(&self, name: &tachyon_spef::Name<'_>) -> Result<u32, u64> {
         match &self.large {
-            Some(index) => index.get(name).copied(),
+            Some(index) => index.get(name).copied().ok_or(0),
             None => {
                 let print = fingerprint(name);
                 self.small
                     .iter()
                     .find(|(known_print, known, _)| *known_print == print && same_name(known, name))
                     .map(|&(_, _, id)| id)
+                    .ok_or(print)
             }
         }
     }
 
-    fn insert(&mut self, name: tachyon_spef::Name<'text>, id: u32) {
+    /// Records `name` under `id`; `print` is its fingerprint while the net is small.
+    fn insert(&mut self, name: tachyon_spef::Name<'text>, id: u32, print: u64) {
         match &mut self.large {
             Some(index) => {
                 index.insert(name, id);
             }
             None => {
-                self.small.push((fingerprint(&name), name, id));
+                self.small.push((print, name, id));
                 if self.small.len() > SMALL_NET {
                     self.large = Some(
                         self.small
@@ -263,11 +289,40 @@ impl<'text> NodeIndex<'_, 'text> {
 
     /// Adds node `name`, not known yet, with no capacitance: its id, and whether it may
     /// be a pin (it is none of the net's internal nodes).
-    fn add(&mut self, capacitance: &mut Vec<f64>, name: tachyon_spef::Name<'text>) -> (u32, bool) {
+    /// `print` is what [`NodeIndex::lookup`] gave for `name`.
+    fn add(
+        &mut self,
+        capacitance: &mut Vec<f64>,
+        name: tachyon_spef::Name<'text>,
+        print: u64,
+    ) -> (u32, bool) {
         let id = capacitance.len() as u32;
         capacitance.push(0.0);
         let may_be_pin = !self.is_internal(&name);
-        self.insert(name, id);
+        self.insert(name, id, print);
         (id, may_be_pin)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fingerprint, fingerprint_bytewise};
+    use tachyon_spef::Name;
+
+    /// The one-load fingerprint equals the byte-by-byte one for every split of names
+    /// shorter and longer than the six bytes kept and the eight loaded.
+    #[test]
+    fn fingerprint_equals_the_bytewise_one() {
+        let text = "g121400:A2_bus\\[17\\]:some_long_pin";
+        for end in 0..=text.len() {
+            for at in 0..=end {
+                let (head, tail) = (&text[..at], &text[at..end]);
+                assert_eq!(
+                    fingerprint(&Name::new(head, tail)),
+                    fingerprint_bytewise(head, tail, end),
+                    "{head:?} + {tail:?}"
+                );
+            }
+        }
     }
 }
