@@ -282,9 +282,6 @@ pub struct Timer {
     last_on_gpu: bool,
     /// Whether a CPU backend keeps the resident state's CPU twin (tests).
     resident_twin: bool,
-    /// While the SPEF parsed beside a load is held for dropping after the first
-    /// update ([`Timer::hold_parsed_spef`]): dropping this lets it go.
-    parsed_spef: Option<std::sync::mpsc::Sender<()>>,
 }
 
 /// What a pin query's answer reads, so what an update before it must bring up to date
@@ -384,7 +381,6 @@ impl Timer {
             gpu_failed: None,
             last_on_gpu: false,
             resident_twin: false,
-            parsed_spef: None,
             cppr_clock: None,
             cppr_trees: tachyon_cppr::ClockTrees::default(),
         }
@@ -1120,24 +1116,6 @@ impl Timer {
             self.retime_incremental();
             return Ok(());
         }
-        let updated = self.update_timing_fully();
-        // The load's parsed SPEF, held through the first update, goes now (beside
-        // whatever follows: at 1M a path search that mostly waits for the GPU).
-        self.parsed_spef = None;
-        updated
-    }
-
-    /// Has the caller's thread holding the SPEF parsed beside a load (its nets and
-    /// text) drop it once the receiver says so: after the next full update, or when
-    /// the timer goes, or when the next load holds its own.
-    fn hold_parsed_spef(&mut self) -> std::sync::mpsc::Receiver<()> {
-        let (release, released) = std::sync::mpsc::channel();
-        self.parsed_spef = Some(release);
-        released
-    }
-
-    /// [`Timer::update_timing`] without timing: a full update.
-    fn update_timing_fully(&mut self) -> Result<(), TimerError> {
         if !self.verilog.is_empty() && self.linked_top.is_none() {
             let mut modules = Vec::new();
             for (name, text) in &self.verilog {

@@ -100,7 +100,7 @@ impl Timer {
         };
         let file = spef.display().to_string();
         let stop = AtomicBool::new(false);
-        let loaded = std::thread::scope(|scope| {
+        std::thread::scope(|scope| {
             let parsing = scope.spawn(|| {
                 beside(|| {
                     let started = std::time::Instant::now();
@@ -171,18 +171,18 @@ impl Timer {
                                 Ok(())
                             })?;
                             // The parsed nets, then the text, dropped on a thread of
-                            // their own once the first update after the load has ended
-                            // (`Timer::update_timing`; at once if the load fails or the
-                            // timer goes first). Dropped at the load's end (on the global pool),
-                            // the update's first step waited for the drop (at 1M the
-                            // check before the graph build took 18-29 ms instead of 4,
-                            // as long as the drop) and the graph build reused little of
-                            // the freed memory (H100, 1M, -vv). Held, the peak memory
-                            // grows by the parsed nets (~0.9 GB at 1M with the text).
-                            let release = self.hold_parsed_spef();
+                            // their own, past the end of the load (at 1M waiting for
+                            // them was 15-20 ms of it). The nets go on the global pool:
+                            // the check before the graph build (`update_timing`) waits
+                            // behind them (20-27 ms at 1M instead of 3-4), but the graph
+                            // build, the adjacency and the RC layout then reuse the
+                            // freed memory. Measured on an H100 at 1M (stop 33, -vv, two
+                            // runs each), from `design loaded` to the forward's first
+                            // kernel: 340-356 ms as here; 344-359 ms with the SPEF held
+                            // until the first update ends (peak RSS +1.3 GB); 354-369 ms
+                            // held to the exit; 356-369 ms dropped by this thread alone
+                            // (its drop then takes ~0.3 s).
                             std::thread::spawn(move || {
-                                // Until the sender is dropped.
-                                let _ = release.recv();
                                 let dropping = std::time::Instant::now();
                                 spef.with_dependent_mut(|_, borrowers| {
                                     drop_in_parallel(std::mem::take(&mut borrowers.nets));
@@ -190,7 +190,7 @@ impl Timer {
                                 drop(spef);
                                 tracing::debug!(
                                     ms = dropping.elapsed().as_secs_f64() * 1e3,
-                                    "parsed spef dropped after the first update"
+                                    "parsed spef dropped after the load"
                                 );
                             });
                             Ok(())
@@ -202,12 +202,7 @@ impl Timer {
                     .map_err(failed(input))?;
             }
             Ok(())
-        });
-        if loaded.is_err() {
-            // A SPEF parsed and held before the failure goes now.
-            self.parsed_spef = None;
-        }
-        loaded
+        })
     }
 
     /// Reads one input file.
