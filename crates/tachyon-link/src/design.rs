@@ -513,8 +513,7 @@ impl Design {
         // library has (interned then) or a net not declared (added then) is run again.
         // With the edit room, as the nets.
         let n_instances = module.instances.len();
-        let mut instances: Vec<Instance> =
-            Vec::with_capacity(n_instances + edit_room(n_instances));
+        let mut instances: Vec<Instance> = Vec::with_capacity(n_instances + edit_room(n_instances));
         instances.par_extend(
             (0..n_instances)
                 .into_par_iter()
@@ -2242,5 +2241,24 @@ mod tests {
             sort_names(&mut names);
             assert_eq!(names, expected, "case {case}");
         }
+    }
+
+    /// The link leaves the instances and the nets their edit room, so that a first
+    /// update's `keep_edit_room` moves neither.
+    #[test]
+    fn a_linked_netlist_has_its_edit_room() {
+        let folder = tachyon_testkit::repo_root().join("testdata/tiny");
+        let mut design = super::Design::new();
+        let text = std::fs::read_to_string(folder.join("tiny_Early.lib")).unwrap();
+        let library = tachyon_liberty::parse_library("tiny_Early.lib", &text).unwrap();
+        design.set_library(None, &library);
+        let text = std::fs::read_to_string(folder.join("tiny.v")).unwrap();
+        let netlist = tachyon_verilog::parse_netlist("tiny.v", &text).unwrap();
+        design.set_netlist(&netlist).unwrap();
+        let room = |capacity: usize, len: usize| capacity - len >= tachyon_graph::edit_room(len);
+        let (instances, nets) = (&design.instances.slots, &design.nets.slots);
+        assert!(!instances.is_empty() && !nets.is_empty());
+        assert!(room(instances.capacity(), instances.len()));
+        assert!(room(nets.capacity(), nets.len()));
     }
 }
