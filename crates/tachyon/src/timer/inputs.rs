@@ -157,12 +157,11 @@ impl Timer {
                     stop.store(true, Ordering::Relaxed);
                 }
                 let read = match parsing.take_if(|_| index == early) {
-                    Some(parsing) => {
-                        let (parsed, pool) = parsing
-                            .join()
-                            .inspect(|_| tracing::debug!(file, "spef parse joined"))
-                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                        parsed.and_then(|mut spef| {
+                    Some(parsing) => parsing
+                        .join()
+                        .inspect(|_| tracing::debug!(file, "spef parse joined"))
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                        .and_then(|mut spef| {
                             spef.with_dependent_mut(|text, borrowers| {
                                 let Some((parsed, shapes, time)) = borrowers.parsed.take() else {
                                     return Ok::<(), TimerError>(());
@@ -173,35 +172,29 @@ impl Timer {
                             })?;
                             // The parsed nets, then the text, dropped on a thread of
                             // their own, past the end of the load (at 1M waiting for
-                            // them was 15-20 ms of it); the graph build, the adjacency
-                            // and the RC layout then reuse the freed memory (held
-                            // longer, the update was no faster: stop 33, and stop 35
-                            // with the SPEF held until the first update ends). The
-                            // nets go on the SPEF's own pool, whose threads allocated
-                            // them and were kept for this: freed on the global pool
-                            // once those threads had ended, they took 18-29 ms of every
-                            // core at 1M, and the check before the graph build
-                            // (`update_timing`) waited as long, even with the drop on a
-                            // pool of its own.
+                            // them was 15-20 ms of it). The nets go on the global pool:
+                            // the check before the graph build (`update_timing`) waits
+                            // behind them (20-27 ms at 1M instead of 3-4), but the graph
+                            // build, the adjacency and the RC layout then reuse the
+                            // freed memory. Measured on an H100 at 1M (stop 33, -vv, two
+                            // runs each), from `design loaded` to the forward's first
+                            // kernel: 340-356 ms as here; 344-359 ms with the SPEF held
+                            // until the first update ends (peak RSS +1.3 GB); 354-369 ms
+                            // held to the exit; 356-369 ms dropped by this thread alone
+                            // (its drop then takes ~0.3 s).
                             std::thread::spawn(move || {
                                 let dropping = std::time::Instant::now();
                                 spef.with_dependent_mut(|_, borrowers| {
-                                    let nets = std::mem::take(&mut borrowers.nets);
-                                    match &pool {
-                                        Some(pool) => pool.install(|| drop_in_parallel(nets)),
-                                        None => drop_in_parallel(nets),
-                                    }
+                                    drop_in_parallel(std::mem::take(&mut borrowers.nets));
                                 });
                                 drop(spef);
-                                drop(pool);
                                 tracing::debug!(
                                     ms = dropping.elapsed().as_secs_f64() * 1e3,
                                     "parsed spef dropped after the load"
                                 );
                             });
                             Ok(())
-                        })
-                    }
+                        }),
                     None => self.read_input(input),
                 };
                 // A failed read ends the load: the SPEF's preparing too.
@@ -262,20 +255,18 @@ const OWN_POOL_MIN: usize = 8;
 /// Measured again with the annotate's design-independent half made beside (stop 33,
 /// H100, 1M, 5 rounds): a SPEF pool of 12 or 16 threads prepares all of it, but the
 /// link slows by more (`design loaded` 0.57 and 0.54 s against 0.52 s for 8).
-/// The pool is handed back with the result, for the parsed nets' drop
-/// ([`Timer::read_inputs`]).
-fn beside<T: Send>(read: impl FnOnce() -> T + Send) -> (T, Option<rayon::ThreadPool>) {
+fn beside<T: Send>(read: impl FnOnce() -> T + Send) -> T {
     let threads = rayon::current_num_threads();
     if threads < OWN_POOL_MIN {
-        return (read(), None);
+        return read();
     }
     match rayon::ThreadPoolBuilder::new()
         .num_threads(threads / 2)
         .thread_name(|index| format!("spef-{index}"))
         .build()
     {
-        Ok(pool) => (pool.install(read), Some(pool)),
-        Err(_) => (read(), None),
+        Ok(pool) => pool.install(read),
+        Err(_) => read(),
     }
 }
 
