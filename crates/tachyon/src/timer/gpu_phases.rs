@@ -544,7 +544,7 @@ mod on_gpu {
     use tachyon_gba::gpu::{ForwardArray, GpuTiming, RawParasitics, RcNetworkBatch};
     use tachyon_gba::{FlatParasitics, FlatTiming, ForwardOutcome, Incremental, SeedLayout};
     use tachyon_gpu::{GpuError, LayoutError};
-    use tachyon_graph::{NetId, TestResult, TimingData, TimingGraph};
+    use tachyon_graph::{NetId, PinId, TestResult, TimingData, TimingGraph};
     use tachyon_kernels::Split;
     use tachyon_link::Design;
     use tachyon_paths::flat::{FlatEndpoints, FlatGraph, FlatPaths};
@@ -1433,10 +1433,15 @@ mod on_gpu {
                         };
                         let _ = edges_sender.send(queue_edges(edges_gpu, on_device, &flags));
                     });
-                    // The backward seeds' layout (host work that reads the graph alone)
-                    // while CPPR runs, in the path graph's pool, rather than after it
-                    // beside the endpoints' collection.
-                    let seed_layout = beside.spawn(|| in_paths_pool(|| SeedLayout::build(graph)));
+                    // The backward seeds' layout and the endpoint pins of the WNS/TNS
+                    // (host work that reads the graph alone) while CPPR runs, in the
+                    // path graph's pool, rather than after it beside the endpoints'
+                    // collection.
+                    let seed_layout = beside.spawn(|| {
+                        in_paths_pool(|| {
+                            (SeedLayout::build(graph), super::super::endpoint_pins(graph))
+                        })
+                    });
                     let tests = timed(record, "cppr", || {
                         let passes = self.passes(resident);
                         let post = tachyon_cppr::gpu::post_cppr_slacks_with(
@@ -1446,6 +1451,7 @@ mod on_gpu {
                     });
                     tests.map(|tests| (tests, joined(seed_layout)))
                 })?;
+                let (seed_layout, endpoint_pins) = seed_layout;
                 let Ok(trees) = trees_receiver.recv() else {
                     // The thread ended without sending: it panicked.
                     joined(builder);
@@ -1459,17 +1465,30 @@ mod on_gpu {
                     || {
                         let swept =
                             timing.sweep_required_from_tests_laid_out(graph, &tests, seed_layout);
-                        let swept = match swept {
-                            Ok(true) => timing.download_required_into(&mut results).map(|()| true),
-                            other => other,
+                        // The endpoints' WNS and TNS while the endpoints are still
+                        // collected (the command line writes them before the search):
+                        // from their required times gathered on the device, on a thread
+                        // of their own while every required time comes down.
+                        let (swept, negative) = match swept {
+                            Ok(true) => {
+                                let timing: &GpuTiming = timing;
+                                let index: Vec<u32> =
+                                    endpoint_pins.iter().map(|pin| pin.0).collect();
+                                match timing.required_at(&index) {
+                                    Err(why) => (Err(why), [None; 2]),
+                                    Ok(required) => std::thread::scope(|wns| {
+                                        let (pins, arrival) = (&endpoint_pins, &shared.arrival);
+                                        let negative = wns.spawn(move || {
+                                            negative_slacks(pins, arrival, required)
+                                        });
+                                        let swept = timing.download_required_into(&mut results);
+                                        (swept.map(|()| true), joined(negative))
+                                    }),
+                                }
+                            }
+                            other => (other, [None; 2]),
                         };
                         let swept_in = started.elapsed();
-                        // The endpoints' WNS and TNS while the endpoints are still
-                        // collected (the command line writes them before the search).
-                        let negative = match swept {
-                            Ok(true) => negative_slacks(graph, &shared.arrival, &results.required),
-                            _ => [None; 2],
-                        };
                         (swept, swept_in, negative)
                     },
                     || FlatEndpoints::collect(graph, &trees, &shared.arrival, &tests, query),
@@ -1511,21 +1530,18 @@ mod on_gpu {
     }
 
     /// Per split, the WNS and TNS ([`super::super::worst_and_total`]) of the timing with
-    /// these arrivals and required times, from the endpoints' rows gathered as
-    /// [`super::super::Timer::negative_slack`] reads them; None for a split with no
-    /// endpoint slack.
+    /// these arrivals and the endpoints' `required` times (in the order of `pins`, the
+    /// endpoint pins as [`super::super::Timer::negative_slack`] reads them), from the
+    /// endpoints' rows; None for a split with no endpoint slack.
     fn negative_slacks(
-        graph: &TimingGraph,
+        pins: &[PinId],
         arrival: &[[f64; 4]],
-        required: &[[f64; 4]],
+        required: Vec<[f64; 4]>,
     ) -> [Option<(f64, f64)>; 2] {
         let started = Instant::now();
-        let pins = super::super::endpoint_pins(graph);
         let mut rows = TimingData::for_download(0);
-        let row = |values: &[[f64; 4]]| -> Vec<[f64; 4]> {
-            pins.par_iter().map(|pin| values[pin.index()]).collect()
-        };
-        (rows.arrival, rows.required) = rayon::join(|| row(arrival), || row(required));
+        rows.arrival = pins.par_iter().map(|pin| arrival[pin.index()]).collect();
+        rows.required = required;
         let found = Split::BOTH.map(|split| {
             let slacks = super::super::slacks_of_rows(&rows, split);
             (!slacks.is_empty()).then(|| super::super::worst_and_total(slacks))
