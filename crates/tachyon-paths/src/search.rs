@@ -227,8 +227,10 @@ pub(crate) fn sorted_endpoints(
         .collect();
     let found_at = started.elapsed();
     // A kept endpoint's bound is a number, so its key is below NOT_KEPT.
+    let n_slots = keys.len();
     keys.par_sort_unstable();
     keys.truncate(keys.partition_point(|&(key, _)| key != NOT_KEPT));
+    let sorted_at = started.elapsed();
     let found: Vec<(ForestSpec, Endpoint)> = keys
         .par_iter()
         .with_min_len(MIN_PARALLEL)
@@ -240,7 +242,8 @@ pub(crate) fn sorted_endpoints(
         .collect();
     tracing::debug!(
         endpoints = found.len(),
-        steps = ?[("found", found_at), ("sorted", started.elapsed())],
+        slots = n_slots,
+        steps = ?[("found", found_at), ("sorted", sorted_at), ("made", started.elapsed())],
         "path endpoints collected"
     );
     found
