@@ -331,6 +331,19 @@ pub(super) fn holds_values(resident: &Resident) -> bool {
     }
 }
 
+/// Whether the slews are the only values the last update over `resident` left on the
+/// device (the first update's, beside a path query: [`Timer::worst_paths`] over the
+/// path graph it kept reads none). Always false for the CPU twin.
+///
+/// [`Timer::worst_paths`]: super::Timer::worst_paths
+pub(super) fn holds_only_slews(resident: &Resident) -> bool {
+    match resident {
+        #[cfg(feature = "gpu")]
+        Resident::Gpu(state) => state.holds_only_slews(),
+        Resident::CpuTwin(_) => false,
+    }
+}
+
 /// Whether a path query can read `resident`'s forward values
 /// ([`path_query_on_device`]): the last full update over the resident state left them
 /// on the GPU and no edit came since (the first edit settles them). Always false for
@@ -1052,6 +1065,15 @@ mod on_gpu {
             Ok(Some(out))
         }
 
+        /// Whether the slews are the only array left here that the host's copy lacks.
+        pub(in crate::timer) fn holds_only_slews(&self) -> bool {
+            let on_device = &self.on_device;
+            on_device.slew.is_some()
+                && on_device.arrival.is_none()
+                && on_device.arc_delay.is_none()
+                && on_device.required.is_none()
+        }
+
         /// Whether an array is left here that the host's copy lacks.
         pub(in crate::timer) fn holds_values(&self) -> bool {
             let on_device = &self.on_device;
@@ -1308,8 +1330,14 @@ mod on_gpu {
             structure,
         } = uploaded;
         timed(record, "rc", || Ok(timing.parasitics()?))?;
-        timed(record, "propagate", || {
-            Ok(timing.arrivals_and_tests(graph, &flat, &mut data)?)
+        // With a path query and CPPR on this GPU no host step of the update reads a
+        // slew (the clock trees, CPPR and the endpoints read arrivals and arc delays;
+        // the path graph's edges are built here): the slews stay on the device until a
+        // reader settles them, a quarter of the forward's download (98 MB at 1M gates).
+        let slews_left = paths.is_some() && structure.is_some() && backend.cppr_gpus().len() == 1;
+        timed(record, "propagate", || match slews_left {
+            true => Ok(timing.arrivals_and_tests_leaving_slews(graph, &flat, &mut data)?),
+            false => Ok(timing.arrivals_and_tests(graph, &flat, &mut data)?),
         })?;
         // Time the host needed beyond the GPU's counts as CPPR.
         let structure = timed(record, "cppr", || Ok(structure.map(joined)))?;
@@ -1324,7 +1352,7 @@ mod on_gpu {
                 &mut data,
                 structure,
                 &mut timing,
-                (&query, &flat.primary_inputs),
+                (&query, &flat.primary_inputs, slews_left),
                 record,
             )?),
             _ => {
@@ -1344,15 +1372,23 @@ mod on_gpu {
                 None
             }
         };
-        // The timer keeps `data`: the values on the device are its values.
+        // The timer keeps `data`: the values on the device are its values (the slews
+        // once settled, when they were left here).
         timing.all_values_taken();
         let timing = std::sync::Mutex::new(timing);
+        // Left there unless the path graph was built on the host (which read them).
+        let slews_on_device =
+            slews_left && paths.as_ref().is_some_and(|kept| kept.edges_from_device);
+        let on_device = OnDevice {
+            slew: slews_on_device.then(|| std::mem::take(&mut data.slew)),
+            ..OnDevice::default()
+        };
         let state = DeviceState {
             timing,
             structure,
             networks,
             arrival_pins: None,
-            on_device: OnDevice::default(),
+            on_device,
             paths,
             gathered: Default::default(),
         };
@@ -1381,7 +1417,7 @@ mod on_gpu {
             data: &mut TimingData,
             structure: &CpprStructure,
             timing: &mut GpuTiming,
-            (query, primary_inputs): (&PathQuery, &[u32]),
+            (query, primary_inputs, slews_left): (&PathQuery, &[u32], bool),
             record: &mut Record<'_>,
         ) -> Result<super::KeptPaths, TimerError> {
             let graph = self.graph;
@@ -1403,21 +1439,14 @@ mod on_gpu {
                         let edges: Option<DeviceEdges> = edges_receiver.recv().ok().flatten();
                         let built =
                             edges.and_then(|edges| graph_of_edges(graph, trees.clone(), edges));
-                        if let Some((flat, device)) = built {
-                            return (flat, device, true);
+                        match (built, slews_left) {
+                            (Some((flat, device)), _) => Ok((flat, device, true)),
+                            // The host build reads the slews: after the update's steps,
+                            // once they are brought back.
+                            (None, true) => Err(trees),
+                            // Copied while the host collects the endpoints.
+                            (None, false) => Ok(host_path_graph(gpu, graph, shared, trees)),
                         }
-                        let flat = FlatGraph::with_trees(graph, shared, trees);
-                        // Copied while the host collects the endpoints (the search
-                        // copies it itself if this fails, and reports why).
-                        let started = Instant::now();
-                        let device = DevicePathGraph::upload(gpu, &flat)
-                            .inspect_err(|why| tracing::debug!("path graph not uploaded: {why}"))
-                            .ok();
-                        tracing::debug!(
-                            ms = started.elapsed().as_secs_f64() * 1e3,
-                            "path graph uploaded beside the update"
-                        );
-                        (flat, device, false)
                     })
                 });
                 // The path graph's in-edges built on the GPU from the forward values
@@ -1456,7 +1485,7 @@ mod on_gpu {
                 let (seed_layout, endpoint_pins, required_room) = seed_layout;
                 let Ok(trees) = trees_receiver.recv() else {
                     // The thread ended without sending: it panicked.
-                    joined(builder);
+                    let _ = joined(builder);
                     unreachable!("the path graph's thread sends its clock trees first");
                 };
                 let started = Instant::now();
@@ -1500,18 +1529,26 @@ mod on_gpu {
                 record("propagate", swept_in);
                 record("paths", started.elapsed().saturating_sub(swept_in));
                 let swept = swept?;
-                let (flat, device, edges_from_device) =
-                    timed(record, "paths", || Ok(joined(builder)))?;
-                let kept = super::KeptPaths {
-                    graph: Arc::new(flat),
-                    endpoints: Some(Arc::new(endpoints)),
-                    device,
-                    edges_from_device,
-                    negative_slack,
-                };
+                let built = timed(record, "paths", || Ok(joined(builder)))?;
+                let kept = (built, endpoints, negative_slack);
                 Ok::<_, TimerError>((tests, swept.then_some(results.required), kept))
             })?;
             let moving = Instant::now();
+            let (built, endpoints, negative_slack) = kept;
+            let (flat, device, edges_from_device) = match built {
+                Ok(built) => built,
+                Err(trees) => timed(record, "paths", || {
+                    timing.download_values_into(ForwardArray::Slew, &mut data.slew)?;
+                    Ok(host_path_graph(self.backend.gpu(), graph, data, trees))
+                })?,
+            };
+            let kept = super::KeptPaths {
+                graph: Arc::new(flat),
+                endpoints: Some(Arc::new(endpoints)),
+                device,
+                edges_from_device,
+                negative_slack,
+            };
             data.tests = tests;
             match required {
                 Some(required) => data.required = required,
@@ -1531,6 +1568,27 @@ mod on_gpu {
                 gpus => GpuPasses::Shared(gpus),
             }
         }
+    }
+
+    /// The path graph of `data` with the clock trees `trees` built on the host, and its
+    /// copy on the GPU (none when the upload fails: the search copies it itself, and
+    /// says why).
+    fn host_path_graph(
+        gpu: &Arc<tachyon_gpu::GpuContext>,
+        graph: &TimingGraph,
+        data: &TimingData,
+        trees: [Option<ClockTree>; 2],
+    ) -> (FlatGraph, Option<DevicePathGraph>, bool) {
+        let flat = FlatGraph::with_trees(graph, data, trees);
+        let started = Instant::now();
+        let device = DevicePathGraph::upload(gpu, &flat)
+            .inspect_err(|why| tracing::debug!("path graph not uploaded: {why}"))
+            .ok();
+        tracing::debug!(
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "path graph uploaded beside the update"
+        );
+        (flat, device, false)
     }
 
     /// `n` values, every page of them written (on all threads): room that a download
