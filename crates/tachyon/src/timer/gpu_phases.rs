@@ -1443,7 +1443,8 @@ mod on_gpu {
                             (Some((flat, device)), _) => Ok((flat, device, true)),
                             // The host build reads the slews: after the update's steps,
                             // once they are brought back.
-                            (None, true) => Err(trees),
+                            // (Boxed: the trees are large beside the `Ok`.)
+                            (None, true) => Err(Box::new(trees)),
                             // Copied while the host collects the endpoints.
                             (None, false) => Ok(host_path_graph(gpu, graph, shared, trees)),
                         }
@@ -1539,7 +1540,7 @@ mod on_gpu {
                 Ok(built) => built,
                 Err(trees) => timed(record, "paths", || {
                     timing.download_values_into(ForwardArray::Slew, &mut data.slew)?;
-                    Ok(host_path_graph(self.backend.gpu(), graph, data, trees))
+                    Ok(host_path_graph(self.backend.gpu(), graph, data, *trees))
                 })?,
             };
             let kept = super::KeptPaths {
