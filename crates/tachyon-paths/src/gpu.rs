@@ -104,17 +104,33 @@ pub(crate) fn search_paths_with_room(
     let mut phases = Phases::new();
     let uploaded = Uploaded::upload(gpu, problem, graph)?;
     phases.done(gpu, "upload")?;
-    let lca = uploaded.lca(gpu, problem)?;
-    phases.done(gpu, "lca")?;
-    uploaded.forest(gpu, problem)?;
-    phases.done(gpu, "forest")?;
-    let inputs = uploaded.search_arrays(lca.as_ref());
-    let mut candidates = Candidates::allocate(gpu, problem, initial_room)?;
-    let (threshold, levels) = candidates.deviation_levels(gpu, problem, inputs)?;
-    phases.done(gpu, "search")?;
-    let outcome = candidates.select_and_download(gpu, problem, &uploaded, threshold, levels)?;
-    phases.done(gpu, "select+download")?;
-    tracing::debug!(levels, candidates = candidates.end, "GPU path search done");
+    // The host's room for the forest's best in-edges (4 bytes a node: ~50 MB at 1M
+    // gates), its pages mapped on a thread of its own while the GPU searches, so that
+    // their download does not pay the first touch of fresh memory.
+    let n_nodes = uploaded.best_edge.len();
+    let (outcome, n_candidates) = std::thread::scope(|scope| {
+        let room = scope.spawn(move || vec![NONE; n_nodes]);
+        let lca = uploaded.lca(gpu, problem)?;
+        phases.done(gpu, "lca")?;
+        uploaded.forest(gpu, problem)?;
+        phases.done(gpu, "forest")?;
+        let inputs = uploaded.search_arrays(lca.as_ref());
+        let mut candidates = Candidates::allocate(gpu, problem, initial_room)?;
+        let (threshold, levels) = candidates.deviation_levels(gpu, problem, inputs)?;
+        phases.done(gpu, "search")?;
+        let room = room
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let outcome =
+            candidates.select_and_download(gpu, problem, &uploaded, threshold, levels, room)?;
+        phases.done(gpu, "select+download")?;
+        Ok::<_, GpuError>((outcome, candidates.end))
+    })?;
+    tracing::debug!(
+        levels = outcome.levels,
+        candidates = n_candidates,
+        "GPU path search done"
+    );
     Ok(SearchOutcome {
         phases: phases.phases,
         ..outcome
@@ -707,8 +723,8 @@ impl Candidates {
     }
 
     /// Step 5: the candidates within the final threshold and their ancestors, compacted
-    /// in generation order and downloaded with the forest's best in-edges; the selected
-    /// ones ordered and cut at `k`.
+    /// in generation order and downloaded with the forest's best in-edges (into
+    /// `best_edge`, the host's room for them); the selected ones ordered and cut at `k`.
     fn select_and_download(
         &mut self,
         gpu: &GpuContext,
@@ -716,6 +732,7 @@ impl Candidates {
         uploaded: &Uploaded<'_>,
         threshold: f64,
         levels: u32,
+        mut best_edge: Vec<u32>,
     ) -> Result<SearchOutcome, GpuError> {
         const DURING: &str = "allocating the path candidates";
         let end = self.end;
@@ -770,8 +787,10 @@ impl Candidates {
         )?;
         let keys = gpu.download(&out_key, 0..n_kept)?;
         let selected = select_at_most(&keys, limit, problem.k);
+        best_edge.resize(uploaded.best_edge.len(), NONE);
+        gpu.download_into(&uploaded.best_edge, &mut best_edge)?;
         Ok(SearchOutcome {
-            best_edge: gpu.download(&uploaded.best_edge, 0..uploaded.best_edge.len())?,
+            best_edge,
             endpoint: gpu.download(&out_endpoint, 0..n_kept)?,
             parent: gpu.download(&out_parent, 0..n_kept)?,
             node: gpu.download(&out_node, 0..n_kept)?,

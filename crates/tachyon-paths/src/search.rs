@@ -14,6 +14,7 @@ use crate::flat::MIN_PARALLEL;
 use crate::forest::{Forest, ForestInputs, ForestSpec, Origin};
 use crate::{PathKind, PathQuery, TimingPath};
 use tachyon_kernels::delay::slack as endpoint_slack;
+use tachyon_kernels::path_search::ordered_key;
 
 /// One endpoint and transition, with a lower bound of its best path's slack.
 #[derive(Debug, Clone, Copy)]
@@ -193,8 +194,16 @@ pub(crate) fn collect_endpoints(
 }
 
 /// The endpoints of [`collect_endpoints`] with each one's forest spec, in the same
-/// order (the same filter, the same stable sort), without numbering the specs: what a
-/// flat search needs (the spec of each endpoint, not a forest per spec).
+/// order (the same filter, the same order as its stable sort), without numbering the
+/// specs: what a flat search needs (the spec of each endpoint, not a forest per spec).
+///
+/// Found and sorted without gathering the candidates first (at 1M gates the gathered
+/// list's serial appends and a stable sort of its 48-byte items took ~29 ms beside the
+/// first update, on its critical path): each candidate slot's sort key
+/// ([`ordered_key`] of its bound; `u64::MAX` for a slot that holds no endpoint of the
+/// query) and slot number are sorted unstably, which with the slot number breaking ties
+/// is the stable sort's order (slots are numbered in the order found), then the kept
+/// slots' endpoints are made in that order, on all threads.
 pub(crate) fn sorted_endpoints(
     graph: &TimingGraph,
     arrival: &[[f64; 4]],
@@ -202,26 +211,57 @@ pub(crate) fn sorted_endpoints(
     trees: &[Option<ClockTree>; 2],
     query: &PathQuery,
 ) -> Vec<(ForestSpec, Endpoint)> {
+    const NOT_KEPT: u64 = u64::MAX;
     let started = std::time::Instant::now();
-    let mut found = find_endpoints(graph, arrival, tests, trees, query);
+    let slots = CandidateSlots::new(graph, arrival, tests, trees, query);
+    let mut keys: Vec<(u64, u32)> = (0..slots.len())
+        .into_par_iter()
+        .with_min_len(MIN_PARALLEL)
+        .map(|slot| {
+            let key = slots
+                .at(slot)
+                .filter(|(_, endpoint)| kept(query, endpoint))
+                .map_or(NOT_KEPT, |(_, endpoint)| ordered_key(endpoint.lower_bound));
+            (key, slot as u32)
+        })
+        .collect();
     let found_at = started.elapsed();
-    keep_and_sort(&mut found, query, |(_, endpoint)| endpoint);
+    // A kept endpoint's bound is a number, so its key is below NOT_KEPT.
+    let n_slots = keys.len();
+    keys.par_sort_unstable();
+    keys.truncate(keys.partition_point(|&(key, _)| key != NOT_KEPT));
+    let sorted_at = started.elapsed();
+    let found: Vec<(ForestSpec, Endpoint)> = keys
+        .par_iter()
+        .with_min_len(MIN_PARALLEL)
+        .map(|&(_, slot)| {
+            slots
+                .at(slot as usize)
+                .expect("a slot with a sort key holds an endpoint")
+        })
+        .collect();
     tracing::debug!(
         endpoints = found.len(),
-        steps = ?[("found", found_at), ("sorted", started.elapsed())],
+        slots = n_slots,
+        steps = ?[("found", found_at), ("sorted", sorted_at), ("made", started.elapsed())],
         "path endpoints collected"
     );
     found
 }
 
-/// Keeps the endpoints `query` lists (negative slacks only when asked) and sorts them
-/// by their slack's lower bound, stably (ties stay in the order found).
+/// Whether `query` lists `endpoint` (negative slacks only when asked).
+fn kept(query: &PathQuery, endpoint: &Endpoint) -> bool {
+    !(query.only_negative && endpoint.lower_bound >= 0.0)
+}
+
+/// Keeps the endpoints `query` lists ([`kept`]) and sorts them by their slack's lower
+/// bound, stably (ties stay in the order found).
 fn keep_and_sort<T: Send>(
     items: &mut Vec<T>,
     query: &PathQuery,
     endpoint: impl Fn(&T) -> &Endpoint + Sync,
 ) {
-    items.retain(|item| !(query.only_negative && endpoint(item).lower_bound >= 0.0));
+    items.retain(|item| kept(query, endpoint(item)));
     items.par_sort_by(|a, b| endpoint(a).lower_bound.total_cmp(&endpoint(b).lower_bound));
 }
 
@@ -235,102 +275,164 @@ fn find_endpoints(
     trees: &[Option<ClockTree>; 2],
     query: &PathQuery,
 ) -> Vec<(ForestSpec, Endpoint)> {
-    let splits: Vec<Split> = match query.split {
-        Some(split) => vec![split],
-        None => Split::BOTH.to_vec(),
-    };
-    let is_clock_pin = |split: Split, pin: tachyon_graph::PinId| {
-        trees[split.index()]
+    let slots = CandidateSlots::new(graph, arrival, tests, trees, query);
+    (0..slots.len())
+        .into_par_iter()
+        .with_min_len(MIN_PARALLEL)
+        .filter_map(|slot| slots.at(slot))
+        .collect()
+}
+
+/// The places a candidate endpoint of a query can take, numbered in the order the
+/// search breaks ties in: per split of the query (early first), two (rise, fall) per
+/// required-time assertion (an endpoint when its pin is a primary output), then two per
+/// test (an endpoint when the test is of the split). A slot holds an endpoint when its
+/// pin is wanted (the query's endpoint pin, if any; not a clock pin) and its values are
+/// numbers.
+struct CandidateSlots<'a> {
+    graph: &'a TimingGraph,
+    arrival: &'a [[f64; 4]],
+    tests: &'a [TestResult],
+    trees: &'a [Option<ClockTree>; 2],
+    query: &'a PathQuery,
+    splits: Vec<Split>,
+    outputs: usize,
+}
+
+impl<'a> CandidateSlots<'a> {
+    fn new(
+        graph: &'a TimingGraph,
+        arrival: &'a [[f64; 4]],
+        tests: &'a [TestResult],
+        trees: &'a [Option<ClockTree>; 2],
+        query: &'a PathQuery,
+    ) -> CandidateSlots<'a> {
+        let splits = match query.split {
+            Some(split) => vec![split],
+            None => Split::BOTH.to_vec(),
+        };
+        let slots = CandidateSlots {
+            graph,
+            arrival,
+            tests,
+            trees,
+            query,
+            splits,
+            outputs: graph.assertions().required.len(),
+        };
+        assert!(
+            u32::try_from(slots.len()).is_ok(),
+            "more candidate endpoint slots than a u32 numbers"
+        );
+        slots
+    }
+
+    fn per_split(&self) -> usize {
+        2 * (self.outputs + self.graph.tests().len())
+    }
+
+    fn len(&self) -> usize {
+        self.splits.len() * self.per_split()
+    }
+
+    /// The endpoint in `slot` (below [`CandidateSlots::len`]) with its forest spec.
+    fn at(&self, slot: usize) -> Option<(ForestSpec, Endpoint)> {
+        let split = self.splits[slot / self.per_split()];
+        let local = slot % self.per_split();
+        let transition = Transition::BOTH[local % 2];
+        match local / 2 {
+            item if item < self.outputs => self.output(split, item, transition),
+            item => self.test(split, item - self.outputs, transition),
+        }
+    }
+
+    fn is_clock_pin(&self, split: Split, pin: tachyon_graph::PinId) -> bool {
+        self.trees[split.index()]
             .as_ref()
             .is_some_and(|tree| tree.is_clock_pin(pin))
-    };
-    let mut found: Vec<(ForestSpec, Endpoint)> = Vec::new();
-    for &split in &splits {
-        let outputs = graph
-            .assertions()
-            .required
-            .par_iter()
-            .with_min_len(MIN_PARALLEL)
-            .flat_map_iter(|&(pin, required)| {
-                let wanted = graph.pin(pin).kind == PinKind::PrimaryOutput
-                    && query.endpoint.is_none_or(|only| only == pin)
-                    && !is_clock_pin(split, pin);
-                Transition::BOTH
-                    .into_iter()
-                    .filter(move |_| wanted)
-                    .filter_map(move |transition| {
-                        let condition = condition_index(split, transition);
-                        let required = required[condition];
-                        // The engine's arrival covers every path, so its slack bounds ours.
-                        let lower_bound =
-                            endpoint_slack(split, required, arrival[pin.index()][condition]);
-                        if lower_bound.is_nan() {
-                            return None;
-                        }
-                        let spec = ForestSpec {
-                            endpoint: pin,
-                            split,
-                            capture: None,
-                            launches: true,
-                        };
-                        let endpoint = Endpoint {
-                            forest: 0,
-                            transition,
-                            kind: PathKind::PrimaryOutput,
-                            required,
-                            lower_bound,
-                        };
-                        Some((spec, endpoint))
-                    })
-            });
-        found.par_extend(outputs);
-        let tests = graph
-            .tests()
-            .par_iter()
-            .enumerate()
-            .with_min_len(MIN_PARALLEL)
-            .flat_map_iter(|(test_index, test)| {
-                let wanted = test.kind.split() == split
-                    && query.endpoint.is_none_or(|only| only == test.data)
-                    && !is_clock_pin(split, test.data);
-                let capture = trees[split.index()]
-                    .as_ref()
-                    .filter(|_| wanted)
-                    .and_then(|tree| tree.node(test.clock, test.clock_edge));
-                let spec = ForestSpec {
-                    endpoint: test.data,
-                    split,
-                    capture: if query.cppr { capture } else { None },
-                    launches: !(query.cppr && capture.is_none()),
-                };
-                let kind = match test.kind {
-                    tachyon_graph::TestKind::Setup => PathKind::Setup,
-                    tachyon_graph::TestKind::Hold => PathKind::Hold,
-                };
-                Transition::BOTH
-                    .into_iter()
-                    .filter(move |_| wanted)
-                    .filter_map(move |transition| {
-                        let result = &tests[test_index];
-                        let required = result.required_before_cppr[transition.index()];
-                        // The engine's post-CPPR test slack is exactly the best path's.
-                        let lower_bound = result.slack[transition.index()];
-                        if required.is_nan() || lower_bound.is_nan() {
-                            return None;
-                        }
-                        let endpoint = Endpoint {
-                            forest: 0,
-                            transition,
-                            kind,
-                            required,
-                            lower_bound,
-                        };
-                        Some((spec, endpoint))
-                    })
-            });
-        found.par_extend(tests);
     }
-    found
+
+    /// The primary output of required-time assertion `index`.
+    fn output(
+        &self,
+        split: Split,
+        index: usize,
+        transition: Transition,
+    ) -> Option<(ForestSpec, Endpoint)> {
+        let (pin, required) = self.graph.assertions().required[index];
+        let wanted = self.graph.pin(pin).kind == PinKind::PrimaryOutput
+            && self.query.endpoint.is_none_or(|only| only == pin)
+            && !self.is_clock_pin(split, pin);
+        if !wanted {
+            return None;
+        }
+        let condition = condition_index(split, transition);
+        let required = required[condition];
+        // The engine's arrival covers every path, so its slack bounds ours.
+        let lower_bound = endpoint_slack(split, required, self.arrival[pin.index()][condition]);
+        if lower_bound.is_nan() {
+            return None;
+        }
+        let spec = ForestSpec {
+            endpoint: pin,
+            split,
+            capture: None,
+            launches: true,
+        };
+        let endpoint = Endpoint {
+            forest: 0,
+            transition,
+            kind: PathKind::PrimaryOutput,
+            required,
+            lower_bound,
+        };
+        Some((spec, endpoint))
+    }
+
+    /// The data pin of test `index`.
+    fn test(
+        &self,
+        split: Split,
+        index: usize,
+        transition: Transition,
+    ) -> Option<(ForestSpec, Endpoint)> {
+        let test = &self.graph.tests()[index];
+        let wanted = test.kind.split() == split
+            && self.query.endpoint.is_none_or(|only| only == test.data)
+            && !self.is_clock_pin(split, test.data);
+        if !wanted {
+            return None;
+        }
+        let result = &self.tests[index];
+        let required = result.required_before_cppr[transition.index()];
+        // The engine's post-CPPR test slack is exactly the best path's.
+        let lower_bound = result.slack[transition.index()];
+        if required.is_nan() || lower_bound.is_nan() {
+            return None;
+        }
+        let capture = self.trees[split.index()]
+            .as_ref()
+            .and_then(|tree| tree.node(test.clock, test.clock_edge));
+        let query = self.query;
+        let spec = ForestSpec {
+            endpoint: test.data,
+            split,
+            capture: if query.cppr { capture } else { None },
+            launches: !(query.cppr && capture.is_none()),
+        };
+        let kind = match test.kind {
+            tachyon_graph::TestKind::Setup => PathKind::Setup,
+            tachyon_graph::TestKind::Hold => PathKind::Hold,
+        };
+        let endpoint = Endpoint {
+            forest: 0,
+            transition,
+            kind,
+            required,
+            lower_bound,
+        };
+        Some((spec, endpoint))
+    }
 }
 
 /// The distinct specs of `found` in order of first use, and each item's number among

@@ -2049,7 +2049,22 @@ impl Timer {
             && self.timing.as_ref().is_some_and(|(graph, _)| {
                 matches!(self.backend.for_design(graph.n_pins()), Backend::Gpu(_))
             });
-        if !left_on_device {
+        // The slews that the first update left on the GPU beside the path graph it kept
+        // stay there: that graph is dropped by any edit or update, and the search over
+        // it reads no slew (nor does a new query's endpoints).
+        let slews_left = !left_on_device
+            && self.sta.is_none()
+            && self.timing.is_some()
+            && self.path_graph.is_some()
+            && self
+                .incremental
+                .as_ref()
+                .is_none_or(|incremental| !incremental.is_dirty())
+            && self
+                .resident
+                .as_ref()
+                .is_some_and(gpu_phases::holds_only_slews);
+        if !left_on_device && !slews_left {
             self.update_timing()?;
         }
         if self.sta.is_some() {

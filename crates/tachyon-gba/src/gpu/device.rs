@@ -51,12 +51,32 @@ pub struct ForwardResults {
     pub test_required: Option<Vec<[f64; 2]>>,
 }
 
+impl ForwardResults {
+    /// The array of `which`.
+    pub fn values_mut(&mut self, which: ForwardArray) -> &mut Vec<[f64; 4]> {
+        match which {
+            ForwardArray::Arrival => &mut self.arrival,
+            ForwardArray::Slew => &mut self.slew,
+            ForwardArray::ArcDelay => &mut self.arc_delay,
+        }
+    }
+}
+
 /// One per-pin (arrivals, slews) or per-arc (delays) array of the forward levels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ForwardArray {
     Arrival,
     Slew,
     ArcDelay,
+}
+
+impl ForwardArray {
+    /// Every array.
+    pub const ALL: [ForwardArray; 3] = [
+        ForwardArray::Arrival,
+        ForwardArray::Slew,
+        ForwardArray::ArcDelay,
+    ];
 }
 
 /// Where [`DeviceTiming::download_forward`] puts the RC pass's values: per net, per pin.
@@ -903,8 +923,8 @@ impl DeviceTiming {
     pub fn download_forward(
         &self,
         wire: Option<WireOutputs<'_>>,
-        reuse: ForwardResults,
-        values: bool,
+        mut reuse: ForwardResults,
+        values: &[ForwardArray],
     ) -> Result<ForwardResults, GpuError> {
         let gpu = &self.gpu;
         if let Some(wire) = wire {
@@ -924,14 +944,19 @@ impl DeviceTiming {
             drop(kept);
             gpu.download_after(&self.levels_done, buffer, buffer.len())
         };
-        let (arrival, slew, arc_delay) = match values {
-            true => (
-                after_levels(&self.arrival, reuse.arrival)?,
-                after_levels(&self.slew, reuse.slew)?,
-                after_levels(&self.arc_delay, reuse.arc_delay)?,
-            ),
-            false => (reuse.arrival, reuse.slew, reuse.arc_delay),
-        };
+        // In this order (the arrivals first); the others left as they were in `reuse`.
+        for which in ForwardArray::ALL {
+            if values.contains(&which) {
+                let kept = std::mem::take(reuse.values_mut(which));
+                *reuse.values_mut(which) = after_levels(self.values_of(which), kept)?;
+            }
+        }
+        let ForwardResults {
+            arrival,
+            slew,
+            arc_delay,
+            ..
+        } = reuse;
         let test_required = if self.tests_evaluated {
             Some(match reuse.test_required {
                 Some(mut kept) if kept.len() == self.test_required.len() => {

@@ -331,6 +331,19 @@ pub(super) fn holds_values(resident: &Resident) -> bool {
     }
 }
 
+/// Whether the slews are the only values the last update over `resident` left on the
+/// device (the first update's, beside a path query: [`Timer::worst_paths`] over the
+/// path graph it kept reads none). Always false for the CPU twin.
+///
+/// [`Timer::worst_paths`]: super::Timer::worst_paths
+pub(super) fn holds_only_slews(resident: &Resident) -> bool {
+    match resident {
+        #[cfg(feature = "gpu")]
+        Resident::Gpu(state) => state.holds_only_slews(),
+        Resident::CpuTwin(_) => false,
+    }
+}
+
 /// Whether a path query can read `resident`'s forward values
 /// ([`path_query_on_device`]): the last full update over the resident state left them
 /// on the GPU and no edit came since (the first edit settles them). Always false for
@@ -544,7 +557,7 @@ mod on_gpu {
     use tachyon_gba::gpu::{ForwardArray, GpuTiming, RawParasitics, RcNetworkBatch};
     use tachyon_gba::{FlatParasitics, FlatTiming, ForwardOutcome, Incremental, SeedLayout};
     use tachyon_gpu::{GpuError, LayoutError};
-    use tachyon_graph::{NetId, TestResult, TimingData, TimingGraph};
+    use tachyon_graph::{NetId, PinId, TestResult, TimingData, TimingGraph, NO_VALUE};
     use tachyon_kernels::Split;
     use tachyon_link::Design;
     use tachyon_paths::flat::{FlatEndpoints, FlatGraph, FlatPaths};
@@ -1052,6 +1065,15 @@ mod on_gpu {
             Ok(Some(out))
         }
 
+        /// Whether the slews are the only array left here that the host's copy lacks.
+        pub(in crate::timer) fn holds_only_slews(&self) -> bool {
+            let on_device = &self.on_device;
+            on_device.slew.is_some()
+                && on_device.arrival.is_none()
+                && on_device.arc_delay.is_none()
+                && on_device.required.is_none()
+        }
+
         /// Whether an array is left here that the host's copy lacks.
         pub(in crate::timer) fn holds_values(&self) -> bool {
             let on_device = &self.on_device;
@@ -1308,8 +1330,14 @@ mod on_gpu {
             structure,
         } = uploaded;
         timed(record, "rc", || Ok(timing.parasitics()?))?;
-        timed(record, "propagate", || {
-            Ok(timing.arrivals_and_tests(graph, &flat, &mut data)?)
+        // With a path query and CPPR on this GPU no host step of the update reads a
+        // slew (the clock trees, CPPR and the endpoints read arrivals and arc delays;
+        // the path graph's edges are built here): the slews stay on the device until a
+        // reader settles them, a quarter of the forward's download (98 MB at 1M gates).
+        let slews_left = paths.is_some() && structure.is_some() && backend.cppr_gpus().len() == 1;
+        timed(record, "propagate", || match slews_left {
+            true => Ok(timing.arrivals_and_tests_leaving_slews(graph, &flat, &mut data)?),
+            false => Ok(timing.arrivals_and_tests(graph, &flat, &mut data)?),
         })?;
         // Time the host needed beyond the GPU's counts as CPPR.
         let structure = timed(record, "cppr", || Ok(structure.map(joined)))?;
@@ -1324,7 +1352,7 @@ mod on_gpu {
                 &mut data,
                 structure,
                 &mut timing,
-                (&query, &flat.primary_inputs),
+                (&query, &flat.primary_inputs, slews_left),
                 record,
             )?),
             _ => {
@@ -1344,15 +1372,23 @@ mod on_gpu {
                 None
             }
         };
-        // The timer keeps `data`: the values on the device are its values.
+        // The timer keeps `data`: the values on the device are its values (the slews
+        // once settled, when they were left here).
         timing.all_values_taken();
         let timing = std::sync::Mutex::new(timing);
+        // Left there unless the path graph was built on the host (which read them).
+        let slews_on_device =
+            slews_left && paths.as_ref().is_some_and(|kept| kept.edges_from_device);
+        let on_device = OnDevice {
+            slew: slews_on_device.then(|| std::mem::take(&mut data.slew)),
+            ..OnDevice::default()
+        };
         let state = DeviceState {
             timing,
             structure,
             networks,
             arrival_pins: None,
-            on_device: OnDevice::default(),
+            on_device,
             paths,
             gathered: Default::default(),
         };
@@ -1381,7 +1417,7 @@ mod on_gpu {
             data: &mut TimingData,
             structure: &CpprStructure,
             timing: &mut GpuTiming,
-            (query, primary_inputs): (&PathQuery, &[u32]),
+            (query, primary_inputs, slews_left): (&PathQuery, &[u32], bool),
             record: &mut Record<'_>,
         ) -> Result<super::KeptPaths, TimerError> {
             let graph = self.graph;
@@ -1403,21 +1439,15 @@ mod on_gpu {
                         let edges: Option<DeviceEdges> = edges_receiver.recv().ok().flatten();
                         let built =
                             edges.and_then(|edges| graph_of_edges(graph, trees.clone(), edges));
-                        if let Some((flat, device)) = built {
-                            return (flat, device, true);
+                        match (built, slews_left) {
+                            (Some((flat, device)), _) => Ok((flat, device, true)),
+                            // The host build reads the slews: after the update's steps,
+                            // once they are brought back.
+                            // (Boxed: the trees are large beside the `Ok`.)
+                            (None, true) => Err(Box::new(trees)),
+                            // Copied while the host collects the endpoints.
+                            (None, false) => Ok(host_path_graph(gpu, graph, shared, trees)),
                         }
-                        let flat = FlatGraph::with_trees(graph, shared, trees);
-                        // Copied while the host collects the endpoints (the search
-                        // copies it itself if this fails, and reports why).
-                        let started = Instant::now();
-                        let device = DevicePathGraph::upload(gpu, &flat)
-                            .inspect_err(|why| tracing::debug!("path graph not uploaded: {why}"))
-                            .ok();
-                        tracing::debug!(
-                            ms = started.elapsed().as_secs_f64() * 1e3,
-                            "path graph uploaded beside the update"
-                        );
-                        (flat, device, false)
                     })
                 });
                 // The path graph's in-edges built on the GPU from the forward values
@@ -1433,10 +1463,17 @@ mod on_gpu {
                         };
                         let _ = edges_sender.send(queue_edges(edges_gpu, on_device, &flags));
                     });
-                    // The backward seeds' layout (host work that reads the graph alone)
-                    // while CPPR runs, in the path graph's pool, rather than after it
-                    // beside the endpoints' collection.
-                    let seed_layout = beside.spawn(|| in_paths_pool(|| SeedLayout::build(graph)));
+                    // The backward seeds' layout and the endpoint pins of the WNS/TNS
+                    // (host work that reads the graph alone) while CPPR runs, in the
+                    // path graph's pool, rather than after it beside the endpoints'
+                    // collection.
+                    let seed_layout = beside.spawn(|| {
+                        in_paths_pool(|| {
+                            let room = mapped_room(graph.n_pins() as usize);
+                            let layout = SeedLayout::build(graph);
+                            (layout, super::super::endpoint_pins(graph), room)
+                        })
+                    });
                     let tests = timed(record, "cppr", || {
                         let passes = self.passes(resident);
                         let post = tachyon_cppr::gpu::post_cppr_slacks_with(
@@ -1446,30 +1483,46 @@ mod on_gpu {
                     });
                     tests.map(|tests| (tests, joined(seed_layout)))
                 })?;
+                let (seed_layout, endpoint_pins, required_room) = seed_layout;
                 let Ok(trees) = trees_receiver.recv() else {
                     // The thread ended without sending: it panicked.
-                    joined(builder);
+                    let _ = joined(builder);
                     unreachable!("the path graph's thread sends its clock trees first");
                 };
                 let started = Instant::now();
                 let mut results = TimingData::for_download(0);
+                // Written in place (pages mapped beside CPPR) by the download.
+                results.required = required_room;
                 // The required times come down while the endpoints are still collected
                 // (at 1M gates the collection ends ~15 ms after the sweep).
                 let ((swept, swept_in, negative_slack), endpoints) = rayon::join(
                     || {
                         let swept =
                             timing.sweep_required_from_tests_laid_out(graph, &tests, seed_layout);
-                        let swept = match swept {
-                            Ok(true) => timing.download_required_into(&mut results).map(|()| true),
-                            other => other,
+                        // The endpoints' WNS and TNS while the endpoints are still
+                        // collected (the command line writes them before the search):
+                        // from their required times gathered on the device, on a thread
+                        // of their own while every required time comes down.
+                        let (swept, negative) = match swept {
+                            Ok(true) => {
+                                let timing: &GpuTiming = timing;
+                                let index: Vec<u32> =
+                                    endpoint_pins.iter().map(|pin| pin.0).collect();
+                                match timing.required_at(&index) {
+                                    Err(why) => (Err(why), [None; 2]),
+                                    Ok(required) => std::thread::scope(|wns| {
+                                        let (pins, arrival) = (&endpoint_pins, &shared.arrival);
+                                        let negative = wns.spawn(move || {
+                                            negative_slacks(pins, arrival, required)
+                                        });
+                                        let swept = timing.download_required_into(&mut results);
+                                        (swept.map(|()| true), joined(negative))
+                                    }),
+                                }
+                            }
+                            other => (other, [None; 2]),
                         };
                         let swept_in = started.elapsed();
-                        // The endpoints' WNS and TNS while the endpoints are still
-                        // collected (the command line writes them before the search).
-                        let negative = match swept {
-                            Ok(true) => negative_slacks(graph, &shared.arrival, &results.required),
-                            _ => [None; 2],
-                        };
                         (swept, swept_in, negative)
                     },
                     || FlatEndpoints::collect(graph, &trees, &shared.arrival, &tests, query),
@@ -1477,18 +1530,26 @@ mod on_gpu {
                 record("propagate", swept_in);
                 record("paths", started.elapsed().saturating_sub(swept_in));
                 let swept = swept?;
-                let (flat, device, edges_from_device) =
-                    timed(record, "paths", || Ok(joined(builder)))?;
-                let kept = super::KeptPaths {
-                    graph: Arc::new(flat),
-                    endpoints: Some(Arc::new(endpoints)),
-                    device,
-                    edges_from_device,
-                    negative_slack,
-                };
+                let built = timed(record, "paths", || Ok(joined(builder)))?;
+                let kept = (built, endpoints, negative_slack);
                 Ok::<_, TimerError>((tests, swept.then_some(results.required), kept))
             })?;
             let moving = Instant::now();
+            let (built, endpoints, negative_slack) = kept;
+            let (flat, device, edges_from_device) = match built {
+                Ok(built) => built,
+                Err(trees) => timed(record, "paths", || {
+                    timing.download_values_into(ForwardArray::Slew, &mut data.slew)?;
+                    Ok(host_path_graph(self.backend.gpu(), graph, data, *trees))
+                })?,
+            };
+            let kept = super::KeptPaths {
+                graph: Arc::new(flat),
+                endpoints: Some(Arc::new(endpoints)),
+                device,
+                edges_from_device,
+                negative_slack,
+            };
             data.tests = tests;
             match required {
                 Some(required) => data.required = required,
@@ -1510,22 +1571,49 @@ mod on_gpu {
         }
     }
 
-    /// Per split, the WNS and TNS ([`super::super::worst_and_total`]) of the timing with
-    /// these arrivals and required times, from the endpoints' rows gathered as
-    /// [`super::super::Timer::negative_slack`] reads them; None for a split with no
-    /// endpoint slack.
-    fn negative_slacks(
+    /// The path graph of `data` with the clock trees `trees` built on the host, and its
+    /// copy on the GPU (none when the upload fails: the search copies it itself, and
+    /// says why).
+    fn host_path_graph(
+        gpu: &Arc<tachyon_gpu::GpuContext>,
         graph: &TimingGraph,
+        data: &TimingData,
+        trees: [Option<ClockTree>; 2],
+    ) -> (FlatGraph, Option<DevicePathGraph>, bool) {
+        let flat = FlatGraph::with_trees(graph, data, trees);
+        let started = Instant::now();
+        let device = DevicePathGraph::upload(gpu, &flat)
+            .inspect_err(|why| tracing::debug!("path graph not uploaded: {why}"))
+            .ok();
+        tracing::debug!(
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "path graph uploaded beside the update"
+        );
+        (flat, device, false)
+    }
+
+    /// `n` values, every page of them written (on all threads): room that a download
+    /// fills in place without the first touch of fresh memory (~100 MB of required
+    /// times at 1M gates, on the sweep's arm), made beside CPPR.
+    fn mapped_room(n: usize) -> Vec<[f64; 4]> {
+        let mut room = Vec::with_capacity(n);
+        room.par_extend((0..n).into_par_iter().map(|_| [NO_VALUE; 4]));
+        room
+    }
+
+    /// Per split, the WNS and TNS ([`super::super::worst_and_total`]) of the timing with
+    /// these arrivals and the endpoints' `required` times (in the order of `pins`, the
+    /// endpoint pins as [`super::super::Timer::negative_slack`] reads them), from the
+    /// endpoints' rows; None for a split with no endpoint slack.
+    fn negative_slacks(
+        pins: &[PinId],
         arrival: &[[f64; 4]],
-        required: &[[f64; 4]],
+        required: Vec<[f64; 4]>,
     ) -> [Option<(f64, f64)>; 2] {
         let started = Instant::now();
-        let pins = super::super::endpoint_pins(graph);
         let mut rows = TimingData::for_download(0);
-        let row = |values: &[[f64; 4]]| -> Vec<[f64; 4]> {
-            pins.par_iter().map(|pin| values[pin.index()]).collect()
-        };
-        (rows.arrival, rows.required) = rayon::join(|| row(arrival), || row(required));
+        rows.arrival = pins.par_iter().map(|pin| arrival[pin.index()]).collect();
+        rows.required = required;
         let found = Split::BOTH.map(|split| {
             let slacks = super::super::slacks_of_rows(&rows, split);
             (!slacks.is_empty()).then(|| super::super::worst_and_total(slacks))
