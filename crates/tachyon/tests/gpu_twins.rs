@@ -431,6 +431,75 @@ fn networks_lay_out_as_the_host_layout() {
     );
 }
 
+/// The first upload's layout made as it is copied (`ArenaParasitics`: the nodes
+/// written piece by piece, the pieces cut anywhere, also inside a tree or a node's
+/// caps) gives bit for bit the layout `FlatParasitics::build` makes; on a GPU, so do
+/// the trees `DeviceRcNets::upload_arena` puts there through the staging buffers.
+fn assert_arena_layout_equals_the_host(timer: &mut Timer, what: &str) {
+    use tachyon::gba::gpu::{ArenaParasitics, DeviceRcNets};
+    use tachyon::gpu::{GpuConfig, GpuContext};
+    let (graph, _) = timer.timing().unwrap();
+    let host = FlatParasitics::build(graph);
+    let arena = ArenaParasitics::build(graph);
+    let indices = &arena.indices;
+    assert!(indices.parent.is_empty() && indices.res.is_empty() && indices.cap.is_empty());
+    assert_eq!(indices.net_offsets, host.net_offsets, "{what}: offsets");
+    assert_eq!(indices.net_root, host.net_root, "{what}: roots");
+    assert_eq!(indices.pin_source, host.pin_source, "{what}: pin sources");
+    let bits = |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(
+        bits(indices.net_lumped.as_flattened()),
+        bits(host.net_lumped.as_flattened()),
+        "{what}: lumped loads"
+    );
+    let n_nodes = arena.n_nodes();
+    assert_eq!(n_nodes, host.parent.len(), "{what}: nodes");
+    for piece in [1, 3, 7, 4096, n_nodes.max(1)] {
+        let mut parent = vec![u32::MAX; n_nodes];
+        for (index, out) in parent.chunks_mut(piece).enumerate() {
+            arena
+                .write_parents(index * piece, out)
+                .expect("valid parents");
+        }
+        assert_eq!(parent, host.parent, "{what}: parents in pieces of {piece}");
+        let mut res = vec![f64::NAN; n_nodes];
+        for (index, out) in res.chunks_mut(piece).enumerate() {
+            arena.write_resistances(index * piece, out);
+        }
+        assert_eq!(bits(&res), bits(&host.res), "{what}: resistances ({piece})");
+        let mut cap = vec![f64::NAN; n_nodes * 4];
+        for (index, out) in cap.chunks_mut(piece).enumerate() {
+            arena.write_caps(index * piece, out);
+        }
+        assert_eq!(
+            bits(&cap),
+            bits(&host.cap),
+            "{what}: caps in pieces of {piece}"
+        );
+    }
+    let Some(gpu) = tachyon_testkit::gpu_or_skip(
+        "arena_layout_equals_the_host_layout",
+        GpuContext::open(0, &GpuConfig::default()),
+    ) else {
+        return;
+    };
+    let trees = DeviceRcNets::upload_arena(&gpu, &arena)
+        .expect("uploaded")
+        .download_trees()
+        .expect("downloaded");
+    assert_eq!(trees.parent, host.parent, "{what}: GPU parents");
+    assert_eq!(bits(&trees.res), bits(&host.res), "{what}: GPU resistances");
+    assert_eq!(bits(&trees.cap), bits(&host.cap), "{what}: GPU caps");
+}
+
+#[test]
+fn arena_layout_equals_the_host_layout() {
+    on_generated_and_tau_designs(
+        "arena_layout_equals_the_host_layout",
+        assert_arena_layout_equals_the_host,
+    );
+}
+
 /// Some nets' trees (a resident update's dirty nets) laid out from their raw networks
 /// (`RawNetsParasitics`: the kernels' twins, and on a GPU the kernels, the RC pass and
 /// its gathers) give bit for bit what the host's layout of those nets gives
