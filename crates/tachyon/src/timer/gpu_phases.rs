@@ -1167,7 +1167,7 @@ mod on_gpu {
     /// the host's levelization is left out. The GPU levelizes the graph it uploads, as
     /// always; the host brings those levels back (3 M pins, 12 MB at 1M gates) and
     /// adopts them ([`TimingGraph::adopt_levels`]: the same lists the host would find)
-    /// on a thread of its own while the RC trees go up. The CPPR structure's part that reads the
+    /// while it still lays out the RC trees. The CPPR structure's part that reads the
     /// rows alone ([`CpprStructure::prelude`]) starts after the flat arrays, the part
     /// that walks the levels ([`CpprStructure::finish`]) once they are adopted. When
     /// the GPU finds a loop, the host levelizes (breaking it: the rows change) and [`run`] uploads the
@@ -1229,46 +1229,45 @@ mod on_gpu {
             let prelude = cppr.then(|| scope.spawn(|| CpprStructure::prelude(graph)));
             let uploaded = GpuTiming::upload_graph(gpu, graph, &flat);
             let graph_ms = ms(started);
-            // The levels come back here; a thread of their own adopts them (and then
-            // finishes the structure from them) while the trees go up.
-            let adopting = uploaded.and_then(|timing| {
-                let (level_start, level_pins) = timing.levels()?;
-                let adopting = scope.spawn(move || {
-                    let adopted = graph.adopt_levels(&level_start, &level_pins);
-                    let structure = prelude.filter(|_| adopted).map(|prelude| {
-                        scope.spawn(move || CpprStructure::finish(graph, joined(prelude)))
-                    });
-                    (adopted, structure, ms(started))
-                });
-                Ok((timing, adopting))
+            let adopted = uploaded.map(|timing| {
+                let levels = timing.levels();
+                let adopted = levels
+                    .map(|(level_start, level_pins)| graph.adopt_levels(&level_start, &level_pins));
+                (timing, adopted)
             });
-            ((data, flat, flatten), adopting, graph_ms)
+            let structure = prelude
+                .filter(|_| matches!(adopted, Ok((_, Ok(true)))))
+                .map(|prelude| scope.spawn(|| CpprStructure::finish(graph, joined(prelude))));
+            (
+                (data, flat, flatten),
+                adopted,
+                structure,
+                graph_ms,
+                ms(started),
+            )
         };
-        let ((prepared, adopting, graph_ms), (parasitics, trees_ms)) =
+        let ((prepared, adopted, structure, graph_ms, levels_ms), (parasitics, trees_ms)) =
             beside_tree_layout(backend, graph, design, started, flat_and_graph);
         let (data, flat, flatten) = prepared;
         record("flatten", flatten);
-        let (mut timing, adopting) = match adopting {
-            Ok(uploaded) => uploaded,
+        let mut timing = match adopted {
+            Ok((timing, adopted)) => match adopted? {
+                true => timing,
+                // A loop: no structure was started.
+                false => return Ok(None),
+            },
             Err(GpuError::Layout(LayoutError::NotAcyclic { .. })) => return Ok(None),
             Err(error) => return Err(error.into()),
         };
-        let trees_from = started.elapsed();
-        let trees_uploaded = parasitics.upload(&mut timing);
-        let trees_uploaded_ms = ms(started) - trees_from.as_secs_f64() * 1e3;
-        let (adopted, structure, levels_ms) = joined(adopting);
-        trees_uploaded?;
-        if !adopted {
-            // A loop: no structure was started.
-            return Ok(None);
-        }
+        let joined = started.elapsed();
+        parasitics.upload(&mut timing)?;
         tracing::debug!(
             flatten_ms = flatten.as_secs_f64() * 1e3,
             graph_ms,
             levels_ms,
             trees_ms,
-            trees_uploaded_ms,
-            "gpu upload: flat arrays without levels, then the graph copied (validated, levelized on the GPU), its levels brought back and adopted (the CPPR structure, its prelude started after the flat arrays, finished from there) beside the trees' copy, while the host lays out the RC trees"
+            trees_uploaded_ms = ms(started) - joined.as_secs_f64() * 1e3,
+            "gpu upload: flat arrays without levels, then the graph copied (validated, levelized on the GPU), its levels brought back and adopted (the CPPR structure, its prelude started after the flat arrays, finished from there), while the host lays out the RC trees; then the trees copied"
         );
         record(
             "levelize",
