@@ -264,20 +264,14 @@ impl GpuTiming {
     ) -> Result<(), GpuError> {
         let gpu = Arc::clone(self.device.gpu());
         let rc = DeviceRcNets::upload_arena(&gpu, layout)?;
-        self.adopt_trees(rc, &layout.indices)
-    }
-
-    /// Takes trees already on the device (`rc`) with the rest of their layout
-    /// (`indices`: [`FlatParasitics::build_indices`]).
-    fn adopt_trees(&mut self, rc: DeviceRcNets, indices: &FlatParasitics) -> Result<(), GpuError> {
         let no_trees = RcNetBatch::new(vec![0], Vec::new(), Vec::new(), Vec::new())?;
         self.device.adopt_parasitics(
             rc,
             &ParasiticsLayout {
                 rc: &no_trees,
-                pin_source: &indices.pin_source,
-                net_root: &indices.net_root,
-                net_lumped: &indices.net_lumped,
+                pin_source: &layout.indices.pin_source,
+                net_root: &layout.indices.net_root,
+                net_lumped: &layout.indices.net_lumped,
             },
         )
     }
@@ -297,7 +291,16 @@ impl GpuTiming {
             &raw.pin_cap,
             &raw.indices.net_offsets,
         )?;
-        self.adopt_trees(rc, &raw.indices)?;
+        let no_trees = RcNetBatch::new(vec![0], Vec::new(), Vec::new(), Vec::new())?;
+        self.device.adopt_parasitics(
+            rc,
+            &ParasiticsLayout {
+                rc: &no_trees,
+                pin_source: &raw.indices.pin_source,
+                net_root: &raw.indices.net_root,
+                net_lumped: &raw.indices.net_lumped,
+            },
+        )?;
         // The networks' working memory goes once the layout is made.
         gpu.synchronize()?;
         drop(networks);

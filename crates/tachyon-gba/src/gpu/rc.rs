@@ -12,18 +12,6 @@ use tachyon_kernels::N_CONDITIONS;
 use super::arena::ArenaParasitics;
 use super::layout::{RcNetBatch, RcNetsOutput};
 
-/// Checks that a batch of `n_nets` nets fits the RC pass's indices.
-fn check_n_nets(n_nets: usize) -> Result<(), LayoutError> {
-    if n_nets > super::layout::MAX_NETS {
-        return Err(LayoutError::TooLarge {
-            what: "nets",
-            count: n_nets,
-            limit: super::layout::MAX_NETS,
-        });
-    }
-    Ok(())
-}
-
 /// How the `rc_nets` kernel is spread over a GPU.
 ///
 /// The kernel sweeps each net several times and reads back what it just wrote. From
@@ -118,7 +106,14 @@ impl DeviceRcNets {
         const DURING: &str = "uploading RC nets";
         let net_offsets = &layout.indices.net_offsets;
         let n_nets = net_offsets.len().saturating_sub(1);
-        check_n_nets(n_nets)?;
+        if n_nets > super::layout::MAX_NETS {
+            return Err(LayoutError::TooLarge {
+                what: "nets",
+                count: n_nets,
+                limit: super::layout::MAX_NETS,
+            }
+            .into());
+        }
         let n_nodes = layout.n_nodes();
         check_starts("net_offsets", net_offsets, n_nodes)?;
         gpu.ensure_free(
@@ -871,7 +866,14 @@ impl DeviceRcLayout {
     pub fn into_rc_nets(self) -> Result<DeviceRcNets, GpuError> {
         const DURING: &str = "the RC layout made on the GPU";
         let n_nets = self.out_offsets.len().saturating_sub(1);
-        check_n_nets(n_nets)?;
+        if n_nets > super::layout::MAX_NETS {
+            return Err(LayoutError::TooLarge {
+                what: "nets",
+                count: n_nets,
+                limit: super::layout::MAX_NETS,
+            }
+            .into());
+        }
         let n_values = self.n_out * N_CONDITIONS;
         let gpu = &self.gpu;
         Ok(DeviceRcNets {
