@@ -4,11 +4,10 @@
 
 use rayon::prelude::*;
 
-use crate::parasitics::{driven_tree_pin_caps, lumped_load, sink_sources};
+use crate::parasitics::{lumped_load, sink_sources, tree_pin_caps};
 use crate::prefetch::{prefetch_net, NETS_AHEAD};
 use tachyon_graph::{
-    edit_room, ArcKind, Csr, Net, PinId, PinKind, RcTreeRef, TableId, TestKind, TimingData,
-    TimingGraph, Unateness,
+    edit_room, ArcKind, Csr, Net, PinKind, TableId, TestKind, TimingData, TimingGraph, Unateness,
 };
 use tachyon_kernels::lut::{storage_len, values_len};
 use tachyon_kernels::propagate::{
@@ -662,7 +661,14 @@ fn fill_net(
     if let Some((parent, res, cap)) = nodes {
         parent.copy_from_slice(tree.parent);
         res.copy_from_slice(tree.resistance);
-        tree_caps(graph, net.driver, &tree, cap);
+        for (node, &ground) in tree.ground_capacitance.iter().enumerate() {
+            cap[node * 4..node * 4 + 4].copy_from_slice(&[ground; 4]);
+        }
+        for (node, pin_capacitance) in tree_pin_caps(graph, net, &tree) {
+            for (condition, pin_capacitance) in pin_capacitance.iter().enumerate() {
+                cap[node * 4 + condition] += pin_capacitance;
+            }
+        }
     }
     sink_sources(net, &tree, net_sources);
     sources.extend(
@@ -674,26 +680,6 @@ fn fill_net(
                 (sink.0, source)
             }),
     );
-}
-
-/// The caps of a tree's nodes (of a net driven by `driver`) by condition, interleaved
-/// (`node * 4 + condition`): each node's ground cap, plus the caps of the tree's pins
-/// but the driver, added in the tree's order ([`crate::parasitics::tree_pin_caps`]), as
-/// the CPU pass adds them.
-pub(crate) fn tree_caps(
-    graph: &TimingGraph,
-    driver: Option<PinId>,
-    tree: &RcTreeRef<'_>,
-    cap: &mut [f64],
-) {
-    for (node, &ground) in tree.ground_capacitance.iter().enumerate() {
-        cap[node * 4..node * 4 + 4].copy_from_slice(&[ground; 4]);
-    }
-    for (node, pin_capacitance) in driven_tree_pin_caps(graph, driver, tree) {
-        for (condition, pin_capacitance) in pin_capacitance.iter().enumerate() {
-            cap[node * 4 + condition] += pin_capacitance;
-        }
-    }
 }
 
 /// The RC trees of some nets (those edits made dirty), laid out as

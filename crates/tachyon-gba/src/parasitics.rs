@@ -3,7 +3,7 @@
 use std::cell::Cell;
 
 use rayon::prelude::*;
-use tachyon_graph::{FastMap, Net, PinId, RcTreeRef, TimingData, TimingGraph};
+use tachyon_graph::{FastMap, Net, RcTreeRef, TimingData, TimingGraph};
 use tachyon_kernels::propagate::NONE;
 
 use crate::prefetch::{prefetch_net, NETS_AHEAD};
@@ -152,18 +152,9 @@ pub(crate) fn tree_pin_caps<'a>(
     net: &'a Net,
     tree: &RcTreeRef<'a>,
 ) -> impl Iterator<Item = (usize, [f64; 4])> + 'a {
-    driven_tree_pin_caps(graph, net.driver, tree)
-}
-
-/// [`tree_pin_caps`] of a tree whose net's driver is `driver`.
-pub(crate) fn driven_tree_pin_caps<'a>(
-    graph: &'a TimingGraph,
-    driver: Option<PinId>,
-    tree: &RcTreeRef<'a>,
-) -> impl Iterator<Item = (usize, [f64; 4])> + 'a {
     tree.pin_nodes
         .iter()
-        .filter(move |&&(pin, _)| Some(pin) != driver)
+        .filter(move |&&(pin, _)| Some(pin) != net.driver)
         .map(move |&(pin, node)| (node as usize, graph.pin(pin).capacitance))
 }
 

@@ -47,7 +47,7 @@ pub use device::{devices, driver_present, GpuInfo};
 pub use error::{GpuError, LayoutError};
 pub use launch::{LaunchShape, Replay};
 pub use tachyon_kernels::launch as abi;
-pub use transfer::{PieceCheck, PieceGenerate};
+pub use transfer::PieceCheck;
 
 #[cfg(test)]
 mod tests;

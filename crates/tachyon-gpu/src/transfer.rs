@@ -58,10 +58,6 @@ pub type PieceCheck<'a, T> = dyn Fn(usize, &[T]) -> Result<(), LayoutError> + Sy
 /// bytes.
 type PieceFill<'a, T> = dyn FnMut(usize, &[T], &mut [u8]) + 'a;
 
-/// Writes one piece of an array made as it is uploaded ([`GpuContext::upload_generated`]),
-/// given the position of its first item, and checks it.
-pub type PieceGenerate<'a, T> = dyn Fn(usize, &mut [T]) -> Result<(), LayoutError> + Sync + 'a;
-
 /// Which stream a download is queued on.
 #[derive(Clone, Copy)]
 enum On<'a> {
@@ -138,32 +134,6 @@ impl GpuContext {
         let mut first_error = None;
         self.write_staged(&buffer, 0, data, &mut |first, piece, staged| {
             if let Err(error) = parallel_copy_checked(staged, first, piece, check) {
-                first_error.get_or_insert(error);
-            }
-        })?;
-        match first_error {
-            Some(error) => Err(GpuError::Layout(error)),
-            None => Ok(buffer),
-        }
-    }
-
-    /// A new buffer of `len` values that `generate` writes straight into the pinned
-    /// staging buffers, piece by piece, on the host threads that copy (`generate(first,
-    /// piece)` writes the values from position `first` on): an array made only to go
-    /// up (a layout of data the host holds otherwise) costs neither fresh host memory
-    /// nor a second pass to copy it. The pieces are written in parallel, in no order.
-    /// The copy completes either way; the first failing piece's error, in order, is
-    /// returned after it as a layout error, before any kernel can read the buffer.
-    pub fn upload_generated<T: DeviceCopy>(
-        &self,
-        during: &'static str,
-        len: usize,
-        generate: &PieceGenerate<'_, T>,
-    ) -> Result<DeviceBuffer<T>, GpuError> {
-        let buffer = self.allocate::<T>(during, len)?;
-        let mut first_error = None;
-        self.write_staged_with(&buffer, 0, len, &mut |first, count, staged| {
-            if let Err(error) = parallel_generate(staged, first, count, generate) {
                 first_error.get_or_insert(error);
             }
         })?;
@@ -443,21 +413,6 @@ impl GpuContext {
         data: &[T],
         fill: &mut PieceFill<'_, T>,
     ) -> Result<(), GpuError> {
-        self.write_staged_with(buffer, first, data.len(), &mut |at, count, staged| {
-            fill(at, &data[at..at + count], staged)
-        })
-    }
-
-    /// [`GpuContext::write_staged`] of `len` values that `fill(first, count, staged)`
-    /// puts into the staging bytes of `count` values from position `first` on (of the
-    /// values written, not of `buffer`).
-    fn write_staged_with<T: DeviceCopy>(
-        &self,
-        buffer: &DeviceBuffer<T>,
-        first: usize,
-        len: usize,
-        fill: &mut dyn FnMut(usize, usize, &mut [u8]),
-    ) -> Result<(), GpuError> {
         const DURING: &str = "copying to the GPU";
         let base = buffer.address + DeviceBuffer::<T>::bytes_of(first) as u64;
         let streams = self.streams();
@@ -466,10 +421,7 @@ impl GpuContext {
             // Whole items per staging buffer.
             let item_bytes = std::mem::size_of::<T>().max(1);
             let items_per_chunk = (staging.bytes / item_bytes).max(1);
-            for index in 0..len.div_ceil(items_per_chunk) {
-                let at = index * items_per_chunk;
-                let count = items_per_chunk.min(len - at);
-                let piece_bytes = count * std::mem::size_of::<T>();
+            for (index, piece) in data.chunks(items_per_chunk).enumerate() {
                 let slot = index % staging.buffers.len();
                 // The copy that last read this buffer must be done before it is refilled.
                 let waiting = Instant::now();
@@ -477,12 +429,13 @@ impl GpuContext {
                 UploadClock::add(&self.upload_clock.waiting_ns, waiting);
                 let filling = Instant::now();
                 let pinned = staging.buffers[slot].as_mut_slice().during(DURING)?;
-                let pinned = &mut pinned[..piece_bytes];
-                fill(at, count, pinned);
+                let pinned = &mut pinned[..std::mem::size_of_val(piece)];
+                fill(index * items_per_chunk, piece, pinned);
                 UploadClock::add(&self.upload_clock.filling_ns, filling);
-                self.upload_clock
-                    .staged_bytes
-                    .fetch_add(piece_bytes as u64, std::sync::atomic::Ordering::Relaxed);
+                self.upload_clock.staged_bytes.fetch_add(
+                    std::mem::size_of_val(piece) as u64,
+                    std::sync::atomic::Ordering::Relaxed,
+                );
                 let offset = (index * items_per_chunk * item_bytes) as u64;
                 // SAFETY: `base + offset` lies inside `buffer` (the caller checked that
                 // `data` fits) with room for the piece; the source is page-locked and
@@ -496,8 +449,8 @@ impl GpuContext {
         if staged.is_none() {
             // The staging buffers are this thread's already (see `with_staging`): one
             // pageable copy, which returns once the driver has taken the bytes.
-            let mut bytes = vec![0u8; len * std::mem::size_of::<T>()];
-            fill(0, len, &mut bytes);
+            let mut bytes = vec![0u8; std::mem::size_of_val(data)];
+            fill(0, data, &mut bytes);
             // SAFETY: as for a staged piece, with `data` whole.
             unsafe { result::memcpy_htod_async(base, &bytes[..], stream) }.during(DURING)?;
         }
@@ -642,60 +595,6 @@ fn parallel_copy_checked<T: DeviceCopy>(
     results.into_iter().collect()
 }
 
-/// The staging bytes `to` of `count` items from position `first` on, written by
-/// `generate` with every core of the host (pieces of [`HOST_COPY_BYTES`]); the first
-/// failing piece's error in order.
-fn parallel_generate<T: DeviceCopy>(
-    to: &mut [u8],
-    first: usize,
-    count: usize,
-    generate: &PieceGenerate<'_, T>,
-) -> Result<(), LayoutError> {
-    let item_bytes = std::mem::size_of::<T>();
-    assert_eq!(
-        to.len(),
-        count * item_bytes,
-        "parallel_generate: sizes differ"
-    );
-    if item_bytes == 0 || count == 0 {
-        return Ok(());
-    }
-    // SAFETY: `DeviceCopy` types are plain data, valid for any bytes, so the aligned
-    // middle of `to` may be seen as items; the borrow of `to` covers it.
-    let (before, items, _) = unsafe { to.align_to_mut::<T>() };
-    if !before.is_empty() || items.len() != count {
-        // Unaligned bytes (the unstaged fallback's): made aside, then copied.
-        let mut made = Vec::<T>::with_capacity(count);
-        // SAFETY: zero bytes are a valid `T` (plain data, valid for any bytes), and the
-        // vector has room for `count` of them.
-        unsafe {
-            std::ptr::write_bytes(made.as_mut_ptr(), 0, count);
-            made.set_len(count);
-        }
-        let result = parallel_generate_items(&mut made, first, generate);
-        to.copy_from_slice(as_bytes(&made));
-        return result;
-    }
-    parallel_generate_items(items, first, generate)
-}
-
-/// [`parallel_generate`] into items.
-fn parallel_generate_items<T: DeviceCopy>(
-    items: &mut [T],
-    first: usize,
-    generate: &PieceGenerate<'_, T>,
-) -> Result<(), LayoutError> {
-    let items_per_piece = (HOST_COPY_BYTES / std::mem::size_of::<T>().max(1)).max(1);
-    let results: Vec<Result<(), LayoutError>> = on_copy_threads(|| {
-        items
-            .par_chunks_mut(items_per_piece)
-            .enumerate()
-            .map(|(index, piece)| generate(first + index * items_per_piece, piece))
-            .collect()
-    });
-    results.into_iter().collect()
-}
-
 /// [`parallel_copy`] into memory that need not be initialised.
 fn parallel_copy_out(to: &mut [MaybeUninit<u8>], from: &[u8]) {
     assert_eq!(to.len(), from.len(), "parallel_copy_out: lengths differ");
@@ -768,53 +667,6 @@ mod tests {
         go.send(()).ok();
         let copied = finished.recv_timeout(Duration::from_secs(30));
         assert_eq!(copied, Ok(true), "the copies did not finish under the lock");
-    }
-
-    /// Generated pieces land in place, aligned or not (the unstaged fallback's bytes),
-    /// every item written once, and the first failing piece's error in order comes
-    /// back. Without a GPU.
-    #[test]
-    fn generated_pieces_land_in_place_and_the_first_error_comes_back() {
-        let per_piece = HOST_COPY_BYTES / 8;
-        let count = 3 * per_piece + 7;
-        let failing = [2 * per_piece + 1, per_piece + 5];
-        let generate = |first: usize, piece: &mut [f64]| -> Result<(), LayoutError> {
-            for (offset, value) in piece.iter_mut().enumerate() {
-                *value = (first + offset) as f64 + 0.5;
-            }
-            match failing
-                .iter()
-                .find(|&&at| (first..first + piece.len()).contains(&at))
-            {
-                Some(&at) => Err(LayoutError::IndexOutOfRange {
-                    array: "test",
-                    position: at,
-                    value: 0,
-                    limit: 0,
-                }),
-                None => Ok(()),
-            }
-        };
-        let expected: Vec<f64> = (0..count).map(|at| (10 + at) as f64 + 0.5).collect();
-        for shift in [0, 1] {
-            let mut words = vec![0u64; count + 1];
-            let bytes = as_bytes_mut(&mut words[..]);
-            // SAFETY: zeroed words, seen as their (initialised) bytes.
-            let bytes = unsafe {
-                std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<u8>(), bytes.len())
-            };
-            let to = &mut bytes[shift..shift + count * 8];
-            let result = parallel_generate(to, 10, count, &generate);
-            assert!(
-                matches!(result, Err(LayoutError::IndexOutOfRange { position, .. }) if position == per_piece + 5),
-                "shift {shift}: {result:?}"
-            );
-            let made: Vec<f64> = to
-                .chunks(8)
-                .map(|value| f64::from_ne_bytes(value.try_into().unwrap()))
-                .collect();
-            assert_eq!(made, expected, "shift {shift}");
-        }
     }
 
     /// A rayon worker waiting for its copy (holding the lock) runs no other job

@@ -292,11 +292,7 @@ impl RcNetBatch {
 
     /// Device bytes the batch and its results take.
     pub fn device_bytes(&self) -> u64 {
-        RcNetBatch::device_bytes_of(self.n_nets() as u64, self.n_nodes() as u64)
-    }
-
-    /// Device bytes a batch of `n_nets` nets of `n_nodes` nodes takes with its results.
-    pub fn device_bytes_of(n_nets: u64, n_nodes: u64) -> u64 {
+        let (n_nets, n_nodes) = (self.n_nets() as u64, self.n_nodes() as u64);
         let per_node = 4 + 8 + 4 * N_CONDITIONS as u64 * 8;
         4 * (n_nets + 1) + n_nodes * per_node
     }

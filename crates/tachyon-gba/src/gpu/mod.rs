@@ -11,7 +11,6 @@
 //! main stream computes: the arrivals, slews and delays while the tests are evaluated.
 //! Figures and the history of this pipeline: `docs/PERFORMANCE.md`.
 
-mod arena;
 mod device;
 mod layout;
 mod rc;
@@ -21,7 +20,6 @@ pub mod twin;
 #[cfg(test)]
 mod tests;
 
-pub use arena::ArenaParasitics;
 pub use device::{
     DeviceTiming, EditedLayout, ForwardArray, ForwardResults, ForwardValues, HostRcValues,
     WireOutputs,
@@ -253,27 +251,6 @@ impl GpuTiming {
             net_root: &parasitics.net_root,
             net_lumped: &parasitics.net_lumped,
         })
-    }
-
-    /// Uploads the RC trees of the graph laid out as they are copied
-    /// ([`ArenaParasitics`]): the same layout as [`FlatParasitics::build`], bit for bit,
-    /// its nodes written straight into the pinned staging buffers.
-    pub fn upload_arena_parasitics(
-        &mut self,
-        layout: &ArenaParasitics<'_>,
-    ) -> Result<(), GpuError> {
-        let gpu = Arc::clone(self.device.gpu());
-        let rc = DeviceRcNets::upload_arena(&gpu, layout)?;
-        let no_trees = RcNetBatch::new(vec![0], Vec::new(), Vec::new(), Vec::new())?;
-        self.device.adopt_parasitics(
-            rc,
-            &ParasiticsLayout {
-                rc: &no_trees,
-                pin_source: &layout.indices.pin_source,
-                net_root: &layout.indices.net_root,
-                net_lumped: &layout.indices.net_lumped,
-            },
-        )
     }
 
     /// Uploads the RC trees of the graph as their raw networks, flattened and laid out

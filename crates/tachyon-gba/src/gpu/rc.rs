@@ -9,7 +9,6 @@ use tachyon_gpu::{DeviceBuffer, GpuContext, GpuError, LaunchShape, LayoutError};
 use tachyon_graph::RcNetworks;
 use tachyon_kernels::N_CONDITIONS;
 
-use super::arena::ArenaParasitics;
 use super::layout::{RcNetBatch, RcNetsOutput};
 
 /// How the `rc_nets` kernel is spread over a GPU.
@@ -93,65 +92,6 @@ impl DeviceRcNets {
             load: gpu.allocate(DURING, n_values)?,
             delay: gpu.allocate(DURING, n_values)?,
             impulse: gpu.allocate(DURING, n_values)?,
-        })
-    }
-
-    /// Uploads the trees of `layout`, their nodes made as they are copied (straight
-    /// into the pinned staging buffers, the parents checked as [`RcNetBatch::new`]
-    /// checks them), and allocates their results.
-    pub fn upload_arena(
-        gpu: &Arc<GpuContext>,
-        layout: &ArenaParasitics<'_>,
-    ) -> Result<DeviceRcNets, GpuError> {
-        const DURING: &str = "uploading RC nets";
-        let net_offsets = &layout.indices.net_offsets;
-        let n_nets = net_offsets.len().saturating_sub(1);
-        if n_nets > super::layout::MAX_NETS {
-            return Err(LayoutError::TooLarge {
-                what: "nets",
-                count: n_nets,
-                limit: super::layout::MAX_NETS,
-            }
-            .into());
-        }
-        let n_nodes = layout.n_nodes();
-        check_starts("net_offsets", net_offsets, n_nodes)?;
-        gpu.ensure_free(
-            DURING,
-            RcNetBatch::device_bytes_of(n_nets as u64, n_nodes as u64),
-        )?;
-        let n_values = n_nodes * N_CONDITIONS;
-        Ok(DeviceRcNets {
-            gpu: Arc::clone(gpu),
-            n_nets: n_nets as u32,
-            n_nodes: n_nodes as u32,
-            net_offsets: gpu.upload(DURING, net_offsets)?,
-            parent: gpu.upload_generated(DURING, n_nodes, &|first, piece| {
-                layout.write_parents(first, piece)
-            })?,
-            res: gpu.upload_generated(DURING, n_nodes, &|first, piece| {
-                layout.write_resistances(first, piece);
-                Ok(())
-            })?,
-            cap: gpu.upload_generated(DURING, n_values, &|first, piece| {
-                layout.write_caps(first, piece);
-                Ok(())
-            })?,
-            load: gpu.allocate(DURING, n_values)?,
-            delay: gpu.allocate(DURING, n_values)?,
-            impulse: gpu.allocate(DURING, n_values)?,
-        })
-    }
-
-    /// The trees as uploaded: per node its parent, resistance and caps (waits for the
-    /// work queued so far).
-    pub fn download_trees(&self) -> Result<LaidOutNetworks, GpuError> {
-        let gpu = &self.gpu;
-        let n_nodes = self.n_nodes as usize;
-        Ok(LaidOutNetworks {
-            parent: gpu.download(&self.parent, 0..n_nodes)?,
-            res: gpu.download(&self.res, 0..n_nodes)?,
-            cap: gpu.download(&self.cap, 0..n_nodes * N_CONDITIONS)?,
         })
     }
 

@@ -541,9 +541,7 @@ mod on_gpu {
 
     use tachyon_cppr::gpu::{GpuPasses, KeptNetworks};
     use tachyon_cppr::{ClockNetwork, ClockTree, CpprStructure};
-    use tachyon_gba::gpu::{
-        ArenaParasitics, ForwardArray, GpuTiming, RawParasitics, RcNetworkBatch,
-    };
+    use tachyon_gba::gpu::{ForwardArray, GpuTiming, RawParasitics, RcNetworkBatch};
     use tachyon_gba::{FlatParasitics, FlatTiming, ForwardOutcome, Incremental, SeedLayout};
     use tachyon_gpu::{GpuError, LayoutError};
     use tachyon_graph::{NetId, TestResult, TimingData, TimingGraph};
@@ -1718,24 +1716,22 @@ mod on_gpu {
     /// `first` beside the layout of `graph`'s RC trees (one after the other with sync
     /// steps, so that the log times each alone); the layout comes with when it was done
     /// (ms since `started`).
-    fn beside_tree_layout<'g, T: Send>(
+    fn beside_tree_layout<T: Send>(
         backend: &GpuBackend,
-        graph: &'g TimingGraph,
+        graph: &TimingGraph,
         design: &Design,
         started: Instant,
         first: impl FnOnce() -> T + Send,
-    ) -> (T, (TreeLayout<'g>, f64)) {
+    ) -> (T, (TreeLayout, f64)) {
         let lay_out_trees = || {
             // The host's layout by default: at 1M gates (H100, 16 cores) gathering the
             // raw networks from the design took 135-200 ms beside the flat arrays, which
             // it slowed from ~31 to ~126 ms on the critical path, while the device's part
             // (networks up, both kernels, 28 ms) saved nothing against uploading the
             // host's layout (28-34 ms). It pays once the link keeps the networks it
-            // matches instead of a gather after the build. The host lays out all but
-            // the trees' nodes here; those are made as they are copied (the first
-            // write to ~250 MB of fresh memory was most of the layout's time).
+            // matches instead of a gather after the build.
             let trees = match backend.rc_layout_on_device() {
-                false => TreeLayout::Arena(ArenaParasitics::build(graph)),
+                false => TreeLayout::Host(FlatParasitics::build(graph)),
                 true => raw_parasitics(graph, design),
             };
             (trees, started.elapsed().as_secs_f64() * 1e3)
@@ -1748,17 +1744,16 @@ mod on_gpu {
         }
     }
 
-    /// The first upload's RC trees, as the host laid them out (but their nodes, made
-    /// as they are copied) or as raw networks.
-    enum TreeLayout<'g> {
-        Arena(ArenaParasitics<'g>),
+    /// The first upload's RC trees, as the host laid them out or as raw networks.
+    enum TreeLayout {
+        Host(FlatParasitics),
         Raw(Box<RawParasitics>),
     }
 
-    impl TreeLayout<'_> {
+    impl TreeLayout {
         fn upload(self, timing: &mut GpuTiming) -> Result<(), GpuError> {
             match self {
-                TreeLayout::Arena(layout) => timing.upload_arena_parasitics(&layout),
+                TreeLayout::Host(parasitics) => timing.upload_parasitics(parasitics),
                 TreeLayout::Raw(raw) => {
                     let started = Instant::now();
                     timing.upload_raw_parasitics(*raw)?;
@@ -1775,7 +1770,7 @@ mod on_gpu {
     /// The raw networks of `graph`'s trees gathered from `design` beside the rest of the
     /// layout (offsets, roots, lumped loads, pin sources); the host's layout when they do
     /// not match the graph's trees (a design that did not build this graph).
-    fn raw_parasitics<'g>(graph: &'g TimingGraph, design: &Design) -> TreeLayout<'g> {
+    fn raw_parasitics(graph: &TimingGraph, design: &Design) -> TreeLayout {
         let started = Instant::now();
         let gather = || {
             let all: Vec<NetId> = (0..graph.nets().len() as u32).map(NetId).collect();
@@ -1820,7 +1815,7 @@ mod on_gpu {
                     networks = other.as_ref().map(|(batch, _)| batch.n_nets()).ok(),
                     "the design's raw RC networks do not match the graph's trees: the host lays them out"
                 );
-                TreeLayout::Arena(ArenaParasitics::build(graph))
+                TreeLayout::Host(FlatParasitics::build(graph))
             }
         }
     }
