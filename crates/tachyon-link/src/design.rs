@@ -443,11 +443,11 @@ impl Design {
         };
         // The nets: declared wires and ports, in name order, plus any connected net
         // not declared (rare, so they are merged in only when there are some).
-        let mut net_names: Vec<&str> = wires
-            .par_iter()
-            .with_min_len(4096)
-            .map(|wire| &**wire)
-            .collect();
+        // Room for them all at once (growing past the wires copied them all).
+        let assigned_count = assigned_names(&assigned).count();
+        let mut net_names: Vec<&str> =
+            Vec::with_capacity(wires.len() + ports.len() + assigned_count);
+        net_names.par_extend(wires.par_iter().with_min_len(4096).map(|wire| &**wire));
         net_names.extend(ports.iter().map(|port| port.name.as_str()));
         net_names.extend(assigned_names(&assigned));
         let new_nets = |net_names: &mut Vec<&str>| {
@@ -2013,7 +2013,8 @@ pub(crate) fn declared_wire_bits<'a>(
 ) -> (Vec<Cow<'a, str>>, BusRanges) {
     let bus_bits: u64 = module
         .wires
-        .iter()
+        .par_iter()
+        .with_min_len(1 << 14)
         .filter_map(|wire| wire.range)
         .map(|(msb, lsb)| msb.abs_diff(lsb) + 1)
         .sum();
@@ -2218,9 +2219,21 @@ fn sort_names(names: &mut Vec<&str>) {
             .cmp(b_prefix)
             .then_with(|| tachyon_graph::name_order(a, b))
     });
+    // Each name after the first of its run, on all threads (a million of them one by
+    // one was a serial step of the link).
+    let first_of_run = |at: usize| {
+        at == 0
+            || keyed[at].0 != keyed[at - 1].0
+            || !tachyon_graph::names_equal(keyed[at].1, keyed[at - 1].1)
+    };
     names.clear();
-    names.extend(keyed.into_iter().map(|(_, name)| name));
-    names.dedup();
+    names.par_extend(
+        (0..keyed.len())
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .filter(|&at| first_of_run(at))
+            .map(|at| keyed[at].1),
+    );
 }
 
 /// Records that `pin` connects to `net`, replacing the pin's previous connection.
