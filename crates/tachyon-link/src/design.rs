@@ -2219,8 +2219,8 @@ fn sort_names(names: &mut Vec<&str>) {
             .cmp(b_prefix)
             .then_with(|| tachyon_graph::name_order(a, b))
     });
-    // Each name after the first of its run, on all threads (a million of them one by
-    // one was a serial step of the link).
+    // The first name of each run of equal ones kept, on all threads (deduplicating a
+    // million names one by one was a serial step of the link).
     let first_of_run = |at: usize| {
         at == 0
             || keyed[at].0 != keyed[at - 1].0
