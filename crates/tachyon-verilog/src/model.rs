@@ -222,7 +222,12 @@ impl<'a> Module<'a> {
 
     /// The declared wires at bit level, in source order and MSB-first within a bus.
     pub fn wire_bits(&self) -> Vec<Cow<'a, str>> {
-        if self.wires.iter().all(|wire| wire.range.is_none()) {
+        if self
+            .wires
+            .par_iter()
+            .with_min_len(1 << 14)
+            .all(|wire| wire.range.is_none())
+        {
             // Scalars only (a flat netlist's million wires): one bit each, on all threads.
             return self
                 .wires
