@@ -183,7 +183,7 @@ pub(crate) fn collect_endpoints(
         .map(|(&(_, endpoint), forest)| Endpoint { forest, ..endpoint })
         .collect();
     let numbered_at = started.elapsed();
-    keep_and_sort(&mut endpoints, query, |endpoint| endpoint);
+    keep_and_sort(&mut endpoints, query);
     tracing::debug!(
         endpoints = endpoints.len(),
         specs = specs.len(),
@@ -256,13 +256,9 @@ fn kept(query: &PathQuery, endpoint: &Endpoint) -> bool {
 
 /// Keeps the endpoints `query` lists ([`kept`]) and sorts them by their slack's lower
 /// bound, stably (ties stay in the order found).
-fn keep_and_sort<T: Send>(
-    items: &mut Vec<T>,
-    query: &PathQuery,
-    endpoint: impl Fn(&T) -> &Endpoint + Sync,
-) {
-    items.retain(|item| kept(query, endpoint(item)));
-    items.par_sort_by(|a, b| endpoint(a).lower_bound.total_cmp(&endpoint(b).lower_bound));
+fn keep_and_sort(endpoints: &mut Vec<Endpoint>, query: &PathQuery) {
+    endpoints.retain(|endpoint| kept(query, endpoint));
+    endpoints.par_sort_by(|a, b| a.lower_bound.total_cmp(&b.lower_bound));
 }
 
 /// The candidate endpoints of the query with their forest specs (`forest` 0), in the
