@@ -24,7 +24,7 @@ q=/tmp/spefq-$pct.tcl
     echo "puts \"TIME first-query [time {report_worst_paths -numPaths 1000} 1]\""
     for r in $(seq "$rounds"); do
         c=/tmp/change-$pct-$r.spef
-        [ -f "$c" ] || awk -v EVERY=$every -v OFFSET=$((r * 7)) -v SCALE=1.$((r + 1)) \
+        [ -s "$c" ] || awk -v EVERY=$every -v OFFSET=$((r * 7)) -v SCALE=1.$((r + 1)) \
             -f "$(dirname "$0")/mkchange.awk" "$d/$b.spef" >"$c"
         echo "puts \"TIME read_spef [time {read_spef $c} 1]\""
         echo "puts \"TIME update_timing [time {update_timing} 1]\""
@@ -44,7 +44,7 @@ for bin in ${BINS:-$(cd "$S/bin" && ls | sort)}; do
         [ "${VV:-0}" = 1 ] && { echo "== $bin $dev" >>"$OUT/spefq-vv.log"; cat "$log" >>"$OUT/spefq-vv.log"; }
         line="$bin $dev:"
         for step in first-query read_spef update_timing report_worst_paths; do
-            m=$(grep "^TIME $step " "$log" | awk '{print $3 / 1000}' | median)
+            m=$(grep "^TIME $step " "$log" | awk '{print ($4 ~ /^nano/) ? $3 / 1e6 : $3 / 1e3}' | median)
             line="$line $step $m"
         done
         say "spefq $pct% ms (medians) $line"

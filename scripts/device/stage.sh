@@ -60,7 +60,7 @@ git diff --quiet HEAD || echo "+uncommitted" >>"$stage/COMMIT"
 
 mkdir -p "$out"
 rm -f "$out"/*.sh
-cp scripts/device/*.sh "$out/"
+cp scripts/device/*.sh scripts/device/*.awk "$out/"
 (cd "$stage" && tar -cf - .) | xz -T0 -6 >"$out/stage.tar.xz"
 ls -l "$out"
 du -sh "$out"
