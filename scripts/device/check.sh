@@ -69,7 +69,9 @@ same() { # label, command A, command B (strings, run with bash -c)
 part flows && for d in "$S"/shared/tau2015/*/; do
     n=$(basename "$d")
     f=$d$n.tau2015
-    same "$n tau gpu=cpu" "$T -q --device gpu tau $f" "$T -q --device cpu tau $f"
+    ops=--skip-ops
+    [ -f "$d$n.ops" ] && ops=
+    same "$n tau gpu=cpu" "$T -q --device gpu tau $f $ops" "$T -q --device cpu tau $f $ops"
     same "$n paths gpu=cpu" "$T -q --device gpu tau $f --skip-ops --paths 100" \
         "$T -q --device cpu tau $f --skip-ops --paths 100"
     if [ -f "$d$n.ops" ]; then

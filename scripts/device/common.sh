@@ -30,7 +30,7 @@ lease() {
 }
 # gen GATES: a generated design in /tmp/gGATES (made once per machine).
 gen() {
-    [ -f "/tmp/g$1/gen$1.tau2015" ] || "$T" -q gen --gates "$1" --seed 1 --out "/tmp/g$1" >/dev/null
+    [ -f "/tmp/g$1/gen$1.tau2015" ] || "$T" -q gen --gates "$1" --seed 1 --out "/tmp/g$1" >/dev/null 2>&1
     ls /tmp/g$1/*.tau2015 | head -1
 }
 # median of the numbers on standard input
