@@ -1455,15 +1455,12 @@ mod on_gpu {
                 // thread that waits for the pin flags while CPPR starts.
                 let resident: &GpuTiming = timing;
                 let (edges_gpu, on_device) = resident_timing(resident);
-                // The edges' download holds the GPU's streams: queued once CPPR is done.
-                let (cppr_sender, cppr_receiver) = std::sync::mpsc::sync_channel::<()>(1);
                 let (tests, seed_layout) = std::thread::scope(|beside| {
                     beside.spawn(move || {
                         let Ok(flags) = flags_receiver.recv() else {
                             // The path graph's thread panicked; its join says why.
                             return;
                         };
-                        let _ = cppr_receiver.recv();
                         let _ = edges_sender.send(queue_edges(edges_gpu, on_device, &flags));
                     });
                     // The backward seeds' layout and the endpoint pins of the WNS/TNS
@@ -1481,9 +1478,7 @@ mod on_gpu {
                         let passes = self.passes(resident);
                         let post = tachyon_cppr::gpu::post_cppr_slacks_with(
                             graph, shared, structure, passes,
-                        );
-                        drop(cppr_sender);
-                        let post = post?;
+                        )?;
                         Ok(tachyon_cppr::stored_tests(graph, shared, &post))
                     });
                     tests.map(|tests| (tests, joined(seed_layout)))
