@@ -644,7 +644,9 @@ fn post_cppr_slacks_by(
                     )
                 }
                 GpuPasses::Resident(values, kept_networks) => {
-                    let early = prepare(Split::Early);
+                    // Both splits prepared at once (each builds its clock tree).
+                    let (early, late) =
+                        rayon::join(|| prepare(Split::Early), || prepare(Split::Late));
                     let Some(uploaded) = uploading.map(joined).transpose()?.flatten() else {
                         return Ok(());
                     };
@@ -705,7 +707,7 @@ fn post_cppr_slacks_by(
                     let recycle = |split: Split, entries: PassEntries| {
                         *kept(&kept_networks.entries[split.index()]) = entries.into_entries();
                     };
-                    both_splits(graph, data, early, prepare, &run, &recycle, post)
+                    splits_side_by_side(graph, data, [early, late], &run, &recycle, post)
                 }
             },
         )
@@ -779,14 +781,8 @@ fn both_splits<'s>(
         }
         None => (None, prepare(Split::Late)),
     };
-    let finish = |prepared: &PreparedSplit<'_>, ran: SplitRan, post: &mut [[f64; 2]]| match ran {
-        SplitRan::Entries(ran) => {
-            for (test, values) in prepared.combine(graph, data, &ran) {
-                post[test] = values;
-            }
-            recycle(prepared.split, ran.entries);
-        }
-        SplitRan::Combined(slacks) => prepared.write_in_order(&slacks, post),
+    let finish = |prepared: &PreparedSplit<'_>, ran: SplitRan, post: &mut [[f64; 2]]| {
+        write_split(graph, data, prepared, ran, recycle, post);
     };
     let combine_early = |post: &mut [[f64; 2]]| {
         if let (Some(early), Some(ran)) = (&early, early_ran) {
@@ -803,6 +799,60 @@ fn both_splits<'s>(
         "cppr: the late split's slacks written"
     );
     Ok(())
+}
+
+/// Both splits' passes (`prepared`, early then late) on the GPU that holds the timing,
+/// each queued, combined and brought back by a thread of its own, so that the device
+/// runs one split's passes while the host queues or plans the other's (one after the
+/// other, it waited between the splits for the late split's launches); their tests'
+/// slacks written into `post` (every test's). Each split has its own network and
+/// buffers there, so the order in which they reach the device changes no value.
+fn splits_side_by_side(
+    graph: &TimingGraph,
+    data: &TimingData,
+    prepared: [Option<PreparedSplit<'_>>; 2],
+    run: &GpuRun<'_>,
+    recycle: &(dyn Fn(Split, PassEntries) + Sync),
+    post: &mut [[f64; 2]],
+) -> Result<(), GpuError> {
+    let [early, late] = &prepared;
+    let (early_ran, late_ran) = std::thread::scope(|scope| {
+        let late_ran = late.as_ref().map(|late| scope.spawn(|| run(late)));
+        let early_ran = early.as_ref().map(run);
+        (early_ran, late_ran.map(joined))
+    });
+    let started = std::time::Instant::now();
+    for (split, ran) in prepared.iter().zip([early_ran, late_ran]) {
+        if let (Some(split), Some(ran)) = (split, ran) {
+            write_split(graph, data, split, ran?, recycle, post);
+        }
+    }
+    tracing::debug!(
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        "cppr: both splits' slacks written"
+    );
+    Ok(())
+}
+
+/// Writes a split's tests' slacks into `post` (every test's), combining its passes
+/// first when the device did not (the arrays they came back in then `recycle`d).
+fn write_split(
+    graph: &TimingGraph,
+    data: &TimingData,
+    prepared: &PreparedSplit<'_>,
+    ran: SplitRan,
+    recycle: &(dyn Fn(Split, PassEntries) + Sync),
+    post: &mut [[f64; 2]],
+) {
+    match ran {
+        SplitRan::Entries(ran) => {
+            for (test, values) in prepared.combine(graph, data, &ran) {
+                post[test] = values;
+            }
+            recycle(prepared.split, ran.entries);
+        }
+        SplitRan::Combined(slacks) => prepared.write_in_order(&slacks, post),
+    }
 }
 
 /// The start groups of one pass per seeding (in parallel: at 5M gates each is a few
