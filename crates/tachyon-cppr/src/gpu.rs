@@ -606,118 +606,146 @@ fn post_cppr_slacks_by(
     clock: Option<ClockUnchanged>,
 ) -> Result<Vec<[f64; 2]>, GpuError> {
     let host_values = matches!(gpus, GpuPasses::Shared(_));
-    crate::slacks_by(
-        graph,
-        data,
-        structure,
-        host_values,
-        (None, clock),
-        |prepare, post| match gpus {
-            GpuPasses::Shared(gpus) => {
-                let run = |prepared: &PreparedSplit<'_>| {
-                    prepared
-                        .run_passes(&mut |network, tree, wanted, seedings| {
-                            shared_passes(gpus, network, tree, wanted, seedings)
-                        })
-                        .map(SplitRan::Entries)
-                };
-                let drop_entries = |_: Split, _: PassEntries| {};
-                both_splits(
-                    graph,
-                    data,
-                    prepare(Split::Early),
-                    prepare,
-                    &run,
-                    &drop_entries,
-                    post,
-                )
-            }
+    std::thread::scope(|scope| {
+        // On the GPU that holds the timing, the shape goes there (unless kept from an
+        // earlier run) from the start, beside the clock's check and the early split's
+        // preparation: ahead of the other users of the GPU's streams (with a path query,
+        // a first update brings the path graph's edges down beside CPPR, holding them).
+        let uploading = match gpus {
             GpuPasses::Resident(values, kept_networks) => {
-                let Some(shape) = structure.shape() else {
-                    return Ok(());
-                };
-                // The shape goes to the GPU (unless kept from an earlier run) while the
-                // host prepares the early split.
-                let upload = || -> Result<Arc<DeviceGroupShape>, GpuError> {
-                    let mut slot = kept(&kept_networks.shape);
-                    match &*slot {
-                        Some(uploaded) if Arc::ptr_eq(&uploaded.gpu, values.gpu) => {
-                            Ok(Arc::clone(uploaded))
-                        }
-                        _ => {
-                            *slot = None;
-                            for network in &kept_networks.networks {
-                                *kept(network) = None;
-                            }
-                            let uploaded = Arc::new(shape.upload_to(values)?);
-                            *slot = Some(Arc::clone(&uploaded));
-                            Ok(uploaded)
-                        }
-                    }
-                };
-                let (uploaded, early) = rayon::join(upload, || prepare(Split::Early));
-                let uploaded = uploaded?;
-                // Each split's passes, combined on the device where `cppr_combine`
-                // takes its clock tree and the passes fit one sweep; else their
-                // entries come back into the array kept from the last run.
-                let run = |prepared: &PreparedSplit<'_>| {
-                    let started = std::time::Instant::now();
-                    // Built on the host while the GPU runs the passes.
-                    let plan = || prepared.combine_plan(data, graph);
-                    let plan: &(dyn Fn() -> Option<CombinePlan> + Sync) = &plan;
-                    let on_device = prepared.combines_on_device();
-                    let mut combined = None;
-                    let ran = prepared.run_passes::<GpuError>(
-                        &mut |network, tree, wanted, seedings| {
-                            let passes =
-                                prepared.start_groups(|| start_groups(network, tree, seedings));
-                            let split = network.split();
-                            let entries_slot = &kept_networks.entries[split.index()];
-                            let entries = std::mem::take(&mut *kept(entries_slot));
-                            let mut slot = kept(&kept_networks.networks[split.index()]);
-                            let resident = (values, &*uploaded, split);
-                            let (ran, post) = run_resident_group_passes(
-                                resident,
-                                wanted,
-                                (passes, prepared.start_groups_cell()),
-                                &mut slot,
-                                entries,
-                                on_device.then_some(plan),
-                            )?;
-                            match post {
-                                Some(post) => {
-                                    combined = Some(post);
-                                    *kept(entries_slot) = ran.into_entries();
-                                    Ok(PassEntries::default())
-                                }
-                                None => Ok(ran),
-                            }
-                        },
-                    )?;
-                    if combined.is_some() {
-                        let [tree_ms, network_ms, prepare_ms] = prepared.host_ms;
-                        tracing::debug!(
-                            split = ?prepared.split,
-                            tree_ms,
-                            network_ms,
-                            prepare_ms,
-                            passes_and_combine_ms = started.elapsed().as_secs_f64() * 1e3,
-                            "cppr split combined on the device"
-                        );
-                    }
-                    Ok(match combined {
-                        Some(post) => SplitRan::Combined(post),
-                        None => SplitRan::Entries(ran),
-                    })
-                };
-                // The arrays the entries came back in serve the next run.
-                let recycle = |split: Split, entries: PassEntries| {
-                    *kept(&kept_networks.entries[split.index()]) = entries.into_entries();
-                };
-                both_splits(graph, data, early, prepare, &run, &recycle, post)
+                Some(scope.spawn(move || resident_shape(structure, values, kept_networks)))
             }
-        },
-    )
+            GpuPasses::Shared(_) => None,
+        };
+        crate::slacks_by(
+            graph,
+            data,
+            structure,
+            host_values,
+            (None, clock),
+            |prepare, post| match gpus {
+                GpuPasses::Shared(gpus) => {
+                    let run = |prepared: &PreparedSplit<'_>| {
+                        prepared
+                            .run_passes(&mut |network, tree, wanted, seedings| {
+                                shared_passes(gpus, network, tree, wanted, seedings)
+                            })
+                            .map(SplitRan::Entries)
+                    };
+                    let drop_entries = |_: Split, _: PassEntries| {};
+                    both_splits(
+                        graph,
+                        data,
+                        prepare(Split::Early),
+                        prepare,
+                        &run,
+                        &drop_entries,
+                        post,
+                    )
+                }
+                GpuPasses::Resident(values, kept_networks) => {
+                    // Both splits prepared at once (each builds its clock tree).
+                    let (early, late) =
+                        rayon::join(|| prepare(Split::Early), || prepare(Split::Late));
+                    let Some(uploaded) = uploading.map(joined).transpose()?.flatten() else {
+                        return Ok(());
+                    };
+                    // Each split's passes, combined on the device where `cppr_combine`
+                    // takes its clock tree and the passes fit one sweep; else their
+                    // entries come back into the array kept from the last run.
+                    let run = |prepared: &PreparedSplit<'_>| {
+                        let started = std::time::Instant::now();
+                        // Built on the host while the GPU runs the passes.
+                        let plan = || prepared.combine_plan(data, graph);
+                        let plan: &(dyn Fn() -> Option<CombinePlan> + Sync) = &plan;
+                        let on_device = prepared.combines_on_device();
+                        let mut combined = None;
+                        let ran = prepared.run_passes::<GpuError>(
+                            &mut |network, tree, wanted, seedings| {
+                                let passes =
+                                    prepared.start_groups(|| start_groups(network, tree, seedings));
+                                let split = network.split();
+                                let entries_slot = &kept_networks.entries[split.index()];
+                                let entries = std::mem::take(&mut *kept(entries_slot));
+                                let mut slot = kept(&kept_networks.networks[split.index()]);
+                                let resident = (values, &*uploaded, split);
+                                let (ran, post) = run_resident_group_passes(
+                                    resident,
+                                    wanted,
+                                    (passes, prepared.start_groups_cell()),
+                                    &mut slot,
+                                    entries,
+                                    on_device.then_some(plan),
+                                )?;
+                                match post {
+                                    Some(post) => {
+                                        combined = Some(post);
+                                        *kept(entries_slot) = ran.into_entries();
+                                        Ok(PassEntries::default())
+                                    }
+                                    None => Ok(ran),
+                                }
+                            },
+                        )?;
+                        if combined.is_some() {
+                            let [tree_ms, network_ms, prepare_ms] = prepared.host_ms;
+                            tracing::debug!(
+                                split = ?prepared.split,
+                                tree_ms,
+                                network_ms,
+                                prepare_ms,
+                                passes_and_combine_ms = started.elapsed().as_secs_f64() * 1e3,
+                                "cppr split combined on the device"
+                            );
+                        }
+                        Ok(match combined {
+                            Some(post) => SplitRan::Combined(post),
+                            None => SplitRan::Entries(ran),
+                        })
+                    };
+                    // The arrays the entries came back in serve the next run.
+                    let recycle = |split: Split, entries: PassEntries| {
+                        *kept(&kept_networks.entries[split.index()]) = entries.into_entries();
+                    };
+                    splits_side_by_side(graph, data, [early, late], &run, &recycle, post)
+                }
+            },
+        )
+    })
+}
+
+/// The shape of `structure` on the GPU that holds `values`: the one kept from an
+/// earlier run there, else uploaded now (the kept networks, of another shape or GPU,
+/// dropped first). None without a clock.
+fn resident_shape(
+    structure: &CpprStructure,
+    values: ForwardValues<'_>,
+    kept_networks: &KeptNetworks,
+) -> Result<Option<Arc<DeviceGroupShape>>, GpuError> {
+    let Some(shape) = structure.shape() else {
+        return Ok(None);
+    };
+    let mut slot = kept(&kept_networks.shape);
+    if let Some(uploaded) = &*slot {
+        if Arc::ptr_eq(&uploaded.gpu, values.gpu) {
+            return Ok(Some(Arc::clone(uploaded)));
+        }
+    }
+    *slot = None;
+    for network in &kept_networks.networks {
+        *kept(network) = None;
+    }
+    let uploaded = Arc::new(shape.upload_to(values)?);
+    *slot = Some(Arc::clone(&uploaded));
+    Ok(Some(uploaded))
+}
+
+/// What a scoped thread returned (its panic resumed).
+fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    match handle.join() {
+        Ok(value) => value,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
 }
 
 /// A split's passes as the GPUs ran them: their entries at the tests, for the host to
@@ -753,14 +781,8 @@ fn both_splits<'s>(
         }
         None => (None, prepare(Split::Late)),
     };
-    let finish = |prepared: &PreparedSplit<'_>, ran: SplitRan, post: &mut [[f64; 2]]| match ran {
-        SplitRan::Entries(ran) => {
-            for (test, values) in prepared.combine(graph, data, &ran) {
-                post[test] = values;
-            }
-            recycle(prepared.split, ran.entries);
-        }
-        SplitRan::Combined(slacks) => prepared.write_in_order(&slacks, post),
+    let finish = |prepared: &PreparedSplit<'_>, ran: SplitRan, post: &mut [[f64; 2]]| {
+        write_split(graph, data, prepared, ran, recycle, post);
     };
     let combine_early = |post: &mut [[f64; 2]]| {
         if let (Some(early), Some(ran)) = (&early, early_ran) {
@@ -777,6 +799,60 @@ fn both_splits<'s>(
         "cppr: the late split's slacks written"
     );
     Ok(())
+}
+
+/// Both splits' passes (`prepared`, early then late) on the GPU that holds the timing,
+/// each queued, combined and brought back by a thread of its own, so that the device
+/// runs one split's passes while the host queues or plans the other's (one after the
+/// other, it waited between the splits for the late split's launches); their tests'
+/// slacks written into `post` (every test's). Each split has its own network and
+/// buffers there, so the order in which they reach the device changes no value.
+fn splits_side_by_side(
+    graph: &TimingGraph,
+    data: &TimingData,
+    prepared: [Option<PreparedSplit<'_>>; 2],
+    run: &GpuRun<'_>,
+    recycle: &(dyn Fn(Split, PassEntries) + Sync),
+    post: &mut [[f64; 2]],
+) -> Result<(), GpuError> {
+    let [early, late] = &prepared;
+    let (early_ran, late_ran) = std::thread::scope(|scope| {
+        let late_ran = late.as_ref().map(|late| scope.spawn(|| run(late)));
+        let early_ran = early.as_ref().map(run);
+        (early_ran, late_ran.map(joined))
+    });
+    let started = std::time::Instant::now();
+    for (split, ran) in prepared.iter().zip([early_ran, late_ran]) {
+        if let (Some(split), Some(ran)) = (split, ran) {
+            write_split(graph, data, split, ran?, recycle, post);
+        }
+    }
+    tracing::debug!(
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        "cppr: both splits' slacks written"
+    );
+    Ok(())
+}
+
+/// Writes a split's tests' slacks into `post` (every test's), combining its passes
+/// first when the device did not (the arrays they came back in then `recycle`d).
+fn write_split(
+    graph: &TimingGraph,
+    data: &TimingData,
+    prepared: &PreparedSplit<'_>,
+    ran: SplitRan,
+    recycle: &(dyn Fn(Split, PassEntries) + Sync),
+    post: &mut [[f64; 2]],
+) {
+    match ran {
+        SplitRan::Entries(ran) => {
+            for (test, values) in prepared.combine(graph, data, &ran) {
+                post[test] = values;
+            }
+            recycle(prepared.split, ran.entries);
+        }
+        SplitRan::Combined(slacks) => prepared.write_in_order(&slacks, post),
+    }
 }
 
 /// The start groups of one pass per seeding (in parallel: at 5M gates each is a few

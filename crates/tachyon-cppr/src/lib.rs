@@ -1116,10 +1116,16 @@ fn representative_depths(
     tests: &[usize],
     max_depth: u32,
 ) -> Vec<u32> {
-    let capture_nodes = tests.iter().filter_map(|&test| {
-        let test_arc = &graph.tests()[test];
-        tree.node(test_arc.clock, test_arc.clock_edge)
-    });
+    // The capture nodes looked up on all threads (each test's clock pin is a scattered
+    // read); the count below walks the tree's own small arrays.
+    let capture_nodes: Vec<u32> = tests
+        .par_iter()
+        .with_min_len(1 << 12)
+        .filter_map(|&test| {
+            let test_arc = &graph.tests()[test];
+            tree.node(test_arc.clock, test_arc.clock_edge)
+        })
+        .collect();
     let nodes = launch_nodes.iter().copied().chain(capture_nodes);
     let group_counts = tree.group_counts(nodes, max_depth);
     let mut representative = Vec::with_capacity(max_depth as usize);
