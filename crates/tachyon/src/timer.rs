@@ -275,6 +275,9 @@ pub struct Timer {
     /// frontier ([`tachyon_gba::Incremental::frontier_size`]) is at least this runs on
     /// the GPU over the resident state, a smaller one on the CPU.
     gpu_min_frontier: Option<usize>,
+    /// Over the resident state on the GPU, an update whose frontier is at least this
+    /// runs whole there (None: the backend's, [`crate::GPU_WHOLE_FRONTIER`]).
+    gpu_whole_frontier: Option<usize>,
     /// Why the GPU is no longer used (a device error, e.g. out of memory): later
     /// updates time on the CPU.
     gpu_failed: Option<String>,
@@ -378,6 +381,7 @@ impl Timer {
             incremental_flat: None,
             resident: None,
             gpu_min_frontier: None,
+            gpu_whole_frontier: None,
             gpu_failed: None,
             last_on_gpu: false,
             resident_twin: false,
@@ -450,6 +454,13 @@ impl Timer {
         target: EditTarget,
         edit: impl FnOnce(&mut Design) -> Result<(), LinkError>,
     ) -> Result<(), TimerError> {
+        let follow = self.follows_edits();
+        if follow && self.incremental.is_some() {
+            // The edit reads and writes the host's values: what a whole update over the
+            // resident state left on the device comes back first (a failure drops the
+            // timing, and the edit is followed by a full update).
+            let _ = self.settle_device_values();
+        }
         let follow = self.follows_edits();
         let before = match &target {
             EditTarget::Instance(name) if follow => Some(self.design.instance_before(name)),
@@ -527,6 +538,20 @@ impl Timer {
         self.gpu_min_frontier = Some(frontier);
     }
 
+    /// Over the resident state on the GPU, the frontier from which an update runs whole
+    /// there ([`crate::BackendConfig::gpu_whole_frontier`]): the timer's setting, else
+    /// the backend's.
+    pub fn gpu_whole_frontier(&self) -> usize {
+        self.gpu_whole_frontier
+            .unwrap_or_else(|| self.backend.gpu_whole_frontier())
+    }
+
+    /// Sets [`Timer::gpu_whole_frontier`] (`0`: every update over the resident state on
+    /// the GPU runs whole; `usize::MAX`: none does). The results are the same either way.
+    pub fn set_gpu_whole_frontier(&mut self, frontier: usize) {
+        self.gpu_whole_frontier = Some(frontier);
+    }
+
     /// The frontier the edits since the last update left (dirty pins and nets), which the
     /// mixed strategy compares with [`Timer::gpu_min_frontier`]; 0 when the next update
     /// is not an incremental one.
@@ -557,12 +582,21 @@ impl Timer {
     /// (a full re-time after edits, [`Timer::retime_full`]) it runs over the resident
     /// state whatever the frontier, CPPR over every test there.
     pub(super) fn try_retime_incremental(&mut self, full: bool) -> Result<(), TimerError> {
+        if self
+            .incremental
+            .as_ref()
+            .is_some_and(tachyon_gba::Incremental::is_dirty)
+        {
+            // The update reads the host's values: what a whole update left on the
+            // device comes back first (edits bring it back already: a no-op then).
+            self.settle_device_values()?;
+        }
         let cppr = self.main_engine_cppr();
         let host_cppr_factor = self.backend.cppr_host_factor();
         let rc_raw = self.backend.rc_edits_on_device();
-        let min_frontier = match full {
-            true => 0,
-            false => self.gpu_min_frontier(),
+        let (min_frontier, whole_frontier) = match full {
+            true => (0, 0),
+            false => (self.gpu_min_frontier(), self.gpu_whole_frontier()),
         };
         let (Some((graph, data)), Some(incremental)) = (&mut self.timing, &mut self.incremental)
         else {
@@ -580,6 +614,43 @@ impl Timer {
             .as_mut()
             .filter(|_| incremental.frontier_size() >= min_frontier);
         self.last_on_gpu = resident.is_some();
+        // A large frontier over the resident state on the GPU: the whole update there
+        // costs less than bringing back and comparing what changed.
+        if let Some(resident) = resident
+            .as_deref_mut()
+            .filter(|_| incremental.frontier_size() >= whole_frontier)
+        {
+            // The CPPR structure walks the whole graph's levels.
+            graph.refresh_level_lists();
+            let phases = &mut self.phases;
+            let mut record = |phase, elapsed| phases::add_phase(phases, phase, elapsed);
+            let inputs = (&*graph, &mut *data, &*self.design);
+            if gpu_phases::whole_resident(
+                resident,
+                inputs,
+                incremental,
+                (rc_raw, cppr),
+                &mut record,
+            )? {
+                // The clock network is found again by the next update that needs it.
+                incremental.take_shape_changes();
+                self.cppr_clock = None;
+                self.cppr_trees.clear();
+                let counts = incremental.adopt_whole_update(graph);
+                self.path_graph = None;
+                let cppr_work = match cppr {
+                    true => CpprWork::All,
+                    false => CpprWork::None,
+                };
+                self.stats = UpdateStats::incremental(counts, false, cppr_work);
+                self.history.push(self.stats);
+                tracing::debug!(
+                    ms = started.elapsed().as_secs_f64() * 1e3,
+                    "update over the resident state, whole"
+                );
+                return Ok(());
+            }
+        }
         let changed = match resident.as_deref_mut() {
             Some(resident) => gpu_phases::forward_resident(
                 resident,
@@ -1315,6 +1386,10 @@ impl Timer {
             self.drop_device_timing(&why);
             return Err(why);
         }
+        if let (Some((graph, data)), Some(incremental)) = (&self.timing, &mut self.incremental) {
+            // After a whole update over the resident state, from its values.
+            incremental.refresh_stale_seeds(graph, data);
+        }
         Ok(())
     }
 
@@ -1369,6 +1444,8 @@ impl Timer {
     /// Brings up to date what pin `name`'s arrival and slew read (its fan-in cone),
     /// or everything when the cone costs about as much ([`tachyon_gba::ConeUpdate`]).
     fn update_fanin_cone(&mut self, name: &str) -> Result<(), TimerError> {
+        // The cone is read on the host.
+        self.settle_device_values()?;
         let (Some((graph, data)), Some(incremental)) = (&mut self.timing, &mut self.incremental)
         else {
             return self.update_timing();
@@ -1395,6 +1472,8 @@ impl Timer {
     /// that costs about as much, or when the clock network or its timing may have
     /// changed (CPPR's clock trees are then built again by a whole update).
     fn update_fanout_region(&mut self, name: &str) -> Result<(), TimerError> {
+        // The region is read on the host.
+        self.settle_device_values()?;
         let cppr = self.main_engine_cppr();
         let (Some((graph, data)), Some(incremental)) = (&mut self.timing, &mut self.incremental)
         else {
