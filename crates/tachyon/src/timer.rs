@@ -1180,7 +1180,9 @@ impl Timer {
         }
     }
 
-    /// Brings the timing up to date (a no-op when nothing changed).
+    /// Brings the timing up to date (a no-op when nothing changed). On the GPU backend
+    /// the values may stay on the device (a full update over the resident state, or a
+    /// whole one after large edits) until a reader brings them back.
     pub fn update_timing(&mut self) -> Result<(), TimerError> {
         if self.timing.is_some() {
             self.settle_device_values()?;
@@ -1315,6 +1317,17 @@ impl Timer {
         Ok(())
     }
 
+    /// [`Timer::update_timing`] for a reader of the host's arrays: after edits, what a
+    /// whole update over the resident state left on the device comes back too (with no
+    /// edit since the last full update, the readers of values left there gather them).
+    fn update_timing_on_host(&mut self) -> Result<(), TimerError> {
+        self.update_timing()?;
+        if self.incremental.is_some() {
+            self.settle_device_values()?;
+        }
+        Ok(())
+    }
+
     /// Warns (once per timer) about what leaves a whole class of values untimed: a
     /// split without a library, or, with TAU assertions, no clock or a clock that
     /// reaches no flip-flop.
@@ -1396,7 +1409,7 @@ impl Timer {
     /// The graph and timing values of the current state (updating first; the graph's
     /// level lists current).
     pub fn timing(&mut self) -> Result<(&TimingGraph, &TimingData), TimerError> {
-        self.update_timing()?;
+        self.update_timing_on_host()?;
         self.refresh_level_lists();
         match &self.timing {
             Some((graph, data)) => Ok((graph, data)),
@@ -1432,7 +1445,7 @@ impl Timer {
         match reads {
             Reads::FaninCone if self.follows_edits() => self.update_fanin_cone(pin)?,
             Reads::FanoutRegion if self.follows_edits() => self.update_fanout_region(pin)?,
-            _ => self.update_timing()?,
+            _ => self.update_timing_on_host()?,
         }
         let Some((graph, data)) = &self.timing else {
             return Ok(None);
@@ -1448,7 +1461,7 @@ impl Timer {
         self.settle_device_values()?;
         let (Some((graph, data)), Some(incremental)) = (&mut self.timing, &mut self.incremental)
         else {
-            return self.update_timing();
+            return self.update_timing_on_host();
         };
         let Some(pin) = find_pin(graph, name) else {
             return Err(LinkError::UnknownPin(name.to_string()).into());
@@ -1456,7 +1469,7 @@ impl Timer {
         let started = Instant::now();
         match incremental.update_fanin_cone(graph, data, pin) {
             tachyon_gba::ConeUpdate::Clean => Ok(()),
-            tachyon_gba::ConeUpdate::TooLarge => self.update_timing(),
+            tachyon_gba::ConeUpdate::TooLarge => self.update_timing_on_host(),
             tachyon_gba::ConeUpdate::Partial(counts) => {
                 self.path_graph = None;
                 self.stats = UpdateStats::incremental(counts, true, CpprWork::None);
@@ -1477,7 +1490,7 @@ impl Timer {
         let cppr = self.main_engine_cppr();
         let (Some((graph, data)), Some(incremental)) = (&mut self.timing, &mut self.incremental)
         else {
-            return self.update_timing();
+            return self.update_timing_on_host();
         };
         let Some(pin) = find_pin(graph, name) else {
             return Err(LinkError::UnknownPin(name.to_string()).into());
@@ -1501,7 +1514,7 @@ impl Timer {
                     .is_some_and(|clock| pins.iter().any(|&pin| clock.is_clock_pin(pin)))
             };
             if incremental.pending_shape_pins().is_some_and(touched) {
-                return self.update_timing();
+                return self.update_timing_on_host();
             }
             self.cppr_clock = Some(found);
         }
@@ -1513,11 +1526,11 @@ impl Timer {
                     .as_ref()
                     .is_some_and(|clock| pins.iter().any(|&pin| clock.is_clock_pin(pin)));
                 match touched {
-                    true => return self.update_timing(),
+                    true => return self.update_timing_on_host(),
                     false => Some(clock.clone()),
                 }
             }
-            (None, _) => return self.update_timing(),
+            (None, _) => return self.update_timing_on_host(),
         };
         let network = clock.flatten();
         let is_clock_pin = |pin| {
@@ -1536,7 +1549,7 @@ impl Timer {
             tachyon_gba::RegionUpdate::Clean => Ok(()),
             why @ (tachyon_gba::RegionUpdate::TooLarge | tachyon_gba::RegionUpdate::ClockDirty) => {
                 tracing::debug!("{name}: {why:?}: a whole update");
-                self.update_timing()
+                self.update_timing_on_host()
             }
             tachyon_gba::RegionUpdate::Partial { counts, cppr_tests } => {
                 self.path_graph = None;
@@ -1643,7 +1656,7 @@ impl Timer {
         if let Some(rows) = self.rows_on_device(&pins)? {
             return Ok(slacks_of_rows(&rows, split));
         }
-        self.update_timing()?;
+        self.update_timing_on_host()?;
         let Some((_, data)) = &self.timing else {
             return Ok(Vec::new());
         };
@@ -1658,7 +1671,7 @@ impl Timer {
         if self.timing.is_some() && self.incremental.is_none() {
             return Ok(());
         }
-        self.update_timing()
+        self.update_timing_on_host()
     }
 
     /// The values of `pins` that a point query reads (as the timing data of
@@ -2144,7 +2157,7 @@ impl Timer {
                 .as_ref()
                 .is_some_and(gpu_phases::holds_only_slews);
         if !left_on_device && !slews_left {
-            self.update_timing()?;
+            self.update_timing_on_host()?;
         }
         if self.sta.is_some() {
             return Err(TimerError::Sdc(
@@ -2182,7 +2195,7 @@ impl Timer {
             found = self.path_query_on_device(&query);
             if found.is_none() {
                 // The host's values, brought back.
-                self.update_timing()?;
+                self.update_timing_on_host()?;
             }
         } else if self.path_graph.is_none() {
             self.path_graph_after_edits()?;
@@ -2275,7 +2288,7 @@ impl Timer {
             Ok(kept) => self.path_graph = kept,
             Err(why) => {
                 self.drop_device_timing(&why);
-                return self.update_timing();
+                return self.update_timing_on_host();
             }
         }
         if self
@@ -2284,7 +2297,7 @@ impl Timer {
             .is_some_and(tachyon_gba::Incremental::is_dirty)
         {
             self.path_graph = None;
-            self.update_timing()?;
+            self.update_timing_on_host()?;
             self.refresh_level_lists();
         }
         Ok(())
@@ -2301,7 +2314,7 @@ impl Timer {
         let started = Instant::now();
         // The graph's names only: values a full update left on the device stay there.
         if self.timing.is_none() {
-            self.update_timing()?;
+            self.update_timing_on_host()?;
         }
         let Some((graph, _)) = &self.timing else {
             unreachable!("update_timing always leaves timing in place")
