@@ -1158,13 +1158,9 @@ mod on_gpu {
         design: Option<&Design>,
     ) -> Result<ForwardOutcome, TimerError> {
         let started = Instant::now();
-        let uploaded = upload_edits(state, graph, data, incremental, design)?;
+        upload_edits(state, graph, data, incremental, design)?;
         let forward = state.timing().forward_resident(graph, incremental.flat())?;
         tracing::debug!(
-            nets = uploaded.nets,
-            uploaded_ms = uploaded.uploaded_ms,
-            rc_raw = uploaded.rc_raw,
-            rc_ms = uploaded.rc_ms,
             swept_ms = started.elapsed().as_secs_f64() * 1e3,
             "gpu resident forward: edits uploaded, RC of the dirty nets, swept and downloaded"
         );
@@ -1184,7 +1180,7 @@ mod on_gpu {
         record: &mut Record<'_>,
     ) -> Result<(), TimerError> {
         let started = Instant::now();
-        let uploaded = upload_edits(state, graph, data, incremental, design)?;
+        upload_edits(state, graph, data, incremental, design)?;
         // The host's RC values are current (the dirty nets' computed for this update,
         // the others unchanged): the full update does not bring them back.
         let rc = [
@@ -1197,23 +1193,11 @@ mod on_gpu {
         updated?;
         state.timing().all_values_taken();
         tracing::debug!(
-            nets = uploaded.nets,
-            uploaded_ms = uploaded.uploaded_ms,
-            rc_raw = uploaded.rc_raw,
-            rc_ms = uploaded.rc_ms,
             ms = started.elapsed().as_secs_f64() * 1e3,
             "gpu resident update, whole: edits uploaded, RC of the dirty nets, full update \
              over the resident state (values left on the device)"
         );
         Ok(())
-    }
-
-    /// What [`upload_edits`] did, for the logs.
-    struct EditsUploaded {
-        nets: usize,
-        uploaded_ms: f64,
-        rc_raw: bool,
-        rc_ms: f64,
     }
 
     /// The first steps of an update over the resident state: the edits uploaded (the
@@ -1226,7 +1210,7 @@ mod on_gpu {
         data: &mut TimingData,
         incremental: &mut Incremental,
         design: Option<&Design>,
-    ) -> Result<EditsUploaded, TimerError> {
+    ) -> Result<(), TimerError> {
         let started = Instant::now();
         // The pins that left a net are reset on the host (and go up with the edits);
         // the dirty nets' values are written over them.
@@ -1245,12 +1229,14 @@ mod on_gpu {
             Some(raw) => state.timing().update_nets_rc_raw(raw, data)?,
             None => state.timing().update_nets_rc(graph, &nets, data)?,
         }
-        Ok(EditsUploaded {
-            nets: nets.len(),
+        tracing::debug!(
+            nets = nets.len(),
             uploaded_ms,
             rc_raw,
-            rc_ms: started.elapsed().as_secs_f64() * 1e3,
-        })
+            rc_ms = started.elapsed().as_secs_f64() * 1e3,
+            "gpu resident update: edits uploaded, RC of the dirty nets"
+        );
+        Ok(())
     }
 
     /// Every phase of one update of `graph` on `backend` (see the module docs); the
