@@ -33,7 +33,8 @@ pub const GPU_MIN_FRONTIER: usize = 1_000;
 /// device until a reader brings them back), instead of incrementally (every changed
 /// value brought back and compared, CPPR and the backward seeds from the host's
 /// bookkeeping). Measured at 1M gates on an H100 (`spefq.sh`, docs/PERFORMANCE.md):
-/// change files of 1% and 10% of the nets.
+/// change files of 1% and 10% of the nets; frontiers between [`GPU_MIN_FRONTIER`] and
+/// the 1% file's were not measured.
 pub const GPU_WHOLE_FRONTIER: usize = 5_000;
 
 /// The timing device a user asks for (`--device cpu|gpu|auto`).
