@@ -7,7 +7,8 @@
 #    and at 1M gates (5M with M5=1), also with TACHYON_RC_LAYOUT=device at 1M;
 # 4. TAU flows byte for byte: GPU against CPU (`tau` with the .ops, `tau --paths 100`),
 #    `--retime incremental` against `--retime full` on the GPU, and every incremental
-#    update on the GPU (TACHYON_GPU_MIN_FRONTIER=0, TACHYON_RC_EDITS=device) against CPU.
+#    update on the GPU (TACHYON_GPU_MIN_FRONTIER=0, TACHYON_RC_EDITS=device) against CPU,
+#    and every one whole there (TACHYON_GPU_WHOLE_FRONTIER=0) against CPU.
 # PARTS (default "tests fuzz checkcpu flows") picks the parts. Ends with `check: N failed`.
 source "$(dirname "$0")/common.sh"
 lease
@@ -79,6 +80,9 @@ part flows && for d in "$S"/shared/tau2015/*/; do
             "$T -q --device gpu tau $f --retime full"
         same "$n all-gpu=cpu" \
             "TACHYON_GPU_MIN_FRONTIER=0 TACHYON_RC_EDITS=device $T -q --device gpu tau $f" \
+            "$T -q --device cpu tau $f"
+        same "$n all-whole=cpu" \
+            "TACHYON_GPU_MIN_FRONTIER=0 TACHYON_GPU_WHOLE_FRONTIER=0 $T -q --device gpu tau $f" \
             "$T -q --device cpu tau $f"
     fi
 done

@@ -105,7 +105,7 @@ pub struct BackendArgs {
 
 impl BackendArgs {
     /// The backend these flags (and the `TACHYON_GPU_*` environment variables, and for
-    /// measuring `TACHYON_CPPR_HOST_FACTOR=N`, `TACHYON_RC_LAYOUT=host|device` and
+    /// measuring `TACHYON_CPPR_HOST_FACTOR=N`, `TACHYON_GPU_WHOLE_FRONTIER=N`, `TACHYON_RC_LAYOUT=host|device` and
     /// `TACHYON_RC_EDITS=host|device`) ask
     /// for, or `device` instead of `--device` when given.
     pub fn select(&self, device: Option<tachyon::Device>) -> anyhow::Result<tachyon::Backend> {
@@ -118,6 +118,12 @@ impl BackendArgs {
         let cppr_host_factor = match std::env::var("TACHYON_CPPR_HOST_FACTOR") {
             Ok(value) => Some(value.trim().parse::<usize>().map_err(|_| {
                 anyhow::anyhow!("TACHYON_CPPR_HOST_FACTOR={value}: expected a count")
+            })?),
+            Err(_) => None,
+        };
+        let gpu_whole_frontier = match std::env::var("TACHYON_GPU_WHOLE_FRONTIER") {
+            Ok(value) => Some(value.trim().parse::<usize>().map_err(|_| {
+                anyhow::anyhow!("TACHYON_GPU_WHOLE_FRONTIER={value}: expected a count")
             })?),
             Err(_) => None,
         };
@@ -135,6 +141,7 @@ impl BackendArgs {
             gpu_limit: self.gpus,
             gpu_min_frontier: self.gpu_min_frontier.or(from_environment),
             cppr_host_factor,
+            gpu_whole_frontier,
             rc_layout_on_device,
             rc_edits_on_device,
             gpu: gpu_config_from_environment()?,

@@ -77,6 +77,9 @@ pub struct Incremental {
     is_input: Vec<bool>,
     /// The required-time seed of every seeded pin (output assertions, tests).
     seeds: FastMap<u32, [f64; 4]>,
+    /// The seeds are those of older tests' results (after a whole update elsewhere):
+    /// computed again, all of them, before they are next read.
+    seeds_stale: bool,
     /// Dirty state recorded by edits, consumed by the next update.
     rc_nets: Vec<u32>,
     forward: Vec<u32>,
@@ -393,6 +396,7 @@ impl Incremental {
             flat,
             is_input,
             seeds: all.0,
+            seeds_stale: false,
             rc_nets: Vec::new(),
             forward: Vec::new(),
             backward: Vec::new(),
@@ -1799,6 +1803,36 @@ impl Incremental {
         self.counts
     }
 
+    /// An update done whole elsewhere (on the device over its resident state, after
+    /// [`Incremental::take_dirty_nets`] and the edits' upload): every value computed
+    /// there, CPPR over every test, nothing left pending here. The seeds kept here are
+    /// those of the old tests' results until [`Incremental::refresh_stale_seeds`] runs
+    /// over the update's values (which a whole update leaves on the device until a
+    /// reader brings them back). Returns what the update recomputed.
+    pub fn adopt_whole_update(&mut self, graph: &TimingGraph) -> RetimeCounts {
+        self.forward.clear();
+        self.backward.clear();
+        self.tests.clear();
+        self.tests_before.clear();
+        self.seed_pins.clear();
+        self.seeds_stale = true;
+        self.counts.pins += graph.n_pins() as usize;
+        self.counts.tests = graph.tests().len();
+        self.finish_update();
+        self.counts
+    }
+
+    /// After [`Incremental::adopt_whole_update`], once `data` holds that update's values
+    /// (and before any edit): every seed computed again from them, as the whole update
+    /// computed them. A no-op otherwise.
+    pub fn refresh_stale_seeds(&mut self, graph: &TimingGraph, data: &TimingData) {
+        if std::mem::take(&mut self.seeds_stale) {
+            let mut all = AllSeeds::default();
+            seed_required(graph, data, &mut all);
+            self.seeds = all.0;
+        }
+    }
+
     /// The required-time seeds of every seeded pin after CPPR (those of the pins whose
     /// tests changed recomputed first), in pin order: what a backward step over the
     /// whole graph starts from.
@@ -1827,6 +1861,13 @@ impl Incremental {
     /// [`Incremental::refresh_seeds`] for the marked pins in `region` (a stamp of
     /// `self.region`) only; the others stay marked.
     fn refresh_seeds_in(&mut self, graph: &TimingGraph, data: &TimingData, region: Option<u32>) {
+        if self.seeds_stale {
+            // Not brought up to date when the whole update's values came back
+            // ([`Incremental::refresh_stale_seeds`]): from edits since, every seeded pin
+            // is computed again.
+            self.refresh_stale_seeds(graph, data);
+            self.backward.extend(self.seeds.keys());
+        }
         let mut seed_pins = std::mem::take(&mut self.seed_pins);
         if let Some(region) = region {
             let in_region = |pin: &u32| self.region[*pin as usize] == region;

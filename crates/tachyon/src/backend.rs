@@ -28,6 +28,15 @@ pub const AUTO_GPU_MIN_PINS: u32 = 300_000;
 /// 965 ms on the CPU against 144 ms on the GPU, of 100 nets 213 against 239 ms.
 pub const GPU_MIN_FRONTIER: usize = 1_000;
 
+/// Over the resident state, an update whose frontier has at least this many entries
+/// runs whole there, as a full update over that state does (every value left on the
+/// device until a reader brings them back), instead of incrementally (every changed
+/// value brought back and compared, CPPR and the backward seeds from the host's
+/// bookkeeping). Measured at 1M gates on an H100 (`spefq.sh`, docs/PERFORMANCE.md):
+/// change files of 1% and 10% of the nets; frontiers between [`GPU_MIN_FRONTIER`] and
+/// the 1% file's were not measured.
+pub const GPU_WHOLE_FRONTIER: usize = 5_000;
+
 /// The timing device a user asks for (`--device cpu|gpu|auto`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Device {
@@ -81,6 +90,10 @@ pub struct BackendConfig {
     /// the host while they are fewer than one in this many tests, else over every test
     /// on the GPU (`None` or 0: the measured default; for measuring where the two meet).
     pub cppr_host_factor: Option<usize>,
+    /// Over the resident state, updates whose frontier has at least this many dirty pins
+    /// and nets run whole there (`None`: [`GPU_WHOLE_FRONTIER`]; `usize::MAX`: never;
+    /// for measuring where the two meet).
+    pub gpu_whole_frontier: Option<usize>,
     /// The first upload's RC trees go up as raw networks, flattened and laid out on the
     /// device, instead of laid out on the host (off by default: slower at 1M gates while
     /// the networks are gathered after the link; docs/PERFORMANCE.md).
@@ -118,6 +131,8 @@ pub struct GpuBackend {
     min_frontier: usize,
     /// [`BackendConfig::cppr_host_factor`], resolved.
     cppr_host_factor: usize,
+    /// [`BackendConfig::gpu_whole_frontier`], resolved.
+    whole_frontier: usize,
     /// [`BackendConfig::rc_layout_on_device`].
     rc_layout_on_device: bool,
     /// [`BackendConfig::rc_edits_on_device`].
@@ -166,6 +181,15 @@ impl Backend {
         match self {
             Backend::Cpu => usize::MAX,
             Backend::Gpu(gpu) => gpu.min_frontier(),
+        }
+    }
+
+    /// [`BackendConfig::gpu_whole_frontier`] of this backend, resolved (the CPU backend
+    /// keeps no resident state: never).
+    pub(crate) fn gpu_whole_frontier(&self) -> usize {
+        match self {
+            Backend::Cpu => usize::MAX,
+            Backend::Gpu(gpu) => gpu.whole_frontier(),
         }
     }
 
@@ -235,6 +259,7 @@ impl GpuBackend {
                 .cppr_host_factor
                 .filter(|&factor| factor > 0)
                 .unwrap_or(crate::timer::HOST_CPPR_FACTOR),
+            whole_frontier: config.gpu_whole_frontier.unwrap_or(GPU_WHOLE_FRONTIER),
             rc_layout_on_device: config.rc_layout_on_device,
             rc_edits_on_device: config.rc_edits_on_device,
         })
@@ -261,6 +286,11 @@ impl GpuBackend {
     /// [`BackendConfig::cppr_host_factor`], resolved.
     pub(crate) fn cppr_host_factor(&self) -> usize {
         self.cppr_host_factor
+    }
+
+    /// [`BackendConfig::gpu_whole_frontier`], resolved.
+    pub(crate) fn whole_frontier(&self) -> usize {
+        self.whole_frontier
     }
 
     /// [`BackendConfig::rc_layout_on_device`].
@@ -293,6 +323,10 @@ impl GpuBackend {
     }
 
     pub(crate) fn cppr_host_factor(&self) -> usize {
+        match self.0 {}
+    }
+
+    pub(crate) fn whole_frontier(&self) -> usize {
         match self.0 {}
     }
 

@@ -37,6 +37,7 @@ pub use tachyon_gpu as gpu;
 
 pub use backend::{
     Backend, BackendConfig, Device, GpuBackend, AUTO_GPU_MIN_PINS, GPU_MIN_FRONTIER,
+    GPU_WHOLE_FRONTIER,
 };
 pub use tachyon_kernels::{Split, Transition};
 pub use tachyon_link::TimingGroupPolicy;

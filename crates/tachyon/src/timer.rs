@@ -275,6 +275,9 @@ pub struct Timer {
     /// frontier ([`tachyon_gba::Incremental::frontier_size`]) is at least this runs on
     /// the GPU over the resident state, a smaller one on the CPU.
     gpu_min_frontier: Option<usize>,
+    /// Over the resident state on the GPU, an update whose frontier is at least this
+    /// runs whole there (None: the backend's, [`crate::GPU_WHOLE_FRONTIER`]).
+    gpu_whole_frontier: Option<usize>,
     /// Why the GPU is no longer used (a device error, e.g. out of memory): later
     /// updates time on the CPU.
     gpu_failed: Option<String>,
@@ -378,6 +381,7 @@ impl Timer {
             incremental_flat: None,
             resident: None,
             gpu_min_frontier: None,
+            gpu_whole_frontier: None,
             gpu_failed: None,
             last_on_gpu: false,
             resident_twin: false,
@@ -450,6 +454,13 @@ impl Timer {
         target: EditTarget,
         edit: impl FnOnce(&mut Design) -> Result<(), LinkError>,
     ) -> Result<(), TimerError> {
+        let follow = self.follows_edits();
+        if follow && self.incremental.is_some() {
+            // The edit reads and writes the host's values: what a whole update over the
+            // resident state left on the device comes back first (a failure drops the
+            // timing, and the edit is followed by a full update).
+            let _ = self.settle_device_values();
+        }
         let follow = self.follows_edits();
         let before = match &target {
             EditTarget::Instance(name) if follow => Some(self.design.instance_before(name)),
@@ -527,6 +538,20 @@ impl Timer {
         self.gpu_min_frontier = Some(frontier);
     }
 
+    /// Over the resident state on the GPU, the frontier from which an update runs whole
+    /// there ([`crate::BackendConfig::gpu_whole_frontier`]): the timer's setting, else
+    /// the backend's.
+    pub fn gpu_whole_frontier(&self) -> usize {
+        self.gpu_whole_frontier
+            .unwrap_or_else(|| self.backend.gpu_whole_frontier())
+    }
+
+    /// Sets [`Timer::gpu_whole_frontier`] (`0`: every update over the resident state on
+    /// the GPU runs whole; `usize::MAX`: none does). The results are the same either way.
+    pub fn set_gpu_whole_frontier(&mut self, frontier: usize) {
+        self.gpu_whole_frontier = Some(frontier);
+    }
+
     /// The frontier the edits since the last update left (dirty pins and nets), which the
     /// mixed strategy compares with [`Timer::gpu_min_frontier`]; 0 when the next update
     /// is not an incremental one.
@@ -557,12 +582,21 @@ impl Timer {
     /// (a full re-time after edits, [`Timer::retime_full`]) it runs over the resident
     /// state whatever the frontier, CPPR over every test there.
     pub(super) fn try_retime_incremental(&mut self, full: bool) -> Result<(), TimerError> {
+        if self
+            .incremental
+            .as_ref()
+            .is_some_and(tachyon_gba::Incremental::is_dirty)
+        {
+            // The update reads the host's values: what a whole update left on the
+            // device comes back first (edits bring it back already: a no-op then).
+            self.settle_device_values()?;
+        }
         let cppr = self.main_engine_cppr();
         let host_cppr_factor = self.backend.cppr_host_factor();
         let rc_raw = self.backend.rc_edits_on_device();
-        let min_frontier = match full {
-            true => 0,
-            false => self.gpu_min_frontier(),
+        let (min_frontier, whole_frontier) = match full {
+            true => (0, 0),
+            false => (self.gpu_min_frontier(), self.gpu_whole_frontier()),
         };
         let (Some((graph, data)), Some(incremental)) = (&mut self.timing, &mut self.incremental)
         else {
@@ -580,6 +614,43 @@ impl Timer {
             .as_mut()
             .filter(|_| incremental.frontier_size() >= min_frontier);
         self.last_on_gpu = resident.is_some();
+        // A large frontier over the resident state on the GPU: the whole update there
+        // costs less than bringing back and comparing what changed.
+        if let Some(resident) = resident
+            .as_deref_mut()
+            .filter(|_| incremental.frontier_size() >= whole_frontier)
+        {
+            // The CPPR structure walks the whole graph's levels.
+            graph.refresh_level_lists();
+            let phases = &mut self.phases;
+            let mut record = |phase, elapsed| phases::add_phase(phases, phase, elapsed);
+            let inputs = (&*graph, &mut *data, &*self.design);
+            if gpu_phases::whole_resident(
+                resident,
+                inputs,
+                incremental,
+                (rc_raw, cppr),
+                &mut record,
+            )? {
+                // The clock network is found again by the next update that needs it.
+                incremental.take_shape_changes();
+                self.cppr_clock = None;
+                self.cppr_trees.clear();
+                let counts = incremental.adopt_whole_update(graph);
+                self.path_graph = None;
+                let cppr_work = match cppr {
+                    true => CpprWork::All,
+                    false => CpprWork::None,
+                };
+                self.stats = UpdateStats::incremental(counts, false, cppr_work);
+                self.history.push(self.stats);
+                tracing::debug!(
+                    ms = started.elapsed().as_secs_f64() * 1e3,
+                    "update over the resident state, whole"
+                );
+                return Ok(());
+            }
+        }
         let changed = match resident.as_deref_mut() {
             Some(resident) => gpu_phases::forward_resident(
                 resident,
@@ -1109,7 +1180,9 @@ impl Timer {
         }
     }
 
-    /// Brings the timing up to date (a no-op when nothing changed).
+    /// Brings the timing up to date (a no-op when nothing changed). On the GPU backend
+    /// the values may stay on the device (a full update over the resident state, or a
+    /// whole one after large edits) until a reader brings them back.
     pub fn update_timing(&mut self) -> Result<(), TimerError> {
         if self.timing.is_some() {
             self.settle_device_values()?;
@@ -1244,6 +1317,17 @@ impl Timer {
         Ok(())
     }
 
+    /// [`Timer::update_timing`] for a reader of the host's arrays: after edits, what a
+    /// whole update over the resident state left on the device comes back too (with no
+    /// edit since the last full update, the readers of values left there gather them).
+    fn update_timing_on_host(&mut self) -> Result<(), TimerError> {
+        self.update_timing()?;
+        if self.incremental.is_some() {
+            self.settle_device_values()?;
+        }
+        Ok(())
+    }
+
     /// Warns (once per timer) about what leaves a whole class of values untimed: a
     /// split without a library, or, with TAU assertions, no clock or a clock that
     /// reaches no flip-flop.
@@ -1315,13 +1399,17 @@ impl Timer {
             self.drop_device_timing(&why);
             return Err(why);
         }
+        if let (Some((graph, data)), Some(incremental)) = (&self.timing, &mut self.incremental) {
+            // After a whole update over the resident state, from its values.
+            incremental.refresh_stale_seeds(graph, data);
+        }
         Ok(())
     }
 
     /// The graph and timing values of the current state (updating first; the graph's
     /// level lists current).
     pub fn timing(&mut self) -> Result<(&TimingGraph, &TimingData), TimerError> {
-        self.update_timing()?;
+        self.update_timing_on_host()?;
         self.refresh_level_lists();
         match &self.timing {
             Some((graph, data)) => Ok((graph, data)),
@@ -1357,7 +1445,7 @@ impl Timer {
         match reads {
             Reads::FaninCone if self.follows_edits() => self.update_fanin_cone(pin)?,
             Reads::FanoutRegion if self.follows_edits() => self.update_fanout_region(pin)?,
-            _ => self.update_timing()?,
+            _ => self.update_timing_on_host()?,
         }
         let Some((graph, data)) = &self.timing else {
             return Ok(None);
@@ -1369,9 +1457,11 @@ impl Timer {
     /// Brings up to date what pin `name`'s arrival and slew read (its fan-in cone),
     /// or everything when the cone costs about as much ([`tachyon_gba::ConeUpdate`]).
     fn update_fanin_cone(&mut self, name: &str) -> Result<(), TimerError> {
+        // The cone is read on the host.
+        self.settle_device_values()?;
         let (Some((graph, data)), Some(incremental)) = (&mut self.timing, &mut self.incremental)
         else {
-            return self.update_timing();
+            return self.update_timing_on_host();
         };
         let Some(pin) = find_pin(graph, name) else {
             return Err(LinkError::UnknownPin(name.to_string()).into());
@@ -1379,7 +1469,7 @@ impl Timer {
         let started = Instant::now();
         match incremental.update_fanin_cone(graph, data, pin) {
             tachyon_gba::ConeUpdate::Clean => Ok(()),
-            tachyon_gba::ConeUpdate::TooLarge => self.update_timing(),
+            tachyon_gba::ConeUpdate::TooLarge => self.update_timing_on_host(),
             tachyon_gba::ConeUpdate::Partial(counts) => {
                 self.path_graph = None;
                 self.stats = UpdateStats::incremental(counts, true, CpprWork::None);
@@ -1395,10 +1485,12 @@ impl Timer {
     /// that costs about as much, or when the clock network or its timing may have
     /// changed (CPPR's clock trees are then built again by a whole update).
     fn update_fanout_region(&mut self, name: &str) -> Result<(), TimerError> {
+        // The region is read on the host.
+        self.settle_device_values()?;
         let cppr = self.main_engine_cppr();
         let (Some((graph, data)), Some(incremental)) = (&mut self.timing, &mut self.incremental)
         else {
-            return self.update_timing();
+            return self.update_timing_on_host();
         };
         let Some(pin) = find_pin(graph, name) else {
             return Err(LinkError::UnknownPin(name.to_string()).into());
@@ -1422,7 +1514,7 @@ impl Timer {
                     .is_some_and(|clock| pins.iter().any(|&pin| clock.is_clock_pin(pin)))
             };
             if incremental.pending_shape_pins().is_some_and(touched) {
-                return self.update_timing();
+                return self.update_timing_on_host();
             }
             self.cppr_clock = Some(found);
         }
@@ -1434,11 +1526,11 @@ impl Timer {
                     .as_ref()
                     .is_some_and(|clock| pins.iter().any(|&pin| clock.is_clock_pin(pin)));
                 match touched {
-                    true => return self.update_timing(),
+                    true => return self.update_timing_on_host(),
                     false => Some(clock.clone()),
                 }
             }
-            (None, _) => return self.update_timing(),
+            (None, _) => return self.update_timing_on_host(),
         };
         let network = clock.flatten();
         let is_clock_pin = |pin| {
@@ -1457,7 +1549,7 @@ impl Timer {
             tachyon_gba::RegionUpdate::Clean => Ok(()),
             why @ (tachyon_gba::RegionUpdate::TooLarge | tachyon_gba::RegionUpdate::ClockDirty) => {
                 tracing::debug!("{name}: {why:?}: a whole update");
-                self.update_timing()
+                self.update_timing_on_host()
             }
             tachyon_gba::RegionUpdate::Partial { counts, cppr_tests } => {
                 self.path_graph = None;
@@ -1564,7 +1656,7 @@ impl Timer {
         if let Some(rows) = self.rows_on_device(&pins)? {
             return Ok(slacks_of_rows(&rows, split));
         }
-        self.update_timing()?;
+        self.update_timing_on_host()?;
         let Some((_, data)) = &self.timing else {
             return Ok(Vec::new());
         };
@@ -1579,7 +1671,7 @@ impl Timer {
         if self.timing.is_some() && self.incremental.is_none() {
             return Ok(());
         }
-        self.update_timing()
+        self.update_timing_on_host()
     }
 
     /// The values of `pins` that a point query reads (as the timing data of
@@ -2065,7 +2157,7 @@ impl Timer {
                 .as_ref()
                 .is_some_and(gpu_phases::holds_only_slews);
         if !left_on_device && !slews_left {
-            self.update_timing()?;
+            self.update_timing_on_host()?;
         }
         if self.sta.is_some() {
             return Err(TimerError::Sdc(
@@ -2103,7 +2195,7 @@ impl Timer {
             found = self.path_query_on_device(&query);
             if found.is_none() {
                 // The host's values, brought back.
-                self.update_timing()?;
+                self.update_timing_on_host()?;
             }
         } else if self.path_graph.is_none() {
             self.path_graph_after_edits()?;
@@ -2196,7 +2288,7 @@ impl Timer {
             Ok(kept) => self.path_graph = kept,
             Err(why) => {
                 self.drop_device_timing(&why);
-                return self.update_timing();
+                return self.update_timing_on_host();
             }
         }
         if self
@@ -2205,7 +2297,7 @@ impl Timer {
             .is_some_and(tachyon_gba::Incremental::is_dirty)
         {
             self.path_graph = None;
-            self.update_timing()?;
+            self.update_timing_on_host()?;
             self.refresh_level_lists();
         }
         Ok(())
@@ -2222,7 +2314,7 @@ impl Timer {
         let started = Instant::now();
         // The graph's names only: values a full update left on the device stay there.
         if self.timing.is_none() {
-            self.update_timing()?;
+            self.update_timing_on_host()?;
         }
         let Some((graph, _)) = &self.timing else {
             unreachable!("update_timing always leaves timing in place")

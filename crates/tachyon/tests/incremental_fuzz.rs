@@ -72,7 +72,8 @@ fn incremental_backend(seed: u64) -> Backend {
 
 /// The incremental timer of sequence `seed`: its mixed strategy's threshold by the
 /// seed (the backend's, every update on the resident state, or frontiers of at least
-/// a few pins there), over the GPU's resident state or its CPU twin.
+/// a few pins there and, on the GPU, of a dozen or more whole there), over the GPU's
+/// resident state or its CPU twin.
 fn incremental_timer(tau2015: &Path, seed: u64) -> Timer {
     let backend = incremental_backend(seed);
     let on_cpu = matches!(backend, Backend::Cpu);
@@ -85,6 +86,9 @@ fn incremental_timer(tau2015: &Path, seed: u64) -> Timer {
                 timer.use_resident_twin();
             }
             timer.set_gpu_min_frontier(if mode == 1 { 0 } else { 6 });
+            if mode == 2 {
+                timer.set_gpu_whole_frontier(12);
+            }
         }
     }
     timer.set_timing_group_policy(TimingGroupPolicy::LastPerRelatedPin);

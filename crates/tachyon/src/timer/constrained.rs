@@ -144,7 +144,7 @@ impl Timer {
             // Not updated here: the caller's query brings up to date what it reads.
             return Ok(None);
         }
-        self.update_timing()?;
+        self.update_timing_on_host()?;
         let (Some(sta), Some((graph, _))) = (&self.sta, &self.timing) else {
             return Ok(None);
         };
@@ -157,7 +157,7 @@ impl Timer {
     pub fn sdc_timing(
         &mut self,
     ) -> Result<Option<(&TimingGraph, &TimingData, &SdcTiming)>, TimerError> {
-        self.update_timing()?;
+        self.update_timing_on_host()?;
         Ok(match (&self.timing, &self.sta) {
             (Some((graph, data)), Some(sta)) => Some((graph, data, sta)),
             _ => None,
@@ -166,7 +166,7 @@ impl Timer {
 
     /// Endpoint counts (with TAU assertions: outputs and test data pins).
     pub fn endpoint_counts(&mut self) -> Result<EndpointCounts, TimerError> {
-        self.update_timing()?;
+        self.update_timing_on_host()?;
         let leaf_instances = self.design.n_instances();
         let Some(sta) = &self.sta else {
             let endpoints = self.endpoints()?.len();
@@ -204,7 +204,7 @@ impl Timer {
     /// `output`), whether a clock reaches it as a clock, whether it is an endpoint. None
     /// without SDC constraints.
     pub fn pin_info(&mut self, pin: &str) -> Result<Option<PinInfo>, TimerError> {
-        self.update_timing()?;
+        self.update_timing_on_host()?;
         let (Some(sta), Some((graph, _))) = (&self.sta, &self.timing) else {
             return Ok(None);
         };
@@ -222,7 +222,7 @@ impl Timer {
 
     /// The worst endpoint slack (None: no endpoint is constrained).
     pub fn worst_slack(&mut self, split: Split) -> Result<Option<f64>, TimerError> {
-        self.update_timing()?;
+        self.update_timing_on_host()?;
         if let Some(sta) = &self.sta {
             return Ok(sta.timing.worst_slack(split));
         }
@@ -231,7 +231,7 @@ impl Timer {
 
     /// The total negative slack summed per endpoint and transition.
     pub fn total_negative_slack_per_transition(&mut self, split: Split) -> Result<f64, TimerError> {
-        self.update_timing()?;
+        self.update_timing_on_host()?;
         if let Some(sta) = &self.sta {
             return Ok(sta.timing.total_negative_slack_per_transition(split));
         }

@@ -266,6 +266,34 @@ pub(super) fn forward_resident(
     Ok(changed)
 }
 
+/// An update over the resident state done whole on the GPU (the edits uploaded, the
+/// dirty nets' RC values computed, then a full update over that state whose values
+/// stay on the device until a reader settles them: nothing compared, downloaded or
+/// seeded on the host), recorded in `incremental` as
+/// [`Incremental::adopt_whole_update`] says. False, doing nothing, for the CPU twin
+/// (which has no full update over its state). With `rc_raw` the dirty nets' trees are
+/// laid out from their raw networks in `design`, as for [`forward_resident`].
+pub(super) fn whole_resident(
+    resident: &mut Resident,
+    (graph, data, design): (&TimingGraph, &mut TimingData, &Design),
+    incremental: &mut Incremental,
+    (rc_raw, cppr): (bool, bool),
+    record: &mut dyn FnMut(&'static str, std::time::Duration),
+) -> Result<bool, TimerError> {
+    match resident {
+        #[cfg(feature = "gpu")]
+        Resident::Gpu(state) => {
+            let design = rc_raw.then_some(design);
+            on_gpu::whole(state, graph, data, incremental, (design, cppr), record)?;
+            Ok(true)
+        }
+        Resident::CpuTwin(_) => {
+            let _ = (graph, data, design, incremental, rc_raw, cppr, record);
+            Ok(false)
+        }
+    }
+}
+
 /// A full update over the resident state on the GPU (`DeviceState::full_update`):
 /// false, doing nothing, for the CPU twin.
 pub(super) fn full_resident(
@@ -1130,6 +1158,60 @@ mod on_gpu {
         design: Option<&Design>,
     ) -> Result<ForwardOutcome, TimerError> {
         let started = Instant::now();
+        upload_edits(state, graph, data, incremental, design)?;
+        let forward = state.timing().forward_resident(graph, incremental.flat())?;
+        tracing::debug!(
+            swept_ms = started.elapsed().as_secs_f64() * 1e3,
+            "gpu resident forward: edits uploaded, RC of the dirty nets, swept and downloaded"
+        );
+        Ok(forward)
+    }
+
+    /// The device's part of [`super::whole_resident`]: the edits uploaded and the dirty
+    /// nets' RC values computed as for [`forward`], then [`DeviceState::full_update`]
+    /// over the edited graph (`incremental`'s flat arrays), its values left here for
+    /// the timer's `data` (the device's values are the host's once settled).
+    pub(in crate::timer) fn whole(
+        state: &mut DeviceState,
+        graph: &TimingGraph,
+        data: &mut TimingData,
+        incremental: &mut Incremental,
+        (design, cppr): (Option<&Design>, bool),
+        record: &mut Record<'_>,
+    ) -> Result<(), TimerError> {
+        let started = Instant::now();
+        upload_edits(state, graph, data, incremental, design)?;
+        // The host's RC values are current (the dirty nets' computed for this update,
+        // the others unchanged): the full update does not bring them back.
+        let rc = [
+            std::mem::take(&mut data.net_load),
+            std::mem::take(&mut data.wire_delay),
+            std::mem::take(&mut data.wire_impulse),
+        ];
+        let updated = state.full_update(graph, incremental.flat(), data, cppr, record);
+        [data.net_load, data.wire_delay, data.wire_impulse] = rc;
+        updated?;
+        state.timing().all_values_taken();
+        tracing::debug!(
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "gpu resident update, whole: edits uploaded, RC of the dirty nets, full update \
+             over the resident state (values left on the device)"
+        );
+        Ok(())
+    }
+
+    /// The first steps of an update over the resident state: the edits uploaded (the
+    /// structures derived from the graph's shape dropped when it changed), the dirty
+    /// nets' RC values computed there and stored in `data` too. With `design`, fewer
+    /// than half the nets dirty go up as their raw networks.
+    fn upload_edits(
+        state: &mut DeviceState,
+        graph: &TimingGraph,
+        data: &mut TimingData,
+        incremental: &mut Incremental,
+        design: Option<&Design>,
+    ) -> Result<(), TimerError> {
+        let started = Instant::now();
         // The pins that left a net are reset on the host (and go up with the edits);
         // the dirty nets' values are written over them.
         let nets = incremental.take_dirty_nets(graph, data);
@@ -1147,17 +1229,14 @@ mod on_gpu {
             Some(raw) => state.timing().update_nets_rc_raw(raw, data)?,
             None => state.timing().update_nets_rc(graph, &nets, data)?,
         }
-        let rc_ms = started.elapsed().as_secs_f64() * 1e3;
-        let forward = state.timing().forward_resident(graph, incremental.flat())?;
         tracing::debug!(
             nets = nets.len(),
             uploaded_ms,
             rc_raw,
-            rc_ms,
-            swept_ms = started.elapsed().as_secs_f64() * 1e3,
-            "gpu resident forward: edits uploaded, RC of the dirty nets, swept and downloaded"
+            rc_ms = started.elapsed().as_secs_f64() * 1e3,
+            "gpu resident update: edits uploaded, RC of the dirty nets"
         );
-        Ok(forward)
+        Ok(())
     }
 
     /// Every phase of one update of `graph` on `backend` (see the module docs); the

@@ -255,7 +255,7 @@ impl Timer {
             Backend::Gpu(_) => self.backend.clone(),
             Backend::Cpu => return Err(TimerError::NeedsGpuBackend),
         };
-        self.update_timing()?;
+        self.update_timing_on_host()?;
         self.refresh_level_lists();
         let Some((graph, kept)) = self.timing.take() else {
             return Err(TimerError::Sdc("no design to time".to_string()));

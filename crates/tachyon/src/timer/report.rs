@@ -96,7 +96,7 @@ impl Timer {
     /// list holds several paths of one endpoint, [`SelectedPaths::notes`] says that
     /// further paths to one check are not enumerated.
     pub fn select_paths(&mut self, selection: &PathSelection) -> Result<SelectedPaths, TimerError> {
-        self.update_timing()?;
+        self.update_timing_on_host()?;
         if self.sta.is_some() {
             return Ok(self.select_sdc_paths(selection));
         }
@@ -189,7 +189,7 @@ impl Timer {
     /// The timing summary: WNS, TNS and failing endpoints per split, and the
     /// `n_worst` worst endpoints (under SDC constraints as OpenSTA counts them).
     pub fn report_summary(&mut self, n_worst: usize) -> Result<Summary, TimerError> {
-        self.update_timing()?;
+        self.update_timing_on_host()?;
         if let (Some((graph, _)), Some(sta)) = (&self.timing, &self.sta) {
             return Ok(Summary::from_sta(graph, &sta.timing, n_worst));
         }
@@ -215,7 +215,7 @@ impl Timer {
                 tachyon_report::TAU_FORMAT_NEEDS_TAU_PATHS.to_string(),
             ));
         }
-        self.update_timing()?;
+        self.update_timing_on_host()?;
         self.refresh_level_lists();
         let started = Instant::now();
         let Some((graph, data)) = &self.timing else {
