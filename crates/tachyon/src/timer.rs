@@ -479,7 +479,13 @@ impl Timer {
             EditTarget::Net(name) => tachyon_link::Touched::Net { name },
             EditTarget::Parasitics(nets) => tachyon_link::Touched::Parasitics { nets },
         };
-        match self.design.update_graph(graph, touched) {
+        let updating = Instant::now();
+        let updated = self.design.update_graph(graph, touched);
+        tracing::debug!(
+            ms = updating.elapsed().as_secs_f64() * 1e3,
+            "graph updated for the edit"
+        );
+        match updated {
             Ok(journal) => incremental.follow_edit(graph, data, &journal),
             Err(why) => {
                 tracing::debug!("the graph cannot follow the edit in place ({why}): full re-time");
