@@ -352,8 +352,13 @@ impl Incremental {
         // The full pass's rows and level lists are not kept: updates read the graph's
         // own rows (with their free places, which hold the null arc and add nothing),
         // edited in place by the graph, and walk its levels. Their memory goes now.
+        let started = std::time::Instant::now();
+        let mut marks = Vec::new();
+        let mut mark = |step: &'static str| marks.push((step, started.elapsed()));
         flat.drop_rows_and_levels();
+        mark("flat rows dropped");
         graph.make_editable();
+        mark("editable");
         let graph = &*graph;
         let n_timed = flat.arcs.len();
         flat.arcs
@@ -367,15 +372,19 @@ impl Incremental {
             data.net_load = filled_with_room(graph.nets().len(), [0.0; 4]);
             data.wire_delay = filled_with_room(n_pins, [0.0; 4]);
             data.wire_impulse = filled_with_room(n_pins, [0.0; 4]);
+            mark("parasitics allocated");
             compute_parasitics(graph, data);
+            mark("parasitics");
         }
         // Edits append pins, arcs, nets and tests: each vector they grow has room for
         // them (already, unless a device's download made it), so that the first such
         // edit does not copy them all.
         data.keep_edit_room();
+        mark("data's room");
         keep_edit_room(&mut flat.arcs);
         keep_edit_room(&mut flat.pin_net);
         keep_edit_room(&mut flat.tests);
+        mark("flat room");
         // Per-pin vectors with room too (the first added pin would copy them), from
         // zeroed allocations: pages no entry is written in are never touched.
         let mut is_input = zeros_with_room(n_pins);
@@ -384,11 +393,14 @@ impl Incremental {
         }
         let mut all = AllSeeds::default();
         seed_required(graph, data, &mut all);
+        mark("seeds");
         let tests_at = tests_by_pin(&flat.tests);
         let mut has_tests = zeros_with_room(n_pins);
         for &pin in tests_at.keys() {
             has_tests[pin as usize] = true;
         }
+        mark("tests by pin");
+        tracing::debug!(steps = ?marks, "incremental state made");
         Incremental {
             flat,
             is_input,
