@@ -401,7 +401,9 @@ impl Design {
     fn reflatten_nets(&self, graph: &mut TimingGraph, names: &[String]) {
         const NETS_PER_CHUNK: usize = 1024;
         let shared = &*graph;
-        let chunks: Vec<(Vec<(NetId, Option<RcSpan>)>, RcArena)> = names
+        // Per chunk, its nets with where their trees lie (None: no tree) in its arena.
+        type Chunk = (Vec<(NetId, Option<RcSpan>)>, RcArena);
+        let chunks: Vec<Chunk> = names
             .par_chunks(NETS_PER_CHUNK)
             .map(|names| {
                 let mut scratch = NetScratch::default();
