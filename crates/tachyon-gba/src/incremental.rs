@@ -355,9 +355,20 @@ impl Incremental {
         // The full pass's rows and level lists are not kept: updates read the graph's
         // own rows (with their free places, which hold the null arc and add nothing),
         // edited in place by the graph, and walk its levels. Their memory goes now.
+        let started = std::time::Instant::now();
+        let mut marks = Vec::new();
+        let mut mark = |step: &'static str| marks.push((step, started.elapsed()));
         flat.drop_rows_and_levels();
+        mark("flat rows dropped");
         graph.make_editable();
+        mark("editable");
         let graph = &*graph;
+        // Edits append pins, arcs, nets and tests: each vector they grow has room for
+        // them (already, unless a device's download made it), so that the first such
+        // edit does not copy them all. First of all: the null arc the graph just took
+        // grows the arc delays of a download, a serial copy of them all without room.
+        data.keep_edit_room();
+        mark("data's room");
         let n_timed = flat.arcs.len();
         flat.arcs
             .extend(graph.arcs()[n_timed..].iter().map(arc_descriptor));
@@ -365,33 +376,56 @@ impl Incremental {
             // As a full pass leaves an arc no row holds.
             data.arc_delay.resize(graph.arcs().len(), [NO_VALUE; 4]);
         }
-        let n_pins = graph.n_pins() as usize;
-        if data.net_load.len() != graph.nets().len() || data.wire_delay.len() != n_pins {
-            data.net_load = filled_with_room(graph.nets().len(), [0.0; 4]);
-            data.wire_delay = filled_with_room(n_pins, [0.0; 4]);
-            data.wire_impulse = filled_with_room(n_pins, [0.0; 4]);
-            compute_parasitics(graph, data);
-        }
-        // Edits append pins, arcs, nets and tests: each vector they grow has room for
-        // them (already, unless a device's download made it), so that the first such
-        // edit does not copy them all.
-        data.keep_edit_room();
         keep_edit_room(&mut flat.arcs);
         keep_edit_room(&mut flat.pin_net);
         keep_edit_room(&mut flat.tests);
+        mark("flat room");
+        let n_pins = graph.n_pins() as usize;
+        // The RC pass's values, unless the full update left them here.
+        let mut rc = (data.net_load.len() != graph.nets().len() || data.wire_delay.len() != n_pins)
+            .then(|| TimingData {
+                net_load: filled_with_room(graph.nets().len(), [0.0; 4]),
+                wire_delay: filled_with_room(n_pins, [0.0; 4]),
+                wire_impulse: filled_with_room(n_pins, [0.0; 4]),
+                ..TimingData::default()
+            });
+        mark("parasitics allocated");
+        // The seeds and the tests by pin are maps filled on one thread each: beside
+        // each other, and beside the RC pass on the other threads.
+        let mut all = AllSeeds::with_capacity(graph.tests().len());
+        let (_, tests_at) = rayon::join(
+            || {
+                if let Some(rc) = &mut rc {
+                    compute_parasitics(graph, rc);
+                }
+            },
+            || {
+                let data = &*data;
+                let ((), tests_at) = rayon::join(
+                    || seed_required(graph, data, &mut all),
+                    || tests_by_pin(&flat.tests),
+                );
+                tests_at
+            },
+        );
+        if let Some(rc) = rc {
+            data.net_load = rc.net_load;
+            data.wire_delay = rc.wire_delay;
+            data.wire_impulse = rc.wire_impulse;
+        }
+        mark("parasitics, seeds and tests by pin");
         // Per-pin vectors with room too (the first added pin would copy them), from
         // zeroed allocations: pages no entry is written in are never touched.
         let mut is_input = zeros_with_room(n_pins);
         for &pin in &flat.primary_inputs {
             is_input[pin as usize] = true;
         }
-        let mut all = AllSeeds::default();
-        seed_required(graph, data, &mut all);
-        let tests_at = tests_by_pin(&flat.tests);
         let mut has_tests = zeros_with_room(n_pins);
         for &pin in tests_at.keys() {
             has_tests[pin as usize] = true;
         }
+        mark("flags");
+        tracing::debug!(steps = ?marks, "incremental state made");
         Incremental {
             flat,
             is_input,
@@ -2011,7 +2045,8 @@ fn zeros_with_room<T: Clone + Default>(n: usize) -> Vec<T> {
 
 /// The tests at each clock or data pin.
 fn tests_by_pin(tests: &[[u32; 6]]) -> FastMap<u32, Vec<u32>> {
-    let mut at: FastMap<u32, Vec<u32>> = FastMap::default();
+    let mut at: FastMap<u32, Vec<u32>> =
+        FastMap::with_capacity_and_hasher(2 * tests.len(), Default::default());
     for (index, test) in tests.iter().enumerate() {
         at.entry(test[0]).or_default().push(index as u32);
         if test[1] != test[0] {
@@ -2084,8 +2119,17 @@ fn same_result(a: &TestResult, b: &TestResult) -> bool {
 }
 
 /// Every seeded pin's seeds.
-#[derive(Default)]
 struct AllSeeds(FastMap<u32, [f64; 4]>);
+
+impl AllSeeds {
+    /// Room for the seeds of `n_tests` tests (at most two pins each) without a rehash.
+    fn with_capacity(n_tests: usize) -> AllSeeds {
+        AllSeeds(FastMap::with_capacity_and_hasher(
+            2 * n_tests,
+            Default::default(),
+        ))
+    }
+}
 
 impl SeedStore for AllSeeds {
     fn seeds_of(&mut self, pin: usize) -> &mut [f64; 4] {

@@ -207,18 +207,35 @@ pub fn edit_room(len: usize) -> usize {
 /// (with the page faults of the new buffer; the pins, arcs and RC arrays of a
 /// 1M-gate graph took ~0.15 s that way, the first update's largest serial step).
 pub fn keep_edit_room<T: Send>(values: &mut Vec<T>) {
-    use rayon::prelude::*;
-    /// Items from which the move is split among threads.
-    const PARALLEL_MOVE: usize = 1 << 16;
     let room = edit_room(values.len());
     if values.capacity() - values.len() >= room / 2 {
         return;
     }
-    if values.len() < PARALLEL_MOVE {
-        values.reserve_exact(room);
+    move_to_capacity(values, values.len() + room);
+}
+
+/// Room for `additional` more items in `values`, as [`Vec::reserve`] makes it (at
+/// least doubling the capacity), but a large vector moves to its new buffer on all
+/// threads (see [`keep_edit_room`]).
+pub fn reserve_on_all_threads<T: Send>(values: &mut Vec<T>, additional: usize) {
+    if values.capacity() - values.len() >= additional {
         return;
     }
-    let mut moved = Vec::with_capacity(values.len() + room);
+    let capacity = (values.len() + additional).max(2 * values.capacity());
+    move_to_capacity(values, capacity);
+}
+
+/// Moves `values` to a buffer of `capacity` items (not less than its length), on all
+/// threads when it is large.
+fn move_to_capacity<T: Send>(values: &mut Vec<T>, capacity: usize) {
+    use rayon::prelude::*;
+    /// Items from which the move is split among threads.
+    const PARALLEL_MOVE: usize = 1 << 16;
+    if values.len() < PARALLEL_MOVE {
+        values.reserve_exact(capacity - values.len());
+        return;
+    }
+    let mut moved = Vec::with_capacity(capacity);
     moved.par_extend(std::mem::take(values).into_par_iter());
     *values = moved;
 }

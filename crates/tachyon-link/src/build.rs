@@ -995,6 +995,22 @@ impl Design {
         }
     }
 
+    /// The pin of `net` that the SPEF node key `key` names, if any. Only the net's own
+    /// pins matter to its tree: they are compared by name among them (a graph-wide name
+    /// lookup per SPEF pin took 10x as long).
+    pub(crate) fn net_pin_of_key(
+        &self,
+        graph: &TimingGraph,
+        net: &Net,
+        key: &PinKey,
+    ) -> Option<PinId> {
+        net.driver
+            .iter()
+            .chain(&net.sinks)
+            .copied()
+            .find(|&pin| self.key_names(key, &graph.pin(pin).name))
+    }
+
     /// The parsed resistor networks of `nets` of `graph` (a graph this design built),
     /// by pin id, before flattening: what the link flattens into the graph's trees, in
     /// the form the flattening kernel reads. Nets without a tree (no driver, no
@@ -1017,14 +1033,7 @@ impl Design {
                     let Some(parasitics) = state.parasitics.as_ref().filter(|_| state.alive) else {
                         continue;
                     };
-                    // Only the net's own pins matter: compared by name among them
-                    // (a graph-wide name lookup per SPEF pin took 10x as long).
-                    let pin_of_key = |key: &PinKey| {
-                        let net_pins = net.driver.iter().chain(&net.sinks).copied();
-                        net_pins
-                            .into_iter()
-                            .find(|&pin| self.key_names(key, &graph.pin(pin).name))
-                    };
+                    let pin_of_key = |key: &PinKey| self.net_pin_of_key(graph, net, key);
                     let Some(root) = match_pins(
                         &mut scratch,
                         graph,

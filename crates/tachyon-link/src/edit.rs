@@ -8,9 +8,10 @@
 //! pins, arcs and tests from its cell's binding, a pin's net from its connection, a
 //! net's RC tree flattened from its parasitics with the net's pins as they are now.
 
+use rayon::prelude::*;
 use tachyon_graph::{
-    ArcKind, CellArc, Journal, LoopClosed, NetId, Pin, PinId, RcTree, RcTreeRoom, Test, TestId,
-    TimingGraph,
+    ArcKind, CellArc, Journal, LoopClosed, NetId, Pin, PinId, RcArena, RcSpan, RcTreeRoom, Test,
+    TestId, TimingGraph,
 };
 
 use crate::build::{flatten_parasitics, BoundItem, NetScratch};
@@ -123,15 +124,7 @@ impl Design {
             Touched::Instance { name, before } => self.update_instance(graph, name, before)?,
             Touched::Pin { name } => self.update_pin(graph, name)?,
             Touched::Net { name } => self.update_net(graph, name)?,
-            Touched::Parasitics { nets } => {
-                for name in nets {
-                    if let Some(net) = graph.net_by_name(self.joined_net_name(name)) {
-                        if graph.is_net_alive(net) {
-                            self.reflatten(graph, net);
-                        }
-                    }
-                }
-            }
+            Touched::Parasitics { nets } => self.reflatten_nets(graph, nets),
         }
         Ok(graph.finish_edit())
     }
@@ -396,57 +389,100 @@ impl Design {
     /// Flattens `net`'s parasitics for its pins as they are now (none: a lumped net),
     /// as the fresh build does.
     fn reflatten(&self, graph: &mut TimingGraph, net: NetId) {
-        let tree = self.net_tree(graph, net);
-        graph.set_net_parasitics(net, tree.as_ref().map(RcTree::as_ref));
+        let mut trees = RcArena::default();
+        let span = self.push_net_tree(&mut NetScratch::default(), graph, net, &mut trees);
+        graph.set_net_parasitics(net, span.map(|span| trees.tree(span)));
     }
 
-    fn net_tree(&self, graph: &TimingGraph, net: NetId) -> Option<RcTree> {
+    /// [`Design::reflatten`] of the live nets called `names`: the trees are made on all
+    /// threads, a chunk of nets into an arena of its own (they read the design and the
+    /// graph only), then set in `names`' order, so that the graph's arena and journal
+    /// are those of setting them one by one.
+    fn reflatten_nets(&self, graph: &mut TimingGraph, names: &[String]) {
+        const NETS_PER_CHUNK: usize = 1024;
+        let shared = &*graph;
+        // Per chunk, its nets with where their trees lie (None: no tree) in its arena.
+        type Chunk = (Vec<(NetId, Option<RcSpan>)>, RcArena);
+        let chunks: Vec<Chunk> = names
+            .par_chunks(NETS_PER_CHUNK)
+            .map(|names| {
+                let mut scratch = NetScratch::default();
+                let mut trees = RcArena::default();
+                let nets = names
+                    .iter()
+                    .filter_map(|name| shared.net_by_name(self.joined_net_name(name)))
+                    .filter(|&net| shared.is_net_alive(net))
+                    .map(|net| {
+                        let span = self.push_net_tree(&mut scratch, shared, net, &mut trees);
+                        (net, span)
+                    })
+                    .collect();
+                (nets, trees)
+            })
+            .collect();
+        let (nodes, pins) = chunks.iter().fold((0, 0), |(nodes, pins), (_, trees)| {
+            (nodes + trees.parent.len(), pins + trees.pin_nodes.len())
+        });
+        graph.reserve_rc(nodes, pins);
+        for (nets, trees) in &chunks {
+            for &(net, span) in nets {
+                graph.set_net_parasitics(net, span.map(|span| trees.tree(span)));
+            }
+        }
+    }
+
+    /// Appends `net`'s tree, flattened from its parasitics, to `trees` and returns where
+    /// it lies (None: the net has no tree).
+    fn push_net_tree(
+        &self,
+        scratch: &mut NetScratch,
+        graph: &TimingGraph,
+        net: NetId,
+        trees: &mut RcArena,
+    ) -> Option<RcSpan> {
         let net = graph.net(net);
         let driver = net.driver?;
         let slot = self.nets.get(&net.name)?;
         let state = &self.nets.slots[slot as usize];
         let parasitics = state.parasitics.as_ref().filter(|_| state.alive)?;
-        let pin_of_key = |key: &PinKey| -> Option<PinId> {
-            match key {
-                PinKey::Port(port) => graph.pin_by_name(&self.ports[*port as usize].name),
-                PinKey::Instance { instance, pin } => {
-                    let instance = &self.instances.slots[*instance as usize];
-                    if !instance.alive {
-                        return None;
-                    }
-                    let name = format!("{}:{}", instance.name, self.pin_names.names[*pin as usize]);
-                    graph.pin_by_name(&name)
-                }
-                PinKey::Name(name) => graph.pin_by_name(name),
-            }
-        };
-        let n_nodes = parasitics.ground_capacitance.len();
-        let n_pins = 1 + net.sinks.len();
-        let mut tree = RcTree {
-            parent: vec![0; n_nodes],
-            resistance: vec![0.0; n_nodes],
-            ground_capacitance: vec![0.0; n_nodes],
-            pin_nodes: vec![(PinId(0), 0); n_pins],
-        };
+        let pin_of_key = |key: &PinKey| self.net_pin_of_key(graph, net, key);
+        let (first_node, first_pin) = (trees.parent.len(), trees.pin_nodes.len());
+        let n_nodes = first_node + parasitics.ground_capacitance.len();
+        let n_pins = first_pin + 1 + net.sinks.len();
+        trees.parent.resize(n_nodes, 0);
+        trees.resistance.resize(n_nodes, 0.0);
+        trees.ground_capacitance.resize(n_nodes, 0.0);
+        trees.pin_nodes.resize(n_pins, (PinId(0), 0));
         let placed = flatten_parasitics(
-            &mut NetScratch::default(),
+            scratch,
             graph,
             net,
             parasitics,
             &pin_of_key,
             driver,
             RcTreeRoom {
-                parent: &mut tree.parent,
-                resistance: &mut tree.resistance,
-                ground_capacitance: &mut tree.ground_capacitance,
-                pin_nodes: &mut tree.pin_nodes,
+                parent: &mut trees.parent[first_node..],
+                resistance: &mut trees.resistance[first_node..],
+                ground_capacitance: &mut trees.ground_capacitance[first_node..],
+                pin_nodes: &mut trees.pin_nodes[first_pin..],
             },
-        )?;
-        tree.parent.truncate(placed.n_nodes as usize);
-        tree.resistance.truncate(placed.n_nodes as usize);
-        tree.ground_capacitance.truncate(placed.n_nodes as usize);
-        tree.pin_nodes.truncate(placed.n_pins as usize);
-        Some(tree)
+        );
+        // Only the room the tree took stays.
+        let (n_nodes, n_pins) = placed.map_or((first_node, first_pin), |placed| {
+            (
+                first_node + placed.n_nodes as usize,
+                first_pin + placed.n_pins as usize,
+            )
+        });
+        trees.parent.truncate(n_nodes);
+        trees.resistance.truncate(n_nodes);
+        trees.ground_capacitance.truncate(n_nodes);
+        trees.pin_nodes.truncate(n_pins);
+        placed.map(|placed| RcSpan {
+            first_node: first_node as u32,
+            first_pin: first_pin as u32,
+            ..placed
+        })
     }
 }
 

@@ -426,7 +426,13 @@ impl Timer {
     /// built. Its cost (the flat rows again, on the GPU backend the RC pass of every
     /// net on the host, the required-time seeds) is counted in `edit graph`.
     fn build_incremental(&mut self) {
-        if self.settle_device_values().is_err() {
+        let settling = Instant::now();
+        let settled = self.settle_device_values();
+        tracing::debug!(
+            ms = settling.elapsed().as_secs_f64() * 1e3,
+            "device values settled at the first edit"
+        );
+        if settled.is_err() {
             // The timing is dropped: the edit is followed by a full update.
             return;
         }
@@ -490,7 +496,13 @@ impl Timer {
             EditTarget::Net(name) => tachyon_link::Touched::Net { name },
             EditTarget::Parasitics(nets) => tachyon_link::Touched::Parasitics { nets },
         };
-        match self.design.update_graph(graph, touched) {
+        let updating = Instant::now();
+        let updated = self.design.update_graph(graph, touched);
+        tracing::debug!(
+            ms = updating.elapsed().as_secs_f64() * 1e3,
+            "graph updated for the edit"
+        );
+        match updated {
             Ok(journal) => incremental.follow_edit(graph, data, &journal),
             Err(why) => {
                 tracing::debug!("the graph cannot follow the edit in place ({why}): full re-time");
