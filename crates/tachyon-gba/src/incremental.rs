@@ -1861,7 +1861,7 @@ impl Incremental {
     /// computed them. A no-op otherwise.
     pub fn refresh_stale_seeds(&mut self, graph: &TimingGraph, data: &TimingData) {
         if std::mem::take(&mut self.seeds_stale) {
-            let mut all = AllSeeds::default();
+            let mut all = AllSeeds::with_capacity(graph.tests().len());
             seed_required(graph, data, &mut all);
             self.seeds = all.0;
         }
