@@ -455,10 +455,12 @@ impl Timer {
         edit: impl FnOnce(&mut Design) -> Result<(), LinkError>,
     ) -> Result<(), TimerError> {
         let follow = self.follows_edits();
-        if follow && self.incremental.is_some() {
+        if follow && self.incremental.is_some() && !matches!(target, EditTarget::Parasitics(_)) {
             // The edit reads and writes the host's values: what a whole update over the
             // resident state left on the device comes back first (a failure drops the
-            // timing, and the edit is followed by a full update).
+            // timing, and the edit is followed by a full update). New parasitics read
+            // and write none (the nets' RC values are recomputed by the next update):
+            // the values stay there for it.
             let _ = self.settle_device_values();
         }
         let follow = self.follows_edits();
