@@ -473,7 +473,7 @@ impl Timer {
         self.sta = None;
         self.path_graph = None;
         let started = Instant::now();
-        if follow {
+        if follow && self.incremental.is_none() {
             self.build_incremental();
         }
         let (Some((graph, data)), Some(incremental), true) =
