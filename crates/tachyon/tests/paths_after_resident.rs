@@ -135,7 +135,7 @@ fn check(name: &str, tau2015: &Path, backend: &Backend, edits: &EditGroups, spef
 fn generated_edits(design: &GeneratedDesign) -> EditGroups {
     let verilog = design.tau2015().with_extension("v");
     let text = std::fs::read_to_string(verilog).expect("the generated netlist");
-    let mut edits: Vec<Edit> = text
+    let edits: Vec<Edit> = text
         .lines()
         .filter_map(|line| {
             let mut words = line.split_whitespace();
