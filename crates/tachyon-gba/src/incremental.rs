@@ -727,12 +727,20 @@ impl Incremental {
             delta.tests |= journal.tests_kept.is_some() || !journal.tests.is_empty();
         }
         let flat = &mut self.flat;
+        // The value arrays are sized again only when the edit added pins or arcs: an
+        // edit that adds none (new parasitics) leaves alone the arrays that a whole
+        // update elsewhere left empty here (their values stay there; the caller brings
+        // them back before any edit that adds some).
+        let arcs_added = graph.arcs().len() != flat.arcs.len();
+        let pins_added = n_pins != self.is_input.len();
         // Arcs and pins' nets (the rows are the graph's own, edited in place).
         flat.arcs.resize(graph.arcs().len(), [0; 8]);
         for &arc in &journal.arcs {
             flat.arcs[arc.index()] = arc_descriptor(graph.arc(arc));
         }
-        data.arc_delay.resize(graph.arcs().len(), [NO_VALUE; 4]);
+        if arcs_added {
+            data.arc_delay.resize(graph.arcs().len(), [NO_VALUE; 4]);
+        }
         for &arc in &journal.arcs {
             if !graph.is_arc_alive(arc) {
                 // As a full pass leaves an arc no row holds.
@@ -748,9 +756,11 @@ impl Incremental {
             flat.pin_net[pin.index()] = graph.pin(pin).net.map_or(NONE, |net| net.0);
         }
         // Data sized for what was added.
-        data.arrival.resize(n_pins, [NO_VALUE; 4]);
-        data.slew.resize(n_pins, [NO_VALUE; 4]);
-        data.required.resize(n_pins, [NO_VALUE; 4]);
+        if pins_added {
+            data.arrival.resize(n_pins, [NO_VALUE; 4]);
+            data.slew.resize(n_pins, [NO_VALUE; 4]);
+            data.required.resize(n_pins, [NO_VALUE; 4]);
+        }
         data.wire_delay.resize(n_pins, [0.0; 4]);
         data.wire_impulse.resize(n_pins, [0.0; 4]);
         data.net_load.resize(graph.nets().len(), [0.0; 4]);

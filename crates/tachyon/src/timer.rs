@@ -461,10 +461,12 @@ impl Timer {
         edit: impl FnOnce(&mut Design) -> Result<(), LinkError>,
     ) -> Result<(), TimerError> {
         let follow = self.follows_edits();
-        if follow && self.incremental.is_some() {
+        if follow && self.incremental.is_some() && !matches!(target, EditTarget::Parasitics(_)) {
             // The edit reads and writes the host's values: what a whole update over the
             // resident state left on the device comes back first (a failure drops the
-            // timing, and the edit is followed by a full update).
+            // timing, and the edit is followed by a full update). New parasitics read
+            // and write none (the nets' RC values are recomputed by the next update):
+            // the values stay there for it.
             let _ = self.settle_device_values();
         }
         let follow = self.follows_edits();
@@ -477,7 +479,7 @@ impl Timer {
         self.sta = None;
         self.path_graph = None;
         let started = Instant::now();
-        if follow {
+        if follow && self.incremental.is_none() {
             self.build_incremental();
         }
         let (Some((graph, data)), Some(incremental), true) =
@@ -594,22 +596,25 @@ impl Timer {
     /// (a full re-time after edits, [`Timer::retime_full`]) it runs over the resident
     /// state whatever the frontier, CPPR over every test there.
     pub(super) fn try_retime_incremental(&mut self, full: bool) -> Result<(), TimerError> {
-        if self
+        let (min_frontier, whole_frontier) = match full {
+            true => (0, 0),
+            false => (self.gpu_min_frontier(), self.gpu_whole_frontier()),
+        };
+        let frontier = self
             .incremental
             .as_ref()
-            .is_some_and(tachyon_gba::Incremental::is_dirty)
-        {
+            .filter(|incremental| incremental.is_dirty())
+            .map(tachyon_gba::Incremental::frontier_size);
+        let whole = self.resident.is_some()
+            && frontier.is_some_and(|size| size >= min_frontier && size >= whole_frontier);
+        if frontier.is_some() && !whole {
             // The update reads the host's values: what a whole update left on the
-            // device comes back first (edits bring it back already: a no-op then).
+            // device comes back first (a whole update reads none of them).
             self.settle_device_values()?;
         }
         let cppr = self.main_engine_cppr();
         let host_cppr_factor = self.backend.cppr_host_factor();
         let rc_raw = self.backend.rc_edits_on_device();
-        let (min_frontier, whole_frontier) = match full {
-            true => (0, 0),
-            false => (self.gpu_min_frontier(), self.gpu_whole_frontier()),
-        };
         let (Some((graph, data)), Some(incremental)) = (&mut self.timing, &mut self.incremental)
         else {
             return Ok(());
@@ -628,10 +633,7 @@ impl Timer {
         self.last_on_gpu = resident.is_some();
         // A large frontier over the resident state on the GPU: the whole update there
         // costs less than bringing back and comparing what changed.
-        if let Some(resident) = resident
-            .as_deref_mut()
-            .filter(|_| incremental.frontier_size() >= whole_frontier)
-        {
+        if let Some(resident) = resident.as_deref_mut().filter(|_| whole) {
             // The CPPR structure walks the whole graph's levels.
             graph.refresh_level_lists();
             let phases = &mut self.phases;
@@ -1197,7 +1199,10 @@ impl Timer {
     /// whole one after large edits) until a reader brings them back.
     pub fn update_timing(&mut self) -> Result<(), TimerError> {
         if self.timing.is_some() {
-            self.settle_device_values()?;
+            if self.incremental.is_none() {
+                self.settle_device_values()?;
+            }
+            // After edits an update settles what it reads (a whole one reads nothing).
             self.retime_incremental();
             return Ok(());
         }
@@ -2141,11 +2146,23 @@ impl Timer {
         endpoint: Option<&str>,
         only_negative: bool,
     ) -> Result<Vec<tachyon_paths::TimingPath>, TimerError> {
-        // The forward values a full update over the resident state left on the GPU (no
-        // edit since) stay there: the query gathers the few it reads on the host.
+        if self
+            .incremental
+            .as_ref()
+            .is_some_and(tachyon_gba::Incremental::is_dirty)
+        {
+            // Edits since: an update that runs whole leaves its values on the device.
+            self.update_timing()?;
+        }
+        // The forward values a full update over the resident state left on the GPU
+        // (after edits, the whole update that timed them; nothing pending since) stay
+        // there: the query gathers the few it reads on the host.
         let left_on_device = k > 0
             && self.sta.is_none()
-            && self.incremental.is_none()
+            && self
+                .incremental
+                .as_ref()
+                .is_none_or(|incremental| !incremental.is_dirty())
             && self
                 .resident
                 .as_ref()
@@ -2255,8 +2272,13 @@ impl Timer {
         &mut self,
         query: &tachyon_paths::PathQuery,
     ) -> Option<tachyon_paths::flat::FlatEndpoints> {
+        // The flat arrays of the graph as edited when edits came since the full update.
+        let flat = match &self.incremental {
+            Some(incremental) => Some(incremental.flat()),
+            None => self.incremental_flat.as_ref(),
+        };
         let (Some((graph, data)), Some(resident), Some(flat)) =
-            (&self.timing, &mut self.resident, &self.incremental_flat)
+            (&self.timing, &mut self.resident, flat)
         else {
             return None;
         };

@@ -8,7 +8,9 @@
 //! resident state's CPU twin, which holds no values after a full update (that graph is
 //! built on the host) and the host's after edits (the graph's edges then come from the
 //! kernels' per-node function over them): what CI checks of the choice and of the
-//! edited graph's edges.
+//! edited graph's edges. After edits whose updates run whole over the resident state
+//! on the GPU (every frontier), the queries read the values those updates left there,
+//! as after a full update, and new parasitics read after them leave the values there.
 
 use std::path::Path;
 
@@ -50,10 +52,14 @@ fn paths_alike(what: &str, timer: &mut Timer, cpu: &mut Timer) -> usize {
     n_paths
 }
 
-/// Path queries after two full updates over the resident state, then after `edits`
-/// timed on the CPU, after `more` timed on the GPU (over the CPU twin on the CPU
-/// backend), and after a `retime_full` following them.
-fn check(name: &str, tau2015: &Path, backend: &Backend, edits: &[Edit], more: &[Edit]) {
+/// Edits in three groups: timed on the CPU, on the GPU, whole on the GPU.
+type EditGroups = [Vec<Edit>; 3];
+
+/// Path queries after two full updates over the resident state, then after each group
+/// of `edits`: the first timed on the CPU, the second on the GPU (over the CPU twin on
+/// the CPU backend), the third whole on the GPU followed by `spef` read (when given);
+/// and after a `retime_full` following them.
+fn check(name: &str, tau2015: &Path, backend: &Backend, edits: &EditGroups, spef: Option<&Path>) {
     let on_gpu = matches!(backend, Backend::Gpu(_));
     let mut timer = loaded(tau2015, backend);
     let mut cpu = Timer::new();
@@ -73,6 +79,7 @@ fn check(name: &str, tau2015: &Path, backend: &Backend, edits: &[Edit], more: &[
             "{what}: after the queries"
         );
     }
+    let [edits, more, whole] = edits;
     for (threshold, side, edits) in [(usize::MAX, "CPU", edits), (0, "GPU", more)] {
         timer.set_gpu_min_frontier(threshold);
         for edit in edits {
@@ -83,6 +90,39 @@ fn check(name: &str, tau2015: &Path, backend: &Backend, edits: &[Edit], more: &[
         n_paths += paths_alike(&what, &mut timer, &mut cpu);
         assert!(timer.path_graph_from_device(), "{what}");
     }
+    timer.set_gpu_whole_frontier(0);
+    for edit in whole {
+        edit(&mut timer);
+        edit(&mut cpu);
+        timer.update_timing().unwrap();
+    }
+    let what = format!("{name}: after {} edits timed whole", whole.len());
+    let updated_whole = on_gpu && !whole.is_empty();
+    assert_eq!(timer.holds_values_on_device(), updated_whole, "{what}");
+    n_paths += paths_alike(&what, &mut timer, &mut cpu);
+    assert!(timer.path_graph_from_device(), "{what}");
+    // The queries gathered what they read there: nothing brought back.
+    assert_eq!(
+        timer.holds_values_on_device(),
+        updated_whole,
+        "{what}: after the queries"
+    );
+    if let Some(spef) = spef {
+        timer.read_spef(spef).unwrap();
+        cpu.read_spef(spef).unwrap();
+        let what = format!(
+            "{name}: {} read after the edits timed whole",
+            spef.display()
+        );
+        // New parasitics read no value: those left on the device stay there.
+        assert_eq!(timer.holds_values_on_device(), updated_whole, "{what}");
+        n_paths += paths_alike(&what, &mut timer, &mut cpu);
+        assert_eq!(
+            timer.holds_values_on_device(),
+            on_gpu,
+            "{what}: after the queries"
+        );
+    }
     timer.retime_full().unwrap();
     let what = format!("{name}: retime_full after the edits");
     n_paths += paths_alike(&what, &mut timer, &mut cpu);
@@ -91,11 +131,11 @@ fn check(name: &str, tau2015: &Path, backend: &Backend, edits: &[Edit], more: &[
 }
 
 /// Resizes of a few of the generated design's gates (`<family>_X<drive>` cells) to
-/// another drive, in two groups.
-fn generated_edits(design: &GeneratedDesign) -> (Vec<Edit>, Vec<Edit>) {
+/// another drive, in three groups.
+fn generated_edits(design: &GeneratedDesign) -> EditGroups {
     let verilog = design.tau2015().with_extension("v");
     let text = std::fs::read_to_string(verilog).expect("the generated netlist");
-    let mut edits: Vec<Edit> = text
+    let edits: Vec<Edit> = text
         .lines()
         .filter_map(|line| {
             let mut words = line.split_whitespace();
@@ -111,17 +151,24 @@ fn generated_edits(design: &GeneratedDesign) -> (Vec<Edit>, Vec<Edit>) {
                 .then(|| (instance.to_string(), format!("{family}_X{other}")))
         })
         .step_by(97)
-        .take(6)
+        .take(9)
         .map(|(instance, cell)| -> Edit {
             Box::new(move |timer: &mut Timer| timer.repower_gate(&instance, &cell).unwrap())
         })
         .collect();
-    let more = edits.split_off(edits.len() / 2);
-    (edits, more)
+    thirds(edits)
 }
 
-/// A benchmark's `.ops` edits (its queries left out), in two halves.
-fn ops_edits(folder: &Path, name: &str) -> (Vec<Edit>, Vec<Edit>) {
+/// `edits` in three groups of (nearly) equal size, in order.
+fn thirds(mut edits: Vec<Edit>) -> EditGroups {
+    let size = edits.len().div_ceil(3);
+    let whole = edits.split_off((2 * size).min(edits.len()));
+    let more = edits.split_off(size.min(edits.len()));
+    [edits, more, whole]
+}
+
+/// A benchmark's `.ops` edits (its queries left out), in three groups.
+fn ops_edits(folder: &Path, name: &str) -> EditGroups {
     let path = folder.join(format!("{name}.ops"));
     let text = std::fs::read_to_string(&path).expect("ops");
     let operations: Vec<_> = parse_ops(&path.display().to_string(), &text)
@@ -129,8 +176,8 @@ fn ops_edits(folder: &Path, name: &str) -> (Vec<Edit>, Vec<Edit>) {
         .into_iter()
         .filter(|operation| !operation.kind.is_query())
         .collect();
-    let mut edits: Vec<Edit> = operations
-        .chunks(operations.len().div_ceil(4).max(1))
+    let edits: Vec<Edit> = operations
+        .chunks(operations.len().div_ceil(6).max(1))
         .map(|chunk| -> Edit {
             let (chunk, folder) = (chunk.to_vec(), folder.to_path_buf());
             Box::new(move |timer: &mut Timer| {
@@ -140,25 +187,26 @@ fn ops_edits(folder: &Path, name: &str) -> (Vec<Edit>, Vec<Edit>) {
             })
         })
         .collect();
-    let more = edits.split_off(edits.len() / 2);
-    (edits, more)
+    thirds(edits)
 }
 
 tachyon_testkit::both_backends! {
     /// On each backend.
     fn path_queries_after_resident_full_updates_equal_the_cpu(backend) {
         let design = GeneratedDesign::new("paths-after-resident", 3000, 5);
-        let (edits, more) = generated_edits(&design);
-        assert!(!edits.is_empty() && !more.is_empty());
-        check("gen3000", design.tau2015(), &backend, &edits, &more);
+        let edits = generated_edits(&design);
+        assert!(edits.iter().all(|group| !group.is_empty()));
+        // Its SPEF read again (the resizes leave its nets alone).
+        let spef = design.tau2015().with_extension("spef");
+        check("gen3000", design.tau2015(), &backend, &edits, Some(&spef));
         let Some(shared) = tachyon_testkit::shared_dir("paths_after_resident") else {
             return;
         };
         for name in BENCHMARKS {
             let folder = shared.join("tau2015").join(name);
-            let (edits, more) = ops_edits(&folder, name);
+            let edits = ops_edits(&folder, name);
             let tau2015 = folder.join(format!("{name}.tau2015"));
-            check(name, &tau2015, &backend, &edits, &more);
+            check(name, &tau2015, &backend, &edits, None);
         }
     }
 }

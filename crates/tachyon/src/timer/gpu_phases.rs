@@ -373,9 +373,10 @@ pub(super) fn holds_only_slews(resident: &Resident) -> bool {
 }
 
 /// Whether a path query can read `resident`'s forward values
-/// ([`path_query_on_device`]): the last full update over the resident state left them
-/// on the GPU and no edit came since (the first edit settles them). Always false for
-/// the CPU twin (which holds no values).
+/// ([`path_query_on_device`]): the last full update over the resident state (after
+/// edits, the whole update that timed them) left them on the GPU and no reader or edit
+/// brought them back since (every edit but new parasitics does). Always false for the
+/// CPU twin (which holds no values).
 pub(super) fn paths_on_device(resident: &Resident) -> bool {
     match resident {
         #[cfg(feature = "gpu")]
@@ -385,7 +386,7 @@ pub(super) fn paths_on_device(resident: &Resident) -> bool {
 }
 
 /// What a path query `query` reads while the last full update over `resident` left
-/// the forward values on the GPU ([`paths_on_device`]; no edit since), without
+/// the forward values on the GPU ([`paths_on_device`]; nothing pending since), without
 /// bringing every value back: its endpoints (`tests` the host's test results; the
 /// arrivals of the output assertions' pins and the clock trees' values gathered there),
 /// and unless `cached` (the kept path graph, whose clock trees it reads) the path graph
@@ -945,7 +946,8 @@ mod on_gpu {
 
         /// Whether the arrays the path graph reads (arrivals, slews, arc delays) are
         /// left here from the last full update, the host's copies stale: the device's
-        /// are the current values (the first edit after the update settles them).
+        /// are the current values (every edit after the update but new parasitics
+        /// settles them).
         pub(in crate::timer) fn holds_forward_values(&self) -> bool {
             let on_device = &self.on_device;
             on_device.arrival.is_some() && on_device.slew.is_some() && on_device.arc_delay.is_some()
