@@ -6,6 +6,7 @@
 # Per binary in BINS (default: all staged) and DEVICE (default "gpu cpu"): Tcl `time` of
 # each step, medians over the rounds; the query outputs compared with the first run's.
 #   DIR=dev/NAME PCT=10 bash dev/NAME/spefq.sh       [VV=1: the -vv log of each run]
+# Every round's time goes to $OUT/spefq-rounds.txt, the -vv logs to $OUT/spefq-vv.log.
 source "$(dirname "$0")/common.sh"
 lease
 g=$(gen "${GATES:-1000000}")
@@ -41,11 +42,13 @@ for bin in ${BINS:-$(cd "$S/bin" && ls | sort)}; do
         "$S/bin/$bin" $vv --device "$dev" shell "$q" >"/tmp/spefq-$bin-$dev.all" 2>"$log"
         grep '^TIME ' "/tmp/spefq-$bin-$dev.all" >>"$log"
         grep -v '^TIME ' "/tmp/spefq-$bin-$dev.all" >"/tmp/spefq-$bin-$dev.out"
-        [ "${VV:-0}" = 1 ] && { echo "== $bin $dev" >>"$OUT/spefq-vv.log"; cat "$log" >>"$OUT/spefq-vv.log"; }
+        [ "${VV:-0}" = 1 ] && { echo "== $pct% $bin $dev" >>"$OUT/spefq-vv.log"; cat "$log" >>"$OUT/spefq-vv.log"; }
         line="$bin $dev:"
         for step in first-query read_spef update_timing report_worst_paths; do
-            m=$(grep "^TIME $step " "$log" | awk '{print ($4 ~ /^nano/) ? $3 / 1e6 : $3 / 1e3}' | median)
-            line="$line $step $m"
+            ms=$(grep "^TIME $step " "$log" | awk '{print ($4 ~ /^nano/) ? $3 / 1e6 : $3 / 1e3}')
+            # every round kept beside the medians
+            echo "$pct% $bin $dev $step" $ms >>"$OUT/spefq-rounds.txt"
+            line="$line $step $(echo "$ms" | median)"
         done
         say "spefq $pct% ms (medians) $line"
         if [ -z "$first" ]; then first=/tmp/spefq-$bin-$dev.out
