@@ -2157,12 +2157,13 @@ impl Timer {
         // The forward values a full update over the resident state left on the GPU
         // (after edits, the whole update that timed them; nothing pending since) stay
         // there: the query gathers the few it reads on the host.
+        let nothing_pending = self
+            .incremental
+            .as_ref()
+            .is_none_or(|incremental| !incremental.is_dirty());
         let left_on_device = k > 0
             && self.sta.is_none()
-            && self
-                .incremental
-                .as_ref()
-                .is_none_or(|incremental| !incremental.is_dirty())
+            && nothing_pending
             && self
                 .resident
                 .as_ref()
@@ -2177,10 +2178,7 @@ impl Timer {
             && self.sta.is_none()
             && self.timing.is_some()
             && self.path_graph.is_some()
-            && self
-                .incremental
-                .as_ref()
-                .is_none_or(|incremental| !incremental.is_dirty())
+            && nothing_pending
             && self
                 .resident
                 .as_ref()
